@@ -1,0 +1,27 @@
+//! leasehold-core: the sans-IO state machines behind leasehold.
+//!
+//! Nothing here reads a clock, sleeps, spawns or does I/O. Time comes in as
+//! [`Millis`] arguments; inputs are method calls that record what happened;
+//! outputs are polled. The same inputs in the same order give the same outputs,
+//! which is what makes the simulator and the virtual-time tests possible.
+//!
+//! Modules:
+//! - [`time`]: the `Millis` instant type and spans.
+//! - [`backoff`]: `job_backoff` and the delay after failing passes (seed 000).
+//! - [`options`]: runner options, their defaults and validation (seed 000 + our checks).
+//! - [`event`]: the trace events and pass report (seed 000 `JobEvent`, `JobPassReport`).
+//! - [`supervision`]: heartbeat supervision with write tolerance, reconfirm and
+//!   lapse (seed 003 `heartbeatLoop`), shared by the runner and the lease hosts.
+//! - [`runner`]: the job runner state machine (seed 000 `createJobRunner`).
+//! - [`lease`]: owner identity, lease policy, liveness evidence (seed 003).
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod time;
+pub mod lease;
+
+pub use time::Millis;

@@ -1,0 +1,7 @@
+//! leasehold: durable job loops for tokio services.
+//!
+//! The state machines live in [`leasehold_core`]; this crate owns the clock,
+//! the timers, the tasks and the user's callbacks, and feeds the core.
+#![deny(unsafe_code)]
+
+pub use leasehold_core as core;

@@ -1,0 +1,1 @@
+//! leasehold-wasm: the core runner exposed to JavaScript (npm `leasehold`).

@@ -1,0 +1,1 @@
+//! leasehold-tests: cross-crate tests and the simulator.
