@@ -22,6 +22,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod time;
+pub mod event;
 pub mod lease;
 
 pub use time::Millis;

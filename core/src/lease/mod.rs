@@ -3,3 +3,31 @@
 //!
 //! The heartbeat supervision state machine that keeps a lease renewed lives in
 //! [`crate::supervision`], shared with the job runner.
+
+mod evidence;
+mod owner;
+
+pub use evidence::{EvidenceKind, LivenessEvidence};
+pub use owner::OwnerId;
+
+/// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
+/// or the fence was lost and why (seed 003: any outcome other than `Updated`
+/// is a lost fence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceOutcome {
+    /// The write landed under the caller's token.
+    Updated,
+    /// A newer token holds the job: another owner claimed it.
+    LostToNewerToken,
+    /// The job is no longer running (settled, or reset).
+    LostNotRunning,
+    /// No such job.
+    LostMissing,
+}
+
+impl FenceOutcome {
+    /// Whether the write landed.
+    pub fn is_updated(self) -> bool {
+        matches!(self, FenceOutcome::Updated)
+    }
+}
