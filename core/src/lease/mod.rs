@@ -5,9 +5,11 @@
 //! [`crate::supervision`], shared with the job runner.
 
 mod evidence;
+mod liveness;
 mod owner;
 
 pub use evidence::{EvidenceKind, LivenessEvidence};
+pub use liveness::{LivenessCheck, LivenessContext};
 pub use owner::OwnerId;
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
