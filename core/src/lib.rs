@@ -26,3 +26,12 @@ pub mod event;
 pub mod lease;
 
 pub use time::Millis;
+pub mod backoff;
+pub mod options;
+pub mod runner;
+pub mod supervision;
+
+pub use backoff::{job_backoff, Backoff};
+pub use event::{Event, PassReport};
+pub use options::{Config, OptionError, OptionsInput};
+pub use runner::{Action, ItemKey, LogKind, PassId, Runner, Ticket};
