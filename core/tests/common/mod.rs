@@ -40,8 +40,8 @@ pub struct Host {
     pub renewals: Vec<(u64, u64)>,
     /// (item, lapsed, time) of each abort.
     pub aborts: Vec<(u64, bool, u64)>,
-    /// Items dropped after their grace period.
-    pub dropped: Vec<u64>,
+    /// (item, time) of each perform dropped after its grace period.
+    pub dropped: Vec<(u64, u64)>,
     /// Items started, with start time.
     pub performed: Vec<(u64, u64)>,
     /// How many claims were in flight at most at once.
@@ -73,6 +73,15 @@ pub fn queue(n: u64) -> ClaimFn {
             next - 1
         });
         Reply::After(0, Ok(item))
+    })
+}
+
+/// One item per pass: claims alternate between an item and nothing.
+pub fn one_per_pass() -> ClaimFn {
+    let mut calls = 0;
+    Box::new(move |_| {
+        calls += 1;
+        Reply::After(0, Ok((calls % 2 == 1).then_some(calls / 2)))
     })
 }
 
@@ -164,7 +173,7 @@ impl Host {
                 Action::Drop { key } => {
                     let item = self.items[key.slot as usize].take().expect("item stored");
                     self.performing -= 1;
-                    self.dropped.push(item);
+                    self.dropped.push((item, self.now));
                     self.due.retain(|(_, _, d)| !matches!(d, Due::Settle(k, _) if *k == key));
                 }
                 Action::Log { kind, error } => self.logs.push((kind, error)),
