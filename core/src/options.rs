@@ -161,12 +161,11 @@ fn whole(option: &'static str, value: f64) -> Result<u64, OptionError> {
 pub fn normalize_concurrency(requested: Option<f64>) -> u32 {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     let Some(value) = requested else { return 1 };
-    // f64 truncation toward zero, without std's `trunc`.
-    let truncated = if value.is_finite() { value as i64 as f64 } else { f64::NAN };
-    if !(truncated.abs() <= MAX_SAFE_INTEGER) {
+    // `as i64` truncates toward zero, as `Math.trunc` does.
+    if !value.is_finite() || value > MAX_SAFE_INTEGER || value < -MAX_SAFE_INTEGER {
         return 1;
     }
-    (truncated as i64).clamp(1, i64::from(MAX_JOB_CONCURRENCY)) as u32
+    (value as i64).clamp(1, i64::from(MAX_JOB_CONCURRENCY)) as u32
 }
 
 impl OptionsInput {
