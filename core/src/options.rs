@@ -161,8 +161,9 @@ fn whole(option: &'static str, value: f64) -> Result<u64, OptionError> {
 pub fn normalize_concurrency(requested: Option<f64>) -> u32 {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     let Some(value) = requested else { return 1 };
-    // `as i64` truncates toward zero, as `Math.trunc` does.
-    if !value.is_finite() || value > MAX_SAFE_INTEGER || value < -MAX_SAFE_INTEGER {
+    // NaN and infinities fail the range check; `as i64` truncates toward
+    // zero, as `Math.trunc` does.
+    if !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&value) {
         return 1;
     }
     (value as i64).clamp(1, i64::from(MAX_JOB_CONCURRENCY)) as u32
