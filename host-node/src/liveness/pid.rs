@@ -15,8 +15,9 @@ use leasehold_core::lease::{
 
 use super::procfs::{self, ProcStat};
 
-/// What `kill(pid, 0)` answered. It sends no signal; it only runs the
-/// delivery checks, so it tells whether a process with that pid exists.
+/// What `kill(pid, 0)` answered (seed 003 `sameHostPidProbe`'s
+/// `process.kill(pid, 0)`). It sends no signal; it only runs the delivery
+/// checks, so it tells whether a process with that pid exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KillAnswer {
     /// It returned: a process with that pid exists and we may signal it.
@@ -31,8 +32,10 @@ pub enum KillAnswer {
     Unsupported,
 }
 
-/// Why the probe answered as it did: one variant per rule of the probe, each
-/// either alive ([`PidVerdict::is_alive`]) or not.
+/// Why the probe answered as it did: one variant per rule of seed 003
+/// `sameHostPidProbe` (plus our boot-id, zombie and pid-reuse rules), each
+/// either alive ([`PidVerdict::is_alive`]) or not. `Display` says which rule
+/// and the answer, for logs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PidVerdict {
     /// The owner is on another host (seed: `sameHostIncarnation` false). Its
@@ -105,10 +108,11 @@ impl fmt::Display for PidVerdict {
     }
 }
 
-/// The pure decision after the probe: from what `kill(pid, 0)` answered, the
-/// process's `/proc/<pid>/stat` (`None`: unreadable, which is no evidence),
-/// and the start time recorded in the owner (`None`: not recorded, so not
-/// compared).
+/// The pure decision after the probe (seed 003 `sameHostPidProbe`'s
+/// `ESRCH`-only death rule, plus our zombie and pid-reuse rules): from what
+/// `kill(pid, 0)` answered, the process's `/proc/<pid>/stat` (`None`:
+/// unreadable, which is no evidence), and the start time recorded in the
+/// owner (`None`: not recorded, so not compared).
 ///
 /// 1. `ESRCH` ([`KillAnswer::NoSuchProcess`]) → [`PidVerdict::NoSuchProcess`].
 /// 2. A stat in state `Z`/`X` → [`PidVerdict::Exited`]: `kill` succeeds on a
