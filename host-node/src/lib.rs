@@ -5,3 +5,5 @@
 #![deny(unsafe_code)]
 
 pub use leasehold_core as core;
+
+pub mod liveness;
