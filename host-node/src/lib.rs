@@ -7,3 +7,7 @@
 pub use leasehold_core as core;
 
 pub mod liveness;
+
+pub mod runner;
+
+pub use runner::{AbortSignal, BoxError, Job, JobEvent, JobRunner, PassReport};
