@@ -7,8 +7,9 @@
 #   2. wasm-bindgen-cli (wasm-bindgen + wasm-bindgen-test-runner) at exactly the version of
 #      the `wasm-bindgen` crate in Cargo.lock: the CLI refuses a module built by another
 #      version, so the version is read from the lock file rather than written down twice;
-#   3. Chromium and ChromeDriver from Debian, for the browser tests. Optional: where apt is
-#      not usable (not root, no network) this warns and the browser tests are skipped;
+#   3. Chromium and ChromeDriver from Debian (and a font, for pages that render text), for
+#      the browser tests. Optional: where apt is not usable (not root, no network) this
+#      warns and the browser tests are skipped;
 #   4. the npm packages that pkg/package.json lists (binaryen for wasm-opt, playwright-core
 #      for driving Chromium from the package's own tests).
 # A required step that fails (1, 2, 4) stops the script with a non-zero exit.
@@ -51,7 +52,7 @@ if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
 elif [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
   say "chromium + chromedriver: installing from Debian"
   export DEBIAN_FRONTEND=noninteractive
-  if apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; then
+  if apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver fonts-liberation >/dev/null; then
     say "chromium + chromedriver: installed ($(chromium --version 2>/dev/null || echo '?'))"
   else
     say "WARNING: apt-get could not install chromium/chromium-driver: browser tests will be skipped" >&2
