@@ -23,7 +23,10 @@ dist=pkg/dist
 # strips names and debug info from the final module instead.
 cargo build -p leasehold-wasm --target wasm32-unknown-unknown --profile wasm \
   --config 'profile.wasm.strip=false'
-wasm=target/wasm32-unknown-unknown/wasm/$crate_file.wasm
+# Wherever the target folder is (CARGO_TARGET_DIR, build.target-dir): cargo says.
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+  node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).target_directory')
+wasm=$target_dir/wasm32-unknown-unknown/wasm/$crate_file.wasm
 
 rm -rf "$dist"
 mkdir -p "$dist"
