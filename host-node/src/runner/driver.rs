@@ -153,16 +153,21 @@ where
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let _ = self.job;
         self.ready.register(cx.waker());
+        self.take_commands(cx);
         loop {
-            let now = self.clock.now();
-            let mut progressed = self.take_commands(cx, now);
-            progressed |= self.poll_timer(cx, now);
-            progressed |= self.poll_futures(now);
-            self.execute(now);
+            // Everything ready now: due timers, woken futures, and whatever
+            // the core asks next (new futures get their first poll at once).
+            let mut progressed = self.run_timers();
+            progressed |= self.poll_ready();
+            self.execute();
             if self.finished() {
                 return Poll::Ready(());
             }
-            if !progressed {
+            if progressed {
+                continue;
+            }
+            // Idle: arm the one timer the core needs, then sleep.
+            if !self.poll_timer(cx) {
                 return Poll::Pending;
             }
         }
@@ -177,8 +182,7 @@ where
             && self.quiesces.is_empty()
     }
 
-    fn take_commands(&mut self, cx: &mut Context<'_>, now: Millis) -> bool {
-        let mut progressed = false;
+    fn take_commands(&mut self, cx: &mut Context<'_>) {
         while !self.handles_gone {
             let command = match self.commands.poll_recv(cx) {
                 Poll::Ready(Some(command)) => command,
@@ -187,11 +191,11 @@ where
                     // flight still drains.
                     self.handles_gone = true;
                     self.core.stop();
-                    return true;
+                    return;
                 }
-                Poll::Pending => break,
+                Poll::Pending => return,
             };
-            progressed = true;
+            let now = self.clock.now();
             match command {
                 Command::Start => self.core.start(now),
                 Command::Tick(reply) => match self.core.tick(now) {
@@ -211,8 +215,8 @@ where
                     self.wait_for(pass, reply);
                 }
             }
+            self.execute();
         }
-        progressed
     }
 
     fn wait_for(&mut self, pass: Option<PassId>, reply: oneshot::Sender<()>) {
@@ -224,75 +228,95 @@ where
         }
     }
 
-    fn poll_timer(&mut self, cx: &mut Context<'_>, now: Millis) -> bool {
+    /// Runs the core's timers that are due.
+    fn run_timers(&mut self) -> bool {
+        let Some(deadline) = self.core.poll_timeout() else { return false };
+        let now = self.clock.now();
+        if deadline > now {
+            return false;
+        }
+        self.core.handle_timeout(now);
+        true
+    }
+
+    /// Arms the sleep for the core's next deadline and polls it; true when it
+    /// already fired (the caller runs the timers).
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
         let Some(deadline) = self.core.poll_timeout() else {
             self.armed_for = None;
             return false;
         };
-        if deadline <= now {
-            self.core.handle_timeout(now);
-            self.armed_for = None;
-            return true;
-        }
         if self.armed_for != Some(deadline) {
-            let wait = std::time::Duration::from_millis(deadline.since(now));
+            let wait = std::time::Duration::from_millis(deadline.since(self.clock.now()));
             self.sleep.as_mut().reset(Instant::now() + wait);
             self.armed_for = Some(deadline);
         }
         if self.sleep.as_mut().poll(cx).is_ready() {
-            // Woken: re-read the clock next round (it may still be short of
-            // the deadline with a coarse custom clock; then we re-arm).
+            // A coarse custom clock may still read short of the deadline:
+            // then the next round re-arms.
             self.armed_for = None;
             return true;
         }
         false
     }
 
-    fn poll_futures(&mut self, now: Millis) -> bool {
+    /// Polls the futures whose wakers fired.
+    fn poll_ready(&mut self) -> bool {
         let (claim, performs, renewals) = self.ready.take();
         let mut progressed = false;
         if claim {
-            if let Some(answer) = poll_slot(&mut self.claim, &self.ready.claim) {
-                progressed = true;
-                match unwind(answer, "claim") {
-                    Ok(Some(item)) => {
-                        if let Some(key) = self.core.claim_found(now) {
-                            self.items[usize::from(key.slot)] = Some(item);
-                        }
-                    }
-                    Ok(None) => self.core.claim_empty(now),
-                    Err(error) => self.core.claim_failed(now, error),
-                }
-            }
+            progressed |= self.poll_claim();
         }
         for i in bits(performs) {
-            if let Some(outcome) = poll_slot(&mut self.performs[i], &self.ready.perform[i]) {
-                progressed = true;
-                self.items[i] = None;
-                self.renewals[i].set(None); // renewals in flight are abandoned
-                if let Some(key) = self.keys[i].take() {
-                    self.core.item_settled(now, key, unwind(outcome, "perform"));
-                }
-            }
+            progressed |= self.poll_perform(i);
         }
         for i in bits(renewals) {
-            if let Some(outcome) = poll_slot(&mut self.renewals[i], &self.ready.renew[i]) {
-                progressed = true;
-                if let Some(key) = self.keys[i] {
-                    self.core.renewal_answered(now, key, self.renewal_calls[i], unwind(outcome, "heartbeat"));
-                }
-            }
+            progressed |= self.poll_renewal(i);
         }
         progressed
     }
 
-    fn execute(&mut self, now: Millis) {
-        let _ = now;
+    fn poll_claim(&mut self) -> bool {
+        let Some(answer) = poll_slot(&mut self.claim, &self.ready.claim) else { return false };
+        let now = self.clock.now();
+        match unwind(answer, "claim") {
+            Ok(Some(item)) => {
+                if let Some(key) = self.core.claim_found(now) {
+                    self.items[usize::from(key.slot)] = Some(item);
+                }
+            }
+            Ok(None) => self.core.claim_empty(now),
+            Err(error) => self.core.claim_failed(now, error),
+        }
+        true
+    }
+
+    fn poll_perform(&mut self, i: usize) -> bool {
+        let Some(outcome) = poll_slot(&mut self.performs[i], &self.ready.perform[i]) else { return false };
+        self.items[i] = None;
+        self.renewals[i].set(None); // renewals in flight are abandoned
+        if let Some(key) = self.keys[i].take() {
+            self.core.item_settled(self.clock.now(), key, unwind(outcome, "perform"));
+        }
+        true
+    }
+
+    fn poll_renewal(&mut self, i: usize) -> bool {
+        let Some(outcome) = poll_slot(&mut self.renewals[i], &self.ready.renew[i]) else { return false };
+        if let Some(key) = self.keys[i] {
+            self.core.renewal_answered(self.clock.now(), key, self.renewal_calls[i], unwind(outcome, "heartbeat"));
+        }
+        true
+    }
+
+    /// Carries out what the core asks. A new future is polled at once, so
+    /// work that completes without waiting feeds the core in this same loop.
+    fn execute(&mut self) {
         while let Some(action) = self.core.poll_action() {
             match action {
                 Action::Claim { at } => {
                     self.claim.set(Some((self.make_claim)(at)));
-                    self.ready.mark_claim();
+                    self.poll_claim();
                 }
                 Action::Perform { key } => {
                     let i = usize::from(key.slot);
@@ -302,14 +326,14 @@ where
                     let signal = AbortSignal::new(self.signals[i].clone(), key.generation, self.name.clone());
                     self.keys[i] = Some(key);
                     self.performs[i].set(Some((self.make_perform)(item, signal)));
-                    self.ready.mark_perform(i);
+                    self.poll_perform(i);
                 }
                 Action::Renew { key, call, at } => {
                     let i = usize::from(key.slot);
                     let Some(item) = self.items[i].clone() else { continue };
                     self.renewal_calls[i] = call;
                     self.renewals[i].set(Some((self.make_renew)(item, at)));
-                    self.ready.mark_renew(i);
+                    self.poll_renewal(i);
                 }
                 Action::Abort { key, lapsed } => self.signals[usize::from(key.slot)].abort(key.generation, lapsed),
                 Action::Drop { key } => {

@@ -75,17 +75,6 @@ impl ReadySet {
         self.shared.driver.register(driver);
     }
 
-    /// Marks a new future as ready, so it gets its first poll.
-    pub(crate) fn mark_claim(&self) {
-        self.shared.claim.store(true, Ordering::Relaxed);
-    }
-    pub(crate) fn mark_perform(&self, slot: usize) {
-        self.shared.perform.fetch_or(1 << slot, Ordering::Relaxed);
-    }
-    pub(crate) fn mark_renew(&self, slot: usize) {
-        self.shared.renew.fetch_or(1 << slot, Ordering::Relaxed);
-    }
-
     /// Takes the ready flags: (claim, perform bits, renewal bits).
     pub(crate) fn take(&self) -> (bool, u64, u64) {
         (
