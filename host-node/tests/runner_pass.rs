@@ -130,3 +130,61 @@ async fn bad_options_are_refused_with_an_error_naming_the_option() {
     let err = err.unwrap_err();
     assert!(err.to_string().starts_with("heartbeatEveryMs (20000) must be under half of staleAfterMs (30000)"), "{err}");
 }
+
+/// A clock the test moves by hand (seed conformance: "times come from now()").
+#[derive(Clone, Default)]
+struct HandClock(Arc<std::sync::atomic::AtomicU64>);
+
+impl leasehold::runner::Clock for HandClock {
+    fn now(&self) -> leasehold::core::Millis {
+        leasehold::core::Millis(self.0.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
+struct Stepping {
+    clock: HandClock,
+    left: std::sync::Mutex<u32>,
+}
+
+impl leasehold::runner::Job for Stepping {
+    type Item = u32;
+    async fn claim(&self, _at: leasehold::core::Millis) -> Result<Option<u32>, leasehold::BoxError> {
+        let mut left = self.left.lock().unwrap();
+        Ok((*left > 0).then(|| {
+            *left -= 1;
+            *left
+        }))
+    }
+    async fn perform(&self, _item: u32, _signal: leasehold::AbortSignal) -> Result<(), leasehold::BoxError> {
+        self.clock.0.fetch_add(7, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+use std::sync::Arc;
+
+#[tokio::test(start_paused = true)]
+async fn pass_end_carries_the_report_and_next_delay_and_times_come_from_the_clock() {
+    let clock = HandClock::default();
+    clock.0.store(1_000, std::sync::atomic::Ordering::SeqCst);
+    let (events, sink) = recorder();
+    let runner = JobRunner::builder("conf")
+        .interval(Duration::from_millis(250))
+        .clock(clock.clone())
+        .on_event(sink)
+        .spawn(Stepping { clock, left: std::sync::Mutex::new(2) })
+        .unwrap();
+    runner.tick().await;
+    let ev = events.lock().unwrap();
+    assert!(matches!(ev[0], JobEvent::PassStart { at: 1_000, .. }));
+    let durations: Vec<u64> = ev.iter().filter_map(|e| match e {
+        JobEvent::Performed { duration_ms, .. } => Some(*duration_ms),
+        _ => None,
+    }).collect();
+    assert_eq!(durations, vec![7, 7]);
+    assert!(matches!(ev.last(), Some(JobEvent::PassEnd { at: 1_014, next_delay_ms: 250, report, .. }) if *report == report_of(2, 2)));
+}
+
+fn report_of(claimed: u32, performed: u32) -> PassReport {
+    PassReport { claimed, performed, failed: 0, claim_lost: 0 }
+}
