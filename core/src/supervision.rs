@@ -42,9 +42,11 @@ pub enum Cadence {
 /// How a reconfirmation is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reconfirm {
-    /// By a renewal: the one in flight, or a new one when none is.
+    /// By a renewal: the one in flight, or a new one when none is; bounded by
+    /// `deadline + R` however late the deadline was handled.
     Renewal,
-    /// By a separate reconfirm call, even while a renewal is in flight.
+    /// By a separate reconfirm call, even while a renewal is in flight;
+    /// bounded by `R` from when it is made (seed 003).
     Separate,
 }
 
@@ -227,7 +229,18 @@ impl Supervisor {
     }
 
     fn begin_reconfirm(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
-        let bound = now.after(self.policy.reconfirm_ms);
+        let bound = match self.policy.reconfirm {
+            // The runner's bound is fixed by the lease, not by when the
+            // deadline was handled: a late timer or a clock that stepped
+            // forward must not push the decision past `S − K`.
+            Reconfirm::Renewal => self.deadline().after(self.policy.reconfirm_ms),
+            // Seed 003 `heartbeatLoop`: the reconfirmation gets one interval
+            // from when it is made (after a stall it may still renew).
+            Reconfirm::Separate => now.after(self.policy.reconfirm_ms),
+        };
+        if bound <= now {
+            return self.lapse(now, out);
+        }
         let call = match (self.policy.reconfirm, self.pulse) {
             (Reconfirm::Renewal, Some(pulse)) => pulse.id,
             (Reconfirm::Renewal, None) => {

@@ -270,8 +270,11 @@ impl<E: Clone> Runner<E> {
     // ---- answers ---------------------------------------------------------
 
     /// The claim in flight answered an item. Answers where the host must
-    /// store it (it is performed next). `None` if no claim was in flight
-    /// (a host defect; the item should be left unclaimed).
+    /// store it (it is performed next). `None` when the item is not to be
+    /// performed: no claim was in flight (a host defect), or, with a
+    /// heartbeat, the claim answered after its write tolerance `W` was spent
+    /// (traced `claim-lost` with `lapsed: true`, counted `claimLost`; the
+    /// lease expires in the store and another worker reclaims it).
     pub fn claim_found(&mut self, now: Millis) -> Option<ItemKey> {
         let pass = self.pass.as_mut().filter(|p| p.claim_in_flight)?;
         pass.claim_in_flight = false;
@@ -287,6 +290,23 @@ impl<E: Clone> Runner<E> {
                 self.actions.push_back(Action::Emit(Event::PassStart { at }));
             }
             self.actions.push_back(Action::Emit(Event::Claimed { at: now, item: ordinal }));
+        }
+        // A claim heard after its write tolerance was spent may already be
+        // held by another process by the time work starts: it is not
+        // performed (supervision could not decide in time), and counts as a
+        // lapsed claim.
+        if let Some(hb) = self.config.heartbeat {
+            let unconfirmed_ms = now.since(claim_at);
+            if unconfirmed_ms >= hb.tolerance_ms {
+                pass.performing -= 1;
+                pass.report.claim_lost += 1;
+                if self.tracing {
+                    let event = Event::ClaimLost { at: now, item: ordinal, lapsed: true, unconfirmed_ms };
+                    self.actions.push_back(Action::Emit(event));
+                }
+                self.worker_free_after_claim(now);
+                return None;
+            }
         }
         let index = self.slots.iter().position(|s| s.busy.is_none())?;
         let supervisor = self.config.heartbeat.map(|hb| {
@@ -466,6 +486,14 @@ impl<E: Clone> Runner<E> {
         pass.claim_in_flight = true;
         pass.claim_at = now;
         self.actions.push_back(Action::Claim { at: now });
+    }
+
+    /// The worker whose claim answered a lapsed item wants another claim.
+    fn worker_free_after_claim(&mut self, now: Millis) {
+        if let Some(pass) = self.pass.as_mut() {
+            pass.waiting += 1;
+        }
+        self.pump_claims(now);
     }
 
     fn worker_free(&mut self, now: Millis) {
