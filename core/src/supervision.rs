@@ -200,6 +200,9 @@ impl Supervisor {
             None if now >= self.deadline() => self.begin_reconfirm(now, out),
             _ => {}
         }
+        if self.ended {
+            return;
+        }
         if now < self.next_pulse {
             return;
         }
