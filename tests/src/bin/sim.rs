@@ -5,8 +5,16 @@
 //! ```text
 //! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
-//!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden]
+//!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
+//!     [--profile standard|boundary] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]
 //! ```
+//!
+//! - `--profile boundary` runs the validator-agreement scenario
+//!   (`SimConfig::boundary`); `--tolerance-ms W` overrides the runner's
+//!   `W = S − I − K` to step outside the relation.
+//! - `--late-claims` lets claim answers come late and `--full-skew-band`
+//!   lets clocks step across the whole skew allowance: each exposes a known
+//!   core defect (see the `sim` module docs).
 //!
 //! - `--mutations` runs every broken variant until a seed catches it and
 //!   prints how many seeds that took.
@@ -32,6 +40,11 @@ struct Args {
     replay: Option<u64>,
     full: bool,
     golden: bool,
+    boundary: bool,
+    tolerance_ms: Option<u64>,
+    late_claims: bool,
+    full_band: bool,
+    no_budget: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -46,6 +59,11 @@ fn parse() -> Result<Args, String> {
         replay: None,
         full: false,
         golden: false,
+        boundary: false,
+        tolerance_ms: None,
+        late_claims: false,
+        full_band: false,
+        no_budget: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -85,6 +103,15 @@ fn parse() -> Result<Args, String> {
             "--replay" => args.replay = Some(number("--replay", value("--replay")?)?),
             "--full" => args.full = true,
             "--golden" => args.golden = true,
+            "--profile" => match value("--profile")?.as_str() {
+                "standard" => args.boundary = false,
+                "boundary" => args.boundary = true,
+                other => return Err(format!("unknown profile {other}; one of: standard, boundary")),
+            },
+            "--tolerance-ms" => args.tolerance_ms = Some(number("--tolerance-ms", value("--tolerance-ms")?)?),
+            "--late-claims" => args.late_claims = true,
+            "--full-skew-band" => args.full_band = true,
+            "--no-budget-check" => args.no_budget = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -93,16 +120,46 @@ fn parse() -> Result<Args, String> {
 }
 
 fn setup(args: &Args, mutation: Mutation) -> SimConfig {
-    let mut cfg = SimConfig::standard(args.workers, args.items).with_mutation(mutation);
+    let mut cfg = if args.boundary {
+        SimConfig::boundary(SimConfig::boundary_params())
+    } else {
+        let mut cfg = SimConfig::standard(args.workers, args.items);
+        cfg.faults.late_claims = args.late_claims;
+        if args.full_band {
+            cfg.faults.clock_band_ms = cfg.params.skew_ms;
+        }
+        cfg
+    }
+    .with_mutation(mutation);
     if let Some(hosts) = args.hosts {
         cfg.hosts = hosts;
     }
+    if args.tolerance_ms.is_some() {
+        cfg.params.tolerance_ms = args.tolerance_ms;
+    }
+    cfg.budget_check = !args.no_budget;
     cfg
 }
 
 fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     let mut line = format!("cargo run -p leasehold-tests --release --bin sim -- --replay {seed}");
-    line += &format!(" --workers {} --items {}", args.workers, args.items);
+    if args.boundary {
+        line += " --profile boundary";
+    } else {
+        line += &format!(" --workers {} --items {}", args.workers, args.items);
+    }
+    if let Some(w) = args.tolerance_ms {
+        line += &format!(" --tolerance-ms {w}");
+    }
+    if args.late_claims {
+        line += " --late-claims";
+    }
+    if args.full_band {
+        line += " --full-skew-band";
+    }
+    if args.no_budget {
+        line += " --no-budget-check";
+    }
     if let Some(hosts) = args.hosts {
         line += &format!(" --hosts {hosts}");
     }
@@ -170,7 +227,8 @@ fn main() -> ExitCode {
             }
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
-                 [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden]"
+                 [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
+                 [--profile standard|boundary] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]"
             );
             return ExitCode::from(2);
         }

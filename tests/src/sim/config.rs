@@ -175,6 +175,9 @@ pub struct Faults {
     /// `[0, band]`: two clocks never differ by more than this, and a clock
     /// never steps by more. At most `K`.
     pub clock_band_ms: u64,
+    /// Every clock starts at one edge of the band (offset 0 or `band`)
+    /// instead of anywhere in it.
+    pub clock_extremes: bool,
     /// Clock steps to anywhere in the band.
     pub clock_step_gap_ms: u64,
     /// Clock drift: small moves inside the band.
@@ -218,6 +221,7 @@ impl Faults {
             partition_gap_ms: 0,
             partition_max_ms: 0,
             clock_band_ms: 0,
+            clock_extremes: false,
             clock_step_gap_ms: 0,
             drift_gap_ms: 0,
             drift_max_ms: 0,
@@ -252,6 +256,7 @@ impl Faults {
             partition_gap_ms: 5 * s,
             partition_max_ms: 2 * s,
             clock_band_ms: skew_ms / 2,
+            clock_extremes: false,
             clock_step_gap_ms: 3 * s,
             drift_gap_ms: s,
             drift_max_ms: (s / 60).max(1),
@@ -317,6 +322,10 @@ pub struct SimConfig {
     pub workload: Workload,
     /// The broken variant under test, if any.
     pub mutation: Mutation,
+    /// Whether `owner-stops-in-budget` is checked. Off, a run goes on past
+    /// an owner that overran its budget, to see whether a peer actually
+    /// takes the item over while it still believes (`exclusive-ownership`).
+    pub budget_check: bool,
 }
 
 impl SimConfig {
@@ -331,6 +340,57 @@ impl SimConfig {
             faults: Faults::standard(params.stale_after_ms, params.skew_ms),
             workload: Workload::standard(items, params.stale_after_ms),
             mutation: Mutation::None,
+            budget_check: true,
+        }
+    }
+
+    /// The validator-agreement scenario for `params`: three workers on three
+    /// hosts whose clocks sit still at the two edges of the full skew band
+    /// `[0, K]`, zero latency, a claim every millisecond, and renewals that
+    /// hang often, so owners lapse exactly at their bound and peers claim at
+    /// the first millisecond a lease is stale. A set on the edge of the
+    /// relation `W + R + K ≤ S` survives it; one millisecond past the edge
+    /// gives a counterexample.
+    pub fn boundary(params: Params) -> SimConfig {
+        let s = params.stale_after_ms;
+        let mut faults = Faults::none(0);
+        faults.clock_band_ms = params.skew_ms;
+        faults.clock_extremes = true;
+        faults.partition_gap_ms = 3 * s;
+        faults.partition_max_ms = 2 * s;
+        faults.call_hang_per_mille = 150;
+        faults.hang_max_ms = s;
+        SimConfig {
+            workers: 3,
+            hosts: 3,
+            params,
+            faults,
+            workload: Workload {
+                items: 12,
+                chaos_ms: 20 * s,
+                work_short_max_ms: s,
+                work_long_max_ms: 3 * s,
+                long_per_mille: 500,
+                work_fail_per_mille: 0,
+            },
+            mutation: Mutation::None,
+            budget_check: true,
+        }
+    }
+
+    /// The boundary scenario's parameters: `S = 40`, `I = R = 10`, `K = 5`
+    /// (so the runner's `W = 25` and `W + R + K = S`), one claim per ms,
+    /// one item at a time, 50 attempts.
+    pub fn boundary_params() -> Params {
+        Params {
+            stale_after_ms: 40,
+            heartbeat_every_ms: 10,
+            skew_ms: 5,
+            tolerance_ms: None,
+            claim_interval_ms: 1,
+            concurrency: 1,
+            batch_limit: 4,
+            max_attempts: 50,
         }
     }
 

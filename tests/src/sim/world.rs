@@ -146,6 +146,8 @@ enum Phase {
 /// One item a worker believes it owns.
 #[derive(Clone, Copy, Debug)]
 struct Held {
+    /// The incarnation that holds it.
+    inc: u32,
     key: ItemKey,
     item: u32,
     token: u64,
@@ -263,6 +265,8 @@ pub struct World {
     probe_crash_at: u64,
     /// Every takeover: item, the token taken over, the evidence.
     takeovers: Vec<(u32, u64, EvidenceKind)>,
+    /// Beliefs that ended during the current ms (they still shared it).
+    ended_now: Vec<(u64, u8, Held)>,
     finished: bool,
     rng: Rng,
 }
@@ -306,7 +310,7 @@ impl World {
             .map(|w| Worker {
                 host: w % cfg.hosts.max(1),
                 uid: setup.below(2) as u8,
-                offset: setup.range(0, spans.skew),
+                offset: if cfg.faults.clock_extremes { setup.below(2) * spans.skew } else { setup.range(0, spans.skew) },
                 inc: None,
                 incarnations: 0,
                 paused: false,
@@ -352,6 +356,7 @@ impl World {
             probe_owner: None,
             probe_crash_at: 0,
             takeovers: Vec::new(),
+            ended_now: Vec::new(),
             finished: false,
             rng: Rng::stream(seed, 5, 0),
         }
@@ -624,6 +629,12 @@ impl World {
                             self.stats.steals += 1;
                             let old_token = self.store.item(item).previous_token;
                             self.takeovers.push((item, old_token, kind));
+                            let now = self.now;
+                            for (_, _, held) in self.ended_now.iter_mut().filter(|(t, _, _)| *t == now) {
+                                if held.item == item && held.token == old_token {
+                                    held.taken = Some(kind);
+                                }
+                            }
                             if let Some(inc) = self.workers[usize::from(owner.worker)].inc.as_mut() {
                                 if inc.number == owner.incarnation {
                                     for held in inc.held.iter_mut().flatten() {
@@ -740,7 +751,9 @@ impl World {
                 }
                 let Some(key) = self.inc_mut(w).runner.claim_found(local) else { return };
                 let evidence = stolen.map(|s| s.1);
+                let inc = self.inc_mut(w).number;
                 let held = Held {
+                    inc,
                     key,
                     item,
                     token,
@@ -944,12 +957,27 @@ impl World {
 
     fn belief_starts(&mut self, w: u8, held: Held) {
         let now = self.now;
+        // Believers of the same item during this ms: current ones, and ones
+        // whose belief ended earlier in this same ms.
+        let mut others: Vec<(u8, Held)> = Vec::new();
         for other in 0..self.cfg.workers {
             if other == w {
                 continue;
             }
-            let Some(inc) = &self.workers[usize::from(other)].inc else { continue };
-            let Some(old) = inc.held.iter().flatten().find(|h| h.item == held.item).copied() else { continue };
+            if let Some(inc) = &self.workers[usize::from(other)].inc {
+                others.extend(inc.held.iter().flatten().filter(|h| h.item == held.item).map(|h| (other, *h)));
+            }
+        }
+        // A belief that ended by handing the item back (settle, release) is
+        // a causal hand-off; one whose lease was taken over still shares the
+        // millisecond it ended in.
+        others.extend(
+            self.ended_now
+                .iter()
+                .filter(|(t, o, h)| *t == now && *o != w && h.item == held.item && h.taken.is_some())
+                .map(|(_, o, h)| (*o, *h)),
+        );
+        for (other, old) in others {
             // The believer with the older token must be the one excused (a
             // claim answered late can make the newcomer the older one).
             let ((older_w, older), (newer_w, newer)) =
@@ -962,8 +990,14 @@ impl World {
                 self.stats.excused_overlaps += 1;
                 continue;
             }
+            // A same-host takeover of a dead owner (whose belief ended when
+            // it died, in this same ms): `pid-evidence-true` checks the
+            // evidence itself.
+            if older.taken == Some(EvidenceKind::SameHostPidDead) && !self.alive(older_w, older.inc) {
+                continue;
+            }
             let detail = format!(
-                "w{newer_w} holds token {} while w{older_w} believes it owns token {} (its lease {}; stamp {}, in budget {}, stalled now {}, last stall ended {})",
+                "w{newer_w} holds token {} while w{older_w} believes it owns token {} during the same ms (its lease {}; stamp {}, in budget {}, stalled now {}, last stall ended {})",
                 newer.token,
                 older.token,
                 match older.taken {
@@ -982,10 +1016,12 @@ impl World {
     }
 
     fn end_belief(&mut self, w: u8, key: ItemKey) {
+        let now = self.now;
         if let Some(inc) = self.workers[usize::from(w)].inc.as_mut() {
             if let Some(slot) = inc.held.get_mut(usize::from(key.slot)) {
-                if slot.is_some_and(|h| key_eq(h.key, key)) {
-                    *slot = None;
+                if let Some(held) = slot.take_if(|h| key_eq(h.key, key)) {
+                    self.ended_now.retain(|(t, _, _)| *t == now);
+                    self.ended_now.push((now, w, held));
                 }
             }
         }
@@ -993,6 +1029,9 @@ impl World {
 
     /// Every believer at this real ms is inside its budget or excused.
     fn check_budgets(&mut self) {
+        if !self.cfg.budget_check {
+            return;
+        }
         let now = self.now;
         for w in 0..self.workers.len() {
             let worker = &self.workers[w];
@@ -1164,7 +1203,14 @@ impl World {
         let i = usize::from(w);
         let Some(inc) = self.workers[i].inc.take() else { return };
         self.stats.crashes += 1;
+        let now = self.now;
+        self.ended_now.retain(|(t, _, _)| *t == now);
+        self.ended_now.extend(inc.held.iter().flatten().map(|h| (now, w, *h)));
         let worker = &mut self.workers[i];
+        if worker.paused || worker.throttle.is_some() {
+            // It was stalled until this very moment.
+            worker.stall_end = now;
+        }
         worker.paused = false;
         worker.throttle = None;
         worker.deferred.clear();
