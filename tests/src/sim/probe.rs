@@ -1,7 +1,7 @@
 //! The hosts' process tables and the same-host pid probe (seed 003
 //! `sameHostPidProbe`, issue 4's rules), as pure functions.
 //!
-//! `kill(pid, 0)` is modelled by [`ProcessTable::kill0`]; the decision that
+//! `kill(pid, 0)` and `/proc/<pid>/stat` are modelled by [`ProcessTable::observe`]; the decision that
 //! turns its answer into "alive or dead" is [`owner_alive`], with the
 //! `EPERM`-as-dead mutation switch. The host-node crate's real probe makes the
 //! same decision from the real system call.
