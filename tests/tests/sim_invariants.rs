@@ -55,3 +55,15 @@ fn three_hosts_and_one_item_at_a_time_keep_every_invariant() {
     cfg.params.concurrency = 1;
     assert_clean(&run_seeds(30_000, SEEDS / 4, &cfg, 1));
 }
+
+#[test]
+fn a_dead_owners_item_is_reclaimed_within_stale_after_plus_an_interval_plus_the_claim_interval() {
+    // Every seed ends with the reclaim probe: the owner of a fresh item
+    // crashes while renewing, and the item must be re-claimed in the bound.
+    // One host and recycled pids make the pid probe decide every takeover.
+    let summary = run_seeds(40_000, SEEDS / 4, &SimConfig::reclaim(3), 1);
+    assert_clean(&summary);
+    let [_, _, steals, _, _, crashes, _, _] = summary.totals;
+    assert_eq!(crashes, SEEDS / 4, "one probe crash per seed");
+    assert!(steals >= SEEDS / 4, "every probe item taken over: {steals} takeovers");
+}

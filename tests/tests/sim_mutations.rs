@@ -68,3 +68,13 @@ fn fence_answer_ignored_leads_to_a_settle_after_the_lost_answer() {
         "no seed of {BUDGET} showed a settle after a lost renewal"
     );
 }
+
+#[test]
+fn pid_start_time_ignored_is_caught_by_the_reclaim_bound() {
+    // One host, recycled pids: the crashed owner often comes back under its
+    // own old pid, and only the start time says the old owner is gone.
+    let cfg = SimConfig::reclaim(3).with_mutation(Mutation::StartTimeIgnored);
+    let summary = run_seeds(0, 50, &cfg, 1);
+    let failure = summary.failures.first().expect("start-time-ignored was not caught in 50 seeds");
+    assert_eq!(failure.violation.as_ref().map(|v| v.invariant), Some(Invariant::DeadOwnerReclaimed));
+}

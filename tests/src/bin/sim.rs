@@ -6,9 +6,11 @@
 //! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-//!     [--profile standard|boundary] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]
+//!     [--profile standard|boundary|reclaim] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]
 //! ```
 //!
+//! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
+//!   pids, no faults) for the reclaim-bound check.
 //! - `--profile boundary` runs the validator-agreement scenario
 //!   (`SimConfig::boundary`); `--tolerance-ms W` overrides the runner's
 //!   `W = S − I − K` to step outside the relation.
@@ -41,6 +43,7 @@ struct Args {
     full: bool,
     golden: bool,
     boundary: bool,
+    reclaim: bool,
     tolerance_ms: Option<u64>,
     late_claims: bool,
     full_band: bool,
@@ -60,6 +63,7 @@ fn parse() -> Result<Args, String> {
         full: false,
         golden: false,
         boundary: false,
+        reclaim: false,
         tolerance_ms: None,
         late_claims: false,
         full_band: false,
@@ -106,7 +110,8 @@ fn parse() -> Result<Args, String> {
             "--profile" => match value("--profile")?.as_str() {
                 "standard" => args.boundary = false,
                 "boundary" => args.boundary = true,
-                other => return Err(format!("unknown profile {other}; one of: standard, boundary")),
+                "reclaim" => args.reclaim = true,
+                other => return Err(format!("unknown profile {other}; one of: standard, boundary, reclaim")),
             },
             "--tolerance-ms" => args.tolerance_ms = Some(number("--tolerance-ms", value("--tolerance-ms")?)?),
             "--late-claims" => args.late_claims = true,
@@ -122,6 +127,8 @@ fn parse() -> Result<Args, String> {
 fn setup(args: &Args, mutation: Mutation) -> SimConfig {
     let mut cfg = if args.boundary {
         SimConfig::boundary(SimConfig::boundary_params())
+    } else if args.reclaim {
+        SimConfig::reclaim(args.workers)
     } else {
         let mut cfg = SimConfig::standard(args.workers, args.items);
         cfg.faults.late_claims = args.late_claims;
@@ -145,6 +152,8 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     let mut line = format!("cargo run -p leasehold-tests --release --bin sim -- --replay {seed}");
     if args.boundary {
         line += " --profile boundary";
+    } else if args.reclaim {
+        line += &format!(" --profile reclaim --workers {}", args.workers);
     } else {
         line += &format!(" --workers {} --items {}", args.workers, args.items);
     }
@@ -228,7 +237,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|boundary] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]"
+                 [--profile standard|boundary|reclaim] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]"
             );
             return ExitCode::from(2);
         }

@@ -30,16 +30,21 @@ pub enum Mutation {
     /// The store accepts renewals and settles whatever their fencing token
     /// (store).
     UnfencedStore,
+    /// The pid probe ignores the recorded process start time, so a reused
+    /// pid reads as the owner alive (probe). Caught by the reclaim bound
+    /// where only same-host peers could take over.
+    StartTimeIgnored,
 }
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 5] = [
+    pub const BROKEN: [Mutation; 6] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
         Mutation::NoLapseDeadline,
         Mutation::UnfencedStore,
+        Mutation::StartTimeIgnored,
     ];
 
     /// The name used on the command line and in reports.
@@ -51,6 +56,7 @@ impl Mutation {
             Mutation::FenceIgnored => "fence-ignored",
             Mutation::NoLapseDeadline => "no-lapse-deadline",
             Mutation::UnfencedStore => "unfenced-store",
+            Mutation::StartTimeIgnored => "start-time-ignored",
         }
     }
 
@@ -391,6 +397,26 @@ impl SimConfig {
             concurrency: 1,
             batch_limit: 4,
             max_attempts: 50,
+        }
+    }
+
+    /// The reclaim scenario: `workers` workers on one host, no faults, a few
+    /// items; every worker process gets a recycled pid when one is free, so
+    /// the reclaim probe's crashed owner often comes back under its own old
+    /// pid and only the start-time rule tells the two apart.
+    pub fn reclaim(workers: u8) -> SimConfig {
+        let params = Params::standard();
+        let mut faults = Faults::none(8);
+        faults.clock_band_ms = params.skew_ms / 2;
+        faults.pid_reuse_per_mille = 1_000;
+        SimConfig {
+            workers,
+            hosts: 1,
+            params,
+            faults,
+            workload: Workload { items: 10, ..Workload::standard(10, params.stale_after_ms) },
+            mutation: Mutation::None,
+            budget_check: true,
         }
     }
 

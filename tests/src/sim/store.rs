@@ -161,6 +161,8 @@ pub struct Store {
     max_attempts: u32,
     unfenced: bool,
     eperm_as_dead: bool,
+    /// Mutation: the probe ignores the recorded start time.
+    pub start_time_ignored: bool,
     /// Items dead-lettered so far.
     pub dead_lettered: u32,
 }
@@ -178,6 +180,7 @@ impl Store {
             max_attempts,
             unfenced,
             eperm_as_dead,
+            start_time_ignored: false,
             dead_lettered: 0,
         }
     }
@@ -234,7 +237,8 @@ impl Store {
                     }
                     let kind = if owner.host == claimant.host {
                         let seen = table.observe(owner.host, owner.pid, uid);
-                        if owner_alive(seen, Some(owner.start_time), self.eperm_as_dead) {
+                        let recorded = (!self.start_time_ignored).then_some(owner.start_time);
+                        if owner_alive(seen, recorded, self.eperm_as_dead) {
                             continue;
                         }
                         EvidenceKind::SameHostPidDead

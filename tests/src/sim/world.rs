@@ -330,6 +330,8 @@ impl World {
             cfg.mutation == Mutation::UnfencedStore,
             cfg.mutation == Mutation::EpermAsDead,
         );
+        let mut store = store;
+        store.start_time_ignored = cfg.mutation == Mutation::StartTimeIgnored;
         let chaos_end = EPOCH + cfg.workload.chaos_ms;
         let capacity = u64::from(cfg.workers.max(1)) * u64::from(cfg.params.concurrency.max(1));
         let work = u64::from(cfg.workload.items) * cfg.workload.work_long_max_ms / capacity;
