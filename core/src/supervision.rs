@@ -123,6 +123,23 @@ struct Reconfirming {
     unconfirmed_ms: u64,
 }
 
+/// Deliberately broken supervision variants, for the simulator's mutation
+/// check only (cargo feature `mutations`, off by default and test-only). The
+/// simulator must catch each of them; nothing else may set one.
+#[cfg(feature = "mutations")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mutation {
+    /// The correct machine.
+    #[default]
+    None,
+    /// BROKEN: the write tolerance is measured from when a confirming reply
+    /// arrived instead of from when the renewal was sent.
+    ToleranceFromReply,
+    /// BROKEN: no write-tolerance deadline and no reconfirm bound; only a
+    /// lost fence ends supervision.
+    NoLapseDeadline,
+}
+
 /// One lease under supervision. See the module docs.
 #[derive(Clone, Debug)]
 pub struct Supervisor {
@@ -135,6 +152,8 @@ pub struct Supervisor {
     failing: bool,
     next_call: CallId,
     ended: bool,
+    #[cfg(feature = "mutations")]
+    mutation: Mutation,
 }
 
 impl Supervisor {
@@ -152,7 +171,36 @@ impl Supervisor {
             failing: false,
             next_call: 0,
             ended: false,
+            #[cfg(feature = "mutations")]
+            mutation: Mutation::None,
         }
+    }
+
+    /// MUTATION CHECK ONLY (feature `mutations`): run a deliberately broken
+    /// variant of this machine.
+    #[cfg(feature = "mutations")]
+    pub fn set_mutation(&mut self, mutation: Mutation) {
+        self.mutation = mutation;
+    }
+
+    /// Whether the deadline and the reconfirm bound are in force (always,
+    /// unless the `NoLapseDeadline` mutation is set).
+    fn lapses(&self) -> bool {
+        #[cfg(feature = "mutations")]
+        if self.mutation == Mutation::NoLapseDeadline {
+            return false;
+        }
+        true
+    }
+
+    /// The instant a confirmation re-arms the deadline from: the send time
+    /// (unless the `ToleranceFromReply` mutation is set).
+    fn confirmed_from(&self, sent_at: Millis, _now: Millis) -> Millis {
+        #[cfg(feature = "mutations")]
+        if self.mutation == Mutation::ToleranceFromReply {
+            return _now;
+        }
+        sent_at
     }
 
     /// Whether supervision ended (lost or lapsed).
@@ -175,6 +223,9 @@ impl Supervisor {
         if self.ended {
             return None;
         }
+        if !self.lapses() {
+            return Some(self.next_pulse);
+        }
         let decision = match self.reconfirming {
             Some(r) => r.bound,
             None => self.deadline(),
@@ -196,6 +247,7 @@ impl Supervisor {
             return;
         }
         match self.reconfirming {
+            _ if !self.lapses() => {}
             Some(r) if now >= r.bound => return self.lapse(now, out),
             None if now >= self.deadline() => self.begin_reconfirm(now, out),
             _ => {}
@@ -303,7 +355,7 @@ impl Supervisor {
                 }
             }
             Answer::Updated => {
-                self.last_confirmed = self.last_confirmed.max(sent.sent_at);
+                self.last_confirmed = self.last_confirmed.max(self.confirmed_from(sent.sent_at, now));
                 self.failing = false;
                 out(Step::Confirmed { call, at: sent.sent_at });
                 if let Some(reconfirming) = self.reconfirming {

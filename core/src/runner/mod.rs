@@ -144,6 +144,8 @@ pub struct Runner<E> {
     next_pass: u64,
     slots: Vec<Slot>,
     actions: VecDeque<Action<E>>,
+    #[cfg(feature = "mutations")]
+    supervision_mutation: crate::supervision::Mutation,
 }
 
 impl<E: Clone> Runner<E> {
@@ -166,7 +168,16 @@ impl<E: Clone> Runner<E> {
             next_pass: 0,
             slots: (0..pool).map(|_| Slot::default()).collect(),
             actions: VecDeque::with_capacity(8 + 4 * pool),
+            #[cfg(feature = "mutations")]
+            supervision_mutation: crate::supervision::Mutation::None,
         }
+    }
+
+    /// MUTATION CHECK ONLY (feature `mutations`): supervise every item
+    /// claimed from now on with a deliberately broken variant.
+    #[cfg(feature = "mutations")]
+    pub fn set_supervision_mutation(&mut self, mutation: crate::supervision::Mutation) {
+        self.supervision_mutation = mutation;
     }
 
     /// The options in force.
@@ -317,7 +328,11 @@ impl<E: Clone> Runner<E> {
                 cadence: Cadence::Grid,
                 reconfirm: Reconfirm::Renewal,
             };
-            Supervisor::new(policy, now, claim_at)
+            #[allow(unused_mut)]
+            let mut supervisor = Supervisor::new(policy, now, claim_at);
+            #[cfg(feature = "mutations")]
+            supervisor.set_mutation(self.supervision_mutation);
+            supervisor
         });
         let slot = &mut self.slots[index];
         slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None });
