@@ -6,4 +6,5 @@
 
 pub use leasehold_core as core;
 
+pub mod lease;
 pub mod liveness;
