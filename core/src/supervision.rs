@@ -267,7 +267,11 @@ impl Supervisor {
                 self.next_pulse = self.next_pulse.after(behind.saturating_mul(interval));
             }
             Cadence::AfterPulse => {
-                if self.pulse.is_some() {
+                // A pulse in flight, or a reconfirmation deciding, holds the
+                // due pulse back without consuming it: it goes out once they
+                // answer. (Consuming it would stop the pulses for good, the
+                // lease kept only by a reconfirmation every write tolerance.)
+                if self.pulse.is_some() || self.reconfirming.is_some() {
                     return;
                 }
                 self.next_pulse = Millis::MAX;

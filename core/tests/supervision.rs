@@ -155,6 +155,17 @@ fn two_overdue_timers_after_a_stall_reconfirm_once() {
 }
 
 #[test]
+fn a_pulse_due_during_a_reconfirmation_goes_out_once_it_decided() {
+    let mut s = Sup::new();
+    // A stall past both timers: the reconfirmation holds the due pulse back.
+    let rc = Sup::renew_call(&s.timeout(20_000));
+    assert_eq!(s.s.next_deadline(), Some(Millis(22_000)), "only the reconfirm bound is armed");
+    s.answer(20_100, rc, Answer::Updated);
+    assert_eq!(s.s.next_deadline(), Some(Millis(2_000)), "the held pulse is overdue");
+    assert!(matches!(s.timeout(20_100).as_slice(), [Step::Renew { at: Millis(20_100), .. }]));
+}
+
+#[test]
 fn a_grid_runner_skips_missed_slots_after_a_stall() {
     let policy = SupervisionPolicy { cadence: Cadence::Grid, reconfirm: Reconfirm::Renewal, ..LOOP };
     let mut s = Supervisor::new(policy, Millis(0), Millis(0));

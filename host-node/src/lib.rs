@@ -6,6 +6,7 @@
 
 pub use leasehold_core as core;
 
+pub mod lease;
 pub mod liveness;
 
 pub mod runner;
