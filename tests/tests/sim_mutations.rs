@@ -54,6 +54,11 @@ fn unfenced_store_is_caught() {
 }
 
 #[test]
+fn a_dropped_confirmation_is_caught_as_an_interrupted_renewing_owner() {
+    caught(Mutation::ConfirmationDropped, &[Invariant::RenewingOwnerNotInterrupted]);
+}
+
+#[test]
 fn fence_answer_ignored_leads_to_a_settle_after_the_lost_answer() {
     // Beyond the first violation: with the budget check off, the ignored
     // `false` lets the work run on and settle. Supervision lapses an owner

@@ -54,10 +54,10 @@
 //!   runner declines it, counted `claimLost`; the host drops the item and
 //!   the lease goes stale for a peer).
 //! - [`Invariant::RenewingOwnerNotInterrupted`]: a *renewing* owner is never
-//!   interrupted on its item. Renewing: its claim was heard of within
-//!   `G = min(W, R) − K − 1` ms of being sent (the claim is the lease's
-//!   first confirmation), every renewal since was confirmed by the store
-//!   and heard of within `G` ms of being sent, none is older than `G` and
+//!   interrupted on its item. Renewing: its claim was heard within `W` of
+//!   its `at` (a claim heard later is never performed, above), every
+//!   renewal since was confirmed by the store and heard of within
+//!   `G = min(W, R) − K − 1` ms of being sent, none is older than `G` and
 //!   unanswered, and its host ran the runner's timers on time since the
 //!   last confirmed stamp (see [`timers_on_time`]). A stalled host sends its
 //!   renewals late however fast the store answers, and a lapse is then the

@@ -10,8 +10,8 @@ use leasehold_core::job_backoff;
 
 /// A deliberately broken variant the simulator must catch (the mutation
 /// check). Each lives where the real defect would: two in the core's
-/// supervision (behind the core feature `mutations`), one in the pid probe,
-/// one in the host, one in the store.
+/// supervision (behind the core feature `mutations`), two in the pid probe,
+/// two in the host, one in the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mutation {
     /// The correct system.
@@ -30,6 +30,10 @@ pub enum Mutation {
     /// The store accepts renewals and settles whatever their fencing token
     /// (store).
     UnfencedStore,
+    /// The host drops a renewal's confirmed answer instead of reporting it
+    /// to the runner (host): the owner lapses although its renewals
+    /// succeed.
+    ConfirmationDropped,
     /// The pid probe ignores the recorded process start time, so a reused
     /// pid reads as the owner alive (probe). Caught by the reclaim bound
     /// where only same-host peers could take over.
@@ -38,13 +42,14 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 6] = [
+    pub const BROKEN: [Mutation; 7] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
         Mutation::NoLapseDeadline,
         Mutation::UnfencedStore,
         Mutation::StartTimeIgnored,
+        Mutation::ConfirmationDropped,
     ];
 
     /// The name used on the command line and in reports.
@@ -57,6 +62,7 @@ impl Mutation {
             Mutation::NoLapseDeadline => "no-lapse-deadline",
             Mutation::UnfencedStore => "unfenced-store",
             Mutation::StartTimeIgnored => "start-time-ignored",
+            Mutation::ConfirmationDropped => "confirmation-dropped",
         }
     }
 
@@ -434,8 +440,8 @@ impl SimConfig {
 
     /// The throttled scenario: `workers` workers whose hosts are throttled
     /// most of the time (background tabs: timers fire on a period of up to
-    /// one stale window) over a slow store (three calls in ten reach it up
-    /// to a stale window late), and long performs. Renewals land after a
+    /// one stale window) over a slow store (three calls in ten, claims
+    /// included, reach it up to a stale window late), and long performs. Renewals land after a
     /// takeover and answer `false` while their owner still works: the case
     /// the fence answer exists for.
     pub fn throttled(workers: u8, items: u32) -> SimConfig {
@@ -448,6 +454,7 @@ impl SimConfig {
         faults.throttle_period_max_ms = s;
         faults.call_slow_per_mille = 300;
         faults.late_max_ms = s;
+        faults.late_claims = true;
         SimConfig {
             workers,
             hosts: workers.clamp(1, 2),

@@ -19,5 +19,5 @@ pub fn cases() -> Vec<(&'static str, SimConfig, u64, u64)> {
 pub const EXPECTED: [(&str, u64); 3] = [
     ("standard-4x100", 0xa8e0_7da2_0703_2f8a),
     ("standard-2x30", 0xdfeb_43c1_365e_e5c7),
-    ("throttled-4x60", 0x0b81_94fd_8467_ccb7),
+    ("throttled-4x60", 0x60e6_2577_e67b_127b),
 ];

@@ -23,7 +23,8 @@
 //!
 //! `tolerance-from-reply` and `no-lapse-deadline` are switches inside the
 //! core's supervision (core feature `mutations`, test-only); `eperm-as-dead`
-//! is the pid probe's decision ([`probe::owner_alive`]); `fence-ignored` is
+//! and `start-time-ignored` are the pid probe's decision
+//! ([`probe::owner_alive`]); `fence-ignored` and `confirmation-dropped` are
 //! the simulated host; `unfenced-store` is the simulated store.
 //!
 //! # Defects found

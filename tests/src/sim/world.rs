@@ -70,7 +70,7 @@ enum Fate {
 /// A reply on its way back to a worker. `Err(())` is a failed call.
 #[derive(Clone, Copy, Debug)]
 enum Rep {
-    Claim { at: Millis, sent: u64, answer: Result<Claimed, ()> },
+    Claim { at: Millis, answer: Result<Claimed, ()> },
     Renew { key: ItemKey, call: CallId, item: u32, token: u64, at: Millis, sent: u64, answer: Result<bool, ()> },
     Settle { key: ItemKey, item: u32, token: u64, answer: Result<bool, ()> },
     Release { item: u32, token: u64, answer: Result<bool, ()> },
@@ -686,7 +686,7 @@ impl World {
                         }
                     }
                 }
-                Rep::Claim { at, sent, answer: Ok(claimed) }
+                Rep::Claim { at, answer: Ok(claimed) }
             }
             Req::Renew { key, call, item, token, at } => {
                 let written = self.store.renew(item, token, at);
@@ -756,7 +756,7 @@ impl World {
                 self.log(What::ClaimFailed, w, NO_ITEM, 0, 0);
                 self.inc_mut(w).runner.claim_failed(local, ());
             }
-            Rep::Claim { at, sent, answer: Ok(Claimed::Item { item, token, stolen }) } => {
+            Rep::Claim { at, answer: Ok(Claimed::Item { item, token, stolen }) } => {
                 let unconfirmed = local.since(at);
                 let Some(key) = self.inc_mut(w).runner.claim_found(local) else {
                     // Declined: heard past the write tolerance. The host
@@ -806,9 +806,9 @@ impl World {
                     // The claim's `at`: the lease's first stamp, where the
                     // runner's supervision starts from.
                     stamp: at.0,
-                    // The claim is the lease's first confirmation: an owner
-                    // counts as renewing only from a claim heard promptly.
-                    prompt: prompt.is_some_and(|g| now - sent <= g),
+                    // Renewing from a claim heard within `W` (the only
+                    // kind performed): its own renewals decide from here.
+                    prompt: true,
                     inflight: None,
                     lost_seen: false,
                     // A claim heard late may have been taken over already.
@@ -844,7 +844,9 @@ impl World {
                     Ok(false) if mutation == Mutation::FenceIgnored => Ok(true),
                     other => other,
                 };
-                self.inc_mut(w).runner.renewal_answered(local, key, call, told);
+                if !(told == Ok(true) && mutation == Mutation::ConfirmationDropped) {
+                    self.inc_mut(w).runner.renewal_answered(local, key, call, told);
+                }
             }
             Rep::Settle { key, item, token, answer } => {
                 self.log(What::SettleHeard, w, item, token, answer_code(answer));
@@ -963,7 +965,7 @@ impl World {
                 Some(held.item),
                 vec![w],
                 format!(
-                    "w{w} was interrupted ({}) on token {} although its claim and every renewal were confirmed within {}ms and its timers ran on time",
+                    "w{w} was interrupted ({}) on token {} although every renewal was confirmed within {}ms and its timers ran on time",
                     if lapsed { "lapsed" } else { "lost" },
                     held.token,
                     self.prompt.unwrap_or(0)
@@ -1387,7 +1389,7 @@ impl World {
 
 fn failed_reply(req: Req) -> Rep {
     match req {
-        Req::Claim { at } => Rep::Claim { at, sent: 0, answer: Err(()) },
+        Req::Claim { at } => Rep::Claim { at, answer: Err(()) },
         Req::Renew { key, call, item, token, at } => Rep::Renew { key, call, item, token, at, sent: 0, answer: Err(()) },
         Req::Settle { key, item, token } => Rep::Settle { key, item, token, answer: Err(()) },
         Req::Release { item, token } => Rep::Release { item, token, answer: Err(()) },
