@@ -178,7 +178,8 @@ struct Incarnation {
     held: Vec<Option<Held>>,
     /// Real time of the armed timer.
     timer: Option<u64>,
-    /// Real time the armed timer was due before a throttle rounded it up.
+    /// Real time the armed timer was due before a throttle rounded it up
+    /// (while throttled, the first due time it missed).
     due: u64,
 }
 
