@@ -26,11 +26,20 @@ fn four_workers_and_a_hundred_items_keep_every_invariant_under_every_fault() {
     assert_clean(&summary);
     assert_eq!(summary.seeds, SEEDS);
     // The faults really happened: takeovers, lapses, lost fences, crashes,
-    // stalls, and overlaps the lease policy allows (stalled owners).
-    let [settled, _, steals, lapses, losses, crashes, stalls, excused] = summary.totals;
+    // stalls, overlaps the lease policy allows (stalled owners), and claims
+    // heard too late to perform.
+    let [settled, _, steals, lapses, losses, crashes, stalls, excused, declined] = summary.totals;
     assert!(settled >= 100 * SEEDS - SEEDS / 10, "items settled: {settled}");
     for (what, count) in
-        [("steals", steals), ("lapses", lapses), ("losses", losses), ("crashes", crashes), ("stalls", stalls), ("excused overlaps", excused)]
+        [
+            ("steals", steals),
+            ("lapses", lapses),
+            ("losses", losses),
+            ("crashes", crashes),
+            ("stalls", stalls),
+            ("excused overlaps", excused),
+            ("declined claims", declined),
+        ]
     {
         assert!(count > SEEDS / 10, "too few {what} to mean anything: {count}");
     }
@@ -63,7 +72,17 @@ fn a_dead_owners_item_is_reclaimed_within_stale_after_plus_an_interval_plus_the_
     // One host and recycled pids make the pid probe decide every takeover.
     let summary = run_seeds(40_000, SEEDS / 4, &SimConfig::reclaim(3), 1);
     assert_clean(&summary);
-    let [_, _, steals, _, _, crashes, _, _] = summary.totals;
+    let [_, _, steals, _, _, crashes, ..] = summary.totals;
     assert_eq!(crashes, SEEDS / 4, "one probe crash per seed");
     assert!(steals >= SEEDS / 4, "every probe item taken over: {steals} takeovers");
+}
+
+#[test]
+fn throttled_hosts_over_a_slow_store_keep_every_invariant() {
+    // Renewals land after takeovers and answer `false` while their owners
+    // still work: the lost fence must stop them.
+    let summary = run_seeds(50_000, SEEDS / 4, &SimConfig::throttled(4, 60), 1);
+    assert_clean(&summary);
+    let [_, _, steals, _, losses, ..] = summary.totals;
+    assert!(steals > SEEDS / 4 && losses > SEEDS / 10, "takeovers {steals}, lost fences {losses}");
 }

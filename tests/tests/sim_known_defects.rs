@@ -1,9 +1,11 @@
-//! Known defects the simulator found in the current core and store rules,
-//! each reproducible. They are `#[ignore]`d so CI stays green until the
-//! owners of that code decide the fix; run them with
+//! Known defects the simulator found in the current store rules, each
+//! reproducible. The failing test is `#[ignore]`d so CI stays green until
+//! the owners of that code adopt the fix; run it with
 //! `cargo test -p leasehold-tests --release --test sim_known_defects -- --ignored`
-//! (each fails today with a replayable seed). Once fixed, drop the
-//! `#[ignore]` and fold the switch into the standard profile.
+//! (it fails today with a replayable seed). Once the stores adopt the rule,
+//! turn [`SimConfig::reclaim_own_stale`] on by default and drop the
+//! `#[ignore]`. (The two core defects found earlier are fixed; their
+//! regressions are in `sim_found_defects.rs`.)
 #![cfg(not(target_arch = "wasm32"))]
 
 use leasehold_tests::sim::{run_seeds, SimConfig};
@@ -15,39 +17,29 @@ fn assert_clean(cfg: &SimConfig, seeds: u64) {
     }
 }
 
-/// The runner performs a claim whose answer arrives after the lease's budget
-/// (`claim_at + S − K`): another worker may hold the item by then. Replay:
-/// `sim --replay 0 --late-claims`. A fix: at `claim_found`, a claim heard
-/// past its budget is not performed (counted `claimLost`).
-#[test]
-#[ignore = "known core defect: a claim answered late is performed past its lease"]
-fn a_claim_answered_late_is_not_performed_past_its_lease() {
-    let mut cfg = SimConfig::standard(4, 100);
-    cfg.faults.late_claims = true;
-    assert_clean(&cfg, 200);
-}
-
-/// Supervision bounds the reconfirmation by `now + R` where it *handled*
-/// the deadline, not `deadline + R` (issue 2's wording): a clock that steps
-/// forward at the deadline and back during the reconfirmation lapses up to
-/// `K` too late. Replay: `sim --replay 1685 --full-skew-band`.
-#[test]
-#[ignore = "known core defect: the reconfirm bound is measured from the handled time on a stepping clock"]
-fn clock_steps_across_the_whole_skew_allowance_keep_the_budget() {
-    let mut cfg = SimConfig::standard(4, 100);
-    cfg.faults.clock_band_ms = cfg.params.skew_ms;
-    assert_clean(&cfg, 20_000);
-}
-
 /// With every worker on one host, a claim that landed but whose answer was
 /// lost leaves the item running under a live owner that does not know it:
 /// peers' pid probe answers "alive", and the steal rules refuse the owner
 /// itself (`ClaimantIsOwner`), so the item is never settled. Replay:
 /// `sim --replay 0 --hosts 1`.
 #[test]
-#[ignore = "known design gap: pid liveness strands an item whose claim answer was lost"]
+#[ignore = "known store gap: pid liveness strands an item whose claim answer was lost (store team)"]
 fn one_host_settles_every_item_once_faults_stop() {
     let mut cfg = SimConfig::standard(4, 100);
     cfg.hosts = 1;
     assert_clean(&cfg, 200);
+}
+
+/// The proposed store rule for the defect above: a claimant may re-claim a
+/// stale item recorded under its own incarnation (same nonce), on the lease
+/// alone, since its own supervision lapsed any work on that lease before it
+/// went stale. Under it one host settles every item, and every invariant
+/// holds (an owner that re-claims its own item while stalled is checked like
+/// any takeover). Replay: `sim --replay SEED --hosts 1 --reclaim-own-stale`.
+#[test]
+fn one_host_settles_every_item_when_an_owner_may_reclaim_its_own_stale_item() {
+    let mut cfg = SimConfig::standard(4, 100);
+    cfg.hosts = 1;
+    cfg.reclaim_own_stale = true;
+    assert_clean(&cfg, if cfg!(debug_assertions) { 50 } else { 500 });
 }

@@ -6,7 +6,7 @@
 //! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-//!     [--profile standard|boundary|reclaim] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]
+//!     [--profile standard|throttled|boundary|reclaim] [--tolerance-ms W] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]
 //! ```
 //!
 //! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
@@ -14,9 +14,15 @@
 //! - `--profile boundary` runs the validator-agreement scenario
 //!   (`SimConfig::boundary`); `--tolerance-ms W` overrides the runner's
 //!   `W = S − I − K` to step outside the relation.
-//! - `--late-claims` lets claim answers come late and `--full-skew-band`
-//!   lets clocks step across the whole skew allowance: each exposes a known
-//!   core defect (see the `sim` module docs).
+//! - `--profile throttled` runs `SimConfig::throttled` (hosts throttled
+//!   most of the time over a slow store: renewals answer `false` while
+//!   their owner still works).
+//! - `--no-late-claims` keeps claim answers prompt and `--half-skew-band`
+//!   keeps clocks in a band of `K/2`: the standard profile without the two
+//!   faults that exposed the (since fixed) core defects, for bisecting.
+//!
+//! - `--reclaim-own-stale` turns the proposed store rule on: an owner may
+//!   re-claim its own stale item on the lease alone (known defect 3).
 //!
 //! - `--mutations` runs every broken variant until a seed catches it and
 //!   prints how many seeds that took.
@@ -42,12 +48,12 @@ struct Args {
     replay: Option<u64>,
     full: bool,
     golden: bool,
-    boundary: bool,
-    reclaim: bool,
+    profile: Profile,
     tolerance_ms: Option<u64>,
-    late_claims: bool,
-    full_band: bool,
+    no_late_claims: bool,
+    half_band: bool,
     no_budget: bool,
+    reclaim_own: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -62,12 +68,12 @@ fn parse() -> Result<Args, String> {
         replay: None,
         full: false,
         golden: false,
-        boundary: false,
-        reclaim: false,
+        profile: Profile::Standard,
         tolerance_ms: None,
-        late_claims: false,
-        full_band: false,
+        no_late_claims: false,
+        half_band: false,
         no_budget: false,
+        reclaim_own: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -107,16 +113,18 @@ fn parse() -> Result<Args, String> {
             "--replay" => args.replay = Some(number("--replay", value("--replay")?)?),
             "--full" => args.full = true,
             "--golden" => args.golden = true,
-            "--profile" => match value("--profile")?.as_str() {
-                "standard" => args.boundary = false,
-                "boundary" => args.boundary = true,
-                "reclaim" => args.reclaim = true,
-                other => return Err(format!("unknown profile {other}; one of: standard, boundary, reclaim")),
-            },
+            "--profile" => {
+                let name = value("--profile")?;
+                args.profile = Profile::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
+                    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                    format!("unknown profile {name}; one of: {}", names.join(", "))
+                })?;
+            }
             "--tolerance-ms" => args.tolerance_ms = Some(number("--tolerance-ms", value("--tolerance-ms")?)?),
-            "--late-claims" => args.late_claims = true,
-            "--full-skew-band" => args.full_band = true,
+            "--no-late-claims" => args.no_late_claims = true,
+            "--half-skew-band" => args.half_band = true,
             "--no-budget-check" => args.no_budget = true,
+            "--reclaim-own-stale" => args.reclaim_own = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -125,19 +133,19 @@ fn parse() -> Result<Args, String> {
 }
 
 fn setup(args: &Args, mutation: Mutation) -> SimConfig {
-    let mut cfg = if args.boundary {
-        SimConfig::boundary(SimConfig::boundary_params())
-    } else if args.reclaim {
-        SimConfig::reclaim(args.workers)
-    } else {
-        let mut cfg = SimConfig::standard(args.workers, args.items);
-        cfg.faults.late_claims = args.late_claims;
-        if args.full_band {
-            cfg.faults.clock_band_ms = cfg.params.skew_ms;
-        }
-        cfg
+    let mut cfg = match args.profile {
+        Profile::Boundary => SimConfig::boundary(SimConfig::boundary_params()),
+        Profile::Reclaim => SimConfig::reclaim(args.workers),
+        Profile::Throttled => SimConfig::throttled(args.workers, args.items),
+        Profile::Standard => SimConfig::standard(args.workers, args.items),
     }
     .with_mutation(mutation);
+    if args.no_late_claims {
+        cfg.faults.late_claims = false;
+    }
+    if args.half_band {
+        cfg.faults.clock_band_ms = cfg.params.skew_ms / 2;
+    }
     if let Some(hosts) = args.hosts {
         cfg.hosts = hosts;
     }
@@ -145,29 +153,32 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
         cfg.params.tolerance_ms = args.tolerance_ms;
     }
     cfg.budget_check = !args.no_budget;
+    cfg.reclaim_own_stale |= args.reclaim_own;
     cfg
 }
 
 fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     let mut line = format!("cargo run -p leasehold-tests --release --bin sim -- --replay {seed}");
-    if args.boundary {
-        line += " --profile boundary";
-    } else if args.reclaim {
-        line += &format!(" --profile reclaim --workers {}", args.workers);
-    } else {
-        line += &format!(" --workers {} --items {}", args.workers, args.items);
+    match args.profile {
+        Profile::Boundary => line += " --profile boundary",
+        Profile::Reclaim => line += &format!(" --profile reclaim --workers {}", args.workers),
+        Profile::Throttled => line += &format!(" --profile throttled --workers {} --items {}", args.workers, args.items),
+        Profile::Standard => line += &format!(" --workers {} --items {}", args.workers, args.items),
     }
     if let Some(w) = args.tolerance_ms {
         line += &format!(" --tolerance-ms {w}");
     }
-    if args.late_claims {
-        line += " --late-claims";
+    if args.no_late_claims {
+        line += " --no-late-claims";
     }
-    if args.full_band {
-        line += " --full-skew-band";
+    if args.half_band {
+        line += " --half-skew-band";
     }
     if args.no_budget {
         line += " --no-budget-check";
+    }
+    if args.reclaim_own {
+        line += " --reclaim-own-stale";
     }
     if let Some(hosts) = args.hosts {
         line += &format!(" --hosts {hosts}");
@@ -237,7 +248,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|boundary|reclaim] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]"
+                 [--profile standard|throttled|boundary|reclaim] [--tolerance-ms W] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]"
             );
             return ExitCode::from(2);
         }
@@ -278,7 +289,7 @@ fn main() -> ExitCode {
     let mut failures = Vec::new();
     let mut done = 0;
     let mut events = 0;
-    let mut totals = [0u64; 8];
+    let mut totals = [0u64; 9];
     while done < args.seeds {
         let count = chunk.min(args.seeds - done);
         let summary = run_seeds(args.start + done, count, &cfg, 0);
@@ -307,8 +318,8 @@ fn main() -> ExitCode {
         failures.len()
     );
     println!(
-        "totals: settled {}, dead-lettered {}, steals {}, lapses {}, losses {}, crashes {}, stalls {}, excused overlaps {}",
-        totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6], totals[7]
+        "totals: settled {}, dead-lettered {}, steals {}, lapses {}, losses {}, crashes {}, stalls {}, excused overlaps {}, claims declined {}",
+        totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6], totals[7], totals[8]
     );
     println!(
         "{:.2}s, {:.0} seeds/s, {:.2} M events/s",
@@ -321,6 +332,28 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// A named setup (`--profile`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Profile {
+    Standard,
+    Throttled,
+    Boundary,
+    Reclaim,
+}
+
+impl Profile {
+    const ALL: [Profile; 4] = [Profile::Standard, Profile::Throttled, Profile::Boundary, Profile::Reclaim];
+
+    fn name(self) -> &'static str {
+        match self {
+            Profile::Standard => "standard",
+            Profile::Throttled => "throttled",
+            Profile::Boundary => "boundary",
+            Profile::Reclaim => "reclaim",
+        }
+    }
 }
 
 fn leasehold_tests_golden() -> Vec<(&'static str, SimConfig, u64, u64)> {

@@ -47,10 +47,21 @@
 //!   crashed while holding an item (the reclaim probe) has the item
 //!   re-claimed by another process within `S + I + claim interval` of the
 //!   crash.
-//! - [`Invariant::RenewingOwnerNotInterrupted`]: an owner all of whose
-//!   renewals for an item were confirmed by the store and heard of within
-//!   `G = min(W, R) − K − 1` ms of being sent (and none is older than that
-//!   and unanswered) is never interrupted on that item.
+//! - [`Invariant::LateClaimNotPerformed`]: a claim whose answer reaches the
+//!   claimant when its clock reads `at + W` or later (`at`: the claim's
+//!   stamp) is not performed: its write tolerance was spent before the
+//!   worker even knew it held the lease, so nothing could have kept it (the
+//!   runner declines it, counted `claimLost`; the host drops the item and
+//!   the lease goes stale for a peer).
+//! - [`Invariant::RenewingOwnerNotInterrupted`]: a *renewing* owner is never
+//!   interrupted on its item. Renewing: its claim was heard within `W` of
+//!   its `at` (a claim heard later is never performed, above), every
+//!   renewal since was confirmed by the store and heard of within
+//!   `G = min(W, R) − K − 1` ms of being sent, none is older than `G` and
+//!   unanswered, and its host ran the runner's timers on time since the
+//!   last confirmed stamp (see [`timers_on_time`]). A stalled host sends its
+//!   renewals late however fast the store answers, and a lapse is then the
+//!   supervision working, not an interruption.
 //! - [`Invariant::PidEvidenceTrue`]: a takeover justified by
 //!   `same-host-pid-dead` happens only when the owner's process is dead.
 //! - [`Invariant::DeterministicTrace`]: the same seed gives the same trace
@@ -76,6 +87,8 @@ pub enum Invariant {
     AllSettled,
     /// A dead owner's item was not reclaimed within `S + I + claim interval`.
     DeadOwnerReclaimed,
+    /// A claim heard past its write tolerance was performed.
+    LateClaimNotPerformed,
     /// An owner whose renewals succeeded was interrupted.
     RenewingOwnerNotInterrupted,
     /// `same-host-pid-dead` evidence about a live owner was accepted.
@@ -95,6 +108,7 @@ impl Invariant {
             Invariant::SettledExactlyOnce => "settled-exactly-once",
             Invariant::AllSettled => "all-settled",
             Invariant::DeadOwnerReclaimed => "dead-owner-reclaimed",
+            Invariant::LateClaimNotPerformed => "late-claim-not-performed",
             Invariant::RenewingOwnerNotInterrupted => "renewing-owner-not-interrupted",
             Invariant::PidEvidenceTrue => "pid-evidence-true",
             Invariant::DeterministicTrace => "deterministic-trace",
@@ -168,6 +182,21 @@ pub fn excused(spans: Spans, stamp: u64, stall: Stall, t: u64) -> bool {
     stall.last_end > 0 && stall.last_end >= deadline_earliest && t <= stall.last_end + spans.reconfirm + spans.skew
 }
 
+/// Whether a claim stamped `at` and heard when the claimant's clock read
+/// `heard` may be performed: heard before its write tolerance `W` ran out.
+pub fn claim_heard_in_time(spans: Spans, at: u64, heard: u64) -> bool {
+    heard.saturating_sub(at) < spans.tolerance
+}
+
+/// Whether a host ran its runner's timers on time since an owner's last
+/// confirmed stamp `stamp` (its clock): no timer ran late because of a
+/// stall at or after real ms `stamp − K` (the earliest the stamp's renewal
+/// can have been sent). `late_timer` is the real ms the host last ran a
+/// timer late (0: never).
+pub fn timers_on_time(spans: Spans, stamp: u64, late_timer: u64) -> bool {
+    late_timer == 0 || late_timer + spans.skew < stamp
+}
+
 /// `G = min(W, R) − K − 1`: a renewal heard of within `G` ms of being sent
 /// counts as succeeding promptly; `None` when no renewal can be that fast.
 pub fn prompt_bound(spans: Spans) -> Option<u64> {
@@ -196,6 +225,21 @@ mod tests {
         assert!(excused(SPANS, 1_000, ended(2_000), 2_225));
         assert!(!excused(SPANS, 1_000, ended(2_000), 2_226));
         assert!(!excused(SPANS, 1_000, Stall::default(), 1_600));
+    }
+
+    #[test]
+    fn a_claim_may_be_performed_only_when_heard_before_its_write_tolerance_ran_out() {
+        assert!(claim_heard_in_time(SPANS, 1_000, 1_000));
+        assert!(claim_heard_in_time(SPANS, 1_000, 1_374));
+        assert!(!claim_heard_in_time(SPANS, 1_000, 1_375));
+    }
+
+    #[test]
+    fn only_a_timer_run_late_after_the_stamp_could_be_sent_excuses_a_lapse() {
+        assert!(timers_on_time(SPANS, 1_000, 0));
+        assert!(timers_on_time(SPANS, 1_000, 924));
+        assert!(!timers_on_time(SPANS, 1_000, 925));
+        assert!(!timers_on_time(SPANS, 1_000, 1_400));
     }
 
     #[test]

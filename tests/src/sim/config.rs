@@ -10,8 +10,8 @@ use leasehold_core::job_backoff;
 
 /// A deliberately broken variant the simulator must catch (the mutation
 /// check). Each lives where the real defect would: two in the core's
-/// supervision (behind the core feature `mutations`), one in the pid probe,
-/// one in the host, one in the store.
+/// supervision (behind the core feature `mutations`), two in the pid probe,
+/// two in the host, one in the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mutation {
     /// The correct system.
@@ -30,6 +30,10 @@ pub enum Mutation {
     /// The store accepts renewals and settles whatever their fencing token
     /// (store).
     UnfencedStore,
+    /// The host drops a renewal's confirmed answer instead of reporting it
+    /// to the runner (host): the owner lapses although its renewals
+    /// succeed.
+    ConfirmationDropped,
     /// The pid probe ignores the recorded process start time, so a reused
     /// pid reads as the owner alive (probe). Caught by the reclaim bound
     /// where only same-host peers could take over.
@@ -38,13 +42,14 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 6] = [
+    pub const BROKEN: [Mutation; 7] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
         Mutation::NoLapseDeadline,
         Mutation::UnfencedStore,
         Mutation::StartTimeIgnored,
+        Mutation::ConfirmationDropped,
     ];
 
     /// The name used on the command line and in reports.
@@ -57,6 +62,7 @@ impl Mutation {
             Mutation::NoLapseDeadline => "no-lapse-deadline",
             Mutation::UnfencedStore => "unfenced-store",
             Mutation::StartTimeIgnored => "start-time-ignored",
+            Mutation::ConfirmationDropped => "confirmation-dropped",
         }
     }
 
@@ -181,8 +187,8 @@ pub struct Faults {
     /// `[0, band]`: two clocks never differ by more than this, and a clock
     /// never steps by more. At most `K`.
     pub clock_band_ms: u64,
-    /// Every clock starts at one edge of the band (offset 0 or `band`)
-    /// instead of anywhere in it.
+    /// Every clock starts at one edge of the band (offset 0 or `band`), and
+    /// steps to one, instead of anywhere in it.
     pub clock_extremes: bool,
     /// Clock steps to anywhere in the band.
     pub clock_step_gap_ms: u64,
@@ -197,10 +203,14 @@ pub struct Faults {
     pub call_hang_per_mille: u32,
     /// Per store call: answers late, by up to `late_max_ms`.
     pub call_late_per_mille: u32,
-    /// Longest late answer.
+    /// Per store call: reaches the store late (queued behind a lock or in a
+    /// client pool), by up to `late_max_ms`, then answers. A renewal applied
+    /// this late may land after a takeover: the fence answers `false`.
+    pub call_slow_per_mille: u32,
+    /// Longest late answer or late arrival.
     pub late_max_ms: u64,
-    /// Whether a claim's answer may come late too (off in the standard
-    /// profile: see the known defects in the crate docs).
+    /// Whether a claim's answer may come late (or the claim reach the store
+    /// late) too.
     pub late_claims: bool,
     /// Longest hang before a timeout error.
     pub hang_max_ms: u64,
@@ -234,6 +244,7 @@ impl Faults {
             call_fail_per_mille: 0,
             call_hang_per_mille: 0,
             call_late_per_mille: 0,
+            call_slow_per_mille: 0,
             late_max_ms: 0,
             late_claims: false,
             hang_max_ms: 0,
@@ -243,11 +254,10 @@ impl Faults {
         }
     }
 
-    /// Every fault on, sized against the stale window `S`: pauses and late
-    /// answers up to three stale windows, partitions up to two; clocks step
-    /// and drift inside a band of half the skew allowance `K` (so a peer's
-    /// skew plus one's own step stay within `K`); claims are answered late
-    /// never (the two known core defects, see the crate docs).
+    /// Every fault on, sized against the stale window `S`: pauses, late
+    /// answers and late arrivals up to three stale windows (claims' answers
+    /// included), partitions up to two; clocks step and drift across the
+    /// whole skew allowance `K`.
     pub fn standard(stale_after_ms: u64, skew_ms: u64) -> Faults {
         let s = stale_after_ms;
         Faults {
@@ -261,7 +271,7 @@ impl Faults {
             throttle_period_max_ms: 2 * s,
             partition_gap_ms: 5 * s,
             partition_max_ms: 2 * s,
-            clock_band_ms: skew_ms / 2,
+            clock_band_ms: skew_ms,
             clock_extremes: false,
             clock_step_gap_ms: 3 * s,
             drift_gap_ms: s,
@@ -269,8 +279,9 @@ impl Faults {
             call_fail_per_mille: 20,
             call_hang_per_mille: 10,
             call_late_per_mille: 30,
+            call_slow_per_mille: 20,
             late_max_ms: 3 * s,
-            late_claims: false,
+            late_claims: true,
             hang_max_ms: 3 * s,
             latency_max_ms: 8,
             pid_squat_per_mille: 300,
@@ -332,6 +343,10 @@ pub struct SimConfig {
     /// an owner that overran its budget, to see whether a peer actually
     /// takes the item over while it still believes (`exclusive-ownership`).
     pub budget_check: bool,
+    /// The store lets a claimant re-claim a stale item recorded under its
+    /// own incarnation, on the lease alone (a proposed store rule, off as
+    /// in the real stores; see [`super::store::own_reclaim_allowed`]).
+    pub reclaim_own_stale: bool,
 }
 
 impl SimConfig {
@@ -347,6 +362,7 @@ impl SimConfig {
             workload: Workload::standard(items, params.stale_after_ms),
             mutation: Mutation::None,
             budget_check: true,
+            reclaim_own_stale: false,
         }
     }
 
@@ -381,6 +397,7 @@ impl SimConfig {
             },
             mutation: Mutation::None,
             budget_check: true,
+            reclaim_own_stale: false,
         }
     }
 
@@ -417,6 +434,36 @@ impl SimConfig {
             workload: Workload { items: 10, ..Workload::standard(10, params.stale_after_ms) },
             mutation: Mutation::None,
             budget_check: true,
+            reclaim_own_stale: false,
+        }
+    }
+
+    /// The throttled scenario: `workers` workers whose hosts are throttled
+    /// most of the time (background tabs: timers fire on a period of up to
+    /// one stale window) over a slow store (three calls in ten, claims
+    /// included, reach it up to a stale window late), and long performs. Renewals land after a
+    /// takeover and answer `false` while their owner still works: the case
+    /// the fence answer exists for.
+    pub fn throttled(workers: u8, items: u32) -> SimConfig {
+        let params = Params::standard();
+        let s = params.stale_after_ms;
+        let mut faults = Faults::none(8);
+        faults.clock_band_ms = params.skew_ms;
+        faults.throttle_gap_ms = s;
+        faults.throttle_max_ms = 3 * s;
+        faults.throttle_period_max_ms = s;
+        faults.call_slow_per_mille = 300;
+        faults.late_max_ms = s;
+        faults.late_claims = true;
+        SimConfig {
+            workers,
+            hosts: workers.clamp(1, 2),
+            params,
+            faults,
+            workload: Workload { long_per_mille: 800, ..Workload::standard(items, s) },
+            mutation: Mutation::None,
+            budget_check: true,
+            reclaim_own_stale: false,
         }
     }
 

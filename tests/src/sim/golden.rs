@@ -11,8 +11,13 @@ pub fn cases() -> Vec<(&'static str, SimConfig, u64, u64)> {
     vec![
         ("standard-4x100", SimConfig::standard(4, 100), 0, 20),
         ("standard-2x30", SimConfig::standard(2, 30), 1_000, 20),
+        ("throttled-4x60", SimConfig::throttled(4, 60), 2_000, 10),
     ]
 }
 
 /// The combined trace hash of each case, in [`cases`] order.
-pub const EXPECTED: [(&str, u64); 2] = [("standard-4x100", 0xb122_1b54_5043_9c90), ("standard-2x30", 0x897a_2c2f_4a38_19ca)];
+pub const EXPECTED: [(&str, u64); 3] = [
+    ("standard-4x100", 0xa8e0_7da2_0703_2f8a),
+    ("standard-2x30", 0xdfeb_43c1_365e_e5c7),
+    ("throttled-4x60", 0x60e6_2577_e67b_127b),
+];

@@ -7,7 +7,9 @@
 //!   target).
 //! - [`config`]: parameters, workload, fault rates, mutations.
 //! - [`probe`]: process tables and the pid-probe liveness decision.
-//! - [`store`]: the fenced store, its claim and steal rules.
+//! - [`store`]: the fenced store, its claim and steal rules (the steal rules
+//!   mirror `leasehold_core::lease::steal::check_steal`, which is not on
+//!   main yet).
 //! - [`world`]: the event loop and the hosts.
 //! - [`check`]: the invariants and their predicates.
 //! - [`trace`]: the trace and its hash.
@@ -21,34 +23,38 @@
 //!
 //! `tolerance-from-reply` and `no-lapse-deadline` are switches inside the
 //! core's supervision (core feature `mutations`, test-only); `eperm-as-dead`
-//! is the pid probe's decision ([`probe::owner_alive`]); `fence-ignored` is
+//! and `start-time-ignored` are the pid probe's decision
+//! ([`probe::owner_alive`]); `fence-ignored` and `confirmation-dropped` are
 //! the simulated host; `unfenced-store` is the simulated store.
 //!
-//! # Known defects (found by this simulator, reproducible, not yet fixed)
+//! # Defects found
 //!
-//! The standard profile keeps two switches off and uses two hosts, because
-//! each of these breaks an invariant in the current core or store rules;
-//! `tests/sim_known_defects.rs` holds an ignored test per defect:
+//! Two core defects this simulator found are fixed in the core; the
+//! standard profile runs the faults that exposed them (claims answered or
+//! applied late, clocks stepping across the whole skew allowance `K`), and
+//! `tests/sim_found_defects.rs` turns each fault up as a regression:
 //!
-//! 1. **A claim answered late is performed past its lease**
-//!    ([`Faults::late_claims`]): the runner starts `perform` at
-//!    `claim_found` even when the claim's `at` is already more than `S − K`
-//!    old, so another worker may hold the item. Replay:
-//!    `sim --replay 0 --late-claims`.
-//! 2. **The reconfirm bound is `now + R`, not `deadline + R`**
-//!    ([`Faults::clock_band_ms`] at the full `K`): when the deadline is
-//!    handled late — a clock that steps forward at the deadline, or a late
-//!    claim — the lapse falls after `T + W + R`; a clock that then steps
-//!    back pushes it past the stale cutoff by up to `K`. Issue 2 words the
-//!    bound as `deadline + R`. Replay: `sim --replay 1685 --full-skew-band`.
-//!    The standard profile keeps clocks in a band of `K/2`, so a peer's skew
-//!    plus one's own step stay within `K`.
+//! 1. **A claim answered late was performed past its lease**: the runner
+//!    now declines a claim heard `W` or more after its `at` (`claimLost`,
+//!    `claim-lost { lapsed: true }`); the world checks
+//!    `late-claim-not-performed`.
+//! 2. **The reconfirm bound was `now + R`, not `deadline + R`**: a deadline
+//!    handled late (a clock that stepped forward, a late timer) lapsed up to
+//!    `K` past the stale cutoff once the clock stepped back. The runner's
+//!    bound is now `deadline + R`, and a deadline handled after it lapses at
+//!    once.
+//!
+//! One store gap stays open (`tests/sim_known_defects.rs`, ignored):
+//!
 //! 3. **Pid liveness strands an item whose claim answer was lost**
 //!    ([`SimConfig::hosts`] = 1): the claim landed, the claimant saw an
 //!    error; same-host peers' pid probe finds the owner alive and refuses,
 //!    and the steal rules refuse the owner itself (`ClaimantIsOwner`), so
 //!    only a worker on another host can ever take the item. Replay:
-//!    `sim --replay 0 --hosts 1`.
+//!    `sim --replay 0 --hosts 1`. The proposed rule — an owner may re-claim
+//!    its own stale item on the lease alone — is modelled behind
+//!    [`SimConfig::reclaim_own_stale`] (`--reclaim-own-stale`), and holds
+//!    every invariant on one host.
 
 pub mod check;
 pub mod config;

@@ -20,8 +20,8 @@ pub struct Summary {
     /// Events processed in all.
     pub events: u64,
     /// Items settled, dead-lettered; steals, lapses, losses, crashes, stalls,
-    /// excused overlaps, summed.
-    pub totals: [u64; 8],
+    /// excused overlaps, declined claims, summed.
+    pub totals: [u64; 9],
 }
 
 /// Runs `count` seeds from `start`, stopping early once `stop_after`
@@ -34,7 +34,17 @@ pub fn run_seeds(start: u64, count: u64, cfg: &SimConfig, stop_after: usize) -> 
         summary.hash = (summary.hash ^ outcome.hash).wrapping_mul(0x0000_0100_0000_01b3);
         summary.events += outcome.stats.events;
         let s = outcome.stats;
-        let add = [s.settled, s.dead_lettered, s.steals, s.lapses, s.losses, s.crashes, s.stalls, s.excused_overlaps];
+        let add = [
+            s.settled,
+            s.dead_lettered,
+            s.steals,
+            s.lapses,
+            s.losses,
+            s.crashes,
+            s.stalls,
+            s.excused_overlaps,
+            s.claims_declined,
+        ];
         for (total, value) in summary.totals.iter_mut().zip(add) {
             *total += u64::from(value);
         }
@@ -88,7 +98,7 @@ fn candidates(cfg: &SimConfig) -> Vec<SimConfig> {
         out.push(c);
     }
     let f = cfg.faults;
-    let switches: [fn(&mut SimConfig); 9] = [
+    let switches: [fn(&mut SimConfig); 12] = [
         |c| c.faults.crash_gap_ms = 0,
         |c| c.faults.pause_gap_ms = 0,
         |c| c.faults.throttle_gap_ms = 0,
@@ -98,6 +108,9 @@ fn candidates(cfg: &SimConfig) -> Vec<SimConfig> {
         |c| c.faults.call_fail_per_mille = 0,
         |c| c.faults.call_hang_per_mille = 0,
         |c| c.faults.call_late_per_mille = 0,
+        |c| c.faults.call_slow_per_mille = 0,
+        |c| c.faults.late_claims = false,
+        |c| c.faults.clock_band_ms /= 2,
     ];
     for switch in switches {
         let mut c = *cfg;

@@ -6,6 +6,10 @@
 //!   claimant's liveness check finds gone, and the steal rules permit
 //!   ([`steal_allowed`]). Each claim counts an attempt; the claim after the
 //!   last allowed attempt dead-letters the item instead.
+//! - With [`Store::reclaim_own_stale`] (a proposed rule, off by default as in
+//!   the real stores), a claimant may also re-claim a stale item whose
+//!   recorded owner is its own incarnation, on the lease alone
+//!   ([`own_reclaim_allowed`]).
 //! - Renew, settle and release are fenced: they land only under the item's
 //!   current token (unless the `unfenced-store` mutation is on).
 //! - A renewal stamps the lease with the renewal's `at` (the owner's clock at
@@ -89,6 +93,16 @@ pub fn steal_allowed(
     Ok(())
 }
 
+/// The proposed own-reclaim rule: a claimant may re-claim a running item
+/// whose recorded owner is its own incarnation (same nonce) once the lease
+/// is stale, with no liveness probe. Its own supervision lapsed any work on
+/// that lease before the lease could go stale (unless its host was stalled,
+/// the same overlap a peer's takeover has, which fencing covers), so the
+/// only holder left is a claim whose answer never reached it.
+pub fn own_reclaim_allowed(owner: &Owner, claimant: &Owner, heartbeat_at: Millis, stale_after_ms: u64, now: Millis) -> bool {
+    owner.nonce == claimant.nonce && lease_is_stale(heartbeat_at, stale_after_ms, now)
+}
+
 /// Where an item is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ItemState {
@@ -163,6 +177,8 @@ pub struct Store {
     eperm_as_dead: bool,
     /// Mutation: the probe ignores the recorded start time.
     pub start_time_ignored: bool,
+    /// The proposed own-reclaim rule ([`own_reclaim_allowed`]) is in force.
+    pub reclaim_own_stale: bool,
     /// Items dead-lettered so far.
     pub dead_lettered: u32,
 }
@@ -181,6 +197,7 @@ impl Store {
             unfenced,
             eperm_as_dead,
             start_time_ignored: false,
+            reclaim_own_stale: false,
             dead_lettered: 0,
         }
     }
@@ -230,27 +247,10 @@ impl Store {
             let record = self.items[index];
             let stolen = match record.state {
                 ItemState::Pending => None,
-                ItemState::Running => {
-                    let Some(owner) = record.owner else { continue };
-                    if owner.nonce == claimant.nonce || !lease_is_stale(record.stamp, self.stale_after_ms, at) {
-                        continue;
-                    }
-                    let kind = if owner.host == claimant.host {
-                        let seen = table.observe(owner.host, owner.pid, uid);
-                        let recorded = (!self.start_time_ignored).then_some(owner.start_time);
-                        if owner_alive(seen, recorded, self.eperm_as_dead) {
-                            continue;
-                        }
-                        EvidenceKind::SameHostPidDead
-                    } else {
-                        EvidenceKind::LeaseExpired
-                    };
-                    let evidence = LivenessEvidence { kind, checked_at: at };
-                    if steal_allowed(&owner, claimant, record.stamp, self.stale_after_ms, evidence, at).is_err() {
-                        continue;
-                    }
-                    Some((owner, kind))
-                }
+                ItemState::Running => match self.takeover(&record, claimant, uid, at, table) {
+                    Some(taken) => Some(taken),
+                    None => continue,
+                },
                 _ => continue,
             };
             let record = &mut self.items[index];
@@ -270,6 +270,32 @@ impl Store {
             return Claimed::Item { item: index as u32, token, stolen };
         }
         Claimed::Empty
+    }
+
+    /// Whether `claimant` may take the running `record` over at `at`, and
+    /// from whom with what evidence.
+    fn takeover(&self, record: &ItemRecord, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable) -> Option<(Owner, EvidenceKind)> {
+        let owner = record.owner?;
+        if owner.nonce == claimant.nonce {
+            let allowed = self.reclaim_own_stale && own_reclaim_allowed(&owner, claimant, record.stamp, self.stale_after_ms, at);
+            return allowed.then_some((owner, EvidenceKind::LeaseExpired));
+        }
+        if !lease_is_stale(record.stamp, self.stale_after_ms, at) {
+            return None;
+        }
+        let kind = if owner.host == claimant.host {
+            let seen = table.observe(owner.host, owner.pid, uid);
+            let recorded = (!self.start_time_ignored).then_some(owner.start_time);
+            if owner_alive(seen, recorded, self.eperm_as_dead) {
+                return None;
+            }
+            EvidenceKind::SameHostPidDead
+        } else {
+            EvidenceKind::LeaseExpired
+        };
+        let evidence = LivenessEvidence { kind, checked_at: at };
+        steal_allowed(&owner, claimant, record.stamp, self.stale_after_ms, evidence, at).ok()?;
+        Some((owner, kind))
     }
 
     fn fenced(&self, item: u32, token: u64) -> Written {
@@ -406,6 +432,26 @@ mod tests {
         assert_eq!(store.claim(&a, 0, Millis(1_000), &table), Claimed::Empty);
         assert_eq!(store.item(0).state, ItemState::DeadLettered);
         assert!(store.all_done());
+    }
+
+    #[test]
+    fn an_owner_re_claims_its_own_stale_item_only_under_the_own_reclaim_rule() {
+        let mut table = ProcessTable::new();
+        let a = worker_process(&mut table, 0, 0, 1);
+        for rule in [false, true] {
+            let mut store = Store::new(1, 100, 5, false, false);
+            store.reclaim_own_stale = rule;
+            store.enqueue(0);
+            store.claim(&a, 1, Millis(1_000), &table);
+            // Never while the lease is fresh, whatever the rule.
+            assert_eq!(store.claim(&a, 1, Millis(1_100), &table), Claimed::Empty);
+            let stale = store.claim(&a, 1, Millis(1_101), &table);
+            if rule {
+                assert_eq!(stale, Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) });
+            } else {
+                assert_eq!(stale, Claimed::Empty, "the live owner's pid probe and ClaimantIsOwner both refuse");
+            }
+        }
     }
 
     #[test]

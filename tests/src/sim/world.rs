@@ -17,6 +17,11 @@
 //!   fenced release, retried until the store answers. A perform that raises
 //!   on its own (work failure, settle error) also releases the item.
 //! - `heartbeat` is a fenced renewal stamped with the runner's `at`.
+//! - A claim the runner declines (heard past its write tolerance) is
+//!   dropped, as the real hosts do: its lease goes stale for a peer.
+//! - It notes when it ran the runner's timer later than due because it was
+//!   stalled (`renewing-owner-not-interrupted` does not hold such an owner
+//!   to its renewals).
 //! - Paused, nothing runs: timers, replies and finished work wait. On resume
 //!   the host feeds the runner's overdue timers first, then what waited.
 //!   Throttled, timers fire only on multiples of the throttle period;
@@ -173,6 +178,9 @@ struct Incarnation {
     held: Vec<Option<Held>>,
     /// Real time of the armed timer.
     timer: Option<u64>,
+    /// Real time the armed timer was due before a throttle rounded it up
+    /// (while throttled, the first due time it missed).
+    due: u64,
 }
 
 struct Worker {
@@ -186,6 +194,9 @@ struct Worker {
     /// `Some(true)`: calls hang; `Some(false)`: calls fail.
     partition: Option<bool>,
     stall_end: u64,
+    /// When its host last ran the runner's timer later than it was due
+    /// because the worker was stalled (real ms; 0: never).
+    late_timer: u64,
     deferred: Vec<Ev>,
     calls: Rng,
     work: Rng,
@@ -218,6 +229,8 @@ pub struct Stats {
     /// Overlaps the lease policy allows (a stalled owner and a lease-expired
     /// takeover), seen and checked.
     pub excused_overlaps: u32,
+    /// Claims heard past their write tolerance, declined by the runner.
+    pub claims_declined: u32,
     /// Events processed.
     pub events: u64,
 }
@@ -317,6 +330,7 @@ impl World {
                 throttle: None,
                 partition: None,
                 stall_end: 0,
+                late_timer: 0,
                 deferred: Vec::new(),
                 calls: Rng::stream(seed, 2, u64::from(w)),
                 work: Rng::stream(seed, 3, u64::from(w)),
@@ -332,6 +346,7 @@ impl World {
         );
         let mut store = store;
         store.start_time_ignored = cfg.mutation == Mutation::StartTimeIgnored;
+        store.reclaim_own_stale = cfg.reclaim_own_stale;
         let chaos_end = EPOCH + cfg.workload.chaos_ms;
         let capacity = u64::from(cfg.workers.max(1)) * u64::from(cfg.params.concurrency.max(1));
         let work = u64::from(cfg.workload.items) * cfg.workload.work_long_max_ms / capacity;
@@ -497,6 +512,11 @@ impl World {
                     return;
                 }
                 inc.timer = None;
+                if inc.due < now {
+                    // A throttle rounded the timer up past when it was due.
+                    self.workers[usize::from(w)].late_timer = now;
+                }
+                let inc = self.workers[usize::from(w)].inc.as_mut().expect("alive");
                 inc.runner.handle_timeout(local);
                 self.drive(w);
             }
@@ -568,6 +588,7 @@ impl World {
         let d1 = rng.range(0, f.latency_max_ms);
         let d2 = rng.range(0, f.latency_max_ms);
         let now = self.now;
+        let mut reach = d1;
         let failed = |time| (time, Ev::Reply { w, inc, rep: failed_reply(req) });
         let (arrive, direct): (Option<Fate>, Option<(u64, Ev)>) = if let Some(hang) = partition {
             if !hang {
@@ -583,6 +604,7 @@ impl World {
         } else {
             let roll = rng.below(1000) as u32;
             let (fail, hang, late) = (f.call_fail_per_mille, f.call_hang_per_mille, f.call_late_per_mille);
+            let slow = f.call_slow_per_mille;
             if roll < fail {
                 if rng.chance(500) {
                     (Some(Fate::Error(d2)), None)
@@ -600,12 +622,17 @@ impl World {
                 }
             } else if roll < fail + hang + late && late_ok {
                 (Some(Fate::Answer(rng.range(d2, f.late_max_ms.max(d2)))), None)
+            } else if roll < fail + hang + late + slow && late_ok {
+                // Queued behind a lock or in a client pool: applied late
+                // (a renewal may land after a takeover), then answered.
+                reach = rng.range(d1, f.late_max_ms.max(d1));
+                (Some(Fate::Answer(d2)), None)
             } else {
                 (Some(Fate::Answer(d2)), None)
             }
         };
         if let Some(fate) = arrive {
-            self.at(now + d1, Ev::Arrive { w, inc, req, fate, sent: now });
+            self.at(now + reach, Ev::Arrive { w, inc, req, fate, sent: now });
         }
         if let Some((time, ev)) = direct {
             self.at(time, ev);
@@ -731,6 +758,25 @@ impl World {
                 self.inc_mut(w).runner.claim_failed(local, ());
             }
             Rep::Claim { at, answer: Ok(Claimed::Item { item, token, stolen }) } => {
+                let unconfirmed = local.since(at);
+                let Some(key) = self.inc_mut(w).runner.claim_found(local) else {
+                    // Declined: heard past the write tolerance. The host
+                    // drops the item; its lease goes stale for a peer.
+                    self.log(What::ClaimDeclined, w, item, token, unconfirmed);
+                    self.stats.claims_declined += 1;
+                    return;
+                };
+                if !check::claim_heard_in_time(self.spans, at.0, local.0) {
+                    self.violate(
+                        Invariant::LateClaimNotPerformed,
+                        Some(item),
+                        vec![w],
+                        format!(
+                            "w{w} performs token {token} although its claim was heard {unconfirmed}ms after its at={} on its clock (W = {}ms)",
+                            at.0, self.spans.tolerance
+                        ),
+                    );
+                }
                 let worker = &mut self.workers[usize::from(w)];
                 let long = worker.work.chance(self.cfg.workload.long_per_mille);
                 let work_ms = if long {
@@ -751,7 +797,6 @@ impl World {
                         self.at(now + hold, Ev::ProbeCrash { w, inc, item });
                     }
                 }
-                let Some(key) = self.inc_mut(w).runner.claim_found(local) else { return };
                 let evidence = stolen.map(|s| s.1);
                 let inc = self.inc_mut(w).number;
                 let held = Held {
@@ -762,6 +807,8 @@ impl World {
                     // The claim's `at`: the lease's first stamp, where the
                     // runner's supervision starts from.
                     stamp: at.0,
+                    // Renewing from a claim heard within `W` (the only
+                    // kind performed): its own renewals decide from here.
                     prompt: true,
                     inflight: None,
                     lost_seen: false,
@@ -798,7 +845,9 @@ impl World {
                     Ok(false) if mutation == Mutation::FenceIgnored => Ok(true),
                     other => other,
                 };
-                self.inc_mut(w).runner.renewal_answered(local, key, call, told);
+                if !(told == Ok(true) && mutation == Mutation::ConfirmationDropped) {
+                    self.inc_mut(w).runner.renewal_answered(local, key, call, told);
+                }
             }
             Rep::Settle { key, item, token, answer } => {
                 self.log(What::SettleHeard, w, item, token, answer_code(answer));
@@ -910,13 +959,14 @@ impl World {
             self.stats.losses += 1;
         }
         let young = held.inflight.is_none_or(|(_, sent)| self.prompt.is_some_and(|g| now - sent <= g));
-        if held.prompt && young && self.prompt.is_some() {
+        let on_time = check::timers_on_time(self.spans, held.stamp, self.workers[usize::from(w)].late_timer);
+        if held.prompt && young && on_time && self.prompt.is_some() {
             self.violate(
                 Invariant::RenewingOwnerNotInterrupted,
                 Some(held.item),
                 vec![w],
                 format!(
-                    "w{w} was interrupted ({}) on token {} although every renewal was confirmed within {}ms",
+                    "w{w} was interrupted ({}) on token {} although every renewal was confirmed within {}ms and its timers ran on time",
                     if lapsed { "lapsed" } else { "lost" },
                     held.token,
                     self.prompt.unwrap_or(0)
@@ -945,6 +995,12 @@ impl World {
             return;
         };
         let mut real = now + deadline.0.saturating_sub(local);
+        // A throttled host keeps the first due time it missed, so the
+        // timer counts as late when it finally runs.
+        let missed = throttle.is_some() && inc.timer.is_some() && inc.due < now;
+        if !missed {
+            inc.due = real;
+        }
         if let Some(period) = throttle {
             real = EPOCH + (real - EPOCH).div_ceil(period) * period;
         }
@@ -961,13 +1017,13 @@ impl World {
         let now = self.now;
         // Believers of the same item during this ms: current ones, and ones
         // whose belief ended earlier in this same ms.
+        // The worker's own older belief counts too: an owner that re-claims
+        // its own stale item (the own-reclaim rule) may still hold it.
         let mut others: Vec<(u8, Held)> = Vec::new();
         for other in 0..self.cfg.workers {
-            if other == w {
-                continue;
-            }
             if let Some(inc) = &self.workers[usize::from(other)].inc {
-                others.extend(inc.held.iter().flatten().filter(|h| h.item == held.item).map(|h| (other, *h)));
+                let same = |h: &&Held| h.item == held.item && h.token != held.token;
+                others.extend(inc.held.iter().flatten().filter(same).map(|h| (other, *h)));
             }
         }
         // A belief that ended by handing the item back (settle, release) is
@@ -976,7 +1032,7 @@ impl World {
         others.extend(
             self.ended_now
                 .iter()
-                .filter(|(t, o, h)| *t == now && *o != w && h.item == held.item && h.taken.is_some())
+                .filter(|(t, _, h)| *t == now && h.item == held.item && h.token != held.token && h.taken.is_some())
                 .map(|(_, o, h)| (*o, *h)),
         );
         for (other, old) in others {
@@ -1144,7 +1200,11 @@ impl World {
                 }
             }
             Fault::ClockStep => {
-                let to = self.workers[i].faults.range(0, self.spans.skew);
+                let to = if f.clock_extremes {
+                    self.workers[i].faults.below(2) * self.spans.skew
+                } else {
+                    self.workers[i].faults.range(0, self.spans.skew)
+                };
                 self.set_clock(w, to);
                 self.next_fault(w, f.clock_step_gap_ms, Fault::ClockStep, now);
             }
@@ -1177,7 +1237,12 @@ impl World {
         // Overdue timers first: the host reads its clock when it wakes.
         let local = self.local(w);
         if let Some(inc) = self.workers[i].inc.as_mut() {
-            if inc.runner.poll_timeout().is_some_and(|t| t <= local) {
+            let due = inc.runner.poll_timeout();
+            if due.is_some_and(|t| t <= local) {
+                if due.is_some_and(|t| t < local) {
+                    self.workers[i].late_timer = self.now;
+                }
+                let inc = self.workers[i].inc.as_mut().expect("alive");
                 inc.runner.handle_timeout(local);
             }
         }
@@ -1194,7 +1259,13 @@ impl World {
         if self.workers[i].throttle.take().is_some() {
             self.workers[i].stall_end = self.now;
             self.log(What::ThrottleEnd, w, NO_ITEM, 0, 0);
+            let now = self.now;
             if let Some(inc) = self.workers[i].inc.as_mut() {
+                if inc.timer.is_some() && inc.due < now {
+                    // The timer was due during the throttle and still waits.
+                    self.workers[i].late_timer = now;
+                }
+                let inc = self.workers[i].inc.as_mut().expect("alive");
                 inc.timer = None;
             }
             self.arm(w);
@@ -1249,7 +1320,7 @@ impl World {
         let mut runner = Runner::new(self.config, false);
         runner.set_supervision_mutation(self.cfg.mutation.supervision());
         let pool = self.config.pool_size() as usize;
-        self.workers[i].inc = Some(Incarnation { number, owner, runner, held: vec![None; pool], timer: None });
+        self.workers[i].inc = Some(Incarnation { number, owner, runner, held: vec![None; pool], timer: None, due: 0 });
         self.workers[i].paused = false;
         self.log(What::Restart, w, NO_ITEM, u64::from(pid), nonce);
         let local = self.local(w);
