@@ -106,7 +106,7 @@ fn close_writes_the_moves_no_append_carried() {
     let mut state = open_pump(&["a"], &[("a", 2)]);
     state.chunk_without_events(&[("a".into(), 9)]);
     assert_eq!(state.unsaved_marks(), vec![("a", 9)]);
-    state.emit_logged();
+    state.unsaved_written();
     assert!(state.unsaved_marks().is_empty(), "an emit's append carried them");
 }
 

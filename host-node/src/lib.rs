@@ -5,3 +5,7 @@
 #![deny(unsafe_code)]
 
 pub use leasehold_core as core;
+
+pub mod eventlog;
+pub mod pump;
+pub mod trace_ring;

@@ -294,8 +294,9 @@ impl PumpState {
         self.marks.moved_unlogged(completes);
     }
 
-    /// An emit's append, which carried the unsaved watermarks, is durable.
-    pub fn emit_logged(&mut self) {
+    /// An append that carried the unsaved watermarks (an emit, a compaction)
+    /// is durable.
+    pub fn unsaved_written(&mut self) {
         self.marks.unsaved_logged();
     }
 
