@@ -209,3 +209,13 @@ fn retention_asks_each_source_once() {
     retention.drops("a", Millis(99), |_| unreachable!("recent records never ask"));
     assert_eq!(asked, vec!["a"]);
 }
+
+#[test]
+fn a_flush_derives_every_source_kicked_or_not_and_disarms_the_timer() {
+    let mut state = open_pump(&["a", "b"], &[]);
+    done(&mut state);
+    state.kick(Some("a"), Millis(0));
+    state.flush();
+    assert_eq!(state.poll_timeout(), None);
+    assert_eq!(state.begin_pass().sources, vec!["a".to_string(), "b".to_string()]);
+}

@@ -263,6 +263,14 @@ impl PumpState {
         self.timer = None;
     }
 
+    /// `flush` or `close`: a pass over every registered source is due now,
+    /// kicked or not (everything appended so far, even by a caller that
+    /// forgot to kick), so the pending timer goes.
+    pub fn flush(&mut self) {
+        self.dirty.extend(self.sources.iter().cloned());
+        self.timer = None;
+    }
+
     /// Starts a pass: takes the dirty set (registered sources, in name order).
     /// Empty unless the log is open.
     pub fn begin_pass(&mut self) -> PassPlan {

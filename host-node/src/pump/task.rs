@@ -155,7 +155,7 @@ impl PumpTask {
                 let result = if self.state.phase() == Phase::Closed {
                     Err(PumpError::Closed)
                 } else {
-                    self.state.cancel_timer();
+                    self.state.flush();
                     self.pass().await
                 };
                 let _ = reply.send(result);
@@ -389,7 +389,7 @@ impl PumpTask {
             self.state.closed();
             return Ok(());
         }
-        self.state.cancel_timer();
+        self.state.flush();
         let mut result = self.pass().await;
         if result.is_ok() && self.state.marks().has_unsaved() {
             let marks = owned(self.state.unsaved_marks());
