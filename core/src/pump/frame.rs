@@ -140,10 +140,10 @@ impl fmt::Display for EncodeError {
 /// serialises each payload straight into the buffer it will write.
 ///
 /// ```
-/// # use leasehold_core::pump::frame::BatchEncoder;
+/// # use leasehold_core::pump::frame::{BatchEncoder, EncodeError};
 /// let mut buf = Vec::new();
 /// let mut batch = BatchEncoder::begin(&mut buf);
-/// batch.record(7, |b| { b.extend_from_slice(b"{}"); Ok::<(), ()>(()) }).unwrap();
+/// batch.record(7, |b| { b.extend_from_slice(b"{}"); Ok::<(), EncodeError>(()) }).unwrap();
 /// batch.finish([("jobs", 3u64)]).unwrap();
 /// ```
 pub struct BatchEncoder<'a> {
@@ -203,7 +203,7 @@ impl<'a> BatchEncoder<'a> {
     /// # Errors
     /// [`EncodeError::NameTooLong`] or [`EncodeError::FrameTooLong`]; the
     /// buffer is rolled back to before the frame.
-    pub fn finish<'m, S: AsRef<str> + 'm>(
+    pub fn finish<S: AsRef<str>>(
         self,
         marks: impl IntoIterator<Item = (S, u64)>,
     ) -> Result<(), EncodeError> {

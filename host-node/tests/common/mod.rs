@@ -23,6 +23,8 @@ pub fn drafts_of(i: u64) -> u64 {
 /// [`drafts_of`]`(i)` drafts `{"i": i, "j": j}`.
 pub struct Journal {
     len: AtomicU64,
+    /// Bytes of padding in each draft's body (to make appends large).
+    pad: usize,
     quiet: AtomicBool,
     identity: Mutex<Map<String, Value>>,
     /// `committed_len` calls: one per pass that derives this source.
@@ -33,8 +35,13 @@ pub struct Journal {
 
 impl Journal {
     pub fn new(len: u64) -> Arc<Self> {
+        Self::padded(len, 0)
+    }
+
+    pub fn padded(len: u64, pad: usize) -> Arc<Self> {
         Arc::new(Journal {
             len: AtomicU64::new(len),
+            pad,
             quiet: AtomicBool::new(false),
             identity: Mutex::new(Map::new()),
             reads: AtomicU64::new(0),
@@ -67,7 +74,12 @@ impl EventSource for Journal {
 
     fn derive(&self, index: u64, out: &mut Vec<EventDraft>) {
         for j in 0..drafts_of(index) {
-            out.push(EventDraft::new("step").at(1_000 + index).body(json!({ "i": index, "j": j })));
+            let body = if self.pad == 0 {
+                json!({ "i": index, "j": j })
+            } else {
+                json!({ "i": index, "j": j, "pad": "x".repeat(self.pad) })
+            };
+            out.push(EventDraft::new("step").at(1_000 + index).body(body));
         }
     }
 
