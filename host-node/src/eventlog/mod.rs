@@ -25,6 +25,7 @@
 //!   sequence number on, in order, with the epoch.
 
 mod compact;
+mod encoded;
 mod error;
 mod read;
 mod record;
@@ -39,6 +40,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use leasehold_core::pump::DEFAULT_CHUNK_SIZE;
 use leasehold_core::pump::frame::{BatchEncoder, Ending, HEADER_LEN, encode_header, summarize};
 
+pub use encoded::EncodedEvents;
 pub use error::{LogError, ReadError};
 pub use read::{LogRead, read_log};
 pub use record::{EventRecord, LoggedEvent};
@@ -285,6 +287,23 @@ impl EventLog {
         if events.len() > self.max_batch {
             return Err(LogError::BatchTooLarge { len: events.len(), max: self.max_batch });
         }
+        self.append_encoded(&EncodedEvents::encode(events)?, marks)
+    }
+
+    /// [`EventLog::append`] of events serialised beforehand (see
+    /// [`EncodedEvents`]): the pump serialises a chunk while the chunk before
+    /// it is being written.
+    ///
+    /// # Errors
+    /// As [`EventLog::append`].
+    pub fn append_encoded<S: AsRef<str>>(
+        &mut self,
+        events: &EncodedEvents,
+        marks: impl IntoIterator<Item = (S, u64)>,
+    ) -> Result<std::ops::Range<u64>, LogError> {
+        if events.len() > self.max_batch {
+            return Err(LogError::BatchTooLarge { len: events.len(), max: self.max_batch });
+        }
         self.writable()?;
         let first = self.next_seq;
         let marks: Vec<(S, u64)> = marks.into_iter().collect();
@@ -293,8 +312,11 @@ impl EventLog {
         }
         self.buf.clear();
         let mut batch = BatchEncoder::begin(&mut self.buf);
-        for (i, event) in events.iter().enumerate() {
-            batch.record(first + i as u64, |b| serde_json::to_writer(b, event).map_err(LogError::from))?;
+        for (seq, payload) in (first..).zip(events.payloads()) {
+            batch.record(seq, |b| {
+                b.extend_from_slice(payload);
+                Ok::<(), LogError>(())
+            })?;
         }
         batch.finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
         let Some(file) = self.file.as_mut() else { return Err(LogError::Closed) };
@@ -302,9 +324,10 @@ impl EventLog {
             self.broken = true;
             return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
         }
+        let count = events.len() as u64;
         self.len += self.buf.len() as u64;
-        self.next_seq += events.len() as u64;
-        self.records += events.len() as u64;
+        self.next_seq += count;
+        self.records += count;
         for (name, position) in &marks {
             self.marks.insert(name.as_ref().to_owned(), *position);
         }

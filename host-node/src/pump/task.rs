@@ -12,9 +12,18 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 
 use super::{EventDraft, EventSource, PumpError, PumpOptions, PumpStatus, WallClock};
-use crate::eventlog::{EventLog, EventRecord, LogError, LogOptions, LogRead};
+use crate::eventlog::{EncodedEvents, EventLog, EventRecord, LogError, LogOptions, LogRead};
 
 type Reply<T> = oneshot::Sender<Result<T, PumpError>>;
+
+/// A log operation running on the blocking pool; it hands the log back.
+type LogOp<T> = tokio::task::JoinHandle<(Option<EventLog>, Result<T, LogError>)>;
+
+/// A pass's append in flight and the watermarks it completes.
+struct InFlight {
+    op: LogOp<()>,
+    completes: Vec<(String, u64)>,
+}
 
 /// What a handle asks the task.
 pub(super) enum Command {
@@ -207,20 +216,30 @@ impl PumpTask {
         }
     }
 
-    /// Runs `op` on the log on the blocking pool. A lost log (a panic in an
-    /// earlier operation) is opened again first. A log replaced by a new one
-    /// makes every source dirty from its first entry (backfill).
+    /// Runs `op` on the log on the blocking pool (see [`PumpTask::start`]
+    /// and [`PumpTask::finish`]).
     async fn with_log<T: Send + 'static>(
         &mut self,
         op: impl FnOnce(&mut EventLog) -> Result<T, LogError> + Send + 'static,
     ) -> Result<T, PumpError> {
+        let running = self.start(op)?;
+        self.finish(running).await
+    }
+
+    /// Starts `op` on the log on the blocking pool; the log is away until
+    /// [`PumpTask::finish`] takes the result. A lost log (a panic in an earlier
+    /// operation) is opened again first.
+    fn start<T: Send + 'static>(
+        &mut self,
+        op: impl FnOnce(&mut EventLog) -> Result<T, LogError> + Send + 'static,
+    ) -> Result<LogOp<T>, PumpError> {
         if self.state.phase() != Phase::Open {
             return Err(PumpError::Closed);
         }
         let log = self.log.take();
         let path = self.path.clone();
         let options = self.log_options.clone();
-        let joined = tokio::task::spawn_blocking(move || {
+        Ok(tokio::task::spawn_blocking(move || {
             let mut log = match log {
                 Some(log) => log,
                 None => match EventLog::open(path, options) {
@@ -234,9 +253,14 @@ impl PumpTask {
             };
             let result = op(&mut log);
             (Some(log), result)
-        })
-        .await;
-        let result = match joined {
+        }))
+    }
+
+    /// Takes back the log from a started operation and answers its result. A
+    /// log replaced by a new one makes every source dirty from its first
+    /// entry (backfill).
+    async fn finish<T>(&mut self, running: LogOp<T>) -> Result<T, PumpError> {
+        let result = match running.await {
             Ok((log, result)) => {
                 self.log = log;
                 result
@@ -273,8 +297,18 @@ impl PumpTask {
     }
 
     /// Derives the plan's sources past their watermarks, appending chunk by
-    /// chunk; at most one chunk is held at a time.
+    /// chunk. Two stages overlap: while one chunk is written and synced on
+    /// the blocking pool, the next is derived and serialised here, so at most
+    /// two chunks are held at a time. Whatever happens, the append in flight
+    /// is settled before this returns.
     async fn derive(&mut self, plan: &PassPlan) -> Result<(), PumpError> {
+        let mut in_flight = None;
+        let derived = self.derive_chunks(plan, &mut in_flight).await;
+        let settled = self.settle(&mut in_flight).await;
+        derived.and(settled)
+    }
+
+    async fn derive_chunks(&mut self, plan: &PassPlan, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
         let mut chunker = self.state.chunker::<EventRecord>();
         let mut drafts = Vec::new();
         let now_ms = (self.wall_clock)();
@@ -292,28 +326,42 @@ impl PumpTask {
                 for draft in drafts.drain(..) {
                     let record = draft.into_record(name, &identity, now_ms);
                     if let Some(chunk) = chunker.push(index, record) {
-                        self.commit(chunk).await?;
+                        self.commit(chunk, in_flight).await?;
                     }
                 }
             }
             chunker.end_source(len);
         }
         if let Some(chunk) = chunker.finish() {
-            self.commit(chunk).await?;
+            self.commit(chunk, in_flight).await?;
         }
         Ok(())
     }
 
-    /// Logs a chunk with the watermarks it completes (and the unsaved ones),
-    /// then moves them; a chunk without drafts moves them in memory only.
-    async fn commit(&mut self, chunk: Chunk<EventRecord>) -> Result<(), PumpError> {
+    /// Serialises a chunk, waits for the append before it, and starts its
+    /// append with the watermarks it completes (and the unsaved ones). A chunk
+    /// without drafts moves its watermarks in memory only, once the appends
+    /// before it are durable.
+    async fn commit(&mut self, chunk: Chunk<EventRecord>, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
         let Chunk { drafts, completes } = chunk;
-        if drafts.is_empty() {
+        let encoded = if drafts.is_empty() { None } else { Some(EncodedEvents::encode(&drafts)?) };
+        drop(drafts);
+        self.settle(in_flight).await?;
+        let Some(encoded) = encoded else {
             self.state.chunk_without_events(&completes);
             return Ok(());
-        }
+        };
         let marks = owned(self.state.to_write(&completes));
-        self.with_log(move |log| log.append(&drafts, marks).map(|_| ())).await?;
+        let op = self.start(move |log| log.append_encoded(&encoded, marks).map(|_| ()))?;
+        *in_flight = Some(InFlight { op, completes });
+        Ok(())
+    }
+
+    /// Waits for the append in flight; when it is durable, its watermarks
+    /// move and its sources hear they were logged.
+    async fn settle(&mut self, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
+        let Some(InFlight { op, completes }) = in_flight.take() else { return Ok(()) };
+        self.finish(op).await?;
         self.state.chunk_logged(&completes);
         for (name, position) in &completes {
             if let Some(source) = self.sources.get(name) {
