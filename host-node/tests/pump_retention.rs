@@ -79,3 +79,29 @@ async fn compaction_runs_after_a_pass_at_most_hourly() {
     assert_eq!(contents(&path).count("a"), 0);
     assert!(contents(&path).count("b") > 0, "b is not quiet");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_compaction_broken_after_its_rename_is_reopened_by_the_next_pass_without_a_backfill() {
+    let (_dir, path) = temp_log();
+    let clock = clock_at(A_DAY_LATER);
+    let storage = FaultyStorage::new();
+    let (quiet, busy) = (Journal::new(5), Journal::new(5));
+    let mut options = pump_options(&path, 1024, &storage, &clock);
+    options.retention = Duration::from_secs(3_600);
+    let pump = open_pump(options, &[("quiet", &quiet), ("busy", &busy)]).await;
+    let epoch = pump.status().await.unwrap().head.unwrap().epoch;
+    quiet.set_quiet(true);
+    storage.fail_dir_sync();
+    let err = pump.compact().await.unwrap_err();
+    assert!(err.to_string().contains("fsync directory"), "{err}");
+
+    busy.grow(3);
+    pump.flush().await.unwrap();
+    assert_eq!(pump.status().await.unwrap().head.unwrap().epoch, epoch, "the same log, reopened");
+    pump.close().await.unwrap();
+    let logged = contents(&path);
+    assert_eq!(logged.count("quiet"), 0, "the compaction took effect");
+    assert_eq!(logged.count("busy"), total_drafts(8), "nothing derived twice: no backfill after the reopen");
+    logged.assert_complete("busy", 8);
+    assert_eq!(logged.marks.get("quiet"), Some(&5));
+}

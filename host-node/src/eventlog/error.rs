@@ -45,6 +45,10 @@ pub enum LogError {
     /// The log was closed.
     #[error("event log closed")]
     Closed,
+    /// An operation on the log panicked on the blocking pool; the log is
+    /// opened again before its next use.
+    #[error("event log operation panicked: {0}")]
+    Panicked(String),
 }
 
 impl From<EncodeError> for LogError {

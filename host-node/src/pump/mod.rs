@@ -158,7 +158,7 @@ impl Kicker {
     /// `source` appended: derive soon. Does nothing once the pump is gone.
     pub fn kick(&self, source: &str) {
         if let Some(tx) = self.tx.upgrade() {
-            let _ = tx.send(Command::Kick(Some(source.to_owned())));
+            let _ = tx.send(Command::Kick(source.to_owned()));
         }
     }
 }
@@ -213,7 +213,7 @@ impl Pump {
     /// `source` appended: derive it after the kick delay (batched with other
     /// kicks). Ignored after close.
     pub fn kick(&self, source: &str) {
-        let _ = self.tx.send(Command::Kick(Some(source.to_owned())));
+        let _ = self.tx.send(Command::Kick(source.to_owned()));
     }
 
     /// A kick-only handle that does not keep the pump alive.

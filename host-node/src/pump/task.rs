@@ -27,7 +27,7 @@ struct InFlight {
 
 /// What a handle asks the task.
 pub(super) enum Command {
-    Kick(Option<String>),
+    Kick(String),
     Emit { source: String, drafts: Vec<EventDraft>, reply: Reply<()> },
     Flush(Reply<()>),
     AddSource { name: String, source: Arc<dyn EventSource>, reply: Reply<()> },
@@ -155,7 +155,7 @@ impl PumpTask {
         match command {
             Command::Kick(source) => {
                 let now = self.now();
-                self.state.kick(source.as_deref(), now);
+                self.state.kick(Some(&source), now);
             }
             Command::Emit { source, drafts, reply } => {
                 let _ = reply.send(self.emit(&source, drafts).await);
@@ -265,7 +265,7 @@ impl PumpTask {
                 self.log = log;
                 result
             }
-            Err(panic) => Err(LogError::Encode(format!("event log operation panicked: {panic}"))),
+            Err(panic) => Err(LogError::Panicked(panic.to_string())),
         };
         if let Err(LogError::Replaced { .. }) = &result {
             let now = self.now();
