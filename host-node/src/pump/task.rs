@@ -420,10 +420,8 @@ impl PumpTask {
         if self.state.phase() != Phase::Open {
             return Err(PumpError::Closed);
         }
-        self.state.cancel_timer();
-        let now = self.now();
-        self.state.kick(Some(name), now);
-        self.state.cancel_timer();
+        // Seed: prune flushes before the journal goes.
+        self.state.flush();
         self.pass().await?;
         self.state.forget(name);
         self.sources.remove(name);

@@ -347,14 +347,33 @@ pub fn temp_log() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// Counts `tracing` events whose message contains a text, on the thread that
-/// installs it (the current-thread runtime's).
+/// Keeps every `tracing` event of the test binary as a line of text.
+///
+/// Installed as the global subscriber once ([`Captured::global`]): a
+/// thread-scoped one would race with tests on other threads that hit the
+/// same callsites first (tracing caches a callsite's interest), so tests
+/// count lines carrying something only they log (their temp path).
 #[derive(Clone, Default)]
 pub struct Captured {
     pub lines: Arc<Mutex<Vec<String>>>,
 }
 
 impl Captured {
+    /// The binary's capture, installed on first use.
+    pub fn global() -> &'static Captured {
+        static GLOBAL: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+        GLOBAL.get_or_init(|| {
+            let captured = Captured::default();
+            tracing::subscriber::set_global_default(captured.clone()).expect("no other global subscriber");
+            captured
+        })
+    }
+
+    /// Lines containing all of `needles`.
+    pub fn count_all(&self, needles: &[&str]) -> usize {
+        self.lines.lock().unwrap().iter().filter(|l| needles.iter().all(|n| l.contains(n))).count()
+    }
+
     pub fn count(&self, needle: &str) -> usize {
         self.lines.lock().unwrap().iter().filter(|l| l.contains(needle)).count()
     }
