@@ -3,7 +3,7 @@
 //! interrupted before the rename leaves the log as it was, one interrupted
 //! after it leaves the log broken until the next append reopens it.
 
-mod common;
+mod eventlog_support;
 
 use std::fs;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use leasehold::core::Millis;
 use leasehold::eventlog::{EventLog, EventRecord, LogError, LogOptions, read_log};
 use serde_json::json;
 
-use common::{FaultyStorage, temp_log};
+use eventlog_support::{FaultyStorage, temp_log};
 
 fn event(source: &str, at: u64) -> EventRecord {
     EventRecord { source: source.to_owned(), at, kind: "step".to_owned(), identity: Default::default(), body: json!(at) }

@@ -3,7 +3,7 @@
 //! records, and a restart logs every derived event at least once with the
 //! watermark at the end.
 
-mod common;
+mod eventlog_support;
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use leasehold::core::pump::frame::{Ending, summarize};
 use leasehold::eventlog::{LogFile, LogStorage, StdStorage};
 use leasehold::pump::{EventSource, Pump, PumpOptions};
 
-use common::{Journal, contents, temp_log};
+use eventlog_support::{Journal, contents, temp_log};
 
 const CHILD_ENV: &str = "LEASEHOLD_CRASH_WRITER_LOG";
 const SLOW_ENV: &str = "LEASEHOLD_CRASH_WRITER_SLOW";

@@ -1,14 +1,14 @@
 //! Reading the event log: records from a sequence number on, in order, with
 //! the epoch, so a reader can resume and can tell when the log was replaced.
 
-mod common;
+mod eventlog_support;
 
 use std::fs;
 
 use leasehold::eventlog::{EventLog, EventRecord, LogOptions, ReadError, read_log};
 use serde_json::json;
 
-use common::temp_log;
+use eventlog_support::temp_log;
 
 fn event(n: u64) -> EventRecord {
     EventRecord {

@@ -2,14 +2,14 @@
 //! with the epoch kept and reopening changes nothing; damage before the tail,
 //! a bad header or a missing file start a new epoch and report `created`.
 
-mod common;
+mod eventlog_support;
 
 use std::fs;
 
 use leasehold::eventlog::{EventLog, EventRecord, LogError, LogOptions, read_log};
 use serde_json::json;
 
-use common::temp_log;
+use eventlog_support::temp_log;
 
 fn event(source: &str, n: u64) -> EventRecord {
     EventRecord {

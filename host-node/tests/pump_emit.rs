@@ -2,13 +2,13 @@
 //! chain, identity filled from the source when the draft has none, chunked
 //! like a pass, refused after close.
 
-mod common;
+mod eventlog_support;
 
 use leasehold::eventlog::read_log;
 use leasehold::pump::{EventDraft, PumpError};
 use serde_json::json;
 
-use common::{Fault, FaultyStorage, Journal, clock_at, frame_sizes, open_pump, pump_options, temp_log};
+use eventlog_support::{Fault, FaultyStorage, Journal, clock_at, frame_sizes, open_pump, pump_options, temp_log};
 
 #[tokio::test(start_paused = true)]
 async fn emit_fills_identity_fields_the_draft_has_none_for() {

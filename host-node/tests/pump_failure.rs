@@ -2,14 +2,14 @@
 //! stay dirty, the error is reported once and not once per retry, a retry
 //! runs in the background after a second, and `flush` fails. Virtual time.
 
-mod common;
+mod eventlog_support;
 
 use std::time::Duration;
 
 use leasehold::pump::PumpError;
 use tokio::time::sleep;
 
-use common::{Captured, Fault, FaultyStorage, Journal, clock_at, contents, open_pump, pump_options, temp_log};
+use eventlog_support::{Captured, Fault, FaultyStorage, Journal, clock_at, contents, open_pump, pump_options, temp_log};
 
 const REPORT: &str = "event log append failed";
 

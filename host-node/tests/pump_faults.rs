@@ -3,9 +3,9 @@
 //! never ahead of the records on disk, and after recovery every derived event
 //! is present at least once with the watermark at the end.
 
-mod common;
+mod eventlog_support;
 
-use common::{Fault, FaultyStorage, Journal, clock_at, contents, open_pump, pump_options, temp_log};
+use eventlog_support::{Fault, FaultyStorage, Journal, clock_at, contents, open_pump, pump_options, temp_log};
 
 const A_LEN: u64 = 30;
 const B_LEN: u64 = 17;
@@ -80,6 +80,6 @@ async fn a_failed_chunk_rederives_only_the_rest() {
     let after = contents(&path);
     // Chunk 3 started inside an entry at most: only that entry's drafts
     // already logged can be logged twice.
-    assert!(after.count("a") <= common::total_drafts(A_LEN) + CHUNK, "{} events", after.count("a"));
+    assert!(after.count("a") <= eventlog_support::total_drafts(A_LEN) + CHUNK, "{} events", after.count("a"));
     after.assert_marks_not_ahead("a");
 }

@@ -3,7 +3,7 @@
 //! watermarks, backfill of a replaced log, close, and a task that ends with
 //! its handles. Virtual time (`tokio::time::pause`).
 
-mod common;
+mod eventlog_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -12,7 +12,7 @@ use std::time::Duration;
 use leasehold::pump::{EventSource, Pump, PumpError};
 use tokio::time::sleep;
 
-use common::{FaultyStorage, Journal, clock_at, contents, frame_sizes, open_pump, pump_options, temp_log, total_drafts};
+use eventlog_support::{FaultyStorage, Journal, clock_at, contents, frame_sizes, open_pump, pump_options, temp_log, total_drafts};
 
 async fn records(pump: &Pump) -> u64 {
     pump.status().await.unwrap().head.unwrap().records
@@ -110,7 +110,7 @@ async fn a_pass_appends_chunks_of_at_most_the_chunk_size() {
 async fn close_records_watermarks_that_moved_without_events() {
     let (_dir, path) = temp_log();
     // Entries 0..3 derive events; entry 3 derives none.
-    assert_eq!(common::drafts_of(3), 0);
+    assert_eq!(eventlog_support::drafts_of(3), 0);
     let a = Journal::new(3);
     let pump = open_pump(pump_options(&path, 1024, &FaultyStorage::new(), &clock_at(0)), &[("a", &a)]).await;
     a.grow(1);

@@ -3,13 +3,13 @@
 //! predicate; events of sources that are not quiet stay. Virtual time for
 //! the schedule, an injected wall clock for the cutoff.
 
-mod common;
+mod eventlog_support;
 
 use std::time::Duration;
 
 use tokio::time::sleep;
 
-use common::{FaultyStorage, Journal, clock_at, contents, open_pump, pump_options, temp_log, total_drafts};
+use eventlog_support::{FaultyStorage, Journal, clock_at, contents, open_pump, pump_options, temp_log, total_drafts};
 
 /// Journal events are stamped `1_000 + i` ms; this wall clock makes them a
 /// day old.

@@ -1,7 +1,7 @@
 //! The runner's trace events recorded through the pump as a source, so the
 //! command-line tool can show job history.
 
-mod common;
+mod eventlog_support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use leasehold::pump::{EventDraft, EventSource, Pump, TraceJournal};
 use serde_json::json;
 use tokio::time::sleep;
 
-use common::{FaultyStorage, clock_at, pump_options, temp_log};
+use eventlog_support::{FaultyStorage, clock_at, pump_options, temp_log};
 
 fn one_pass() -> Vec<Event<String>> {
     vec![

@@ -2,13 +2,13 @@
 //! spans from runner events, saved and resumed as JSON, forwarded to
 //! `tracing` when asked.
 
-mod common;
+mod eventlog_support;
 
 use leasehold::core::Millis;
 use leasehold::core::event::{Event, PassReport};
 use leasehold::trace_ring::{ItemOutcome, TraceSink, TraceSinkError};
 
-use common::Captured;
+use eventlog_support::Captured;
 
 fn pass(sink: &TraceSink, runner: &str, t0: u64) {
     sink.record::<String>(runner, &Event::PassStart { at: Millis(t0) });
