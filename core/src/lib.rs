@@ -31,3 +31,12 @@ pub mod pump;
 pub mod trace_ring;
 
 pub use time::Millis;
+pub mod backoff;
+pub mod options;
+pub mod runner;
+pub mod supervision;
+
+pub use backoff::{job_backoff, Backoff};
+pub use event::{Event, PassReport};
+pub use options::{Config, OptionError, OptionsInput};
+pub use runner::{Action, ItemKey, LogKind, PassId, Runner, Ticket};

@@ -27,3 +27,47 @@ pub trait LivenessCheck {
     /// Whether `expected` (the owner recorded on the run) is alive.
     fn is_alive(&self, expected: &OwnerId, context: &LivenessContext<'_>) -> bool;
 }
+
+/// The lease-only liveness check (seed 003 `leaseLiveness(staleAfter)`): the
+/// recorded owner is alive while its persisted heartbeat is inside the
+/// stale-after window, `heartbeat_at >= now - stale_after_ms`, and gone once
+/// it is not. No recorded heartbeat means no lease: gone.
+///
+/// The weakest honest answer, and one every host can give — the only check in
+/// the wasm host, where there is no process table to ask. A crashed owner's
+/// runs become reclaimable once the lease it stopped renewing expires; a
+/// deployment that can say more (the native host's pid probe) refuses the
+/// takeover for longer. The owner identity is not consulted. Build it from a
+/// policy with [`super::LeasePolicy::lease_liveness`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LeaseLiveness {
+    /// The stale-after window, ms (seed `heartbeatStaleAfter`).
+    pub stale_after_ms: u64,
+}
+
+impl LeaseLiveness {
+    /// Whether a heartbeat persisted at `heartbeat_at` is still inside the
+    /// window at `now`: `heartbeat_at >= now - stale_after_ms`. A heartbeat
+    /// later than `now` (a peer's clock ahead of ours) is inside; `now`
+    /// earlier than `stale_after_ms` after the epoch leaves every heartbeat
+    /// inside. `None` (no heartbeat) is outside.
+    #[must_use]
+    pub fn is_fresh(&self, heartbeat_at: Option<Millis>, now: Millis) -> bool {
+        heartbeat_at.is_some_and(|at| now.since(at) <= self.stale_after_ms)
+    }
+}
+
+impl Default for LeaseLiveness {
+    /// The seed's default window, [`super::LeasePolicy::DEFAULT`]'s
+    /// stale-after (15 000 ms).
+    fn default() -> LeaseLiveness {
+        super::LeasePolicy::DEFAULT.lease_liveness()
+    }
+}
+
+impl LivenessCheck for LeaseLiveness {
+    /// [`LeaseLiveness::is_fresh`] on the context's heartbeat and `now`.
+    fn is_alive(&self, _expected: &OwnerId, context: &LivenessContext<'_>) -> bool {
+        self.is_fresh(context.heartbeat_at, context.now)
+    }
+}

@@ -7,10 +7,12 @@
 mod evidence;
 mod liveness;
 mod owner;
+mod policy;
 
 pub use evidence::{EvidenceKind, LivenessEvidence};
-pub use liveness::{LivenessCheck, LivenessContext};
-pub use owner::OwnerId;
+pub use liveness::{LeaseLiveness, LivenessCheck, LivenessContext};
+pub use owner::{OwnerId, same_host_incarnation};
+pub use policy::{LeasePolicy, PolicyError, PolicyWarning};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
 /// or the fence was lost and why (seed 003: any outcome other than `Updated`

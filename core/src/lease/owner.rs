@@ -29,3 +29,65 @@ pub struct OwnerId {
     /// Kernel boot id, where known.
     pub boot_id: Option<String>,
 }
+
+impl OwnerId {
+    /// An owner with only the three identity parts the seed knows (`host_id`,
+    /// `pid`, `nonce`); `start_time` and `boot_id` are `None`, so a pid probe
+    /// can only ask whether the pid exists (seed 003 `OwnerId`). Hosts that
+    /// can read the process start time and boot id fill them in afterwards.
+    pub fn new(host_id: impl Into<String>, pid: u32, nonce: impl Into<String>) -> OwnerId {
+        OwnerId { host_id: host_id.into(), pid, nonce: nonce.into(), start_time: None, boot_id: None }
+    }
+}
+
+/// Whether `expected` and `claimant` are incarnations on the same host (seed
+/// 003 `sameHostIncarnation`): their `host_id`s are equal.
+///
+/// The predicate a pid probe applies first: `expected.pid` names a process in
+/// the claimant's own process namespace only when the hosts match, so a probe
+/// that read another host's pid would be answering about an unrelated process.
+/// The nonce, pid, start time and boot id play no part: two incarnations in
+/// one process, or a restarted process, are on the same host.
+pub fn same_host_incarnation(expected: &OwnerId, claimant: &OwnerId) -> bool {
+    expected.host_id == claimant.host_id
+}
+
+/// Compact form for logs and error messages: `host_id/pid/nonce`, followed by
+/// ` started=<ticks>` and ` boot=<id>` when known. Meant for people, not for
+/// parsing: store the fields, not this string.
+impl core::fmt::Display for OwnerId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}/{}/{}", self.host_id, self.pid, self.nonce)?;
+        if let Some(start_time) = self.start_time {
+            write!(f, " started={start_time}")?;
+        }
+        if let Some(boot_id) = &self.boot_id {
+            write!(f, " boot={boot_id}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn same_host_incarnation_compares_hosts_only() {
+        let owner = OwnerId::new("h1", 10, "a");
+        let same_host_other_process =
+            OwnerId { start_time: Some(5), boot_id: Some("b".into()), ..OwnerId::new("h1", 11, "b") };
+        let other_host_same_pid = OwnerId::new("h2", 10, "a");
+        assert!(same_host_incarnation(&owner, &same_host_other_process));
+        assert!(same_host_incarnation(&owner, &OwnerId::new("h1", 10, "fresh-nonce")));
+        assert!(!same_host_incarnation(&owner, &other_host_same_pid));
+    }
+
+    #[test]
+    fn display_names_host_pid_nonce_then_known_extras() {
+        assert_eq!(OwnerId::new("h1", 42, "n").to_string(), "h1/42/n");
+        let full = OwnerId { start_time: Some(777), boot_id: Some("b-1".into()), ..OwnerId::new("h1", 42, "n") };
+        assert_eq!(full.to_string(), "h1/42/n started=777 boot=b-1");
+    }
+}

@@ -11,6 +11,8 @@ use leasehold_core::event::Event;
 use serde_json::{Map, Value, json};
 
 use super::{EventDraft, EventSource, Kicker};
+use crate::runner::JobEvent;
+use crate::trace_ring::core_event;
 
 /// Entries a journal holds before the pump logged them when none is given.
 pub const DEFAULT_TRACE_JOURNAL_CAPACITY: usize = 65_536;
@@ -81,8 +83,15 @@ impl TraceJournal {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The `onEvent` sink: appends `event` (errors shown through `Display`)
-    /// and kicks the pump.
+    /// The runner's `on_event` sink: appends a [`JobEvent`] (feed one
+    /// journal the events of one runner: its name is the journal's) and kicks
+    /// the pump.
+    pub fn on_job_event(&self, event: &JobEvent) {
+        self.record(&core_event(event).1);
+    }
+
+    /// Appends a core `event` (errors shown through `Display`) and kicks the
+    /// pump.
     pub fn record<E: Display>(&self, event: &Event<E>) {
         let draft = draft_of(event);
         {

@@ -1,0 +1,63 @@
+//! Backoff after passes that raised (seed 000 `jobBackoff` and the runner's
+//! `delay()`).
+
+/// Exponential backoff (seed 000 `JobBackoff`): the delay after `k`
+/// consecutive raising passes is
+/// `min(max_ms, initial_ms × max(1, multiplier)^(min(k − 1, 30)))`.
+///
+/// Fields are milliseconds except `multiplier` (a plain factor, may be
+/// fractional). Build one with [`job_backoff`] or by hand; the runner validates
+/// it (finite, not negative) when it is given in options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    /// Delay after the first raising pass, in ms.
+    pub initial_ms: f64,
+    /// Ceiling of the delay, in ms.
+    pub max_ms: f64,
+    /// Growth per further raising pass; values under 1 count as 1.
+    pub multiplier: f64,
+}
+
+/// The seed's cap on doublings; it also bounds the failure counter, so a loop
+/// failing for a week computes the same delay as one failing for an hour.
+pub const MAX_BACKOFF_DOUBLINGS: u32 = 30;
+
+/// The longest delay a timer is asked for, in ms: `2^31 − 1`, the ceiling of
+/// JS `setTimeout` (past it Node fires after 1 ms). Longer delays are clamped
+/// to it, and `nextDelayMs` reports the clamped value.
+pub const MAX_DELAY_MS: u64 = 2_147_483_647;
+
+/// Seed 000 `jobBackoff(intervalMs)`: start at the interval, double, and stop at
+/// ten times the interval but never past a minute, unless the interval itself
+/// is longer (`max = max(interval, min(60000, interval × 10))`).
+#[must_use]
+pub fn job_backoff(interval_ms: f64) -> Backoff {
+    Backoff {
+        initial_ms: interval_ms,
+        max_ms: f64::max(interval_ms, f64::min(60_000.0, interval_ms * 10.0)),
+        multiplier: 2.0,
+    }
+}
+
+impl Backoff {
+    /// The delay in whole ms (truncated) after `failures` consecutive raising
+    /// passes (`failures ≥ 1`), before clamping to [`MAX_DELAY_MS`].
+    ///
+    /// Computed by repeated multiplication, capped at `max_ms` as soon as it
+    /// reaches it: no `powf`, so it works without std and cannot overflow.
+    #[must_use]
+    pub fn delay_after(&self, failures: u32) -> u64 {
+        let doublings = failures.saturating_sub(1).min(MAX_BACKOFF_DOUBLINGS);
+        let factor = f64::max(1.0, self.multiplier);
+        let mut delay = self.initial_ms;
+        for _ in 0..doublings {
+            if delay >= self.max_ms {
+                break;
+            }
+            delay *= factor;
+        }
+        let delay = f64::min(self.max_ms, delay);
+        // `as` saturates: NaN is refused at validation, infinities clamp.
+        delay as u64
+    }
+}

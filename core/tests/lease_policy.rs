@@ -1,0 +1,229 @@
+//! The lease policy and its validator (seed 003 `Heartbeat.ts` constants, and
+//! our relations between them): a table of accepted sets, and each relation
+//! broken by exactly one millisecond, refused with its message.
+
+use leasehold_core::lease::{LeasePolicy, PolicyError, PolicyWarning};
+use leasehold_core::supervision::{Cadence, Reconfirm, SupervisionPolicy};
+
+const fn policy(interval: u64, skew: u64, stale_after: u64, tolerance: u64) -> LeasePolicy {
+    LeasePolicy {
+        heartbeat_interval_ms: interval,
+        skew_allowance_ms: skew,
+        stale_after_ms: stale_after,
+        write_tolerance_ms: tolerance,
+    }
+}
+
+#[test]
+fn defaults_are_the_seed_constants() {
+    assert_eq!(LeasePolicy::DEFAULT, policy(2_000, 1_000, 15_000, 11_000));
+    assert_eq!(LeasePolicy::default(), LeasePolicy::DEFAULT);
+}
+
+#[test]
+fn reconfirm_bound_is_tolerance_plus_one_interval() {
+    assert_eq!(LeasePolicy::DEFAULT.reconfirm_bound_ms(), 13_000);
+    assert_eq!(policy(u64::MAX, 1, 1, 1).reconfirm_bound_ms(), u64::MAX);
+}
+
+#[test]
+fn supervision_pulses_every_interval_and_bounds_the_reconfirmation_by_one_interval() {
+    let p = policy(500, 250, 4_000, 3_000);
+    let s = p.supervision(Cadence::AfterPulse, Reconfirm::Separate);
+    assert_eq!(
+        s,
+        SupervisionPolicy {
+            interval_ms: 500,
+            tolerance_ms: 3_000,
+            reconfirm_ms: 500,
+            cadence: Cadence::AfterPulse,
+            reconfirm: Reconfirm::Separate,
+        }
+    );
+    assert_eq!(s.tolerance_ms + s.reconfirm_ms, p.reconfirm_bound_ms());
+}
+
+#[test]
+fn lease_liveness_takes_the_policy_stale_after() {
+    assert_eq!(policy(500, 250, 4_000, 3_000).lease_liveness().stale_after_ms, 4_000);
+}
+
+/// Every default and documented example, and every boundary the relations
+/// allow exactly, with the warnings each raises.
+#[test]
+fn validator_accepts_safe_sets() {
+    let table: &[(&str, LeasePolicy, &[PolicyWarning])] = &[
+        ("the defaults", LeasePolicy::DEFAULT, &[]),
+        ("the documented fast-reclaim example", policy(500, 250, 4_000, 3_000), &[]),
+        ("lapse bound one ms under stale-after", policy(2_000, 1_000, 15_000, 11_999), &[]),
+        (
+            "stale-after exactly two intervals",
+            policy(2_000, 1, 4_000, 1_000),
+            &[PolicyWarning::WriteToleranceUnderInterval { write_tolerance_ms: 1_000, heartbeat_interval_ms: 2_000 }],
+        ),
+        ("tolerance exactly one interval", policy(2_000, 1_000, 15_000, 2_000), &[]),
+        (
+            "tolerance one ms under one interval",
+            policy(2_000, 1_000, 15_000, 1_999),
+            &[PolicyWarning::WriteToleranceUnderInterval { write_tolerance_ms: 1_999, heartbeat_interval_ms: 2_000 }],
+        ),
+        ("the smallest safe set", policy(1, 1, 4, 1), &[]),
+        ("for_stale_after(15_000)", LeasePolicy::for_stale_after(15_000).unwrap(), &[]),
+    ];
+    for (name, set, warnings) in table {
+        assert_eq!(set.validate().as_deref(), Ok(*warnings), "{name}: {set:?}");
+    }
+}
+
+/// From an accepted boundary set, one field moved by one millisecond breaks
+/// exactly one relation; the error names it with the numbers.
+#[test]
+fn validator_refuses_each_relation_broken_by_one_millisecond() {
+    let lapse_edge = policy(2_000, 1_000, 15_000, 11_999);
+    let interval_edge = policy(2_000, 1, 4_000, 1_000);
+    assert!(lapse_edge.validate().is_ok() && interval_edge.validate().is_ok());
+
+    let table: &[(LeasePolicy, PolicyError, &str)] = &[
+        (
+            LeasePolicy { heartbeat_interval_ms: 0, ..LeasePolicy::DEFAULT },
+            PolicyError::NotPositive { field: "heartbeat_interval_ms" },
+            "lease policy: heartbeat_interval_ms must be positive, got 0",
+        ),
+        (
+            LeasePolicy { skew_allowance_ms: 0, ..LeasePolicy::DEFAULT },
+            PolicyError::NotPositive { field: "skew_allowance_ms" },
+            "lease policy: skew_allowance_ms must be positive, got 0",
+        ),
+        (
+            LeasePolicy { stale_after_ms: 0, ..LeasePolicy::DEFAULT },
+            PolicyError::NotPositive { field: "stale_after_ms" },
+            "lease policy: stale_after_ms must be positive, got 0",
+        ),
+        (
+            LeasePolicy { write_tolerance_ms: 0, ..LeasePolicy::DEFAULT },
+            PolicyError::NotPositive { field: "write_tolerance_ms" },
+            "lease policy: write_tolerance_ms must be positive, got 0",
+        ),
+        (
+            LeasePolicy { stale_after_ms: 3_999, ..interval_edge },
+            PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 3_999, heartbeat_interval_ms: 2_000 },
+            "lease policy: stale_after_ms (3999) must be at least 2 * heartbeat_interval_ms \
+             (2 * 2000 = 4000): one missed pulse would make a live owner's run stealable",
+        ),
+        (
+            LeasePolicy { heartbeat_interval_ms: 2_001, ..interval_edge },
+            PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 4_000, heartbeat_interval_ms: 2_001 },
+            "lease policy: stale_after_ms (4000) must be at least 2 * heartbeat_interval_ms \
+             (2 * 2001 = 4002): one missed pulse would make a live owner's run stealable",
+        ),
+        (
+            LeasePolicy { write_tolerance_ms: 12_000, ..lapse_edge },
+            lapse(12_000, 2_000, 1_000, 15_000),
+            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
+             (12000 + 2000 + 1000 = 15000) must be less than stale_after_ms (15000): the owner's \
+             decision to lapse must fall at least the skew allowance before a peer may steal",
+        ),
+        (
+            LeasePolicy { heartbeat_interval_ms: 2_001, ..lapse_edge },
+            lapse(11_999, 2_001, 1_000, 15_000),
+            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
+             (11999 + 2001 + 1000 = 15000) must be less than stale_after_ms (15000): the owner's \
+             decision to lapse must fall at least the skew allowance before a peer may steal",
+        ),
+        (
+            LeasePolicy { skew_allowance_ms: 1_001, ..lapse_edge },
+            lapse(11_999, 2_000, 1_001, 15_000),
+            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
+             (11999 + 2000 + 1001 = 15000) must be less than stale_after_ms (15000): the owner's \
+             decision to lapse must fall at least the skew allowance before a peer may steal",
+        ),
+        (
+            LeasePolicy { stale_after_ms: 14_999, ..lapse_edge },
+            lapse(11_999, 2_000, 1_000, 14_999),
+            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
+             (11999 + 2000 + 1000 = 14999) must be less than stale_after_ms (14999): the owner's \
+             decision to lapse must fall at least the skew allowance before a peer may steal",
+        ),
+    ];
+    for (set, error, message) in table {
+        assert_eq!(set.validate(), Err(*error), "{set:?}");
+        assert_eq!(error.to_string(), *message);
+    }
+}
+
+fn lapse(tolerance: u64, interval: u64, skew: u64, stale_after: u64) -> PolicyError {
+    PolicyError::LapseNotBeforeSteal {
+        write_tolerance_ms: tolerance,
+        heartbeat_interval_ms: interval,
+        skew_allowance_ms: skew,
+        stale_after_ms: stale_after,
+    }
+}
+
+#[test]
+fn validator_reports_the_first_broken_relation_in_documented_order() {
+    // Breaks relations 1 and 3: relation 1 is reported.
+    assert_eq!(policy(0, 1, 1, 1).validate(), Err(PolicyError::NotPositive { field: "heartbeat_interval_ms" }));
+    // Breaks relations 2 and 3: relation 2 is reported.
+    assert_eq!(
+        policy(10, 5, 15, 10).validate(),
+        Err(PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 15, heartbeat_interval_ms: 10 })
+    );
+}
+
+#[test]
+fn validator_sums_without_overflow() {
+    let huge = policy(u64::MAX / 4, u64::MAX, u64::MAX, u64::MAX);
+    let error = huge.validate().unwrap_err();
+    assert_eq!(error, lapse(u64::MAX, u64::MAX / 4, u64::MAX, u64::MAX));
+    let sum = u128::from(u64::MAX) * 2 + u128::from(u64::MAX / 4);
+    assert!(error.to_string().contains(&format!("= {sum})")), "{error}");
+    assert!(policy(u64::MAX, 1, u64::MAX, 1).validate().unwrap_err().to_string().contains(&format!(
+        "(2 * {} = {})",
+        u64::MAX,
+        u128::from(u64::MAX) * 2
+    )));
+}
+
+#[test]
+fn warning_names_tolerance_and_interval() {
+    let warnings = policy(2_000, 1_000, 15_000, 1_999).validate().unwrap();
+    assert_eq!(
+        warnings[0].to_string(),
+        "lease policy: write_tolerance_ms (1999) is under one heartbeat_interval_ms (2000): \
+         every renewal becomes a reconfirmation and one failed write lapses the lease"
+    );
+}
+
+#[test]
+fn for_stale_after_scales_the_default_proportions() {
+    assert_eq!(LeasePolicy::for_stale_after(15_000), Ok(LeasePolicy::DEFAULT));
+    assert_eq!(LeasePolicy::for_stale_after(30_000), Ok(policy(4_000, 2_000, 30_000, 22_000)));
+    assert_eq!(LeasePolicy::for_stale_after(15), Ok(policy(2, 1, 15, 11)));
+    // Rounded down: 1_000 * 2 / 15 = 133.3…, 1_000 / 15 = 66.6…, 1_000 * 11 / 15 = 733.3….
+    assert_eq!(LeasePolicy::for_stale_after(1_000), Ok(policy(133, 66, 1_000, 733)));
+}
+
+#[test]
+fn for_stale_after_is_always_safe_and_warning_free_from_fifteen_ms() {
+    let large = [u64::MAX, u64::MAX - 1, u64::MAX / 11, 1 << 40, 86_400_000];
+    for stale_after in (15..=5_000).chain(large) {
+        let set = LeasePolicy::for_stale_after(stale_after).unwrap_or_else(|e| panic!("{stale_after}: {e}"));
+        assert_eq!(set.stale_after_ms, stale_after);
+        assert_eq!(set.validate(), Ok(vec![]), "{set:?}");
+    }
+}
+
+#[test]
+fn for_stale_after_under_fifteen_ms_names_the_field_that_rounds_to_zero() {
+    assert_eq!(LeasePolicy::for_stale_after(14), Err(PolicyError::NotPositive { field: "skew_allowance_ms" }));
+    assert_eq!(LeasePolicy::for_stale_after(7), Err(PolicyError::NotPositive { field: "heartbeat_interval_ms" }));
+    assert_eq!(LeasePolicy::for_stale_after(0), Err(PolicyError::NotPositive { field: "heartbeat_interval_ms" }));
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn policy_error_is_a_std_error() {
+    let error: Box<dyn std::error::Error> = Box::new(PolicyError::NotPositive { field: "stale_after_ms" });
+    assert_eq!(error.to_string(), "lease policy: stale_after_ms must be positive, got 0");
+}

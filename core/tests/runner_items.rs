@@ -1,0 +1,94 @@
+//! Seed 000, items: each counted in exactly one of performed / failed /
+//! claimLost; a failing item is isolated, logged, traced and backs off; a
+//! lost claim never backs off; the outcome follows the `lost` flag.
+
+mod common;
+use common::*;
+use leasehold_core::event::Event;
+use leasehold_core::runner::LogKind;
+
+#[test]
+fn a_failing_item_is_isolated_counted_logged_and_traced() {
+    let perform: PerformFn = Box::new(|item| Reply::After(1, if item == 1 { Err("boom".into()) } else { Ok(()) }));
+    let mut host = Host::new(options(1000.0, 30000.0), true, queue(4), perform);
+    assert_eq!(host.tick(), report(4, 3, 1, 0));
+    assert_eq!(host.logs, vec![(LogKind::WorkFailed, "boom".to_string())]);
+    let failed: Vec<_> = host.events.iter().filter(|e| matches!(e, Event::ItemFailed { .. })).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(matches!(failed[0], Event::ItemFailed { item: 1, error, .. } if error == "boom"));
+}
+
+#[test]
+fn a_failing_item_backs_the_loop_off() {
+    let mut opts = options(50.0, 3000.0);
+    opts.backoff = Some(leasehold_core::job_backoff(50.0));
+    let perform: PerformFn = Box::new(|_| Reply::After(0, Err("bad item".into())));
+    let mut host = Host::new(opts, true, one_per_pass(), perform);
+    for _ in 0..3 {
+        assert_eq!(host.tick(), report(1, 0, 1, 0));
+    }
+    assert_eq!(host.next_delays(), vec![50, 100, 200]);
+}
+
+fn losing_host(perform: PerformFn) -> Host {
+    // Renewals answer false: the claim is lost at the first beat (250 ms).
+    let mut opts = options(1000.0, 3000.0);
+    opts.heartbeat = true;
+    opts.heartbeat_every_ms = Some(250.0);
+    opts.backoff = Some(leasehold_core::job_backoff(1000.0));
+    let heartbeat: RenewFn = Box::new(|_, _| Reply::After(0, Ok(false)));
+    Host::with_heartbeat(opts, true, queue(1), perform, heartbeat)
+}
+
+#[test]
+fn work_that_fails_after_its_claim_was_lost_counts_claim_lost_and_is_not_logged() {
+    let mut host = losing_host(Box::new(|_| Reply::Never));
+    host.abort_rejects_after = Some(5);
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert!(host.logs.is_empty());
+    assert!(!host.events.iter().any(|e| matches!(e, Event::ItemFailed { .. })));
+}
+
+#[test]
+fn a_lost_claim_never_backs_off() {
+    let mut host = losing_host(Box::new(|_| Reply::Never));
+    host.abort_rejects_after = Some(5);
+    host.tick();
+    assert_eq!(host.next_delays(), vec![1000]);
+}
+
+#[test]
+fn work_that_completes_after_its_claim_was_lost_counts_performed() {
+    // The seed decides by the flag, not the error: a stage that finished is
+    // work performed even though the fence answered false while it settled.
+    let mut host = losing_host(Box::new(|_| Reply::After(400, Ok(()))));
+    assert_eq!(host.tick(), report(1, 1, 0, 0));
+    assert_eq!(host.aborts.len(), 1, "the signal was still aborted");
+}
+
+#[test]
+fn every_item_is_counted_exactly_once() {
+    let perform: PerformFn = Box::new(|item| Reply::After(item % 7, if item % 3 == 0 { Err("x".into()) } else { Ok(()) }));
+    let mut opts = options(1000.0, 30000.0);
+    opts.concurrency = Some(5.0);
+    opts.batch_limit = Some(100.0);
+    let mut host = Host::new(opts, false, queue(40), perform);
+    let r = host.tick();
+    assert_eq!(r.claimed, 40);
+    assert_eq!(r.performed + r.failed + r.claim_lost, r.claimed);
+    assert_eq!(r.failed, 14);
+}
+
+#[test]
+fn a_perform_that_ignores_the_abort_is_dropped_after_the_grace_period() {
+    let mut opts = options(1000.0, 3000.0);
+    opts.heartbeat = true;
+    opts.heartbeat_every_ms = Some(250.0);
+    opts.abort_grace_ms = Some(250.0);
+    let heartbeat: RenewFn = Box::new(|_, _| Reply::After(0, Ok(false)));
+    let mut host = Host::with_heartbeat(opts, false, queue(1), Box::new(|_| Reply::Never), heartbeat);
+    let start = host.now;
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert_eq!(host.aborts, vec![(0, false, start + 250)]);
+    assert_eq!(host.dropped, vec![(0, start + 500)], "lost at 250 ms, dropped 250 ms later");
+}

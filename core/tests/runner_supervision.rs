@@ -1,0 +1,124 @@
+//! Our addition to seed 000: supervised renewals (seed 003's heartbeat
+//! supervision per item). With S = 3000, I = 250: K = 125, W = 2625, R = 250,
+//! so a lapse is decided by S − K = 2875 ms after the claim at the latest.
+
+mod common;
+use common::*;
+use leasehold_core::event::Event;
+use leasehold_core::Millis;
+
+fn hb_options() -> leasehold_core::OptionsInput {
+    let mut opts = options(1000.0, 3000.0);
+    opts.heartbeat = true;
+    opts.heartbeat_every_ms = Some(250.0);
+    opts
+}
+
+fn lapses(host: &Host) -> Vec<Event<String>> {
+    host.events.iter().filter(|e| matches!(e, Event::ClaimLost { lapsed: true, .. })).cloned().collect()
+}
+
+#[test]
+fn renewals_that_hang_forever_lapse_the_claim_at_the_deadline_plus_the_reconfirm_bound() {
+    let heartbeat: RenewFn = Box::new(|_, _| Reply::Never);
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(1), Box::new(|_| Reply::Never), heartbeat);
+    host.abort_rejects_after = Some(0);
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2875)]);
+    assert_eq!(lapses(&host), vec![Event::ClaimLost { at: Millis(t0 + 2875), item: 0, lapsed: true, unconfirmed_ms: 2875 }]);
+    let (stale, skew) = (3000, 125);
+    assert!(host.aborts[0].2 - t0 <= stale - skew, "decided at least K before S");
+    assert_eq!(host.renewals.len(), 1, "a hanging renewal is never overlapped");
+}
+
+#[test]
+fn renewals_that_keep_raising_lapse_when_the_reconfirming_renewal_raises() {
+    let heartbeat: RenewFn = Box::new(|_, _| Reply::After(1, Err("down".into())));
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(1), Box::new(|_| Reply::Never), heartbeat);
+    host.abort_rejects_after = Some(0);
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    // Grid pulses 250..2500 raise; the deadline at 2625 sends a reconfirming
+    // renewal, which raises at 2626: lapse.
+    assert_eq!(host.renewals.last().map(|(_, at)| at - t0), Some(2625));
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2626)]);
+}
+
+#[test]
+fn a_renewal_that_lands_again_before_the_deadline_keeps_the_claim() {
+    let mut t0 = None;
+    let heartbeat: RenewFn = Box::new(move |_, at| {
+        let start = *t0.get_or_insert(at - 250);
+        Reply::After(1, if at - start < 2000 { Err("blip".into()) } else { Ok(true) })
+    });
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(10_000), heartbeat);
+    assert_eq!(host.tick(), report(1, 1, 0, 0));
+    assert!(host.aborts.is_empty());
+}
+
+#[test]
+fn a_reconfirming_renewal_that_lands_lets_the_work_go_on() {
+    let mut first = None;
+    let heartbeat: RenewFn = Box::new(move |_, at| {
+        let start = *first.get_or_insert(at - 250);
+        if at - start < 2625 { Reply::After(1, Err("blip".into())) } else { Reply::After(100, Ok(true)) }
+    });
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(4_000), heartbeat);
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(1, 1, 0, 0));
+    assert!(host.aborts.is_empty());
+    assert!(host.events.contains(&Event::Heartbeat { at: Millis(t0 + 2625), item: 0 }));
+}
+
+#[test]
+fn a_renewal_confirming_after_the_reconfirm_bound_is_too_late() {
+    // Pulses before 2500 raise; the one sent at 2500 answers true at 2900,
+    // past the bound 2625 + 250 = 2875.
+    let mut first = None;
+    let heartbeat: RenewFn = Box::new(move |_, at| {
+        let start = *first.get_or_insert(at - 250);
+        if at - start < 2500 { Reply::After(1, Err("blip".into())) } else { Reply::After(400, Ok(true)) }
+    });
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(1), Box::new(|_| Reply::Never), heartbeat);
+    host.abort_rejects_after = Some(0);
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2875)]);
+}
+
+#[test]
+fn a_slow_renewal_that_confirms_within_the_bound_keeps_the_claim() {
+    // Every renewal takes 2400 ms: the one sent at 250 confirms at 2650,
+    // inside the bound (2625 + 250), so supervision goes on from 250.
+    let heartbeat: RenewFn = Box::new(|_, _| Reply::After(2400, Ok(true)));
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(2_700), heartbeat);
+    assert_eq!(host.tick(), report(1, 1, 0, 0));
+    assert!(host.aborts.is_empty());
+}
+
+#[test]
+fn an_owner_whose_renewals_succeed_is_never_interrupted() {
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(3), perform_ok(60_000), renew_true(3));
+    assert_eq!(host.tick(), report(3, 3, 0, 0));
+    assert!(host.aborts.is_empty());
+    assert_eq!(host.renewals.len(), 3 * 239);
+}
+
+#[test]
+fn a_claim_answered_after_its_write_tolerance_is_not_performed() {
+    // The claim takes 2700 ms to answer: past W = 2625 from its `at`, another
+    // worker may hold the item by the time work would start.
+    let mut first = true;
+    let claim: ClaimFn = Box::new(move |_| {
+        let reply = Reply::After(2_700, Ok(first.then_some(7)));
+        first = false;
+        reply
+    });
+    let mut host = Host::with_heartbeat(hb_options(), true, claim, perform_ok(10), renew_true(1));
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert!(host.performed.is_empty());
+    assert!(host.events.contains(&Event::ClaimLost { at: Millis(t0 + 2_700), item: 0, lapsed: true, unconfirmed_ms: 2_700 }));
+    assert_eq!(host.claims.len(), 2, "the worker went on to claim again");
+}

@@ -1,0 +1,328 @@
+//! `sim`: runs the deterministic simulator over many seeds, prints every
+//! violation with its seed, a shrunk setup and the trace to replay it, and
+//! the speed in seeds per second.
+//!
+//! ```text
+//! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
+//!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
+//!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
+//!     [--profile standard|boundary|reclaim] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]
+//! ```
+//!
+//! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
+//!   pids, no faults) for the reclaim-bound check.
+//! - `--profile boundary` runs the validator-agreement scenario
+//!   (`SimConfig::boundary`); `--tolerance-ms W` overrides the runner's
+//!   `W = S − I − K` to step outside the relation.
+//! - `--late-claims` lets claim answers come late and `--full-skew-band`
+//!   lets clocks step across the whole skew allowance: each exposes a known
+//!   core defect (see the `sim` module docs).
+//!
+//! - `--mutations` runs every broken variant until a seed catches it and
+//!   prints how many seeds that took.
+//! - `--replay SEED` runs one seed, recording, and prints its violation (if
+//!   any), the shrunk setup, and the trace lines about the item and workers
+//!   concerned (`--full`: every line).
+//! - `--golden` prints the golden trace hashes the determinism tests check
+//!   (native and wasm32 share them).
+//! - Exit status 1 when a violation was found (without `--mutations`).
+
+use leasehold_tests::sim::{run_seed, run_seeds, shrink, Mutation, Outcome, SimConfig};
+use std::process::ExitCode;
+use std::time::Instant;
+
+struct Args {
+    seeds: u64,
+    start: u64,
+    workers: u8,
+    items: u32,
+    hosts: Option<u8>,
+    mutation: Mutation,
+    all_mutations: bool,
+    replay: Option<u64>,
+    full: bool,
+    golden: bool,
+    boundary: bool,
+    reclaim: bool,
+    tolerance_ms: Option<u64>,
+    late_claims: bool,
+    full_band: bool,
+    no_budget: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = Args {
+        seeds: 1_000,
+        start: 0,
+        workers: 4,
+        items: 100,
+        hosts: None,
+        mutation: Mutation::None,
+        all_mutations: false,
+        replay: None,
+        full: false,
+        golden: false,
+        boundary: false,
+        reclaim: false,
+        tolerance_ms: None,
+        late_claims: false,
+        full_band: false,
+        no_budget: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        let number = |name: &str, v: String| v.parse::<u64>().map_err(|_| format!("{name}: not a whole number: {v}"));
+        match flag.as_str() {
+            "--seeds" => args.seeds = number("--seeds", value("--seeds")?)?,
+            "--seed-start" => args.start = number("--seed-start", value("--seed-start")?)?,
+            "--workers" => {
+                args.workers = u8::try_from(number("--workers", value("--workers")?)?)
+                    .ok()
+                    .filter(|w| (1..=32).contains(w))
+                    .ok_or("--workers must be 1..=32")?;
+            }
+            "--items" => {
+                args.items = u32::try_from(number("--items", value("--items")?)?)
+                    .ok()
+                    .filter(|i| *i >= 1)
+                    .ok_or("--items must be at least 1")?;
+            }
+            "--hosts" => {
+                args.hosts = Some(
+                    u8::try_from(number("--hosts", value("--hosts")?)?)
+                        .ok()
+                        .filter(|h| *h >= 1)
+                        .ok_or("--hosts must be at least 1")?,
+                );
+            }
+            "--mutation" => {
+                let name = value("--mutation")?;
+                args.mutation = Mutation::parse(&name).ok_or_else(|| {
+                    let names: Vec<&str> = Mutation::BROKEN.iter().map(|m| m.name()).collect();
+                    format!("unknown mutation {name}; one of: none, {}", names.join(", "))
+                })?;
+            }
+            "--mutations" => args.all_mutations = true,
+            "--replay" => args.replay = Some(number("--replay", value("--replay")?)?),
+            "--full" => args.full = true,
+            "--golden" => args.golden = true,
+            "--profile" => match value("--profile")?.as_str() {
+                "standard" => args.boundary = false,
+                "boundary" => args.boundary = true,
+                "reclaim" => args.reclaim = true,
+                other => return Err(format!("unknown profile {other}; one of: standard, boundary, reclaim")),
+            },
+            "--tolerance-ms" => args.tolerance_ms = Some(number("--tolerance-ms", value("--tolerance-ms")?)?),
+            "--late-claims" => args.late_claims = true,
+            "--full-skew-band" => args.full_band = true,
+            "--no-budget-check" => args.no_budget = true,
+            "--help" | "-h" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(args)
+}
+
+fn setup(args: &Args, mutation: Mutation) -> SimConfig {
+    let mut cfg = if args.boundary {
+        SimConfig::boundary(SimConfig::boundary_params())
+    } else if args.reclaim {
+        SimConfig::reclaim(args.workers)
+    } else {
+        let mut cfg = SimConfig::standard(args.workers, args.items);
+        cfg.faults.late_claims = args.late_claims;
+        if args.full_band {
+            cfg.faults.clock_band_ms = cfg.params.skew_ms;
+        }
+        cfg
+    }
+    .with_mutation(mutation);
+    if let Some(hosts) = args.hosts {
+        cfg.hosts = hosts;
+    }
+    if args.tolerance_ms.is_some() {
+        cfg.params.tolerance_ms = args.tolerance_ms;
+    }
+    cfg.budget_check = !args.no_budget;
+    cfg
+}
+
+fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
+    let mut line = format!("cargo run -p leasehold-tests --release --bin sim -- --replay {seed}");
+    if args.boundary {
+        line += " --profile boundary";
+    } else if args.reclaim {
+        line += &format!(" --profile reclaim --workers {}", args.workers);
+    } else {
+        line += &format!(" --workers {} --items {}", args.workers, args.items);
+    }
+    if let Some(w) = args.tolerance_ms {
+        line += &format!(" --tolerance-ms {w}");
+    }
+    if args.late_claims {
+        line += " --late-claims";
+    }
+    if args.full_band {
+        line += " --full-skew-band";
+    }
+    if args.no_budget {
+        line += " --no-budget-check";
+    }
+    if let Some(hosts) = args.hosts {
+        line += &format!(" --hosts {hosts}");
+    }
+    if mutation != Mutation::None {
+        line += &format!(" --mutation {}", mutation.name());
+    }
+    line
+}
+
+fn print_trace(outcome: &Outcome, full: bool) {
+    let Some(v) = &outcome.violation else {
+        for line in &outcome.trace {
+            println!("  {line}");
+        }
+        return;
+    };
+    let relevant: Vec<_> = outcome
+        .trace
+        .iter()
+        .filter(|l| l.time <= v.time)
+        .filter(|l| full || v.item == Some(l.item) || (l.item == u32::MAX && v.workers.contains(&l.worker)))
+        .collect();
+    let skip = if full { 0 } else { relevant.len().saturating_sub(120) };
+    if skip > 0 {
+        println!("  … {skip} earlier lines (--full shows all)");
+    }
+    for line in &relevant[skip..] {
+        println!("  {line}");
+    }
+}
+
+fn replay(args: &Args, seed: u64) -> ExitCode {
+    let cfg = setup(args, args.mutation);
+    let outcome = run_seed(seed, &cfg, true);
+    println!("seed {seed}: trace hash {:016x}, {} events, {} ms simulated", outcome.hash, outcome.stats.events, outcome.duration_ms);
+    println!("stats: {:?}", outcome.stats);
+    let Some(violation) = &outcome.violation else {
+        println!("no violation");
+        if args.full {
+            print_trace(&outcome, true);
+        }
+        return ExitCode::SUCCESS;
+    };
+    println!("VIOLATION {violation}");
+    let (small, shrunk) = shrink(seed, &cfg);
+    if small != cfg {
+        println!("shrunk setup still failing: workers {}, items {}, faults {:?}", small.workers, small.workload.items, small.faults);
+        if let Some(v) = &shrunk.violation {
+            println!("shrunk violation: {v}");
+        }
+        println!("trace of the shrunk run:");
+        print_trace(&shrunk, args.full);
+    } else {
+        print_trace(&outcome, args.full);
+    }
+    ExitCode::FAILURE
+}
+
+fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(args) => args,
+        Err(message) => {
+            if !message.is_empty() {
+                eprintln!("sim: {message}");
+            }
+            eprintln!(
+                "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
+                 [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
+                 [--profile standard|boundary|reclaim] [--tolerance-ms W] [--late-claims] [--full-skew-band] [--no-budget-check]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(seed) = args.replay {
+        return replay(&args, seed);
+    }
+    if args.golden {
+        for (name, cfg, start, count) in leasehold_tests_golden() {
+            let summary = run_seeds(start, count, &cfg, 0);
+            println!("{name} {start} {count} {:016x}", summary.hash);
+        }
+        return ExitCode::SUCCESS;
+    }
+    if args.all_mutations {
+        for mutation in Mutation::BROKEN {
+            let cfg = setup(&args, mutation);
+            let started = Instant::now();
+            let summary = run_seeds(args.start, args.seeds, &cfg, 1);
+            let elapsed = started.elapsed().as_secs_f64();
+            match summary.failures.first() {
+                Some(failure) => println!(
+                    "{:<22} caught by seed {} after {} seeds ({:.2}s): {}",
+                    mutation.name(),
+                    failure.seed,
+                    summary.seeds,
+                    elapsed,
+                    failure.violation.as_ref().expect("a failure")
+                ),
+                None => println!("{:<22} NOT caught in {} seeds", mutation.name(), summary.seeds),
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let cfg = setup(&args, args.mutation);
+    let started = Instant::now();
+    let chunk = 1_000.max(args.seeds / 20);
+    let mut failures = Vec::new();
+    let mut done = 0;
+    let mut events = 0;
+    let mut totals = [0u64; 8];
+    while done < args.seeds {
+        let count = chunk.min(args.seeds - done);
+        let summary = run_seeds(args.start + done, count, &cfg, 0);
+        done += summary.seeds;
+        events += summary.events;
+        for (t, v) in totals.iter_mut().zip(summary.totals) {
+            *t += v;
+        }
+        for failure in summary.failures {
+            println!("VIOLATION seed {}: {}", failure.seed, failure.violation.as_ref().expect("a failure"));
+            println!("  replay: {}", replay_line(failure.seed, &args, args.mutation));
+            failures.push(failure.seed);
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        eprintln!("{done}/{} seeds, {} violations, {:.0} seeds/s", args.seeds, failures.len(), done as f64 / elapsed);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!(
+        "{} seeds ({}..{}), {} workers, {} items, mutation {}: {} violations",
+        done,
+        args.start,
+        args.start + done,
+        args.workers,
+        args.items,
+        args.mutation.name(),
+        failures.len()
+    );
+    println!(
+        "totals: settled {}, dead-lettered {}, steals {}, lapses {}, losses {}, crashes {}, stalls {}, excused overlaps {}",
+        totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6], totals[7]
+    );
+    println!(
+        "{:.2}s, {:.0} seeds/s, {:.2} M events/s",
+        elapsed,
+        done as f64 / elapsed,
+        events as f64 / elapsed / 1e6
+    );
+    if let Some(first) = failures.first() {
+        println!("first counterexample: {}", replay_line(*first, &args, args.mutation));
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+fn leasehold_tests_golden() -> Vec<(&'static str, SimConfig, u64, u64)> {
+    leasehold_tests::sim::golden::cases()
+}

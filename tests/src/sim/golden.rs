@@ -1,0 +1,18 @@
+//! Golden trace hashes: the same seeds must give these exact traces on every
+//! target (the native and the wasm32 determinism tests both compare against
+//! them). When the core's behaviour changes on purpose, regenerate them with
+//! `cargo run -p leasehold-tests --release --bin sim -- --golden` and paste
+//! the hashes into [`EXPECTED`].
+
+use super::config::SimConfig;
+
+/// The golden cases: name, setup, first seed, seed count.
+pub fn cases() -> Vec<(&'static str, SimConfig, u64, u64)> {
+    vec![
+        ("standard-4x100", SimConfig::standard(4, 100), 0, 20),
+        ("standard-2x30", SimConfig::standard(2, 30), 1_000, 20),
+    ]
+}
+
+/// The combined trace hash of each case, in [`cases`] order.
+pub const EXPECTED: [(&str, u64); 2] = [("standard-4x100", 0xb122_1b54_5043_9c90), ("standard-2x30", 0x897a_2c2f_4a38_19ca)];
