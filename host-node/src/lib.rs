@@ -12,3 +12,7 @@ pub mod liveness;
 pub mod runner;
 
 pub use runner::{AbortSignal, BoxError, Job, JobEvent, JobRunner, PassReport};
+
+pub mod eventlog;
+pub mod pump;
+pub mod trace_ring;
