@@ -7,10 +7,12 @@
 mod evidence;
 mod liveness;
 mod owner;
+mod steal;
 
 pub use evidence::{EvidenceKind, LivenessEvidence};
 pub use liveness::{LivenessCheck, LivenessContext};
 pub use owner::OwnerId;
+pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
 /// or the fence was lost and why (seed 003: any outcome other than `Updated`
