@@ -5,3 +5,6 @@
 #![deny(unsafe_code)]
 
 pub use leasehold_core as core;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod store;
