@@ -89,6 +89,7 @@ pub(crate) struct FenceRow {
     pub id: i64,
     pub token: i64,
     pub state: String,
+    pub owner_nonce: Option<String>,
 }
 
 /// Maps the rows an insert returned (`id`, `idempotency_key`) back to the
@@ -148,13 +149,23 @@ pub(crate) fn conflicted_keys(
 }
 
 /// Answers each fence: `Updated` when its id is in `updated` (a fence listed
-/// twice lands once: the first), otherwise the reason from its row in `rows`
-/// (missing → `LostMissing`; another token → `LostToNewerToken`; same token
-/// but not running → `LostNotRunning`).
+/// twice counts as landed once), otherwise from its row in `rows`, read
+/// after the statement:
+///
+/// - no row → `LostMissing`;
+/// - another token → `LostToNewerToken` (tokens only grow, so another
+///   claim took the job);
+/// - same token, not running → `LostNotRunning` (settled, or failed back to
+///   the queue);
+/// - same token, running, but `expected_nonce` given and not the recorded
+///   owner's → `LostToNewerToken` (the lease is not the caller's);
+/// - same token, running, right owner → `Updated`: the fence still holds;
+///   this is the repeat of a fence the same statement already renewed.
 pub(crate) fn fence_outcomes(
     fences: &[Fence],
     updated: &[i64],
     rows: &[FenceRow],
+    expected_nonce: Option<&str>,
 ) -> StoreResult<Vec<FenceOutcome>> {
     let mut landed: HashMap<i64, usize> = HashMap::with_capacity(updated.len());
     for id in updated {
@@ -175,6 +186,12 @@ pub(crate) fn fence_outcomes(
                 return Ok(FenceOutcome::LostToNewerToken);
             }
             match JobState::parse(&row.state) {
+                Some(JobState::Running) => match expected_nonce {
+                    Some(nonce) if row.owner_nonce.as_deref() != Some(nonce) => {
+                        Ok(FenceOutcome::LostToNewerToken)
+                    }
+                    _ => Ok(FenceOutcome::Updated),
+                },
                 Some(_) => Ok(FenceOutcome::LostNotRunning),
                 None => Err(StoreError::CorruptRow {
                     table: "leasehold_jobs",
@@ -211,14 +228,14 @@ mod tests {
     }
 
     fn row(id: i64, token: i64, state: &str) -> FenceRow {
-        FenceRow { id, token, state: state.to_owned() }
+        FenceRow { id, token, state: state.to_owned(), owner_nonce: Some("a".to_owned()) }
     }
 
     #[test]
     fn landed_fences_are_updated_and_the_rest_say_why() {
         let fences = [fence(1, 1), fence(2, 1), fence(3, 2), fence(4, 1)];
         let rows = [row(2, 2, "running"), row(3, 2, "succeeded")];
-        let out = fence_outcomes(&fences, &[1], &rows).unwrap();
+        let out = fence_outcomes(&fences, &[1], &rows, None).unwrap();
         assert_eq!(
             out,
             [
@@ -231,17 +248,30 @@ mod tests {
     }
 
     #[test]
-    fn a_fence_listed_twice_lands_once() {
+    fn a_completion_listed_twice_lands_once() {
         let fences = [fence(1, 1), fence(1, 1)];
         let rows = [row(1, 1, "succeeded")];
-        let out = fence_outcomes(&fences, &[1], &rows).unwrap();
+        let out = fence_outcomes(&fences, &[1], &rows, None).unwrap();
         assert_eq!(out, [FenceOutcome::Updated, FenceOutcome::LostNotRunning]);
         assert_eq!(unlanded(&fences, &[1]), [1]);
     }
 
     #[test]
+    fn a_renewal_listed_twice_is_updated_twice() {
+        let fences = [fence(1, 1), fence(1, 1)];
+        let out = fence_outcomes(&fences, &[1], &[row(1, 1, "running")], None).unwrap();
+        assert_eq!(out, [FenceOutcome::Updated, FenceOutcome::Updated]);
+    }
+
+    #[test]
+    fn same_token_under_another_owner_is_lost() {
+        let out = fence_outcomes(&[fence(1, 1)], &[], &[row(1, 1, "running")], Some("b")).unwrap();
+        assert_eq!(out, [FenceOutcome::LostToNewerToken]);
+    }
+
+    #[test]
     fn unknown_state_is_a_corrupt_row() {
-        let err = fence_outcomes(&[fence(1, 1)], &[], &[row(1, 1, "weird")]).unwrap_err();
+        let err = fence_outcomes(&[fence(1, 1)], &[], &[row(1, 1, "weird")], None).unwrap_err();
         assert!(err.to_string().contains("weird"));
     }
 }

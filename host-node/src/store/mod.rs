@@ -496,18 +496,27 @@ impl Store {
             }
             FencedWrite::Complete => imp::complete(pool, &pairs, now_ms).await,
         })?;
-        self.explain(fences, &updated).await
+        let expected_nonce = match write {
+            FencedWrite::Renew { owner_nonce } => owner_nonce,
+            FencedWrite::Complete => None,
+        };
+        self.explain(fences, &updated, expected_nonce).await
     }
 
     /// Answers each fence, reading the rows of those that did not land.
-    async fn explain(&self, fences: &[Fence], updated: &[i64]) -> StoreResult<Vec<FenceOutcome>> {
+    async fn explain(
+        &self,
+        fences: &[Fence],
+        updated: &[i64],
+        expected_nonce: Option<&str>,
+    ) -> StoreResult<Vec<FenceOutcome>> {
         let lost = backend::unlanded(fences, updated);
         let rows = if lost.is_empty() {
             Vec::new()
         } else {
             dispatch!(self, |pool| imp::fence_rows(pool, &lost).await)?
         };
-        backend::fence_outcomes(fences, updated, &rows)
+        backend::fence_outcomes(fences, updated, &rows, expected_nonce)
     }
 
     /// Fails one attempt with `error`. Fenced. With attempts left, the job is
@@ -524,7 +533,7 @@ impl Store {
         match settled {
             Some((JobState::Dead, _)) => Ok(FailOutcome::DeadLettered),
             Some((_, run_at)) => Ok(FailOutcome::Retrying { at: Millis(run_at.max(0) as u64) }),
-            None => Ok(FailOutcome::Lost(self.explain(&[fence], &[]).await?[0])),
+            None => Ok(FailOutcome::Lost(self.explain(&[fence], &[], None).await?[0])),
         }
     }
 

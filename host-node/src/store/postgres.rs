@@ -103,8 +103,8 @@ const ENQUEUE: &str = concat!(
     wake AS (
         SELECT pg_notify('",
     "leasehold_jobs",
-    "', $1) FROM clock c WHERE EXISTS (SELECT 1 FROM ins WHERE ins.run_at <= c.now))
-    SELECT ins.id, ins.idempotency_key FROM ins LEFT JOIN (SELECT count(*) AS n FROM wake) w ON true"
+    "', current_schema() || '/' || $1) FROM clock c WHERE EXISTS (SELECT 1 FROM ins WHERE ins.run_at <= c.now))
+    SELECT ins.id, ins.idempotency_key, (SELECT count(*) FROM wake) AS notified FROM ins"
 );
 
 pub(crate) async fn enqueue(
@@ -114,7 +114,8 @@ pub(crate) async fn enqueue(
     _now: i64,
 ) -> StoreResult<Vec<JobId>> {
     debug_assert_eq!(NOTIFY_CHANNEL, "leasehold_jobs");
-    let returned: Vec<(i64, Option<String>)> = sqlx::query_as(ENQUEUE)
+    // `notified` is read only so the planner must run the NOTIFY.
+    let returned: Vec<(i64, Option<String>, i64)> = sqlx::query_as(ENQUEUE)
         .bind(queue)
         .bind(jobs.iter().map(|j| j.payload.as_str()).collect::<Vec<_>>())
         .bind(jobs.iter().map(|j| j.priority).collect::<Vec<_>>())
@@ -125,6 +126,8 @@ pub(crate) async fn enqueue(
         .bind(jobs.iter().map(|j| j.idempotency_key.as_deref()).collect::<Vec<_>>())
         .fetch_all(pool)
         .await?;
+    let returned: Vec<(i64, Option<String>)> =
+        returned.into_iter().map(|(id, key, _)| (id, key)).collect();
     let conflicted = backend::conflicted_keys(jobs, &returned);
     let existing: HashMap<String, i64> = if conflicted.is_empty() {
         HashMap::new()
@@ -438,7 +441,7 @@ pub(crate) async fn fail(
 }
 
 pub(crate) async fn fence_rows(pool: &PgPool, ids: &[i64]) -> StoreResult<Vec<FenceRow>> {
-    sqlx::query("SELECT id, token, state FROM leasehold_jobs WHERE id = ANY($1)")
+    sqlx::query("SELECT id, token, state, owner_nonce FROM leasehold_jobs WHERE id = ANY($1)")
         .bind(ids)
         .fetch_all(pool)
         .await?
@@ -488,24 +491,37 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
     Ok(Some(record))
 }
 
-/// Opens the store's LISTEN connection on [`NOTIFY_CHANNEL`].
-pub(crate) async fn open_listener(pool: &PgPool) -> StoreResult<PgListener> {
-    let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(NOTIFY_CHANNEL).await?;
-    Ok(listener)
+/// The store's LISTEN connection on [`NOTIFY_CHANNEL`], and the schema its
+/// tables live in. Notifications are `<schema>/<queue>`: the channel is
+/// database-wide, and two stores in different schemas of one database must
+/// not wake each other's workers.
+pub(crate) struct Listener {
+    listener: PgListener,
+    prefix: String,
 }
 
-/// Forwards notifications until `deliver` answers `false` (the store is
-/// gone): `Some(queue)` per notification, `None` after the connection was
-/// lost (notifications may have been missed; sqlx reconnects on the next
-/// receive).
+/// Opens the store's LISTEN connection.
+pub(crate) async fn open_listener(pool: &PgPool) -> StoreResult<Listener> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&mut listener).await?;
+    listener.listen(NOTIFY_CHANNEL).await?;
+    Ok(Listener { listener, prefix: format!("{schema}/") })
+}
+
+/// Forwards notifications of this store's schema until `deliver` answers
+/// `false` (the store is gone): `Some(queue)` per notification, `None` after
+/// the connection was lost (notifications may have been missed; sqlx
+/// reconnects on the next receive).
 pub(crate) async fn forward_notifications(
-    mut listener: PgListener,
+    Listener { mut listener, prefix }: Listener,
     deliver: impl Fn(Option<&str>) -> bool + Send + 'static,
 ) {
     loop {
         let keep = match listener.try_recv().await {
-            Ok(Some(notification)) => deliver(Some(notification.payload())),
+            Ok(Some(notification)) => match notification.payload().strip_prefix(prefix.as_str()) {
+                Some(queue) => deliver(Some(queue)),
+                None => true,
+            },
             Ok(None) => deliver(None),
             Err(error) => {
                 tracing::warn!(%error, "leasehold LISTEN connection failed; retrying in 1s");

@@ -119,9 +119,14 @@ pub(crate) fn stale(row: &impl DecodeRow) -> StoreResult<StaleCandidate> {
     })
 }
 
-/// A fence row from columns id, token, state.
+/// A fence row from columns id, token, state, owner_nonce.
 pub(crate) fn fence_row(row: &impl DecodeRow) -> StoreResult<FenceRow> {
-    Ok(FenceRow { id: row.int("id")?, token: row.int("token")?, state: row.text("state")? })
+    Ok(FenceRow {
+        id: row.int("id")?,
+        token: row.int("token")?,
+        state: row.text("state")?,
+        owner_nonce: row.opt_text("owner_nonce")?,
+    })
 }
 
 fn state(row: &impl DecodeRow) -> StoreResult<JobState> {

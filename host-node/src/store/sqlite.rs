@@ -310,7 +310,7 @@ pub(crate) async fn renew(
          FROM {FENCE_INPUT}
          WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
            AND (?3 IS NULL OR j.owner_nonce = ?3)
-         RETURNING j.id"
+         RETURNING id"
     );
     Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(pairs_json(pairs))
@@ -337,7 +337,7 @@ pub(crate) async fn complete(
         "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
          FROM {FENCE_INPUT}
          WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-         RETURNING j.id"
+         RETURNING id"
     );
     let mut tx = immediate(pool).await?;
     let done: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
@@ -405,7 +405,7 @@ pub(crate) async fn fail(
 
 pub(crate) async fn fence_rows(pool: &SqlitePool, ids: &[i64]) -> StoreResult<Vec<FenceRow>> {
     sqlx::query(
-        "SELECT id, token, state FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))",
+        "SELECT id, token, state, owner_nonce FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))",
     )
     .bind(serde_json::to_string(ids).expect("ids serialize"))
     .fetch_all(pool)

@@ -5,7 +5,7 @@
 //! most one poll interval.
 //!
 //! In one process, enqueue wakes the local subscribers of its queue directly.
-//! On PostgreSQL, enqueue also sends `NOTIFY leasehold_jobs, '<queue>'` in the
+//! On PostgreSQL, enqueue also sends `NOTIFY leasehold_jobs, '<schema>/<queue>'` in the
 //! same statement (delivered at commit), and a store with subscribers keeps
 //! one `LISTEN` connection that forwards each notification to its local
 //! subscribers — that is how a worker on another machine hears about it.
@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
 
-/// The NOTIFY channel enqueues signal on; the payload is the queue name.
+/// The NOTIFY channel enqueues signal on; the payload is `<schema>/<queue>`.
 pub const NOTIFY_CHANNEL: &str = "leasehold_jobs";
 
 /// The local subscribers of one store, by queue.
