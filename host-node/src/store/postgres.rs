@@ -35,7 +35,11 @@ macro_rules! db_now {
 
 pub(crate) async fn connect(url: &str, redacted: &str, config: &StoreConfig) -> StoreResult<PgPool> {
     let unreachable = |source| StoreError::Unreachable { url: redacted.to_owned(), source };
-    let options = PgConnectOptions::from_str(url).map_err(unreachable)?.application_name("leasehold");
+    let mut options = PgConnectOptions::from_str(url).map_err(unreachable)?;
+    if options.get_application_name().is_none() {
+        // Names our sessions in pg_stat_activity unless the URL already does.
+        options = options.application_name("leasehold");
+    }
     PgPoolOptions::new()
         .max_connections(config.max_connections.unwrap_or(10).max(1))
         .acquire_timeout(config.connect_timeout)
