@@ -175,8 +175,10 @@ const CLAIM: &str = concat!(
             attempts = j.attempts + 1, owner_host = $3, owner_pid = $4, owner_nonce = $5,
             owner_start_time = $6, owner_boot_id = $7, claimed_at = c.now, heartbeat_at = c.now,
             lease_ms = $8, expires_at = c.now + $8
-        FROM picked p, clock c
-        WHERE j.id = p.id
+        FROM clock c
+        -- ANY(ARRAY(...)) rather than a join: the planner cannot know the
+        -- page is small and would hash-join it against a scan of the table.
+        WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
         RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
             j.timeout_ms, c.now, j.priority, j.run_at)
     SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now,
@@ -234,7 +236,8 @@ pub(crate) async fn claim(
 /// the database's clock.
 macro_rules! snapshot_matches {
     () => {
-        "j.id = i.id AND j.state = 'running' AND j.token = i.token AND j.owner_nonce = i.nonce
+        "j.id = ANY($1) AND j.id = i.id AND j.state = 'running' AND j.token = i.token
+         AND j.owner_nonce = i.nonce
          AND j.heartbeat_at IS NOT DISTINCT FROM i.heartbeat_at AND j.expires_at < c.now"
     };
 }
@@ -335,7 +338,7 @@ const RENEW: &str = concat!(
     " AS now)
     UPDATE leasehold_jobs j SET heartbeat_at = c.now, expires_at = c.now + j.lease_ms
     FROM unnest($1::int8[], $2::int8[]) AS f(id, token), clock c
-    WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
+    WHERE j.id = ANY($1) AND j.id = f.id AND j.token = f.token AND j.state = 'running'
       AND ($3::text IS NULL OR j.owner_nonce = $3)
     RETURNING j.id"
 );
@@ -382,7 +385,7 @@ const COMPLETE: &str = concat!(
     done AS (
         UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
         FROM unnest($1::int8[], $2::int8[]) AS f(id, token), clock c
-        WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
+        WHERE j.id = ANY($1) AND j.id = f.id AND j.token = f.token AND j.state = 'running'
         RETURNING ",
     ended_columns!(),
     "),
