@@ -15,6 +15,9 @@
 //!   fenced statement per flush.
 //! - PostgreSQL, one job per claim: 2 worker processes, 10 slots each, every
 //!   slot claims one job and completes it with its own statement.
+//! - PostgreSQL, one job per claim, fused: as above, but each completion
+//!   rides in the statement that claims the slot's next job
+//!   (`Store::complete_and_claim`): one commit per job instead of two.
 //! - SQLite, one process, both ways.
 //!
 //! Every job runs under a lease with a heartbeat timer armed (trivial jobs
@@ -53,7 +56,7 @@ struct Args {
     page: usize,
     workers: usize,
     pgbench_secs: u32,
-    /// Which runs: any of pgbench, pg-pages, pg-single, sqlite-pages, sqlite-single.
+    /// Which runs: any of pgbench, pg-pages, pg-single, pg-fused, sqlite-pages, sqlite-single.
     only: Option<Vec<String>>,
 }
 
@@ -134,6 +137,15 @@ async fn orchestrate(args: Args) {
             if args.runs("pg-single") {
                 let single = pg_run(url, &args, "single", args.workers).await;
                 report("PostgreSQL, one job per claim", &args, &single, 3_760.0);
+            }
+            if args.runs("pg-fused") {
+                let fused = pg_run(url, &args, "fused", args.workers).await;
+                report(
+                    "PostgreSQL, one job per claim, completion fused with the next claim",
+                    &args,
+                    &fused,
+                    3_760.0,
+                );
             }
         }
         None => println!("PostgreSQL runs skipped: no --pg-url and LEASEHOLD_TEST_PG_URL is not set"),
@@ -317,7 +329,8 @@ fn worker_main(args: Vec<String>) {
         let stats = Arc::new(Stats::default());
         match mode.as_str() {
             "pages" => work_pages(&store, &me, inflight, page, &stats).await,
-            "single" => work_single(&store, &me, inflight, &stats).await,
+            "single" => work_single(&store, &me, inflight, &stats, false).await,
+            "fused" => work_single(&store, &me, inflight, &stats, true).await,
             other => panic!("unknown mode {other}"),
         }
         store.close().await;
@@ -428,8 +441,9 @@ async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, s
 }
 
 /// `inflight` slots, each claiming one job, performing it and completing it
-/// with its own statement.
-async fn work_single(store: &Store, me: &OwnerId, inflight: usize, stats: &Arc<Stats>) {
+/// with its own statement — or, `fused`, completing it in the same
+/// statement that claims the slot's next job.
+async fn work_single(store: &Store, me: &OwnerId, inflight: usize, stats: &Arc<Stats>, fused: bool) {
     let coalescer = store.coalescer();
     let slots: Vec<_> = (0..inflight)
         .map(|_| {
@@ -438,17 +452,31 @@ async fn work_single(store: &Store, me: &OwnerId, inflight: usize, stats: &Arc<S
             let stats = stats.clone();
             let coalescer = coalescer.clone();
             tokio::spawn(async move {
+                let mut next: Option<ClaimedJob> = None;
                 loop {
-                    let Some(job) = store.claim(QUEUE, &me, now(), LEASE).await.expect("claim") else {
-                        if drained(&store).await {
-                            return;
-                        }
-                        tokio::time::sleep(Duration::from_millis(2)).await;
-                        continue;
+                    let job = match next.take() {
+                        Some(job) => job,
+                        None => match store.claim(QUEUE, &me, now(), LEASE).await.expect("claim") {
+                            Some(job) => job,
+                            None if drained(&store).await => return,
+                            None => {
+                                tokio::time::sleep(Duration::from_millis(2)).await;
+                                continue;
+                            }
+                        },
                     };
                     stats.claimed();
                     perform(&job, &coalescer).await;
-                    stats.completed(store.complete(job.fence(), now()).await.expect("complete"));
+                    if fused {
+                        let (outcome, page) = store
+                            .complete_and_claim(job.fence(), QUEUE, &me, now(), LEASE, 1)
+                            .await
+                            .expect("complete and claim");
+                        stats.completed(outcome);
+                        next = page.into_iter().next();
+                    } else {
+                        stats.completed(store.complete(job.fence(), now()).await.expect("complete"));
+                    }
                 }
             })
         })

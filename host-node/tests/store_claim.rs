@@ -276,3 +276,25 @@ async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token() {
         assert!(all.len() > 40, "{}: some jobs were reclaimed ({} claims)", db.label(), all.len());
     }
 }
+
+#[tokio::test]
+async fn complete_and_claim_settles_one_and_claims_the_next() {
+    for db in backends("claim_fused").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let me = owner("h", "a");
+        let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let (done, next) =
+            s.complete_and_claim(first.fence(), "q", &me, db.now(), LEASE, 1).await.unwrap();
+        assert_eq!(done, leasehold::core::lease::FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(next.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
+        assert_eq!(s.job(ids[0]).await.unwrap().state, JobState::Succeeded);
+        // A lost fence is reported, and the claim still happens.
+        let (again, last) =
+            s.complete_and_claim(first.fence(), "q", &me, db.now(), LEASE, 5).await.unwrap();
+        assert_eq!(again, leasehold::core::lease::FenceOutcome::LostNotRunning);
+        assert_eq!(last.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[2]]);
+        assert_eq!(s.job(ids[1]).await.unwrap().state, JobState::Running);
+    }
+}

@@ -21,7 +21,8 @@ use store_support::{pg_schema_url, wall_now};
 const LEASE: Duration = Duration::from_millis(1000);
 const HEARTBEAT_EVERY: Duration = Duration::from_millis(250);
 const JOBS: usize = 40;
-const WORK: Duration = Duration::from_millis(40);
+// Long enough that the victim is always mid-job when it is killed.
+const WORK: Duration = Duration::from_millis(200);
 const URL_VAR: &str = "LEASEHOLD_CRASH_URL";
 const LOG_VAR: &str = "LEASEHOLD_CRASH_LOG";
 

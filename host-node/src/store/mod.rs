@@ -350,6 +350,42 @@ impl Store {
         lease: Duration,
         n: usize,
     ) -> StoreResult<Vec<ClaimedJob>> {
+        Ok(self.claim_round(queue, claimant, now, lease, n, None).await?.1)
+    }
+
+    /// Completes `fence` and claims up to `n` more jobs of `queue` — on
+    /// PostgreSQL in ONE statement, so one commit and one round trip serve
+    /// both (SQLite runs the two one after the other). For a worker slot
+    /// that finished a job and wants the next: the completion is fenced
+    /// exactly as [`Store::complete`], the claim behaves as
+    /// [`Store::claim_page`], and the completion lands whether or not the
+    /// claim finds anything.
+    pub async fn complete_and_claim(
+        &self,
+        fence: Fence,
+        queue: &str,
+        claimant: &OwnerId,
+        now: Millis,
+        lease: Duration,
+        n: usize,
+    ) -> StoreResult<(FenceOutcome, Vec<ClaimedJob>)> {
+        let (done, page) = self.claim_round(queue, claimant, now, lease, n, Some(fence)).await?;
+        let outcome = self.explain(&[fence], &done, None).await?[0];
+        Ok((outcome, page))
+    }
+
+    /// One claim statement (optionally completing `settle` in it), then the
+    /// liveness judgement and takeover of the stale candidates it found.
+    /// Answers the ids the completion landed on, and the page.
+    async fn claim_round(
+        &self,
+        queue: &str,
+        claimant: &OwnerId,
+        now: Millis,
+        lease: Duration,
+        n: usize,
+        settle: Option<Fence>,
+    ) -> StoreResult<(Vec<i64>, Vec<ClaimedJob>)> {
         validate::queue_name(queue)?;
         if !(1..=MAX_PAGE).contains(&n) {
             return Err(StoreError::InvalidOption {
@@ -360,12 +396,13 @@ impl Store {
         let lease_ms = validate::lease_ms(lease)?;
         let now_ms = validate::millis("now", now)?;
         let owner = OwnerParams::new(claimant)?;
+        let settle = fence_pairs(settle.as_slice())?;
         let refused = self.refused_ids(now);
-        let round: ClaimRound = dispatch!(self, |pool| {
-            imp::claim(pool, queue, &owner, lease_ms, n as i64, &refused, now_ms).await
+        let (round, done): (ClaimRound, Vec<i64>) = dispatch!(self, |pool| {
+            imp::claim(pool, queue, &owner, lease_ms, n as i64, &refused, &settle, now_ms).await
         })?;
         if round.stale.is_empty() {
-            return Ok(round.claimed);
+            return Ok((done, round.claimed));
         }
         let takeovers = self.judge_stale(&round, claimant, now);
         let mut page = Vec::with_capacity(round.claimed.len() + takeovers.len());
@@ -382,7 +419,7 @@ impl Store {
             }));
         }
         page.extend(round.claimed);
-        Ok(page)
+        Ok((done, page))
     }
 
     /// Asks the liveness check about each stale candidate; remembers the

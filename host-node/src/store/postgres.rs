@@ -33,6 +33,69 @@ macro_rules! db_now {
     };
 }
 
+/// Logs the attempts a CTE named `done` ended, with outcome `$outcome` and
+/// error `$error` (SQL expressions).
+macro_rules! log_ended {
+    ($outcome:literal, $error:literal) => {
+        concat!(
+            "logged AS (
+                INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
+                    owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
+                SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time,
+                    owner_boot_id, claimed_at, now, ",
+            $outcome,
+            ", ",
+            $error,
+            " FROM done)"
+        )
+    };
+}
+
+macro_rules! ended_columns {
+    () => {
+        "j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
+         j.owner_boot_id, j.claimed_at, c.now"
+    };
+}
+
+/// Locks the rows of the jobs `$ids` in id order, as CTE `$name`.
+///
+/// Every statement that updates several running jobs takes their locks in
+/// one global order first, so two batches over overlapping jobs (a coalesced
+/// completion and a coalesced renewal, say) queue behind each other instead
+/// of deadlocking.
+macro_rules! lock_in_order {
+    ($name:literal, $ids:literal) => {
+        concat!(
+            $name,
+            " AS (SELECT id FROM leasehold_jobs WHERE id = ANY(",
+            $ids,
+            ") ORDER BY id FOR UPDATE)"
+        )
+    };
+}
+
+/// The completion's CTEs `done` and `logged`, for fences bound as the id
+/// and token arrays `$ids` and `$tokens`.
+macro_rules! complete_ctes {
+    ($ids:literal, $tokens:literal) => {
+        concat!(
+            lock_in_order!("settling", $ids),
+            ",
+    done AS (
+        UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
+        FROM unnest(", $ids, "::int8[], ", $tokens, "::int8[]) AS f(id, token), clock c
+        WHERE j.id = ANY(ARRAY(SELECT id FROM settling)) AND j.id = f.id AND j.token = f.token
+          AND j.state = 'running'
+        RETURNING ",
+            ended_columns!(),
+            "),
+    ",
+            log_ended!("'succeeded'", "NULL")
+        )
+    };
+}
+
 pub(crate) async fn connect(url: &str, redacted: &str, config: &StoreConfig) -> StoreResult<PgPool> {
     let unreachable = |source| StoreError::Unreachable { url: redacted.to_owned(), source };
     let mut options = PgConnectOptions::from_str(url).map_err(unreachable)?;
@@ -152,11 +215,12 @@ pub(crate) async fn enqueue(
     backend::assign_ids(jobs, returned, &existing)
 }
 
-const CLAIM: &str = concat!(
-    "WITH clock AS MATERIALIZED (SELECT ",
-    db_now!(),
-    " AS now),
-    stale AS MATERIALIZED (
+/// The claim's CTEs after `clock`: `stale` (candidates, read only),
+/// `picked` (due queued jobs, locked, skipping locked ones) and `claimed`.
+/// Binds $1 queue, $2 page size, $3..$7 claimant, $8 lease ms, $9 refused ids.
+macro_rules! claim_ctes {
+    () => {
+        "stale AS MATERIALIZED (
         SELECT j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
                j.owner_boot_id, j.claimed_at, j.heartbeat_at, j.lease_ms, j.priority, j.run_at
         FROM leasehold_jobs j
@@ -180,8 +244,14 @@ const CLAIM: &str = concat!(
         -- page is small and would hash-join it against a scan of the table.
         WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
         RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
-            j.timeout_ms, c.now, j.priority, j.run_at)
-    SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now,
+            j.timeout_ms, c.now, j.priority, j.run_at)"
+    };
+}
+
+/// The claim's result rows: `kind` 'claimed' or 'stale'.
+macro_rules! claim_select {
+    () => {
+        "SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now,
         priority, run_at, NULL::text AS owner_host, NULL::bigint AS owner_pid,
         NULL::text AS owner_nonce, NULL::bigint AS owner_start_time, NULL::text AS owner_boot_id,
         NULL::bigint AS claimed_at, NULL::bigint AS heartbeat_at, NULL::bigint AS lease_ms
@@ -191,6 +261,40 @@ const CLAIM: &str = concat!(
         s.priority, s.run_at, s.owner_host, s.owner_pid, s.owner_nonce, s.owner_start_time,
         s.owner_boot_id, s.claimed_at, s.heartbeat_at, s.lease_ms
     FROM stale s"
+    };
+}
+
+const CLAIM: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ",
+    claim_ctes!(),
+    "
+    ",
+    claim_select!()
+);
+
+/// Completion fused with the next claim: one statement, one commit. The
+/// completion binds $10 ids and $11 tokens; its `done` rows come back with
+/// `kind` 'done'.
+const COMPLETE_AND_CLAIM: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ",
+    complete_ctes!("$10", "$11"),
+    ",
+    ",
+    claim_ctes!(),
+    "
+    ",
+    claim_select!(),
+    "
+    UNION ALL
+    SELECT 'done', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        NULL, NULL, NULL, NULL
+    FROM done"
 );
 
 pub(crate) async fn claim(
@@ -200,9 +304,11 @@ pub(crate) async fn claim(
     lease_ms: i64,
     n: i64,
     refused: &[i64],
+    settle: &[(i64, i64)],
     _now: i64,
-) -> StoreResult<ClaimRound> {
-    let found = sqlx::query(CLAIM)
+) -> StoreResult<(ClaimRound, Vec<i64>)> {
+    let sql = if settle.is_empty() { CLAIM } else { COMPLETE_AND_CLAIM };
+    let mut query = sqlx::query(sql)
         .bind(queue)
         .bind(n)
         .bind(owner.host)
@@ -211,32 +317,42 @@ pub(crate) async fn claim(
         .bind(owner.start_time)
         .bind(owner.boot_id)
         .bind(lease_ms)
-        .bind(refused)
-        .fetch_all(pool)
-        .await?;
+        .bind(refused);
+    if !settle.is_empty() {
+        let (ids, tokens): (Vec<i64>, Vec<i64>) = settle.iter().copied().unzip();
+        query = query.bind(ids).bind(tokens);
+    }
+    let found = query.fetch_all(pool).await?;
     let mut round = ClaimRound::default();
+    let mut done = Vec::new();
     let mut claimed: Vec<((i32, i64), ClaimedJob)> = Vec::with_capacity(found.len());
     for row in &found {
-        round.now = row.try_get("now")?;
         let kind: &str = row.try_get("kind")?;
-        if kind == "claimed" {
-            let order = (row.try_get("priority")?, row.try_get("run_at")?);
-            claimed.push((order, rows::claimed(row, false)?));
-        } else {
-            round.stale.push(rows::stale(row)?);
+        match kind {
+            "claimed" => {
+                round.now = row.try_get("now")?;
+                let order = (row.try_get("priority")?, row.try_get("run_at")?);
+                claimed.push((order, rows::claimed(row, false)?));
+            }
+            "stale" => {
+                round.now = row.try_get("now")?;
+                round.stale.push(rows::stale(row)?);
+            }
+            _ => done.push(row.try_get("id")?),
         }
     }
     // RETURNING order is unspecified: hand the page out in the queue's order.
     claimed.sort_by_key(|((priority, run_at), job)| (*priority, *run_at, job.id));
     round.claimed = claimed.into_iter().map(|(_, job)| job).collect();
-    Ok(round)
+    Ok((round, done))
 }
 
 /// The compare-and-swap of a takeover: the exact snapshot, still stale by
 /// the database's clock.
 macro_rules! snapshot_matches {
     () => {
-        "j.id = ANY($1) AND j.id = i.id AND j.state = 'running' AND j.token = i.token
+        "j.id = ANY(ARRAY(SELECT id FROM locked)) AND j.id = i.id AND j.state = 'running'
+         AND j.token = i.token
          AND j.owner_nonce = i.nonce
          AND j.heartbeat_at IS NOT DISTINCT FROM i.heartbeat_at AND j.expires_at < c.now"
     };
@@ -251,6 +367,11 @@ const TAKE_OVER: &str = concat!(
                              $6::text[], $7::int8[], $8::int8[], $9::text[], $10::int8[])
             AS i(id, token, nonce, heartbeat_at, note, old_host, old_pid, old_start_time,
                  old_boot_id, old_claimed_at)),
+    -- A job another claimant is taking over right now is skipped, not waited
+    -- for: its snapshot is about to change anyway, and not waiting means two
+    -- takeovers over overlapping pages can never deadlock.
+    locked AS (
+        SELECT id FROM leasehold_jobs WHERE id = ANY($1) ORDER BY id FOR UPDATE SKIP LOCKED),
     taken AS (
         UPDATE leasehold_jobs j SET token = j.token + 1, attempts = j.attempts + 1,
             owner_host = $11, owner_pid = $12, owner_nonce = $13, owner_start_time = $14,
@@ -335,11 +456,14 @@ pub(crate) async fn take_over(
 const RENEW: &str = concat!(
     "WITH clock AS MATERIALIZED (SELECT ",
     db_now!(),
-    " AS now)
+    " AS now),
+    ",
+    lock_in_order!("renewing", "$1"),
+    "
     UPDATE leasehold_jobs j SET heartbeat_at = c.now, expires_at = c.now + j.lease_ms
     FROM unnest($1::int8[], $2::int8[]) AS f(id, token), clock c
-    WHERE j.id = ANY($1) AND j.id = f.id AND j.token = f.token AND j.state = 'running'
-      AND ($3::text IS NULL OR j.owner_nonce = $3)
+    WHERE j.id = ANY(ARRAY(SELECT id FROM renewing)) AND j.id = f.id AND j.token = f.token
+      AND j.state = 'running' AND ($3::text IS NULL OR j.owner_nonce = $3)
     RETURNING j.id"
 );
 
@@ -353,44 +477,14 @@ pub(crate) async fn renew(
     Ok(sqlx::query_scalar(RENEW).bind(ids).bind(tokens).bind(owner_nonce).fetch_all(pool).await?)
 }
 
-/// Logs the attempts a CTE named `done` ended, with outcome `$outcome` and
-/// error `$error` (SQL expressions).
-macro_rules! log_ended {
-    ($outcome:literal, $error:literal) => {
-        concat!(
-            "logged AS (
-                INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
-                    owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
-                SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time,
-                    owner_boot_id, claimed_at, now, ",
-            $outcome,
-            ", ",
-            $error,
-            " FROM done)"
-        )
-    };
-}
 
-macro_rules! ended_columns {
-    () => {
-        "j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
-         j.owner_boot_id, j.claimed_at, c.now"
-    };
-}
 
 const COMPLETE: &str = concat!(
     "WITH clock AS MATERIALIZED (SELECT ",
     db_now!(),
     " AS now),
-    done AS (
-        UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
-        FROM unnest($1::int8[], $2::int8[]) AS f(id, token), clock c
-        WHERE j.id = ANY($1) AND j.id = f.id AND j.token = f.token AND j.state = 'running'
-        RETURNING ",
-    ended_columns!(),
-    "),
     ",
-    log_ended!("'succeeded'", "NULL"),
+    complete_ctes!("$1", "$2"),
     "
     SELECT id FROM done"
 );

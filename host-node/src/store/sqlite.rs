@@ -158,8 +158,11 @@ pub(crate) async fn claim(
     lease_ms: i64,
     n: i64,
     refused: &[i64],
+    settle: &[(i64, i64)],
     now: i64,
-) -> StoreResult<ClaimRound> {
+) -> StoreResult<(ClaimRound, Vec<i64>)> {
+    // Commits are cheap in WAL mode: the completion goes first on its own.
+    let done = if settle.is_empty() { Vec::new() } else { complete(pool, settle, now).await? };
     // Two statements, no transaction: the stale read only sizes the page and
     // names candidates (each takeover re-checks its snapshot), and the claim
     // is one atomic UPDATE.
@@ -190,7 +193,7 @@ pub(crate) async fn claim(
             .await?;
         claimed = in_claim_order(&found)?;
     }
-    Ok(ClaimRound { claimed, stale, now })
+    Ok((ClaimRound { claimed, stale, now }, done))
 }
 
 /// Claimed rows in the queue's order (RETURNING order is unspecified).
