@@ -16,3 +16,6 @@ pub use runner::{AbortSignal, BoxError, Job, JobEvent, JobRunner, PassReport};
 pub mod eventlog;
 pub mod pump;
 pub mod trace_ring;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod store;
