@@ -19,3 +19,6 @@ pub mod trace_ring;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod store;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod worker;

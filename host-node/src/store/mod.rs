@@ -80,6 +80,7 @@ mod rows;
 pub mod migrate;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod results;
 mod schema;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -572,6 +573,48 @@ impl Store {
             Some((_, run_at)) => Ok(FailOutcome::Retrying { at: Millis(run_at.max(0) as u64) }),
             None => Ok(FailOutcome::Lost(self.explain(&[fence], &[], None).await?[0])),
         }
+    }
+
+    /// Records what the attempt behind `fence` produced (any JSON: the CLI
+    /// stores `{"exitCode": …, "output": …}`), before it settles. Fenced:
+    /// lands only while the job runs under that token; otherwise answers why
+    /// the fence was lost and writes nothing. Recording again replaces it.
+    ///
+    /// # Errors
+    /// [`StoreError::Database`] when the write fails.
+    pub async fn record_result(&self, fence: Fence, result: &serde_json::Value, now: Millis) -> StoreResult<FenceOutcome> {
+        let now_ms = validate::millis("now", now)?;
+        let pair = fence_pairs(&[fence])?[0];
+        let text = result.to_string();
+        let landed = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => results::sqlite::record(pool, pair, &text, now_ms).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => results::postgres::record(pool, pair, &text, now_ms).await?,
+        };
+        if landed {
+            return Ok(FenceOutcome::Updated);
+        }
+        Ok(self.explain(&[fence], &[], None).await?[0])
+    }
+
+    /// The results recorded for `job`'s attempts, by fencing token, oldest
+    /// first. A result whose text is not JSON (it cannot be, as written) is
+    /// skipped.
+    ///
+    /// # Errors
+    /// [`StoreError::Database`] when the read fails.
+    pub async fn results(&self, job: JobId) -> StoreResult<Vec<(u64, serde_json::Value)>> {
+        let rows = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => results::sqlite::read(pool, job.0).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => results::postgres::read(pool, job.0).await?,
+        };
+        Ok(rows
+            .into_iter()
+            .filter_map(|(token, text)| Some((token.max(0) as u64, serde_json::from_str(&text).ok()?)))
+            .collect())
     }
 
     /// Takes `job` over from the owner in `snapshot` (seed 003 `steal`, R5).

@@ -20,13 +20,35 @@ use super::migrate::{Migration, MigrationSet};
 pub const QUEUE_MIGRATIONS: MigrationSet = MigrationSet {
     namespace: "leasehold-queue",
     id_block: 1000,
-    migrations: &[Migration {
-        number: 1,
-        name: "0001_jobs_and_attempts",
-        sqlite: SQLITE_0001,
-        postgres: POSTGRES_0001,
-    }],
+    migrations: &[
+        Migration { number: 1, name: "0001_jobs_and_attempts", sqlite: SQLITE_0001, postgres: POSTGRES_0001 },
+        Migration { number: 2, name: "0002_attempt_results", sqlite: SQLITE_0002, postgres: POSTGRES_0002 },
+    ],
 };
+
+/// What an attempt produced (the CLI: exit code and output tail), one row per
+/// `(job_id, token)`, written only while that token holds the job
+/// ([`super::Store::record_result`]). Kept apart from the attempt log so the
+/// settle statements stay as they are.
+const SQLITE_0002: &str = r#"
+CREATE TABLE leasehold_results (
+    job_id      INTEGER NOT NULL,
+    token       INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    result      TEXT    NOT NULL,
+    PRIMARY KEY (job_id, token)
+) WITHOUT ROWID;
+"#;
+
+const POSTGRES_0002: &str = r#"
+CREATE TABLE leasehold_results (
+    job_id      bigint NOT NULL,
+    token       bigint NOT NULL,
+    recorded_at bigint NOT NULL,
+    result      jsonb  NOT NULL,
+    PRIMARY KEY (job_id, token)
+);
+"#;
 
 const SQLITE_0001: &str = r#"
 CREATE TABLE leasehold_jobs (
