@@ -74,3 +74,26 @@ async fn a_result_from_a_lost_token_is_refused() {
     assert!(store.record_result(claimed.fence(), &serde_json::json!({"x": 2}), now()).await.unwrap().is_updated());
     assert_eq!(store.results(id).await.unwrap(), vec![(claimed.token, serde_json::json!({"x": 2}))]);
 }
+
+#[tokio::test]
+async fn an_incarnation_reclaims_its_own_stale_job_though_its_pid_is_alive() {
+    // A claim that landed but whose answer was lost leaves a job running
+    // under a live owner that does not know it: peers' pid probe answers
+    // alive, so only the owner itself can take it back, on the lease alone.
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let probe = std::sync::Arc::new(leasehold::liveness::SameHostPidProbe::new());
+    let config = leasehold::store::StoreConfig::default().with_liveness(probe);
+    let store = Store::connect_with(&url, config).await.unwrap();
+    let t0 = now();
+    store.enqueue("q", &serde_json::json!({}), &EnqueueOptions::default(), t0).await.unwrap();
+    let me = leasehold::liveness::current_owner();
+    let lease = Duration::from_secs(5);
+    let first = store.claim("q", &me, t0, lease).await.unwrap().expect("claimed");
+    let later = Millis(t0.0 + 6_000);
+    let sibling = leasehold::liveness::current_owner(); // same host and pid, another nonce
+    assert!(store.claim("q", &sibling, later, lease).await.unwrap().is_none(), "a live owner is not stolen from");
+    let again = store.claim("q", &me, Millis(t0.0 + 6_000 + 5_001), lease).await.unwrap().expect("reclaimed by its own incarnation");
+    assert!(again.token > first.token);
+    assert!(again.reclaimed);
+}

@@ -437,7 +437,13 @@ impl Store {
             .stale
             .iter()
             .filter(|c| {
-                let alive = self.inner.config.liveness.as_ref().is_some_and(|check| {
+                // Our own incarnation's stale job: its claim landed but the
+                // answer never reached us (a dropped connection), or our
+                // supervision already lapsed the work before the lease went
+                // stale. Either way nobody works on it, and a pid probe would
+                // call us alive forever: the expired lease alone decides.
+                let own = c.owner.nonce == claimant.nonce && c.owner.host_id == claimant.host_id;
+                let alive = !own && self.inner.config.liveness.as_ref().is_some_and(|check| {
                     let context = LivenessContext {
                         claimant,
                         heartbeat_at: c.heartbeat_at.map(|h| Millis(h.max(0) as u64)),

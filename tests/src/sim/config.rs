@@ -344,8 +344,8 @@ pub struct SimConfig {
     /// takes the item over while it still believes (`exclusive-ownership`).
     pub budget_check: bool,
     /// The store lets a claimant re-claim a stale item recorded under its
-    /// own incarnation, on the lease alone (a proposed store rule, off as
-    /// in the real stores; see [`super::store::own_reclaim_allowed`]).
+    /// own incarnation, on the lease alone (on, as in the real stores'
+    /// `judge_stale`; see [`super::store::own_reclaim_allowed`]).
     pub reclaim_own_stale: bool,
 }
 
@@ -362,7 +362,7 @@ impl SimConfig {
             workload: Workload::standard(items, params.stale_after_ms),
             mutation: Mutation::None,
             budget_check: true,
-            reclaim_own_stale: false,
+            reclaim_own_stale: true,
         }
     }
 
@@ -397,7 +397,7 @@ impl SimConfig {
             },
             mutation: Mutation::None,
             budget_check: true,
-            reclaim_own_stale: false,
+            reclaim_own_stale: true,
         }
     }
 
@@ -434,7 +434,7 @@ impl SimConfig {
             workload: Workload { items: 10, ..Workload::standard(10, params.stale_after_ms) },
             mutation: Mutation::None,
             budget_check: true,
-            reclaim_own_stale: false,
+            reclaim_own_stale: true,
         }
     }
 
@@ -463,7 +463,7 @@ impl SimConfig {
             workload: Workload { long_per_mille: 800, ..Workload::standard(items, s) },
             mutation: Mutation::None,
             budget_check: true,
-            reclaim_own_stale: false,
+            reclaim_own_stale: true,
         }
     }
 

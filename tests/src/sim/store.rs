@@ -197,7 +197,7 @@ impl Store {
             unfenced,
             eperm_as_dead,
             start_time_ignored: false,
-            reclaim_own_stale: false,
+            reclaim_own_stale: true,
             dead_lettered: 0,
         }
     }

@@ -1,11 +1,8 @@
-//! Known defects the simulator found in the current store rules, each
-//! reproducible. The failing test is `#[ignore]`d so CI stays green until
-//! the owners of that code adopt the fix; run it with
-//! `cargo test -p leasehold-tests --release --test sim_known_defects -- --ignored`
-//! (it fails today with a replayable seed). Once the stores adopt the rule,
-//! turn [`SimConfig::reclaim_own_stale`] on by default and drop the
-//! `#[ignore]`. (The two core defects found earlier are fixed; their
-//! regressions are in `sim_found_defects.rs`.)
+//! One host, pid liveness: the store gap the simulator found (a claim that
+//! landed but whose answer was lost stranded its item under a live owner) and
+//! the rule that closes it, now in the real stores (`Store::judge_stale`): a
+//! claimant re-claims a stale job recorded under its own incarnation on the
+//! lease alone. Replay: `sim --replay SEED --hosts 1`.
 #![cfg(not(target_arch = "wasm32"))]
 
 use leasehold_tests::sim::{run_seeds, SimConfig};
@@ -18,12 +15,10 @@ fn assert_clean(cfg: &SimConfig, seeds: u64) {
 }
 
 /// With every worker on one host, a claim that landed but whose answer was
-/// lost leaves the item running under a live owner that does not know it:
-/// peers' pid probe answers "alive", and the steal rules refuse the owner
-/// itself (`ClaimantIsOwner`), so the item is never settled. Replay:
-/// `sim --replay 0 --hosts 1`.
+/// lost leaves the item running under a live owner that does not know it;
+/// peers' pid probe answers "alive", so only the owner's own incarnation can
+/// take it back, on the lease alone.
 #[test]
-#[ignore = "known store gap: pid liveness strands an item whose claim answer was lost (store team)"]
 fn one_host_settles_every_item_once_faults_stop() {
     let mut cfg = SimConfig::standard(4, 100);
     cfg.hosts = 1;
