@@ -132,13 +132,7 @@ async fn orchestrate(args: Args) {
     match &args.pg_url {
         Some(url) => {
             if args.runs("pgbench") {
-                match pgbench_tps(url, args.pgbench_secs).await {
-                    Ok(tps) => println!(
-                        "pgbench -b simple-update -c 4 -j 2 -T {}: {tps:.0} tps",
-                        args.pgbench_secs
-                    ),
-                    Err(e) => println!("pgbench: not run ({e})"),
-                }
+                print_pgbench(url, &args, "before the store runs").await;
             }
             if args.runs("pg-pages") {
                 let pages = pg_run(url, &args, "pages", args.workers).await;
@@ -162,6 +156,11 @@ async fn orchestrate(args: Args) {
                     3_760.0,
                 );
             }
+            // Again afterwards: on a shared machine the server's capacity
+            // drifts, and the two readings bracket the store runs.
+            if args.runs("pgbench") {
+                print_pgbench(url, &args, "after the store runs").await;
+            }
         }
         None => {
             println!("PostgreSQL runs skipped: no --pg-url and LEASEHOLD_TEST_PG_URL is not set")
@@ -184,6 +183,16 @@ async fn orchestrate(args: Args) {
         report(label, &args, &reports, 10_000.0);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn print_pgbench(url: &str, args: &Args, when: &str) {
+    match pgbench_tps(url, args.pgbench_secs).await {
+        Ok(tps) => println!(
+            "pgbench -b simple-update -c 4 -j 2 -T {} ({when}): {tps:.0} tps",
+            args.pgbench_secs
+        ),
+        Err(e) => println!("pgbench: not run ({e})"),
+    }
 }
 
 fn report(label: &str, args: &Args, reports: &[WorkerReport], target: f64) {

@@ -18,6 +18,8 @@
 //!   and records the claimant. A page of N is one statement on PostgreSQL
 //!   (`FOR UPDATE SKIP LOCKED`) — the seed-000 "page in a closure": claim a
 //!   page, hand the runner one item per `claim` call.
+//!   [`Store::complete_and_claim`] completes a job and claims the next in the
+//!   same statement (one commit for both on PostgreSQL).
 //! - [`Store::heartbeat`], [`Store::reconfirm`], [`Store::complete`],
 //!   [`Store::fail`]: fenced by [`Fence`] (job id + token); a stale owner's
 //!   write changes nothing and answers why it lost the fence
@@ -355,8 +357,10 @@ impl Store {
 
     /// Claims up to `n` (1..=[`MAX_PAGE`]) jobs of `queue` for `claimant`.
     ///
-    /// Takes, in one statement: stale running jobs first (their work is the
-    /// oldest), then due queued jobs by priority, due time, id. A stale job
+    /// Takes stale running jobs first (their work is the oldest), then due
+    /// queued jobs by priority, due time, id — in one statement on
+    /// PostgreSQL, two on SQLite (a read of stale candidates, then one atomic
+    /// claim); a stale job found costs one more statement for its takeover. A stale job
     /// is taken only if the configured liveness check does not call its
     /// owner alive (with no check configured, a stale lease is enough), and
     /// only if it still matches the snapshot read (compare-and-swap); if that
