@@ -342,3 +342,41 @@ async fn coalesced_statement_failure_reaches_every_waiter() {
         );
     }
 }
+
+#[tokio::test]
+async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
+    for db in backends("fence_release").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..3)
+            .map(|i| (json!(i), EnqueueOptions::default()))
+            .collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let page = s
+            .claim_page("q", &owner("h", "a"), db.now(), LEASE, 3)
+            .await
+            .unwrap();
+        let handed_back = [page[1].fence(), page[2].fence()];
+        let released = s.release_many(&handed_back, db.now()).await.unwrap();
+        assert_eq!(released, [FenceOutcome::Updated; 2], "{}", db.label());
+        let record = s.job(ids[1]).await.unwrap();
+        assert_eq!((record.state, record.attempts), (JobState::Queued, 0));
+        assert!(record.attempt_log.is_empty(), "a released claim never ran");
+        // Claimable now, not after the lease, under a greater token.
+        let again = s
+            .claim_page("q", &owner("h", "b"), db.now(), LEASE, 5)
+            .await
+            .unwrap();
+        assert_eq!(again.iter().map(|j| j.id).collect::<Vec<_>>(), ids[1..]);
+        assert!(again[0].token > page[1].token);
+        assert_eq!(again[0].attempt, 1);
+        // The released fence is dead.
+        assert_eq!(
+            s.complete(page[1].fence(), db.now()).await.unwrap(),
+            FenceOutcome::LostToNewerToken
+        );
+        assert_eq!(
+            s.release_many(&[page[1].fence()], db.now()).await.unwrap(),
+            [FenceOutcome::LostToNewerToken]
+        );
+    }
+}

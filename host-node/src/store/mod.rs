@@ -19,7 +19,9 @@
 //!   (`FOR UPDATE SKIP LOCKED`) — the seed-000 "page in a closure": claim a
 //!   page, hand the runner one item per `claim` call.
 //!   [`Store::complete_and_claim`] completes a job and claims the next in the
-//!   same statement (one commit for both on PostgreSQL).
+//!   same statement (one commit for both on PostgreSQL);
+//!   [`Store::release_many`] hands claimed but unperformed jobs back (a
+//!   worker stopping with part of a page left).
 //! - [`Store::heartbeat`], [`Store::reconfirm`], [`Store::complete`],
 //!   [`Store::fail`]: fenced by [`Fence`] (job id + token); a stale owner's
 //!   write changes nothing and answers why it lost the fence
@@ -561,6 +563,19 @@ impl Store {
         self.fenced(fences, now, FencedWrite::Complete).await
     }
 
+    /// Hands claimed jobs back unperformed: each is queued again at once, its
+    /// attempt not counted and nothing logged, so a worker that stops with a
+    /// page of claimed jobs still waiting lets others take them now rather
+    /// than after their leases. Fenced like [`Store::complete`]; the next
+    /// claim gives a greater token, so the released one stays dead.
+    pub async fn release_many(
+        &self,
+        fences: &[Fence],
+        now: Millis,
+    ) -> StoreResult<Vec<FenceOutcome>> {
+        self.fenced(fences, now, FencedWrite::Release).await
+    }
+
     async fn fenced(
         &self,
         fences: &[Fence],
@@ -577,10 +592,11 @@ impl Store {
                 imp::renew(pool, &pairs, owner_nonce, now_ms).await
             }
             FencedWrite::Complete => imp::complete(pool, &pairs, now_ms).await,
+            FencedWrite::Release => imp::release(pool, &pairs, now_ms).await,
         })?;
         let expected_nonce = match write {
             FencedWrite::Renew { owner_nonce } => owner_nonce,
-            FencedWrite::Complete => None,
+            FencedWrite::Complete | FencedWrite::Release => None,
         };
         self.explain(fences, &updated, expected_nonce).await
     }
@@ -778,6 +794,7 @@ impl Store {
 enum FencedWrite<'a> {
     Renew { owner_nonce: Option<&'a str> },
     Complete,
+    Release,
 }
 
 /// Fences as bound into SQL: `(job id, token)`.

@@ -549,6 +549,41 @@ const RENEW: &str = concat!(
     RETURNING j.id"
 );
 
+const RELEASE: &str = concat!(
+    "WITH ",
+    lock_in_order!("releasing", "$1"),
+    "
+    UPDATE leasehold_jobs j SET state = 'queued', attempts = j.attempts - 1,
+        heartbeat_at = NULL, expires_at = NULL
+    FROM unnest($1::int8[], $2::int8[]) AS f(id, token)
+    WHERE j.id = ANY(ARRAY(SELECT id FROM releasing)) AND j.id = f.id AND j.token = f.token
+      AND j.state = 'running'
+    RETURNING j.id"
+);
+
+/// Runs a fenced batch statement that binds `$1` ids and `$2` tokens and
+/// returns the ids it landed on.
+async fn fenced_batch(
+    pool: &PgPool,
+    sql: &'static str,
+    pairs: &[(i64, i64)],
+) -> StoreResult<Vec<i64>> {
+    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    Ok(sqlx::query_scalar(sql)
+        .bind(ids)
+        .bind(tokens)
+        .fetch_all(pool)
+        .await?)
+}
+
+pub(crate) async fn release(
+    pool: &PgPool,
+    pairs: &[(i64, i64)],
+    _now: i64,
+) -> StoreResult<Vec<i64>> {
+    fenced_batch(pool, RELEASE, pairs).await
+}
+
 pub(crate) async fn renew(
     pool: &PgPool,
     pairs: &[(i64, i64)],
@@ -579,12 +614,7 @@ pub(crate) async fn complete(
     pairs: &[(i64, i64)],
     _now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    Ok(sqlx::query_scalar(COMPLETE)
-        .bind(ids)
-        .bind(tokens)
-        .fetch_all(pool)
-        .await?)
+    fenced_batch(pool, COMPLETE, pairs).await
 }
 
 const FAIL: &str = concat!(

@@ -329,19 +329,21 @@ fn pairs_json(pairs: &[(i64, i64)]) -> String {
     serde_json::to_string(pairs).expect("pairs of integers serialize")
 }
 
-const FENCE_INPUT: &str = "(SELECT json_extract(value, '$[0]') AS id,
-                                json_extract(value, '$[1]') AS token
-                         FROM json_each(?1)) AS f";
-
-pub(crate) async fn renew(
-    pool: &SqlitePool,
+/// One fenced UPDATE over `pairs` (bound as JSON `?1`): applies `set`
+/// (which may read `?2`, the caller's now) to each job still running under
+/// its token — and, given `owner_nonce` (`?3`), still owned by it. Answers
+/// the ids it landed on.
+async fn update_fenced<'e>(
+    executor: impl sqlx::Executor<'e, Database = Sqlite>,
+    set: &str,
     pairs: &[(i64, i64)],
     owner_nonce: Option<&str>,
     now: i64,
 ) -> StoreResult<Vec<i64>> {
     let sql = format!(
-        "UPDATE leasehold_jobs AS j SET heartbeat_at = ?2, expires_at = ?2 + j.lease_ms
-         FROM {FENCE_INPUT}
+        "UPDATE leasehold_jobs AS j SET {set}
+         FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
+               FROM json_each(?1)) AS f
          WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
            AND (?3 IS NULL OR j.owner_nonce = ?3)
          RETURNING id"
@@ -350,8 +352,27 @@ pub(crate) async fn renew(
         .bind(pairs_json(pairs))
         .bind(now)
         .bind(owner_nonce)
-        .fetch_all(pool)
+        .fetch_all(executor)
         .await?)
+}
+
+pub(crate) async fn renew(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    owner_nonce: Option<&str>,
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let set = "heartbeat_at = ?2, expires_at = ?2 + j.lease_ms";
+    update_fenced(pool, set, pairs, owner_nonce, now).await
+}
+
+pub(crate) async fn release(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let set = "state = 'queued', attempts = j.attempts - 1, heartbeat_at = NULL, expires_at = NULL";
+    update_fenced(pool, set, pairs, None, now).await
 }
 
 /// Logs the ended attempts of `ids` (the job rows still carry the token,
@@ -367,18 +388,9 @@ pub(crate) async fn complete(
     pairs: &[(i64, i64)],
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let sql = format!(
-        "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
-         FROM {FENCE_INPUT}
-         WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-         RETURNING id"
-    );
     let mut tx = immediate(pool).await?;
-    let done: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(pairs_json(pairs))
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
+    let set = "state = 'succeeded', finished_at = ?2";
+    let done = update_fenced(&mut *tx, set, pairs, None, now).await?;
     if !done.is_empty() {
         sqlx::query(LOG_ENDED)
             .bind(serde_json::to_string(&done).expect("ids serialize"))
