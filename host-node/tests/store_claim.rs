@@ -1,6 +1,8 @@
 //! Claims: order, pages, fencing tokens, reclaim of stale leases under the
 //! liveness check, and concurrent claimers.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::collections::HashSet;

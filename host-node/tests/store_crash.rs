@@ -6,6 +6,8 @@
 //! The worker processes are this test binary, re-invoked to run the ignored
 //! `crash_worker_process` test with the database URL in its environment.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::collections::HashMap;

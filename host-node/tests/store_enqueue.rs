@@ -1,6 +1,8 @@
 //! Enqueue: payloads, options, idempotency keys, bulk inserts, and bad input
 //! refused before anything is written.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

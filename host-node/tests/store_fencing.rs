@@ -2,6 +2,8 @@
 //! current token; a stale owner's write changes nothing and says why; the
 //! coalesced forms keep every write fenced on its own.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! Inspection: counts by queue and state; one job with its attempts.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

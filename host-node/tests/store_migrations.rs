@@ -2,6 +2,8 @@
 //! under concurrent migrators, refusing a schema from a newer build; and the
 //! connect errors of a database that cannot be reached.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! spent, then dead-letters with the last error; a lease lost on the last
 //! attempt dead-letters too.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

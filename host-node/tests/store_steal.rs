@@ -1,6 +1,8 @@
 //! `steal` (seed 003 R5): staleness plus acceptable evidence, observed at the
 //! steal's instant, then a compare-and-swap on the exact snapshot.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! same process directly, and across processes through LISTEN/NOTIFY on
 //! PostgreSQL.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;

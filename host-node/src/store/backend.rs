@@ -58,6 +58,7 @@ pub(crate) struct ClaimRequest<'a> {
     /// Fences to complete in the same statement (`complete_and_claim`).
     pub settle: &'a [(i64, i64)],
     /// The caller's clock (SQLite stamps with it).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub now: i64,
 }
 

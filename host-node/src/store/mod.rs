@@ -715,6 +715,7 @@ impl Store {
     pub async fn listen(&self, queue: &str) -> StoreResult<Wakeups> {
         validate::queue_name(queue)?;
         #[cfg(feature = "postgres")]
+        #[allow(irrefutable_let_patterns)] // a postgres-only build has one backend
         if let Backend::Postgres(pool) = &self.inner.backend {
             self.ensure_listener(pool).await?;
         }
