@@ -45,7 +45,12 @@ const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
 const PGBENCH: &str = "/usr/lib/postgresql/15/bin/pgbench";
 
 fn now() -> Millis {
-    Millis(SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_millis() as u64)
+    Millis(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis() as u64,
+    )
 }
 
 #[derive(Clone, Debug)]
@@ -62,7 +67,9 @@ struct Args {
 
 impl Args {
     fn runs(&self, name: &str) -> bool {
-        self.only.as_ref().is_none_or(|o| o.iter().any(|r| r == name))
+        self.only
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|r| r == name))
     }
 }
 
@@ -99,7 +106,10 @@ fn main() {
         return worker_main(argv.collect());
     }
     let args = parse_args(argv);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     runtime.block_on(orchestrate(args));
 }
 
@@ -122,17 +132,16 @@ async fn orchestrate(args: Args) {
     match &args.pg_url {
         Some(url) => {
             if args.runs("pgbench") {
-                match pgbench_tps(url, args.pgbench_secs).await {
-                    Ok(tps) => println!(
-                        "pgbench -b simple-update -c 4 -j 2 -T {}: {tps:.0} tps",
-                        args.pgbench_secs
-                    ),
-                    Err(e) => println!("pgbench: not run ({e})"),
-                }
+                print_pgbench(url, &args, "before the store runs").await;
             }
             if args.runs("pg-pages") {
                 let pages = pg_run(url, &args, "pages", args.workers).await;
-                report("PostgreSQL, page claims + coalesced completions", &args, &pages, 48_000.0);
+                report(
+                    "PostgreSQL, page claims + coalesced completions",
+                    &args,
+                    &pages,
+                    48_000.0,
+                );
             }
             if args.runs("pg-single") {
                 let single = pg_run(url, &args, "single", args.workers).await;
@@ -147,8 +156,15 @@ async fn orchestrate(args: Args) {
                     3_760.0,
                 );
             }
+            // Again afterwards: on a shared machine the server's capacity
+            // drifts, and the two readings bracket the store runs.
+            if args.runs("pgbench") {
+                print_pgbench(url, &args, "after the store runs").await;
+            }
         }
-        None => println!("PostgreSQL runs skipped: no --pg-url and LEASEHOLD_TEST_PG_URL is not set"),
+        None => {
+            println!("PostgreSQL runs skipped: no --pg-url and LEASEHOLD_TEST_PG_URL is not set")
+        }
     }
     let dir = std::env::temp_dir().join(format!("leasehold-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -169,14 +185,35 @@ async fn orchestrate(args: Args) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+async fn print_pgbench(url: &str, args: &Args, when: &str) {
+    match pgbench_tps(url, args.pgbench_secs).await {
+        Ok(tps) => println!(
+            "pgbench -b simple-update -c 4 -j 2 -T {} ({when}): {tps:.0} tps",
+            args.pgbench_secs
+        ),
+        Err(e) => println!("pgbench: not run ({e})"),
+    }
+}
+
 fn report(label: &str, args: &Args, reports: &[WorkerReport], target: f64) {
     let completed: u64 = reports.iter().map(|r| r.completed).sum();
-    let first = reports.iter().map(|r| r.first_claim).filter(|t| *t > 0).min().unwrap_or(0);
+    let first = reports
+        .iter()
+        .map(|r| r.first_claim)
+        .filter(|t| *t > 0)
+        .min()
+        .unwrap_or(0);
     let last = reports.iter().map(|r| r.last_complete).max().unwrap_or(0);
     let secs = last.saturating_sub(first) as f64 / 1000.0;
-    let rate = if secs > 0.0 { completed as f64 / secs } else { 0.0 };
-    let memory: Vec<String> =
-        reports.iter().map(|r| format!("{:.1} MiB", r.vmhwm_kb as f64 / 1024.0)).collect();
+    let rate = if secs > 0.0 {
+        completed as f64 / secs
+    } else {
+        0.0
+    };
+    let memory: Vec<String> = reports
+        .iter()
+        .map(|r| format!("{:.1} MiB", r.vmhwm_kb as f64 / 1024.0))
+        .collect();
     println!(
         "{label}: {completed}/{} jobs in {secs:.2}s = {rate:.0} jobs/s (target {target:.0}: {}); peak memory per worker: {}",
         args.jobs,
@@ -191,7 +228,11 @@ async fn pg_run(base: &str, args: &Args, mode: &str, workers: usize) -> Vec<Work
     let pool = sqlx_admin(base).await;
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options[search_path]={schema}");
-    pool_execute(&pool, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};")).await;
+    pool_execute(
+        &pool,
+        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};"),
+    )
+    .await;
     prepare(&url, args.jobs).await;
     // Fresh statistics after the bulk load, as autovacuum would give a
     // long-lived table, so the claim uses its index from the first page.
@@ -201,21 +242,33 @@ async fn pg_run(base: &str, args: &Args, mode: &str, workers: usize) -> Vec<Work
 }
 
 async fn sqlx_admin(url: &str) -> sqlx::PgPool {
-    sqlx::PgPool::connect(url).await.expect("PostgreSQL reachable")
+    sqlx::PgPool::connect(url)
+        .await
+        .expect("PostgreSQL reachable")
 }
 
 async fn pool_execute(pool: &sqlx::PgPool, sql: &str) {
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned())).execute(pool).await.expect("admin statement");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(pool)
+        .await
+        .expect("admin statement");
 }
 
 /// Connects (migrating) and enqueues `jobs` trivial jobs in one statement.
 async fn prepare(url: &str, jobs: usize) {
     let store = Store::connect(url).await.expect("store connects");
-    let batch: Vec<_> =
-        (0..jobs).map(|i| (serde_json::json!({ "n": i }), EnqueueOptions::default())).collect();
+    let batch: Vec<_> = (0..jobs)
+        .map(|i| (serde_json::json!({ "n": i }), EnqueueOptions::default()))
+        .collect();
     let started = std::time::Instant::now();
-    store.enqueue_many(QUEUE, &batch, now()).await.expect("bulk enqueue");
-    println!("  enqueued {jobs} jobs in one statement in {:.2}s", started.elapsed().as_secs_f64());
+    store
+        .enqueue_many(QUEUE, &batch, now())
+        .await
+        .expect("bulk enqueue");
+    println!(
+        "  enqueued {jobs} jobs in one statement in {:.2}s",
+        started.elapsed().as_secs_f64()
+    );
     store.close().await;
 }
 
@@ -237,7 +290,10 @@ async fn run_workers(url: &str, args: &Args, mode: &str, workers: usize) -> Vec<
         })
         .collect();
     let outputs = tokio::task::spawn_blocking(move || {
-        children.into_iter().map(|c| c.wait_with_output().expect("worker output")).collect::<Vec<_>>()
+        children
+            .into_iter()
+            .map(|c| c.wait_with_output().expect("worker output"))
+            .collect::<Vec<_>>()
     })
     .await
     .expect("join");
@@ -251,7 +307,10 @@ async fn run_workers(url: &str, args: &Args, mode: &str, workers: usize) -> Vec<
 }
 
 fn parse_report(text: &str) -> WorkerReport {
-    let line = text.lines().find(|l| l.starts_with("RESULT ")).expect("worker printed RESULT");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("RESULT "))
+        .expect("worker printed RESULT");
     let mut r = WorkerReport::default();
     for field in line.split_whitespace().skip(1) {
         let (k, v) = field.split_once('=').expect("k=v");
@@ -271,7 +330,10 @@ fn parse_report(text: &str) -> WorkerReport {
 async fn pgbench_tps(url: &str, secs: u32) -> Result<f64, String> {
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
     let param = |name: &str| {
-        query.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}="))).map(str::to_owned)
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .map(str::to_owned)
     };
     let host = param("host").unwrap_or_else(|| "localhost".into());
     let port = param("port").unwrap_or_else(|| "5432".into());
@@ -296,7 +358,17 @@ async fn pgbench_tps(url: &str, secs: u32) -> Result<f64, String> {
     }
     let run = Command::new(PGBENCH)
         .args(base)
-        .args(["-b", "simple-update", "-c", "4", "-j", "2", "-T", &secs.to_string(), "leasehold_pgbench"])
+        .args([
+            "-b",
+            "simple-update",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-T",
+            &secs.to_string(),
+            "leasehold_pgbench",
+        ])
         .output()
         .map_err(|e| format!("{PGBENCH}: {e}"))?;
     let out = String::from_utf8_lossy(&run.stdout);
@@ -315,10 +387,15 @@ fn worker_main(args: Vec<String>) {
     };
     let inflight: usize = inflight.parse().expect("inflight");
     let page: usize = page.parse().expect("page");
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let stats = runtime.block_on(async {
         let config = StoreConfig::default().with_max_connections(inflight as u32 + 2);
-        let store = Store::connect_with(url, config).await.expect("worker connects");
+        let store = Store::connect_with(url, config)
+            .await
+            .expect("worker connects");
         let me = OwnerId {
             host_id: "bench-host".into(),
             pid: std::process::id(),
@@ -354,11 +431,17 @@ struct Stats {
 
 impl Stats {
     fn claimed(&self) {
-        let _ = self.first_claim.compare_exchange(0, now().0, Ordering::SeqCst, Ordering::SeqCst);
+        let _ = self
+            .first_claim
+            .compare_exchange(0, now().0, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     fn completed(&self, outcome: FenceOutcome) {
-        assert_eq!(outcome, FenceOutcome::Updated, "a bench completion lost its fence");
+        assert_eq!(
+            outcome,
+            FenceOutcome::Updated,
+            "a bench completion lost its fence"
+        );
         self.completed.fetch_add(1, Ordering::SeqCst);
         self.last_complete.fetch_max(now().0, Ordering::SeqCst);
     }
@@ -367,7 +450,10 @@ impl Stats {
 /// Whether the queue has nothing left to claim.
 async fn drained(store: &Store) -> bool {
     let counts = store.counts().await.expect("counts");
-    counts.iter().filter(|c| c.queue == QUEUE).all(|c| c.queued == 0)
+    counts
+        .iter()
+        .filter(|c| c.queue == QUEUE)
+        .all(|c| c.queued == 0)
 }
 
 /// The job itself: trivial, raced against its armed heartbeat timer as the
@@ -377,7 +463,8 @@ async fn perform(job: &ClaimedJob, coalescer: &Coalescer) {
     let heartbeat = async {
         loop {
             tokio::time::sleep(HEARTBEAT_EVERY).await;
-            if coalescer.heartbeat(fence, now()).await.expect("heartbeat") != FenceOutcome::Updated {
+            if coalescer.heartbeat(fence, now()).await.expect("heartbeat") != FenceOutcome::Updated
+            {
                 return;
             }
         }
@@ -399,8 +486,13 @@ async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, s
         let stats = stats.clone();
         tokio::spawn(async move {
             loop {
-                let Ok(permits) = tx.reserve_many(page).await else { return };
-                let jobs = store.claim_page(QUEUE, &me, now(), LEASE, page).await.expect("claim");
+                let Ok(permits) = tx.reserve_many(page).await else {
+                    return;
+                };
+                let jobs = store
+                    .claim_page(QUEUE, &me, now(), LEASE, page)
+                    .await
+                    .expect("claim");
                 if jobs.is_empty() {
                     drop(permits);
                     if drained(&store).await {
@@ -428,10 +520,22 @@ async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, s
             // The slot frees when the work is done; the completion rides the
             // next coalesced statement.
             drop(slot);
-            stats.completed(coalescer.complete(job.fence(), now()).await.expect("complete"));
+            stats.completed(
+                coalescer
+                    .complete(job.fence(), now())
+                    .await
+                    .expect("complete"),
+            );
         }));
-        while settling.front().is_some_and(|t: &tokio::task::JoinHandle<()>| t.is_finished()) {
-            settling.pop_front().expect("front").await.expect("settle task");
+        while settling
+            .front()
+            .is_some_and(|t: &tokio::task::JoinHandle<()>| t.is_finished())
+        {
+            settling
+                .pop_front()
+                .expect("front")
+                .await
+                .expect("settle task");
         }
     }
     claimer.await.expect("claimer");
@@ -443,7 +547,13 @@ async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, s
 /// `inflight` slots, each claiming one job, performing it and completing it
 /// with its own statement — or, `fused`, completing it in the same
 /// statement that claims the slot's next job.
-async fn work_single(store: &Store, me: &OwnerId, inflight: usize, stats: &Arc<Stats>, fused: bool) {
+async fn work_single(
+    store: &Store,
+    me: &OwnerId,
+    inflight: usize,
+    stats: &Arc<Stats>,
+    fused: bool,
+) {
     let coalescer = store.coalescer();
     let slots: Vec<_> = (0..inflight)
         .map(|_| {
@@ -475,7 +585,8 @@ async fn work_single(store: &Store, me: &OwnerId, inflight: usize, stats: &Arc<S
                         stats.completed(outcome);
                         next = page.into_iter().next();
                     } else {
-                        stats.completed(store.complete(job.fence(), now()).await.expect("complete"));
+                        stats
+                            .completed(store.complete(job.fence(), now()).await.expect("complete"));
                     }
                 }
             })
@@ -491,9 +602,9 @@ fn vmhwm_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| {
-                v.trim().trim_end_matches("kB").trim().parse().ok()
-            })
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
 }

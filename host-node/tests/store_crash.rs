@@ -6,6 +6,8 @@
 //! The worker processes are this test binary, re-invoked to run the ignored
 //! `crash_worker_process` test with the database URL in its environment.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::collections::HashMap;
@@ -33,7 +35,9 @@ const LOG_VAR: &str = "LEASEHOLD_CRASH_LOG";
 #[test]
 #[ignore = "a worker process started by two_workers_one_killed_mid_job_*"]
 fn crash_worker_process() {
-    let (Ok(url), Ok(log)) = (std::env::var(URL_VAR), std::env::var(LOG_VAR)) else { return };
+    let (Ok(url), Ok(log)) = (std::env::var(URL_VAR), std::env::var(LOG_VAR)) else {
+        return;
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -60,7 +64,11 @@ fn crash_worker_process() {
 async fn work_slot(store: Store, me: OwnerId, log: String) {
     let coalescer = store.coalescer();
     loop {
-        let Some(job) = store.claim("q", &me, wall_now(), LEASE).await.expect("claim") else {
+        let Some(job) = store
+            .claim("q", &me, wall_now(), LEASE)
+            .await
+            .expect("claim")
+        else {
             let counts = store.counts().await.expect("counts");
             if counts.iter().all(|c| c.queued == 0 && c.running == 0) {
                 return;
@@ -73,7 +81,9 @@ async fn work_slot(store: Store, me: OwnerId, log: String) {
         let heartbeat = tokio::spawn(async move {
             loop {
                 tokio::time::sleep(HEARTBEAT_EVERY).await;
-                if beats.heartbeat(fence, wall_now()).await.expect("heartbeat") != FenceOutcome::Updated {
+                if beats.heartbeat(fence, wall_now()).await.expect("heartbeat")
+                    != FenceOutcome::Updated
+                {
                     return;
                 }
             }
@@ -82,23 +92,52 @@ async fn work_slot(store: Store, me: OwnerId, log: String) {
         let outcome = store.complete(fence, wall_now()).await.expect("complete");
         heartbeat.abort();
         if outcome == FenceOutcome::Updated {
-            let mut file =
-                std::fs::OpenOptions::new().append(true).create(true).open(&log).expect("log");
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&log)
+                .expect("log");
             // One short write per line: O_APPEND keeps lines whole across processes.
-            file.write_all(format!("{} {} {}\n", job.id.0, job.token, std::process::id()).as_bytes())
-                .expect("log write");
+            file.write_all(
+                format!("{} {} {}\n", job.id.0, job.token, std::process::id()).as_bytes(),
+            )
+            .expect("log write");
         }
     }
 }
 
 fn spawn_worker(url: &str, log: &std::path::Path) -> Child {
     Command::new(std::env::current_exe().expect("test binary"))
-        .args(["crash_worker_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "crash_worker_process",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(URL_VAR, url)
         .env(LOG_VAR, log)
         .stdout(Stdio::null())
         .spawn()
         .expect("worker starts")
+}
+
+/// Whether `pid` holds a job it claimed less than a quarter of the work
+/// time ago.
+async fn holds_fresh_claim(store: &Store, ids: &[JobId], pid: u32) -> bool {
+    let now = wall_now().0;
+    for id in ids {
+        let record = store.job(*id).await.unwrap();
+        if let Some(lease) = &record.lease {
+            let fresh = lease
+                .heartbeat_at
+                .is_some_and(|at| now.saturating_sub(at.0) < WORK.as_millis() as u64 / 4);
+            if lease.owner.pid == pid && fresh {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn log_lines(log: &std::path::Path) -> Vec<(i64, u64, u32)> {
@@ -108,15 +147,20 @@ fn log_lines(log: &std::path::Path) -> Vec<(i64, u64, u32)> {
         .map(|l| {
             let mut f = l.split(' ');
             let mut next = || f.next().expect("three fields");
-            (next().parse().unwrap(), next().parse().unwrap(), next().parse().unwrap())
+            (
+                next().parse().unwrap(),
+                next().parse().unwrap(),
+                next().parse().unwrap(),
+            )
         })
         .collect()
 }
 
 async fn kill_one_worker_mid_job(url: &str, label: &str) {
     let store = Store::connect(url).await.unwrap();
-    let jobs: Vec<_> =
-        (0..JOBS).map(|i| (json!({ "i": i }), EnqueueOptions::default())).collect();
+    let jobs: Vec<_> = (0..JOBS)
+        .map(|i| (json!({ "i": i }), EnqueueOptions::default()))
+        .collect();
     let ids = store.enqueue_many("q", &jobs, wall_now()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("completions.log");
@@ -124,12 +168,21 @@ async fn kill_one_worker_mid_job(url: &str, label: &str) {
     let mut survivor = spawn_worker(url, &log);
     let victim_pid = victim.id();
 
-    // Wait until the victim has completed a few jobs (so it is mid-stream,
-    // its two slots busy), then kill it without warning.
+    // Wait until the victim has completed a few jobs (so it is mid-stream)
+    // and has just claimed another — it has most of that job's work ahead —
+    // then kill it without warning.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while log_lines(&log).iter().filter(|l| l.2 == victim_pid).count() < 2 {
-        assert!(Instant::now() < deadline, "{label}: victim never got to work");
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "{label}: victim never got to work"
+        );
+        if log_lines(&log).iter().filter(|l| l.2 == victim_pid).count() >= 2
+            && holds_fresh_claim(&store, &ids, victim_pid).await
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
     victim.kill().expect("SIGKILL"); // std's kill is SIGKILL on Unix
     let killed_at = wall_now();
@@ -138,7 +191,11 @@ async fn kill_one_worker_mid_job(url: &str, label: &str) {
     let mut held: Vec<JobId> = Vec::new();
     for id in &ids {
         let record = store.job(*id).await.unwrap();
-        if record.lease.as_ref().is_some_and(|l| l.owner.pid == victim_pid) {
+        if record
+            .lease
+            .as_ref()
+            .is_some_and(|l| l.owner.pid == victim_pid)
+        {
             held.push(*id);
         }
     }
@@ -149,29 +206,54 @@ async fn kill_one_worker_mid_job(url: &str, label: &str) {
         if let Some(status) = survivor.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "{label}: survivor did not finish the queue");
+        assert!(
+            Instant::now() < deadline,
+            "{label}: survivor did not finish the queue"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "{label}: survivor failed: {status}");
 
     // Every job settled, exactly once, by whoever held its live fence.
     let counts = store.counts().await.unwrap();
-    assert_eq!((counts[0].succeeded, counts[0].queued, counts[0].running), (JOBS as u64, 0, 0), "{label}");
+    assert_eq!(
+        (counts[0].succeeded, counts[0].queued, counts[0].running),
+        (JOBS as u64, 0, 0),
+        "{label}"
+    );
     let lines = log_lines(&log);
     let mut per_job: HashMap<i64, usize> = HashMap::new();
     for (id, _, _) in &lines {
         *per_job.entry(*id).or_default() += 1;
     }
-    assert_eq!(per_job.len(), JOBS, "{label}: every job's completion landed");
-    assert!(per_job.values().all(|n| *n == 1), "{label}: a completion landed twice: {per_job:?}");
+    assert_eq!(
+        per_job.len(),
+        JOBS,
+        "{label}: every job's completion landed"
+    );
+    assert!(
+        per_job.values().all(|n| *n == 1),
+        "{label}: a completion landed twice: {per_job:?}"
+    );
     for id in &ids {
         let record = store.job(*id).await.unwrap();
         assert_eq!(record.state, JobState::Succeeded);
-        let succeeded: Vec<_> =
-            record.attempt_log.iter().filter(|a| a.outcome == AttemptOutcome::Succeeded).collect();
-        assert_eq!(succeeded.len(), 1, "{label}: job {id} attempts {:?}", record.attempt_log);
+        let succeeded: Vec<_> = record
+            .attempt_log
+            .iter()
+            .filter(|a| a.outcome == AttemptOutcome::Succeeded)
+            .collect();
+        assert_eq!(
+            succeeded.len(),
+            1,
+            "{label}: job {id} attempts {:?}",
+            record.attempt_log
+        );
         let tokens: Vec<_> = record.attempt_log.iter().map(|a| a.token).collect();
-        assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{label}: tokens grow {tokens:?}");
+        assert!(
+            tokens.windows(2).all(|w| w[0] < w[1]),
+            "{label}: tokens grow {tokens:?}"
+        );
     }
 
     // The jobs the victim held were reclaimed by the survivor, after the window.
@@ -182,9 +264,17 @@ async fn kill_one_worker_mid_job(url: &str, label: &str) {
             .attempt_log
             .iter()
             .find(|a| a.owner.pid == victim_pid && a.outcome == AttemptOutcome::LeaseLost)
-            .unwrap_or_else(|| panic!("{label}: job {id} lost by the victim: {:?}", record.attempt_log));
+            .unwrap_or_else(|| {
+                panic!(
+                    "{label}: job {id} lost by the victim: {:?}",
+                    record.attempt_log
+                )
+            });
         let done = record.attempt_log.last().unwrap();
-        assert_eq!((done.outcome, done.owner.pid), (AttemptOutcome::Succeeded, survivor_pid));
+        assert_eq!(
+            (done.outcome, done.owner.pid),
+            (AttemptOutcome::Succeeded, survivor_pid)
+        );
         assert!(done.token > lost.token);
         // The victim's last renewal was at most one heartbeat interval before
         // the kill; the takeover came only once a whole lease had passed since.
@@ -207,18 +297,26 @@ async fn two_workers_one_killed_mid_job_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_one_killed_mid_job_postgres() {
-    let Some(url) = pg_schema_url("crash_sigkill").await else { return };
+    let Some(url) = pg_schema_url("crash_sigkill").await else {
+        return;
+    };
     kill_one_worker_mid_job(&url, "postgres").await;
 }
 
 #[tokio::test]
 async fn connection_dropped_before_a_settle_leaves_the_job_claimable_after_the_lease() {
-    let Some(url) = pg_schema_url("crash_dropped_connection").await else { return };
+    let Some(url) = pg_schema_url("crash_dropped_connection").await else {
+        return;
+    };
     let victim_url = format!("{url}&application_name=leasehold-victim");
-    let victim =
-        Store::connect_with(&victim_url, StoreConfig::default().with_max_connections(1)).await.unwrap();
+    let victim = Store::connect_with(&victim_url, StoreConfig::default().with_max_connections(1))
+        .await
+        .unwrap();
     let other = Store::connect(&url).await.unwrap();
-    let id = other.enqueue("q", &json!(1), &EnqueueOptions::default(), wall_now()).await.unwrap();
+    let id = other
+        .enqueue("q", &json!(1), &EnqueueOptions::default(), wall_now())
+        .await
+        .unwrap();
     let me = OwnerId {
         host_id: "h".into(),
         pid: std::process::id(),
@@ -226,20 +324,40 @@ async fn connection_dropped_before_a_settle_leaves_the_job_claimable_after_the_l
         start_time: None,
         boot_id: None,
     };
-    let job = victim.claim("q", &me, wall_now(), LEASE).await.unwrap().unwrap();
+    let job = victim
+        .claim("q", &me, wall_now(), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
     terminate_sessions(&url, "leasehold-victim").await;
 
     // The settle travels on the dead connection: an error, and nothing settled.
     let err = victim.complete(job.fence(), wall_now()).await.unwrap_err();
-    assert!(matches!(err, leasehold::store::StoreError::Database(_)), "{err}");
+    assert!(
+        matches!(err, leasehold::store::StoreError::Database(_)),
+        "{err}"
+    );
     let record = other.job(id).await.unwrap();
     assert_eq!((record.state, record.token), (JobState::Running, job.token));
 
     // Inside the lease nobody takes it; after it, it is reclaimed.
-    let thief = OwnerId { nonce: "thief".into(), ..me.clone() };
-    assert!(other.claim("q", &thief, wall_now(), LEASE).await.unwrap().is_none());
+    let thief = OwnerId {
+        nonce: "thief".into(),
+        ..me.clone()
+    };
+    assert!(
+        other
+            .claim("q", &thief, wall_now(), LEASE)
+            .await
+            .unwrap()
+            .is_none()
+    );
     tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
-    let taken = other.claim("q", &thief, wall_now(), LEASE).await.unwrap().expect("reclaimed");
+    let taken = other
+        .claim("q", &thief, wall_now(), LEASE)
+        .await
+        .unwrap()
+        .expect("reclaimed");
     assert!(taken.token > job.token);
 
     // The victim's pool reconnects; its old fence is refused.

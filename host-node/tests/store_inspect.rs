@@ -1,5 +1,7 @@
 //! Inspection: counts by queue and state; one job with its attempts.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;
@@ -14,23 +16,53 @@ const LEASE: Duration = Duration::from_secs(1);
 async fn counts_are_per_queue_and_state_in_name_order() {
     for db in backends("inspect_counts").await {
         let s = &db.store;
-        let one = |n: usize| (0..n).map(|i| (json!(i), EnqueueOptions::default())).collect::<Vec<_>>();
+        let one = |n: usize| {
+            (0..n)
+                .map(|i| (json!(i), EnqueueOptions::default()))
+                .collect::<Vec<_>>()
+        };
         s.enqueue_many("b-queue", &one(4), db.now()).await.unwrap();
         s.enqueue_many("a-queue", &one(2), db.now()).await.unwrap();
         let me = owner("h", "a");
-        let page = s.claim_page("b-queue", &me, db.now(), LEASE, 3).await.unwrap();
+        let page = s
+            .claim_page("b-queue", &me, db.now(), LEASE, 3)
+            .await
+            .unwrap();
         s.complete(page[0].fence(), db.now()).await.unwrap();
-        let single = EnqueueOptions { max_attempts: 1, ..Default::default() };
-        s.enqueue("a-queue", &json!("doomed"), &single, db.now()).await.unwrap();
-        let page_a = s.claim_page("a-queue", &me, db.now(), LEASE, 3).await.unwrap();
-        let doomed = page_a.iter().find(|j| j.payload == json!("doomed")).unwrap();
+        let single = EnqueueOptions {
+            max_attempts: 1,
+            ..Default::default()
+        };
+        s.enqueue("a-queue", &json!("doomed"), &single, db.now())
+            .await
+            .unwrap();
+        let page_a = s
+            .claim_page("a-queue", &me, db.now(), LEASE, 3)
+            .await
+            .unwrap();
+        let doomed = page_a
+            .iter()
+            .find(|j| j.payload == json!("doomed"))
+            .unwrap();
         s.fail(doomed.fence(), "no", db.now()).await.unwrap();
         let counts = s.counts().await.unwrap();
         assert_eq!(
             counts,
             [
-                QueueCounts { queue: "a-queue".into(), queued: 0, running: 2, succeeded: 0, dead: 1 },
-                QueueCounts { queue: "b-queue".into(), queued: 1, running: 2, succeeded: 1, dead: 0 },
+                QueueCounts {
+                    queue: "a-queue".into(),
+                    queued: 0,
+                    running: 2,
+                    succeeded: 0,
+                    dead: 1
+                },
+                QueueCounts {
+                    queue: "b-queue".into(),
+                    queued: 1,
+                    running: 2,
+                    succeeded: 1,
+                    dead: 0
+                },
             ],
             "{}",
             db.label()
@@ -42,23 +74,47 @@ async fn counts_are_per_queue_and_state_in_name_order() {
 async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
     for db in backends("inspect_job_attempts").await {
         let s = &db.store;
-        let opts = EnqueueOptions { max_attempts: 5, ..Default::default() };
-        let id = s.enqueue("q", &json!({"k": 1}), &opts, db.now()).await.unwrap();
+        let opts = EnqueueOptions {
+            max_attempts: 5,
+            ..Default::default()
+        };
+        let id = s
+            .enqueue("q", &json!({"k": 1}), &opts, db.now())
+            .await
+            .unwrap();
         // Attempt 1 fails, attempt 2 is lost to a reclaim, attempt 3 succeeds.
-        let a1 = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let a1 = s
+            .claim("q", &owner("h1", "a"), db.now(), LEASE)
+            .await
+            .unwrap()
+            .unwrap();
         s.fail(a1.fence(), "first error", db.now()).await.unwrap();
         db.advance(Duration::from_secs(2)).await;
-        let a2 = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
+        let a2 = s
+            .claim("q", &owner("h2", "b"), db.now(), LEASE)
+            .await
+            .unwrap()
+            .unwrap();
         db.advance(LEASE * 2).await;
-        let a3 = s.claim("q", &owner("h3", "c"), db.now(), LEASE).await.unwrap().unwrap();
+        let a3 = s
+            .claim("q", &owner("h3", "c"), db.now(), LEASE)
+            .await
+            .unwrap()
+            .unwrap();
         let running = s.job(id).await.unwrap();
-        assert_eq!(running.attempt_log.last().unwrap().outcome, AttemptOutcome::Running);
+        assert_eq!(
+            running.attempt_log.last().unwrap().outcome,
+            AttemptOutcome::Running
+        );
         s.complete(a3.fence(), db.now()).await.unwrap();
 
         let record = s.job(id).await.unwrap();
         let log = &record.attempt_log;
         assert_eq!(log.len(), 3, "{}", db.label());
-        let view: Vec<_> = log.iter().map(|a| (a.token, a.owner.nonce.as_str(), a.outcome)).collect();
+        let view: Vec<_> = log
+            .iter()
+            .map(|a| (a.token, a.owner.nonce.as_str(), a.outcome))
+            .collect();
         assert_eq!(
             view,
             [

@@ -2,13 +2,13 @@
 //! under concurrent migrators, refusing a schema from a newer build; and the
 //! connect errors of a database that cannot be reached.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;
 
-use leasehold::store::{
-    Migration, MigrationSet, QUEUE_MIGRATIONS, Store, StoreConfig, StoreError,
-};
+use leasehold::store::{Migration, MigrationSet, QUEUE_MIGRATIONS, Store, StoreConfig, StoreError};
 use store_support::{backends, pg_schema_url};
 
 const EXTRA: MigrationSet = MigrationSet {
@@ -73,7 +73,16 @@ async fn pg_execute(_url: &str, _sql: &'static str) {
 async fn connect_installs_the_queue_set_in_its_block() {
     for db in backends("mig_installs").await {
         let rows = migration_rows(&db.url).await;
-        assert_eq!(rows, [(1001, "leasehold-queue".into(), "0001_jobs_and_attempts".into())], "{}", db.label());
+        assert_eq!(
+            rows,
+            [(
+                1001,
+                "leasehold-queue".into(),
+                "0001_jobs_and_attempts".into()
+            )],
+            "{}",
+            db.label()
+        );
     }
 }
 
@@ -91,19 +100,38 @@ async fn installing_twice_changes_nothing() {
 #[tokio::test]
 async fn composed_sets_install_in_their_own_blocks() {
     for db in backends("mig_composed").await {
-        db.store.migrate(&[&QUEUE_MIGRATIONS, &EXTRA]).await.unwrap();
-        db.store.migrate(&[&QUEUE_MIGRATIONS, &EXTRA]).await.unwrap();
+        db.store
+            .migrate(&[&QUEUE_MIGRATIONS, &EXTRA])
+            .await
+            .unwrap();
+        db.store
+            .migrate(&[&QUEUE_MIGRATIONS, &EXTRA])
+            .await
+            .unwrap();
         let rows = migration_rows(&db.url).await;
         let ids: Vec<_> = rows.iter().map(|r| (r.0, r.1.as_str())).collect();
-        assert_eq!(ids, [(1001, "leasehold-queue"), (7001, "extra-tests")], "{}", db.label());
+        assert_eq!(
+            ids,
+            [(1001, "leasehold-queue"), (7001, "extra-tests")],
+            "{}",
+            db.label()
+        );
     }
 }
 
 #[tokio::test]
 async fn sets_sharing_a_block_are_refused_before_touching_the_database() {
     for db in backends("mig_block_clash").await {
-        let clash = MigrationSet { namespace: "intruder", id_block: 1000, ..EXTRA };
-        let err = db.store.migrate(&[&QUEUE_MIGRATIONS, &clash]).await.unwrap_err();
+        let clash = MigrationSet {
+            namespace: "intruder",
+            id_block: 1000,
+            ..EXTRA
+        };
+        let err = db
+            .store
+            .migrate(&[&QUEUE_MIGRATIONS, &clash])
+            .await
+            .unwrap_err();
         assert!(matches!(err, StoreError::InvalidMigrationSets(_)), "{err}");
         assert_eq!(migration_rows(&db.url).await.len(), 1);
     }
@@ -114,7 +142,10 @@ async fn concurrent_migrators_on_a_fresh_database_all_succeed_once() {
     // Fresh databases, not yet migrated: every connect migrates at once.
     let mut urls = Vec::new();
     let dir = tempfile::tempdir().unwrap();
-    urls.push(format!("sqlite://{}", dir.path().join("fresh.db").display()));
+    urls.push(format!(
+        "sqlite://{}",
+        dir.path().join("fresh.db").display()
+    ));
     urls.extend(pg_schema_url("mig_concurrent").await);
     for url in urls {
         let mut tasks = Vec::new();
@@ -144,8 +175,16 @@ async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error() {
         .await;
         let err = Store::connect(&db.url).await.unwrap_err();
         match &err {
-            StoreError::SchemaTooNew { namespace, applied_id, known_id, applied_name } => {
-                assert_eq!((namespace.as_str(), *applied_id, *known_id), ("leasehold-queue", 1002, 1001));
+            StoreError::SchemaTooNew {
+                namespace,
+                applied_id,
+                known_id,
+                applied_name,
+            } => {
+                assert_eq!(
+                    (namespace.as_str(), *applied_id, *known_id),
+                    ("leasehold-queue", 1002, 1001)
+                );
                 assert_eq!(applied_name, "0002_from_the_future");
             }
             other => panic!("{}: {other}", db.label()),
@@ -157,7 +196,9 @@ async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error() {
 #[tokio::test]
 async fn unreachable_postgres_at_start_is_a_clear_error() {
     if cfg!(not(feature = "postgres")) {
-        println!("skipping unreachable_postgres_at_start_is_a_clear_error: built without the `postgres` feature");
+        println!(
+            "skipping unreachable_postgres_at_start_is_a_clear_error: built without the `postgres` feature"
+        );
         return;
     }
     // Port 1 on loopback: nothing listens there.
@@ -168,14 +209,22 @@ async fn unreachable_postgres_at_start_is_a_clear_error() {
     let message = err.to_string();
     assert!(message.contains("cannot reach the database"), "{message}");
     assert!(message.contains("127.0.0.1:1"), "{message}");
-    assert!(!message.contains("hunter2"), "the password is redacted: {message}");
+    assert!(
+        !message.contains("hunter2"),
+        "the password is redacted: {message}"
+    );
 }
 
 #[tokio::test]
 async fn sqlite_file_in_a_missing_folder_is_a_clear_error() {
-    let err = Store::connect("sqlite:///nonexistent-leasehold-dir/sub/queue.db").await.unwrap_err();
+    let err = Store::connect("sqlite:///nonexistent-leasehold-dir/sub/queue.db")
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Unreachable { .. }), "{err}");
-    assert!(err.to_string().contains("nonexistent-leasehold-dir"), "{err}");
+    assert!(
+        err.to_string().contains("nonexistent-leasehold-dir"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -1,12 +1,14 @@
 //! `steal` (seed 003 R5): staleness plus acceptable evidence, observed at the
 //! steal's instant, then a compare-and-swap on the exact snapshot.
 
+#![cfg(feature = "sqlite")]
+
 mod store_support;
 
 use std::time::Duration;
 
-use leasehold::core::lease::{EvidenceKind, FenceOutcome, LivenessEvidence, StealError};
 use leasehold::core::Millis;
+use leasehold::core::lease::{EvidenceKind, FenceOutcome, LivenessEvidence, StealError};
 use leasehold::store::{AttemptOutcome, EnqueueOptions, JobId, StealOutcome, StoreError};
 use serde_json::json;
 use store_support::{TestDb, backends, owner};
@@ -18,13 +20,20 @@ async fn stale_job(db: &TestDb) -> (JobId, leasehold::store::ClaimedJob) {
     let s = &db.store;
     let opts = EnqueueOptions::default();
     let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
-    let job = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+    let job = s
+        .claim("q", &owner("h1", "a"), db.now(), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
     db.advance(LEASE * 2).await;
     (id, job)
 }
 
 fn evidence(kind: EvidenceKind, at: Millis) -> LivenessEvidence {
-    LivenessEvidence { kind, checked_at: at }
+    LivenessEvidence {
+        kind,
+        checked_at: at,
+    }
 }
 
 #[tokio::test]
@@ -36,16 +45,27 @@ async fn lease_expired_evidence_from_another_host_steals_a_stale_job() {
         let now = db.now();
         let thief = owner("h2", "b");
         let ev = evidence(EvidenceKind::LeaseExpired, now);
-        let outcome = s.steal(id, &snapshot, &thief, &ev, now, LEASE).await.unwrap();
-        let StealOutcome::Stolen(job) = outcome else { panic!("{}: {outcome:?}", db.label()) };
+        let outcome = s
+            .steal(id, &snapshot, &thief, &ev, now, LEASE)
+            .await
+            .unwrap();
+        let StealOutcome::Stolen(job) = outcome else {
+            panic!("{}: {outcome:?}", db.label())
+        };
         assert!(job.token > old.token);
         assert!(job.reclaimed);
         let record = s.job(id).await.unwrap();
         assert_eq!(record.lease.unwrap().owner.nonce, "b");
         let lost = &record.attempt_log[0];
         assert_eq!(lost.outcome, AttemptOutcome::LeaseLost);
-        assert!(lost.error.as_deref().unwrap().contains("lease-expired"), "{lost:?}");
-        assert_eq!(s.heartbeat(old.fence(), db.now()).await.unwrap(), FenceOutcome::LostToNewerToken);
+        assert!(
+            lost.error.as_deref().unwrap().contains("lease-expired"),
+            "{lost:?}"
+        );
+        assert_eq!(
+            s.heartbeat(old.fence(), db.now()).await.unwrap(),
+            FenceOutcome::LostToNewerToken
+        );
     }
 }
 
@@ -57,13 +77,22 @@ async fn pid_evidence_is_accepted_only_on_the_owners_host() {
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
         let now = db.now();
         let ev = evidence(EvidenceKind::SameHostPidDead, now);
-        let err = s.steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE).await.unwrap_err();
+        let err = s
+            .steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE)
+            .await
+            .unwrap_err();
         assert!(
-            matches!(err, StoreError::StealRefused(StealError::PidEvidenceFromOtherHost)),
+            matches!(
+                err,
+                StoreError::StealRefused(StealError::PidEvidenceFromOtherHost)
+            ),
             "{}: {err}",
             db.label()
         );
-        let outcome = s.steal(id, &snapshot, &owner("h1", "b"), &ev, now, LEASE).await.unwrap();
+        let outcome = s
+            .steal(id, &snapshot, &owner("h1", "b"), &ev, now, LEASE)
+            .await
+            .unwrap();
         assert!(matches!(outcome, StealOutcome::Stolen(_)), "{outcome:?}");
     }
 }
@@ -76,10 +105,23 @@ async fn unreachable_evidence_is_accepted_only_across_hosts() {
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
         let now = db.now();
         let ev = evidence(EvidenceKind::CrossHostUnreachableStale, now);
-        let err = s.steal(id, &snapshot, &owner("h1", "b"), &ev, now, LEASE).await.unwrap_err();
-        assert!(matches!(err, StoreError::StealRefused(StealError::CrossHostEvidenceOnSameHost)));
-        let outcome = s.steal(id, &snapshot, &owner("h9", "b"), &ev, now, LEASE).await.unwrap();
-        assert!(matches!(outcome, StealOutcome::Stolen(_)), "{}: {outcome:?}", db.label());
+        let err = s
+            .steal(id, &snapshot, &owner("h1", "b"), &ev, now, LEASE)
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            StoreError::StealRefused(StealError::CrossHostEvidenceOnSameHost)
+        ));
+        let outcome = s
+            .steal(id, &snapshot, &owner("h9", "b"), &ev, now, LEASE)
+            .await
+            .unwrap();
+        assert!(
+            matches!(outcome, StealOutcome::Stolen(_)),
+            "{}: {outcome:?}",
+            db.label()
+        );
     }
 }
 
@@ -91,10 +133,21 @@ async fn evidence_probed_before_the_steal_instant_is_refused() {
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
         let now = db.now();
         let ev = evidence(EvidenceKind::LeaseExpired, Millis(now.0 - 1));
-        let err = s.steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE).await.unwrap_err();
-        assert!(matches!(err, StoreError::StealRefused(StealError::EvidenceNotFresh { .. })));
+        let err = s
+            .steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE)
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            StoreError::StealRefused(StealError::EvidenceNotFresh { .. })
+        ));
         // Nothing was written.
-        assert_eq!(s.job(id).await.unwrap().lease.unwrap().owner.nonce, "a", "{}", db.label());
+        assert_eq!(
+            s.job(id).await.unwrap().lease.unwrap().owner.nonce,
+            "a",
+            "{}",
+            db.label()
+        );
     }
 }
 
@@ -102,8 +155,14 @@ async fn evidence_probed_before_the_steal_instant_is_refused() {
 async fn live_lease_cannot_be_stolen_with_any_evidence() {
     for db in backends("steal_live_lease").await {
         let s = &db.store;
-        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
-        s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let id = s
+            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
+            .await
+            .unwrap();
+        s.claim("q", &owner("h1", "a"), db.now(), LEASE)
+            .await
+            .unwrap()
+            .unwrap();
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
         let now = db.now();
         for (kind, thief) in [
@@ -111,9 +170,15 @@ async fn live_lease_cannot_be_stolen_with_any_evidence() {
             (EvidenceKind::SameHostPidDead, owner("h1", "b")),
             (EvidenceKind::CrossHostUnreachableStale, owner("h2", "b")),
         ] {
-            let err = s.steal(id, &snapshot, &thief, &evidence(kind, now), now, LEASE).await.unwrap_err();
+            let err = s
+                .steal(id, &snapshot, &thief, &evidence(kind, now), now, LEASE)
+                .await
+                .unwrap_err();
             assert!(
-                matches!(err, StoreError::StealRefused(StealError::LeaseNotStale { .. })),
+                matches!(
+                    err,
+                    StoreError::StealRefused(StealError::LeaseNotStale { .. })
+                ),
                 "{} {kind:?}: {err}",
                 db.label()
             );
@@ -128,11 +193,17 @@ async fn steal_on_a_changed_snapshot_changes_nothing() {
         let s = &db.store;
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
         // The owner renews after the snapshot was read: the heartbeat moved.
-        assert_eq!(s.heartbeat(old.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+        assert_eq!(
+            s.heartbeat(old.fence(), db.now()).await.unwrap(),
+            FenceOutcome::Updated
+        );
         db.advance(LEASE * 2).await;
         let now = db.now();
         let ev = evidence(EvidenceKind::LeaseExpired, now);
-        let outcome = s.steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE).await.unwrap();
+        let outcome = s
+            .steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE)
+            .await
+            .unwrap();
         assert_eq!(outcome, StealOutcome::SnapshotChanged, "{}", db.label());
         let record = s.job(id).await.unwrap();
         assert_eq!(record.token, old.token);
@@ -149,10 +220,20 @@ async fn steal_of_an_unknown_job_is_an_error() {
         let ev = evidence(EvidenceKind::LeaseExpired, now);
         let err = db
             .store
-            .steal(JobId(424_242), &snapshot, &owner("h2", "b"), &ev, now, LEASE)
+            .steal(
+                JobId(424_242),
+                &snapshot,
+                &owner("h2", "b"),
+                &ev,
+                now,
+                LEASE,
+            )
             .await
             .unwrap_err();
-        assert!(matches!(err, StoreError::UnknownJob(JobId(424_242))), "{err}");
+        assert!(
+            matches!(err, StoreError::UnknownJob(JobId(424_242))),
+            "{err}"
+        );
         assert!(err.to_string().contains("424242"));
     }
 }

@@ -126,9 +126,19 @@ impl std::error::Error for StealError {}
 /// `Ok(())` permits the store to attempt its compare-and-swap on the same
 /// snapshot; the swap itself can still find the snapshot changed.
 pub fn check_steal(attempt: &StealAttempt<'_>) -> Result<(), StealError> {
-    let StealAttempt { owner, claimant, heartbeat_at, stale_after_ms, evidence, now } = *attempt;
+    let StealAttempt {
+        owner,
+        claimant,
+        heartbeat_at,
+        stale_after_ms,
+        evidence,
+        now,
+    } = *attempt;
     if evidence.checked_at != now {
-        return Err(StealError::EvidenceNotFresh { checked_at: evidence.checked_at, now });
+        return Err(StealError::EvidenceNotFresh {
+            checked_at: evidence.checked_at,
+            now,
+        });
     }
     if owner.nonce == claimant.nonce {
         return Err(StealError::ClaimantIsOwner);
@@ -146,7 +156,11 @@ pub fn check_steal(attempt: &StealAttempt<'_>) -> Result<(), StealError> {
     }
     match heartbeat_at {
         Some(beat) if !lease_is_stale(Some(beat), stale_after_ms, now) => {
-            Err(StealError::LeaseNotStale { heartbeat_at: beat, stale_after_ms, now })
+            Err(StealError::LeaseNotStale {
+                heartbeat_at: beat,
+                stale_after_ms,
+                now,
+            })
         }
         _ => Ok(()),
     }
@@ -176,11 +190,21 @@ mod tests {
         heartbeat_at: Option<Millis>,
         now: Millis,
     ) -> StealAttempt<'a> {
-        StealAttempt { owner, claimant, heartbeat_at, stale_after_ms: WINDOW, evidence, now }
+        StealAttempt {
+            owner,
+            claimant,
+            heartbeat_at,
+            stale_after_ms: WINDOW,
+            evidence,
+            now,
+        }
     }
 
     fn evidence(kind: EvidenceKind, at: Millis) -> LivenessEvidence {
-        LivenessEvidence { kind, checked_at: at }
+        LivenessEvidence {
+            kind,
+            checked_at: at,
+        }
     }
 
     const STALE_NOW: Millis = Millis(100_000);
@@ -188,8 +212,16 @@ mod tests {
 
     #[test]
     fn lease_at_the_cutoff_is_still_live_and_one_ms_past_it_is_stale() {
-        assert!(!lease_is_stale(Some(Millis(70_000)), WINDOW, Millis(100_000)));
-        assert!(lease_is_stale(Some(Millis(69_999)), WINDOW, Millis(100_000)));
+        assert!(!lease_is_stale(
+            Some(Millis(70_000)),
+            WINDOW,
+            Millis(100_000)
+        ));
+        assert!(lease_is_stale(
+            Some(Millis(69_999)),
+            WINDOW,
+            Millis(100_000)
+        ));
     }
 
     #[test]
@@ -206,14 +238,20 @@ mod tests {
     fn lease_expired_is_accepted_from_another_host_when_stale() {
         let (o, c) = (owner("a", "n1"), owner("b", "n2"));
         let e = evidence(EvidenceKind::LeaseExpired, STALE_NOW);
-        assert_eq!(check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)), Ok(()));
+        assert_eq!(
+            check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)),
+            Ok(())
+        );
     }
 
     #[test]
     fn lease_expired_is_accepted_from_the_same_host_when_stale() {
         let (o, c) = (owner("a", "n1"), owner("a", "n2"));
         let e = evidence(EvidenceKind::LeaseExpired, STALE_NOW);
-        assert_eq!(check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)), Ok(()));
+        assert_eq!(
+            check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)),
+            Ok(())
+        );
     }
 
     #[test]
@@ -223,7 +261,11 @@ mod tests {
         let beat = Millis(STALE_NOW.0 - WINDOW);
         assert_eq!(
             check_steal(&attempt(&o, &c, &e, Some(beat), STALE_NOW)),
-            Err(StealError::LeaseNotStale { heartbeat_at: beat, stale_after_ms: WINDOW, now: STALE_NOW })
+            Err(StealError::LeaseNotStale {
+                heartbeat_at: beat,
+                stale_after_ms: WINDOW,
+                now: STALE_NOW
+            })
         );
     }
 
@@ -238,7 +280,10 @@ mod tests {
     fn pid_dead_is_accepted_on_the_same_host_when_stale() {
         let (o, c) = (owner("a", "n1"), owner("a", "n2"));
         let e = evidence(EvidenceKind::SameHostPidDead, STALE_NOW);
-        assert_eq!(check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)), Ok(()));
+        assert_eq!(
+            check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)),
+            Ok(())
+        );
     }
 
     #[test]
@@ -266,7 +311,10 @@ mod tests {
     fn unreachable_is_accepted_across_hosts_when_stale() {
         let (o, c) = (owner("a", "n1"), owner("b", "n2"));
         let e = evidence(EvidenceKind::CrossHostUnreachableStale, STALE_NOW);
-        assert_eq!(check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)), Ok(()));
+        assert_eq!(
+            check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)),
+            Ok(())
+        );
     }
 
     #[test]
@@ -296,7 +344,10 @@ mod tests {
         let e = evidence(EvidenceKind::LeaseExpired, Millis(STALE_NOW.0 - 1));
         assert_eq!(
             check_steal(&attempt(&o, &c, &e, OLD_BEAT, STALE_NOW)),
-            Err(StealError::EvidenceNotFresh { checked_at: Millis(STALE_NOW.0 - 1), now: STALE_NOW })
+            Err(StealError::EvidenceNotFresh {
+                checked_at: Millis(STALE_NOW.0 - 1),
+                now: STALE_NOW
+            })
         );
     }
 
@@ -333,9 +384,15 @@ mod tests {
     #[test]
     fn refusals_name_the_rule_in_their_message() {
         use alloc::string::ToString;
-        assert!(StealError::PidEvidenceFromOtherHost.to_string().contains("same-host-pid-dead"));
-        assert!(StealError::CrossHostEvidenceOnSameHost
-            .to_string()
-            .contains("cross-host-unreachable-stale"));
+        assert!(
+            StealError::PidEvidenceFromOtherHost
+                .to_string()
+                .contains("same-host-pid-dead")
+        );
+        assert!(
+            StealError::CrossHostEvidenceOnSameHost
+                .to_string()
+                .contains("cross-host-unreachable-stale")
+        );
     }
 }

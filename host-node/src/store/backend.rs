@@ -45,6 +45,23 @@ impl<'a> OwnerParams<'a> {
     }
 }
 
+/// One claim statement's inputs, as bound into SQL.
+#[derive(Debug)]
+pub(crate) struct ClaimRequest<'a> {
+    pub queue: &'a str,
+    pub owner: OwnerParams<'a>,
+    pub lease_ms: i64,
+    /// Page size.
+    pub n: i64,
+    /// Stale jobs not to offer again yet (refused by the liveness check).
+    pub refused: &'a [i64],
+    /// Fences to complete in the same statement (`complete_and_claim`).
+    pub settle: &'a [(i64, i64)],
+    /// The caller's clock (SQLite stamps with it).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub now: i64,
+}
+
 /// A running job whose lease the claim statement found stale, as read: the
 /// exact snapshot a takeover compares and swaps on.
 #[derive(Clone, Debug)]
@@ -181,7 +198,9 @@ pub(crate) fn fence_outcomes(
                     return Ok(FenceOutcome::Updated);
                 }
             }
-            let Some(row) = rows.get(&fence.job.0) else { return Ok(FenceOutcome::LostMissing) };
+            let Some(row) = rows.get(&fence.job.0) else {
+                return Ok(FenceOutcome::LostMissing);
+            };
             if u64::try_from(row.token).ok() != Some(fence.token) {
                 return Ok(FenceOutcome::LostToNewerToken);
             }
@@ -224,11 +243,19 @@ mod tests {
     use crate::store::JobId;
 
     fn fence(job: i64, token: u64) -> Fence {
-        Fence { job: JobId(job), token }
+        Fence {
+            job: JobId(job),
+            token,
+        }
     }
 
     fn row(id: i64, token: i64, state: &str) -> FenceRow {
-        FenceRow { id, token, state: state.to_owned(), owner_nonce: Some("a".to_owned()) }
+        FenceRow {
+            id,
+            token,
+            state: state.to_owned(),
+            owner_nonce: Some("a".to_owned()),
+        }
     }
 
     #[test]

@@ -66,7 +66,12 @@ impl Coalescer {
     async fn submit(&self, kind: Kind, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
         let (reply, answer) = oneshot::channel();
         self.tx
-            .send(Request { kind, fence, now, reply })
+            .send(Request {
+                kind,
+                fence,
+                now,
+                reply,
+            })
             .map_err(|_| StoreError::CoalescerStopped)?;
         answer.await.map_err(|_| StoreError::CoalescerStopped)?
     }
@@ -112,7 +117,9 @@ async fn flush(store: &Store, mut requests: Vec<Request>, max_batch: usize, kind
             Err(error) => {
                 let shared = Arc::new(error);
                 for request in chunk {
-                    let _ = request.reply.send(Err(StoreError::Coalesced(shared.clone())));
+                    let _ = request
+                        .reply
+                        .send(Err(StoreError::Coalesced(shared.clone())));
                 }
             }
         }

@@ -23,7 +23,10 @@ pub struct RetryBackoff {
 impl Default for RetryBackoff {
     /// 1 s doubling up to 1 h.
     fn default() -> Self {
-        RetryBackoff { initial: Duration::from_secs(1), max: Duration::from_secs(3600) }
+        RetryBackoff {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(3600),
+        }
     }
 }
 
@@ -124,7 +127,14 @@ impl StoreConfig {
 impl fmt::Debug for StoreConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StoreConfig")
-            .field("liveness", &self.liveness.as_ref().map(|_| "custom").unwrap_or("lease-only"))
+            .field(
+                "liveness",
+                &self
+                    .liveness
+                    .as_ref()
+                    .map(|_| "custom")
+                    .unwrap_or("lease-only"),
+            )
             .field("retry", &self.retry)
             .field("max_connections", &self.max_connections)
             .field("connect_timeout", &self.connect_timeout)
@@ -139,20 +149,34 @@ mod tests {
 
     #[test]
     fn backoff_doubles_from_initial_up_to_max() {
-        let b = RetryBackoff { initial: Duration::from_millis(100), max: Duration::from_millis(1000) };
+        let b = RetryBackoff {
+            initial: Duration::from_millis(100),
+            max: Duration::from_millis(1000),
+        };
         let delays: Vec<u128> = (1..=6).map(|k| b.delay_after(k).as_millis()).collect();
         assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
     }
 
     #[test]
     fn backoff_with_max_below_initial_is_refused() {
-        let b = RetryBackoff { initial: Duration::from_secs(2), max: Duration::from_secs(1) };
+        let b = RetryBackoff {
+            initial: Duration::from_secs(2),
+            max: Duration::from_secs(1),
+        };
         assert!(b.millis().unwrap_err().to_string().contains("retry.max"));
     }
 
     #[test]
     fn backoff_with_zero_initial_is_refused() {
-        let b = RetryBackoff { initial: Duration::ZERO, max: Duration::from_secs(1) };
-        assert!(b.millis().unwrap_err().to_string().contains("retry.initial"));
+        let b = RetryBackoff {
+            initial: Duration::ZERO,
+            max: Duration::from_secs(1),
+        };
+        assert!(
+            b.millis()
+                .unwrap_err()
+                .to_string()
+                .contains("retry.initial")
+        );
     }
 }

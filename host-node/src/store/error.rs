@@ -129,7 +129,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// A URL with any password replaced by `***`, for error messages.
 pub(crate) fn redact_url(url: &str) -> String {
     // scheme://user:password@host... → scheme://user:***@host...
-    let Some(scheme_end) = url.find("://") else { return url.to_owned() };
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let authority = &rest[..authority_end];

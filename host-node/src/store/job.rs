@@ -137,7 +137,10 @@ pub struct ClaimedJob {
 impl ClaimedJob {
     /// The fence every write about this claim must carry.
     pub fn fence(&self) -> Fence {
-        Fence { job: self.id, token: self.token }
+        Fence {
+            job: self.id,
+            token: self.token,
+        }
     }
 }
 

@@ -104,7 +104,10 @@ pub fn check_sets(sets: &[&MigrationSet]) -> StoreResult<()> {
             ));
         }
         if !blocks.insert(set.id_block) {
-            return fail(format!("{:?}: id block {} is taken", set.namespace, set.id_block));
+            return fail(format!(
+                "{:?}: id block {} is taken",
+                set.namespace, set.id_block
+            ));
         }
         let mut last = 0;
         for m in set.migrations {
@@ -162,7 +165,11 @@ pub fn plan<'a>(
         }
         for (&id, m) in &known {
             if !applied.contains_key(&id) {
-                pending.push(Pending { id, namespace: set.namespace, migration: m });
+                pending.push(Pending {
+                    id,
+                    namespace: set.namespace,
+                    migration: m,
+                });
             }
         }
     }
@@ -185,19 +192,45 @@ mod tests {
     use super::*;
 
     const A: &[Migration] = &[
-        Migration { number: 1, name: "0001_a", sqlite: "", postgres: "" },
-        Migration { number: 2, name: "0002_b", sqlite: "", postgres: "" },
+        Migration {
+            number: 1,
+            name: "0001_a",
+            sqlite: "",
+            postgres: "",
+        },
+        Migration {
+            number: 2,
+            name: "0002_b",
+            sqlite: "",
+            postgres: "",
+        },
     ];
-    const SET_A: MigrationSet = MigrationSet { namespace: "a", id_block: 1000, migrations: A };
-    const SET_B: MigrationSet = MigrationSet { namespace: "b", id_block: 2000, migrations: A };
+    const SET_A: MigrationSet = MigrationSet {
+        namespace: "a",
+        id_block: 1000,
+        migrations: A,
+    };
+    const SET_B: MigrationSet = MigrationSet {
+        namespace: "b",
+        id_block: 2000,
+        migrations: A,
+    };
 
     fn row(id: i64, namespace: &str, name: &str) -> AppliedMigration {
-        AppliedMigration { id, namespace: namespace.to_owned(), name: name.to_owned() }
+        AppliedMigration {
+            id,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
     }
 
     #[test]
     fn fresh_database_gets_every_migration_in_id_order() {
-        let ids: Vec<i64> = plan(&[&SET_B, &SET_A], &[]).unwrap().iter().map(|p| p.id).collect();
+        let ids: Vec<i64> = plan(&[&SET_B, &SET_A], &[])
+            .unwrap()
+            .iter()
+            .map(|p| p.id)
+            .collect();
         assert_eq!(ids, [1001, 1002, 2001, 2002]);
     }
 
@@ -210,16 +243,32 @@ mod tests {
     #[test]
     fn partly_migrated_database_gets_the_rest() {
         let applied = [row(1001, "a", "0001_a")];
-        let ids: Vec<i64> = plan(&[&SET_A], &applied).unwrap().iter().map(|p| p.id).collect();
+        let ids: Vec<i64> = plan(&[&SET_A], &applied)
+            .unwrap()
+            .iter()
+            .map(|p| p.id)
+            .collect();
         assert_eq!(ids, [1002]);
     }
 
     #[test]
     fn database_migrated_by_a_newer_version_is_refused() {
-        let applied = [row(1001, "a", "0001_a"), row(1002, "a", "0002_b"), row(1003, "a", "0003_c")];
+        let applied = [
+            row(1001, "a", "0001_a"),
+            row(1002, "a", "0002_b"),
+            row(1003, "a", "0003_c"),
+        ];
         match plan(&[&SET_A], &applied).unwrap_err() {
-            StoreError::SchemaTooNew { namespace, applied_id, known_id, applied_name } => {
-                assert_eq!((namespace.as_str(), applied_id, known_id), ("a", 1003, 1002));
+            StoreError::SchemaTooNew {
+                namespace,
+                applied_id,
+                known_id,
+                applied_name,
+            } => {
+                assert_eq!(
+                    (namespace.as_str(), applied_id, known_id),
+                    ("a", 1003, 1002)
+                );
                 assert_eq!(applied_name, "0003_c");
             }
             other => panic!("unexpected {other}"),
@@ -252,21 +301,47 @@ mod tests {
 
     #[test]
     fn sets_sharing_a_block_or_namespace_do_not_compose() {
-        let clash = MigrationSet { namespace: "c", id_block: 1000, migrations: A };
+        let clash = MigrationSet {
+            namespace: "c",
+            id_block: 1000,
+            migrations: A,
+        };
         assert!(check_sets(&[&SET_A, &clash]).is_err());
-        let twin = MigrationSet { namespace: "a", id_block: 3000, migrations: A };
+        let twin = MigrationSet {
+            namespace: "a",
+            id_block: 3000,
+            migrations: A,
+        };
         assert!(check_sets(&[&SET_A, &twin]).is_err());
     }
 
     #[test]
     fn block_off_the_grid_and_unordered_numbers_are_refused() {
-        let off = MigrationSet { namespace: "c", id_block: 1500, migrations: A };
+        let off = MigrationSet {
+            namespace: "c",
+            id_block: 1500,
+            migrations: A,
+        };
         assert!(check_sets(&[&off]).is_err());
         const BACKWARDS: &[Migration] = &[
-            Migration { number: 2, name: "x", sqlite: "", postgres: "" },
-            Migration { number: 1, name: "y", sqlite: "", postgres: "" },
+            Migration {
+                number: 2,
+                name: "x",
+                sqlite: "",
+                postgres: "",
+            },
+            Migration {
+                number: 1,
+                name: "y",
+                sqlite: "",
+                postgres: "",
+            },
         ];
-        let unordered = MigrationSet { namespace: "c", id_block: 3000, migrations: BACKWARDS };
+        let unordered = MigrationSet {
+            namespace: "c",
+            id_block: 3000,
+            migrations: BACKWARDS,
+        };
         assert!(check_sets(&[&unordered]).is_err());
     }
 }

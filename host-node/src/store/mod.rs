@@ -18,6 +18,10 @@
 //!   and records the claimant. A page of N is one statement on PostgreSQL
 //!   (`FOR UPDATE SKIP LOCKED`) — the seed-000 "page in a closure": claim a
 //!   page, hand the runner one item per `claim` call.
+//!   [`Store::complete_and_claim`] completes a job and claims the next in the
+//!   same statement (one commit for both on PostgreSQL);
+//!   [`Store::release_many`] hands claimed but unperformed jobs back (a
+//!   worker stopping with part of a page left).
 //! - [`Store::heartbeat`], [`Store::reconfirm`], [`Store::complete`],
 //!   [`Store::fail`]: fenced by [`Fence`] (job id + token); a stale owner's
 //!   write changes nothing and answers why it lost the fence
@@ -76,11 +80,11 @@ mod batch;
 mod config;
 mod error;
 mod job;
-mod rows;
 pub mod migrate;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod results;
+mod rows;
 mod schema;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -93,8 +97,7 @@ use std::time::Duration;
 
 use leasehold_core::Millis;
 use leasehold_core::lease::{
-    FenceOutcome, LivenessContext, LivenessEvidence, OwnerId, StealAttempt,
-    check_steal,
+    FenceOutcome, LivenessContext, LivenessEvidence, OwnerId, StealAttempt, check_steal,
 };
 
 pub use batch::Coalescer;
@@ -108,7 +111,7 @@ pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 
-use backend::{ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};
+use backend::{ClaimRequest, ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};
 use validate::NewJob;
 
 /// Most jobs one [`Store::claim_page`] takes.
@@ -167,14 +170,22 @@ struct Inner {
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("backend", &self.backend).field("config", &self.config).finish()
+        f.debug_struct("Store")
+            .field("backend", &self.backend)
+            .field("config", &self.config)
+            .finish()
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         #[cfg(feature = "postgres")]
-        if let Some(task) = self.listener.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(task) = self
+            .listener
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             task.abort();
         }
     }
@@ -211,14 +222,20 @@ impl Store {
                 Backend::Sqlite(sqlite::connect(url, &redacted, &config).await?)
             }
             #[cfg(not(feature = "sqlite"))]
-            return Err(StoreError::BackendNotEnabled { url: redacted, feature: "sqlite" });
+            return Err(StoreError::BackendNotEnabled {
+                url: redacted,
+                feature: "sqlite",
+            });
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             #[cfg(feature = "postgres")]
             {
                 Backend::Postgres(postgres::connect(url, &redacted, &config).await?)
             }
             #[cfg(not(feature = "postgres"))]
-            return Err(StoreError::BackendNotEnabled { url: redacted, feature: "postgres" });
+            return Err(StoreError::BackendNotEnabled {
+                url: redacted,
+                feature: "postgres",
+            });
         } else {
             return Err(StoreError::UnsupportedUrl { url: redacted });
         };
@@ -269,7 +286,9 @@ impl Store {
         options: &EnqueueOptions,
         now: Millis,
     ) -> StoreResult<JobId> {
-        let ids = self.enqueue_prepared(queue, vec![NewJob::new(payload, options)?], now).await?;
+        let ids = self
+            .enqueue_prepared(queue, vec![NewJob::new(payload, options)?], now)
+            .await?;
         Ok(ids[0])
     }
 
@@ -313,7 +332,9 @@ impl Store {
             return Ok(Vec::new());
         }
         let now_ms = validate::millis("now", now)?;
-        let due_now = jobs.iter().any(|j| j.run_at.is_none_or(|at| at <= now_ms) && j.delay_ms == 0);
+        let due_now = jobs
+            .iter()
+            .any(|j| j.run_at.is_none_or(|at| at <= now_ms) && j.delay_ms == 0);
         let ids = dispatch!(self, |pool| imp::enqueue(pool, queue, &jobs, now_ms).await)?;
         if due_now {
             self.inner.wakers.wake(queue);
@@ -330,13 +351,19 @@ impl Store {
         now: Millis,
         lease: Duration,
     ) -> StoreResult<Option<ClaimedJob>> {
-        Ok(self.claim_page(queue, claimant, now, lease, 1).await?.into_iter().next())
+        Ok(self
+            .claim_page(queue, claimant, now, lease, 1)
+            .await?
+            .into_iter()
+            .next())
     }
 
     /// Claims up to `n` (1..=[`MAX_PAGE`]) jobs of `queue` for `claimant`.
     ///
-    /// Takes, in one statement: stale running jobs first (their work is the
-    /// oldest), then due queued jobs by priority, due time, id. A stale job
+    /// Takes stale running jobs first (their work is the oldest), then due
+    /// queued jobs by priority, due time, id — in one statement on
+    /// PostgreSQL, two on SQLite (a read of stale candidates, then one atomic
+    /// claim); a stale job found costs one more statement for its takeover. A stale job
     /// is taken only if the configured liveness check does not call its
     /// owner alive (with no check configured, a stale lease is enough), and
     /// only if it still matches the snapshot read (compare-and-swap); if that
@@ -351,7 +378,10 @@ impl Store {
         lease: Duration,
         n: usize,
     ) -> StoreResult<Vec<ClaimedJob>> {
-        Ok(self.claim_round(queue, claimant, now, lease, n, None).await?.1)
+        Ok(self
+            .claim_round(queue, claimant, now, lease, n, None)
+            .await?
+            .1)
     }
 
     /// Completes `fence` and claims up to `n` more jobs of `queue` — on
@@ -370,7 +400,9 @@ impl Store {
         lease: Duration,
         n: usize,
     ) -> StoreResult<(FenceOutcome, Vec<ClaimedJob>)> {
-        let (done, page) = self.claim_round(queue, claimant, now, lease, n, Some(fence)).await?;
+        let (done, page) = self
+            .claim_round(queue, claimant, now, lease, n, Some(fence))
+            .await?;
         let outcome = self.explain(&[fence], &done, None).await?[0];
         Ok((outcome, page))
     }
@@ -399,9 +431,17 @@ impl Store {
         let owner = OwnerParams::new(claimant)?;
         let settle = fence_pairs(settle.as_slice())?;
         let refused = self.refused_ids(now);
-        let (round, done): (ClaimRound, Vec<i64>) = dispatch!(self, |pool| {
-            imp::claim(pool, queue, &owner, lease_ms, n as i64, &refused, &settle, now_ms).await
-        })?;
+        let request = ClaimRequest {
+            queue,
+            owner: owner.clone(),
+            lease_ms,
+            n: n as i64,
+            refused: &refused,
+            settle: &settle,
+            now: now_ms,
+        };
+        let (round, done): (ClaimRound, Vec<i64>) =
+            dispatch!(self, |pool| imp::claim(pool, &request).await)?;
         if round.stale.is_empty() {
             return Ok((done, round.claimed));
         }
@@ -414,7 +454,11 @@ impl Store {
             page.extend(taken.into_iter().filter_map(|t| match t {
                 TakenOver::Claimed(job) => Some(job),
                 TakenOver::DeadLettered(id) => {
-                    tracing::warn!(job = id, queue, "lease lost on the final attempt; dead-lettered");
+                    tracing::warn!(
+                        job = id,
+                        queue,
+                        "lease lost on the final attempt; dead-lettered"
+                    );
                     None
                 }
             }));
@@ -490,7 +534,8 @@ impl Store {
         fences: &[Fence],
         now: Millis,
     ) -> StoreResult<Vec<FenceOutcome>> {
-        self.fenced(fences, now, FencedWrite::Renew { owner_nonce: None }).await
+        self.fenced(fences, now, FencedWrite::Renew { owner_nonce: None })
+            .await
     }
 
     /// The supervision's check after a gap in renewals (seed 003
@@ -502,7 +547,9 @@ impl Store {
         owner: &OwnerId,
         now: Millis,
     ) -> StoreResult<FenceOutcome> {
-        let write = FencedWrite::Renew { owner_nonce: Some(&owner.nonce) };
+        let write = FencedWrite::Renew {
+            owner_nonce: Some(&owner.nonce),
+        };
         Ok(self.fenced(&[fence], now, write).await?[0])
     }
 
@@ -523,6 +570,19 @@ impl Store {
         self.fenced(fences, now, FencedWrite::Complete).await
     }
 
+    /// Hands claimed jobs back unperformed: each is queued again at once, its
+    /// attempt not counted and nothing logged, so a worker that stops with a
+    /// page of claimed jobs still waiting lets others take them now rather
+    /// than after their leases. Fenced like [`Store::complete`]; the next
+    /// claim gives a greater token, so the released one stays dead.
+    pub async fn release_many(
+        &self,
+        fences: &[Fence],
+        now: Millis,
+    ) -> StoreResult<Vec<FenceOutcome>> {
+        self.fenced(fences, now, FencedWrite::Release).await
+    }
+
     async fn fenced(
         &self,
         fences: &[Fence],
@@ -539,10 +599,11 @@ impl Store {
                 imp::renew(pool, &pairs, owner_nonce, now_ms).await
             }
             FencedWrite::Complete => imp::complete(pool, &pairs, now_ms).await,
+            FencedWrite::Release => imp::release(pool, &pairs, now_ms).await,
         })?;
         let expected_nonce = match write {
             FencedWrite::Renew { owner_nonce } => owner_nonce,
-            FencedWrite::Complete => None,
+            FencedWrite::Complete | FencedWrite::Release => None,
         };
         self.explain(fences, &updated, expected_nonce).await
     }
@@ -576,8 +637,12 @@ impl Store {
         })?;
         match settled {
             Some((JobState::Dead, _)) => Ok(FailOutcome::DeadLettered),
-            Some((_, run_at)) => Ok(FailOutcome::Retrying { at: Millis(run_at.max(0) as u64) }),
-            None => Ok(FailOutcome::Lost(self.explain(&[fence], &[], None).await?[0])),
+            Some((_, run_at)) => Ok(FailOutcome::Retrying {
+                at: Millis(run_at.max(0) as u64),
+            }),
+            None => Ok(FailOutcome::Lost(
+                self.explain(&[fence], &[], None).await?[0],
+            )),
         }
     }
 
@@ -676,7 +741,10 @@ impl Store {
             claimant.pid,
             evidence.kind.as_str()
         );
-        let takeover = [Takeover { candidate: &candidate, note }];
+        let takeover = [Takeover {
+            candidate: &candidate,
+            note,
+        }];
         let taken = dispatch!(self, |pool| {
             imp::take_over(pool, &owner, lease_ms, &takeover, now_ms).await
         })?;
@@ -696,32 +764,52 @@ impl Store {
     pub async fn listen(&self, queue: &str) -> StoreResult<Wakeups> {
         validate::queue_name(queue)?;
         #[cfg(feature = "postgres")]
+        #[allow(irrefutable_let_patterns)] // a postgres-only build has one backend
         if let Backend::Postgres(pool) = &self.inner.backend {
             self.ensure_listener(pool).await?;
         }
         let notify = self.inner.wakers.subscribe(queue);
-        Ok(Wakeups { queue: queue.to_owned(), notify, _store: self.inner.clone() })
+        Ok(Wakeups {
+            queue: queue.to_owned(),
+            notify,
+            _store: self.inner.clone(),
+        })
     }
 
     #[cfg(feature = "postgres")]
     async fn ensure_listener(&self, pool: &sqlx::PgPool) -> StoreResult<()> {
-        let mut slot = self.inner.listener.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let mut slot = self
+            .inner
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if slot.as_ref().is_some_and(|task| !task.is_finished()) {
-            *self.inner.listener.lock().unwrap_or_else(|e| e.into_inner()) = slot;
+            *self
+                .inner
+                .listener
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = slot;
             return Ok(());
         }
         slot.take();
         let listener = postgres::open_listener(pool).await?;
         let weak = Arc::downgrade(&self.inner);
         let task = tokio::spawn(postgres::forward_notifications(listener, move |queue| {
-            let Some(inner) = weak.upgrade() else { return false };
+            let Some(inner) = weak.upgrade() else {
+                return false;
+            };
             match queue {
                 Some(q) => inner.wakers.wake(q),
                 None => inner.wakers.wake_all(),
             }
             true
         }));
-        let mut guard = self.inner.listener.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self
+            .inner
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some(old) = guard.replace(task) {
             old.abort();
         }
@@ -756,6 +844,7 @@ impl Store {
 enum FencedWrite<'a> {
     Renew { owner_nonce: Option<&'a str> },
     Complete,
+    Release,
 }
 
 /// Fences as bound into SQL: `(job id, token)`.

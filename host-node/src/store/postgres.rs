@@ -12,10 +12,10 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
 use sqlx::Row;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
 
-use super::backend::{self, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
+use super::backend::{self, ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
 use super::migrate::{self, AppliedMigration, MigrationSet, PG_MIGRATION_LOCK_KEY};
 use super::validate::NewJob;
 use super::wake::NOTIFY_CHANNEL;
@@ -84,7 +84,11 @@ macro_rules! complete_ctes {
             ",
     done AS (
         UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
-        FROM unnest(", $ids, "::int8[], ", $tokens, "::int8[]) AS f(id, token), clock c
+        FROM unnest(",
+            $ids,
+            "::int8[], ",
+            $tokens,
+            "::int8[]) AS f(id, token), clock c
         WHERE j.id = ANY(ARRAY(SELECT id FROM settling)) AND j.id = f.id AND j.token = f.token
           AND j.state = 'running'
         RETURNING ",
@@ -96,13 +100,26 @@ macro_rules! complete_ctes {
     };
 }
 
-pub(crate) async fn connect(url: &str, redacted: &str, config: &StoreConfig) -> StoreResult<PgPool> {
-    let unreachable = |source| StoreError::Unreachable { url: redacted.to_owned(), source };
+pub(crate) async fn connect(
+    url: &str,
+    redacted: &str,
+    config: &StoreConfig,
+) -> StoreResult<PgPool> {
+    let unreachable = |source| StoreError::Unreachable {
+        url: redacted.to_owned(),
+        source,
+    };
     let mut options = PgConnectOptions::from_str(url).map_err(unreachable)?;
     if options.get_application_name().is_none() {
         // Names our sessions in pg_stat_activity unless the URL already does.
         options = options.application_name("leasehold");
     }
+    // Our statements are prepared once per connection and always want the
+    // same plan (index scans on the partial indexes and the primary key).
+    // Left to choose, the server re-plans the claim CTE for each of its
+    // first executions and may keep doing so; planning it costs more than
+    // running it.
+    options = options.options([("plan_cache_mode", "force_generic_plan")]);
     PgPoolOptions::new()
         .max_connections(config.max_connections.unwrap_or(10).max(1))
         .acquire_timeout(config.connect_timeout)
@@ -119,7 +136,10 @@ pub(crate) async fn migrate(pool: &PgPool, sets: &[&MigrationSet]) -> StoreResul
     let mut tx = pool.begin().await?;
     // Transaction-scoped: released by the commit (or by the server if this
     // connection dies), so a crashed migrator never wedges the next one.
-    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PG_MIGRATION_LOCK_KEY).execute(&mut *tx).await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(PG_MIGRATION_LOCK_KEY)
+        .execute(&mut *tx)
+        .await?;
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS leasehold_migrations (
             id bigint PRIMARY KEY, namespace text NOT NULL, name text NOT NULL,
@@ -132,11 +152,17 @@ pub(crate) async fn migrate(pool: &PgPool, sets: &[&MigrationSet]) -> StoreResul
         .await?
         .iter()
         .map(|r| {
-            Ok(AppliedMigration { id: r.try_get(0)?, namespace: r.try_get(1)?, name: r.try_get(2)? })
+            Ok(AppliedMigration {
+                id: r.try_get(0)?,
+                namespace: r.try_get(1)?,
+                name: r.try_get(2)?,
+            })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     for pending in migrate::plan(sets, &applied)? {
-        sqlx::raw_sql(pending.migration.postgres).execute(&mut *tx).await?;
+        sqlx::raw_sql(pending.migration.postgres)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query(concat!(
             "INSERT INTO leasehold_migrations (id, namespace, name, applied_at) VALUES ($1, $2, $3, ",
             db_now!(),
@@ -190,7 +216,11 @@ pub(crate) async fn enqueue(
         .bind(jobs.iter().map(|j| j.delay_ms).collect::<Vec<_>>())
         .bind(jobs.iter().map(|j| j.max_attempts).collect::<Vec<_>>())
         .bind(jobs.iter().map(|j| j.timeout_ms).collect::<Vec<_>>())
-        .bind(jobs.iter().map(|j| j.idempotency_key.as_deref()).collect::<Vec<_>>())
+        .bind(
+            jobs.iter()
+                .map(|j| j.idempotency_key.as_deref())
+                .collect::<Vec<_>>(),
+        )
         .fetch_all(pool)
         .await?;
     let returned: Vec<(i64, Option<String>)> =
@@ -278,6 +308,13 @@ const CLAIM: &str = concat!(
 /// Completion fused with the next claim: one statement, one commit. The
 /// completion binds $10 ids and $11 tokens; its `done` rows come back with
 /// `kind` 'done'.
+///
+/// `done` is the first branch of the result on purpose: it runs first, so
+/// the statement's one blocking lock (on the job it completes) is taken
+/// before `picked` locks anything. `picked` itself never waits (SKIP
+/// LOCKED), but it can keep a lock on a row that turned from queued to
+/// running under it; a statement that waited while holding such a lock could
+/// close a cycle with another worker's completion.
 const COMPLETE_AND_CLAIM: &str = concat!(
     "WITH clock AS MATERIALIZED (SELECT ",
     db_now!(),
@@ -288,36 +325,46 @@ const COMPLETE_AND_CLAIM: &str = concat!(
     ",
     claim_ctes!(),
     "
-    ",
-    claim_select!(),
-    "
+    SELECT 'done' AS kind, id, NULL::bigint AS token, NULL::text AS payload,
+        NULL::int4 AS attempts, NULL::int4 AS max_attempts, NULL::bigint AS timeout_ms,
+        NULL::bigint AS now, NULL::int4 AS priority, NULL::bigint AS run_at,
+        NULL::text AS owner_host, NULL::bigint AS owner_pid, NULL::text AS owner_nonce,
+        NULL::bigint AS owner_start_time, NULL::text AS owner_boot_id,
+        NULL::bigint AS claimed_at, NULL::bigint AS heartbeat_at, NULL::bigint AS lease_ms
+    FROM done
     UNION ALL
-    SELECT 'done', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-        NULL, NULL, NULL, NULL
-    FROM done"
+    ",
+    claim_select!()
 );
 
 pub(crate) async fn claim(
     pool: &PgPool,
-    queue: &str,
-    owner: &OwnerParams<'_>,
-    lease_ms: i64,
-    n: i64,
-    refused: &[i64],
-    settle: &[(i64, i64)],
-    _now: i64,
+    request: &ClaimRequest<'_>,
 ) -> StoreResult<(ClaimRound, Vec<i64>)> {
-    let sql = if settle.is_empty() { CLAIM } else { COMPLETE_AND_CLAIM };
+    let ClaimRequest {
+        queue,
+        owner,
+        lease_ms,
+        n,
+        refused,
+        settle,
+        now: _,
+    } = request;
+    let sql = if settle.is_empty() {
+        CLAIM
+    } else {
+        COMPLETE_AND_CLAIM
+    };
     let mut query = sqlx::query(sql)
-        .bind(queue)
-        .bind(n)
+        .bind(*queue)
+        .bind(*n)
         .bind(owner.host)
         .bind(owner.pid)
         .bind(owner.nonce)
         .bind(owner.start_time)
         .bind(owner.boot_id)
-        .bind(lease_ms)
-        .bind(refused);
+        .bind(*lease_ms)
+        .bind(*refused);
     if !settle.is_empty() {
         let (ids, tokens): (Vec<i64>, Vec<i64>) = settle.iter().copied().unzip();
         query = query.bind(ids).bind(tokens);
@@ -419,19 +466,54 @@ pub(crate) async fn take_over(
     let found = sqlx::query(TAKE_OVER)
         .bind(takeovers.iter().map(|t| c(t).id).collect::<Vec<_>>())
         .bind(takeovers.iter().map(|t| c(t).token).collect::<Vec<_>>())
-        .bind(takeovers.iter().map(|t| c(t).owner.nonce.as_str()).collect::<Vec<_>>())
-        .bind(takeovers.iter().map(|t| c(t).heartbeat_at).collect::<Vec<_>>())
-        .bind(takeovers.iter().map(|t| t.note.as_str()).collect::<Vec<_>>())
-        .bind(takeovers.iter().map(|t| c(t).owner.host_id.as_str()).collect::<Vec<_>>())
-        .bind(takeovers.iter().map(|t| i64::from(c(t).owner.pid)).collect::<Vec<_>>())
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| c(t).owner.nonce.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| c(t).heartbeat_at)
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| t.note.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| c(t).owner.host_id.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| i64::from(c(t).owner.pid))
+                .collect::<Vec<_>>(),
+        )
         .bind(
             takeovers
                 .iter()
                 .map(|t| c(t).owner.start_time.map(|s| s as i64))
                 .collect::<Vec<_>>(),
         )
-        .bind(takeovers.iter().map(|t| c(t).owner.boot_id.as_deref()).collect::<Vec<_>>())
-        .bind(takeovers.iter().map(|t| c(t).claimed_at).collect::<Vec<_>>())
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| c(t).owner.boot_id.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| c(t).claimed_at)
+                .collect::<Vec<_>>(),
+        )
         .bind(owner.host)
         .bind(owner.pid)
         .bind(owner.nonce)
@@ -467,6 +549,41 @@ const RENEW: &str = concat!(
     RETURNING j.id"
 );
 
+const RELEASE: &str = concat!(
+    "WITH ",
+    lock_in_order!("releasing", "$1"),
+    "
+    UPDATE leasehold_jobs j SET state = 'queued', attempts = j.attempts - 1,
+        heartbeat_at = NULL, expires_at = NULL
+    FROM unnest($1::int8[], $2::int8[]) AS f(id, token)
+    WHERE j.id = ANY(ARRAY(SELECT id FROM releasing)) AND j.id = f.id AND j.token = f.token
+      AND j.state = 'running'
+    RETURNING j.id"
+);
+
+/// Runs a fenced batch statement that binds `$1` ids and `$2` tokens and
+/// returns the ids it landed on.
+async fn fenced_batch(
+    pool: &PgPool,
+    sql: &'static str,
+    pairs: &[(i64, i64)],
+) -> StoreResult<Vec<i64>> {
+    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    Ok(sqlx::query_scalar(sql)
+        .bind(ids)
+        .bind(tokens)
+        .fetch_all(pool)
+        .await?)
+}
+
+pub(crate) async fn release(
+    pool: &PgPool,
+    pairs: &[(i64, i64)],
+    _now: i64,
+) -> StoreResult<Vec<i64>> {
+    fenced_batch(pool, RELEASE, pairs).await
+}
+
 pub(crate) async fn renew(
     pool: &PgPool,
     pairs: &[(i64, i64)],
@@ -474,10 +591,13 @@ pub(crate) async fn renew(
     _now: i64,
 ) -> StoreResult<Vec<i64>> {
     let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    Ok(sqlx::query_scalar(RENEW).bind(ids).bind(tokens).bind(owner_nonce).fetch_all(pool).await?)
+    Ok(sqlx::query_scalar(RENEW)
+        .bind(ids)
+        .bind(tokens)
+        .bind(owner_nonce)
+        .fetch_all(pool)
+        .await?)
 }
-
-
 
 const COMPLETE: &str = concat!(
     "WITH clock AS MATERIALIZED (SELECT ",
@@ -489,9 +609,12 @@ const COMPLETE: &str = concat!(
     SELECT id FROM done"
 );
 
-pub(crate) async fn complete(pool: &PgPool, pairs: &[(i64, i64)], _now: i64) -> StoreResult<Vec<i64>> {
-    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    Ok(sqlx::query_scalar(COMPLETE).bind(ids).bind(tokens).fetch_all(pool).await?)
+pub(crate) async fn complete(
+    pool: &PgPool,
+    pairs: &[(i64, i64)],
+    _now: i64,
+) -> StoreResult<Vec<i64>> {
+    fenced_batch(pool, COMPLETE, pairs).await
 }
 
 const FAIL: &str = concat!(
@@ -533,7 +656,9 @@ pub(crate) async fn fail(
         .bind(error)
         .fetch_optional(pool)
         .await?;
-    let Some((state, run_at)) = row else { return Ok(None) };
+    let Some((state, run_at)) = row else {
+        return Ok(None);
+    };
     let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
         table: "leasehold_jobs",
         detail: format!("unknown state {state:?}"),
@@ -563,7 +688,9 @@ pub(crate) async fn counts(pool: &PgPool) -> StoreResult<Vec<QueueCounts>> {
 
 pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecord>> {
     // One snapshot for the job row and its attempt log.
-    let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
+    let mut tx = pool
+        .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        .await?;
     let Some(row) = sqlx::query(
         "SELECT id, queue, payload::text AS payload, state, priority, run_at, attempts,
              max_attempts, timeout_ms, idempotency_key, token, owner_host, owner_pid, owner_nonce,
@@ -604,9 +731,14 @@ pub(crate) struct Listener {
 /// Opens the store's LISTEN connection.
 pub(crate) async fn open_listener(pool: &PgPool) -> StoreResult<Listener> {
     let mut listener = PgListener::connect_with(pool).await?;
-    let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&mut listener).await?;
+    let schema: String = sqlx::query_scalar("SELECT current_schema()")
+        .fetch_one(&mut listener)
+        .await?;
     listener.listen(NOTIFY_CHANNEL).await?;
-    Ok(Listener { listener, prefix: format!("{schema}/") })
+    Ok(Listener {
+        listener,
+        prefix: format!("{schema}/"),
+    })
 }
 
 /// Forwards notifications of this store's schema until `deliver` answers
@@ -614,7 +746,10 @@ pub(crate) async fn open_listener(pool: &PgPool) -> StoreResult<Listener> {
 /// the connection was lost (notifications may have been missed; sqlx
 /// reconnects on the next receive).
 pub(crate) async fn forward_notifications(
-    Listener { mut listener, prefix }: Listener,
+    Listener {
+        mut listener,
+        prefix,
+    }: Listener,
     deliver: impl Fn(Option<&str>) -> bool + Send + 'static,
 ) {
     loop {

@@ -71,14 +71,18 @@ fn payload(text: &str) -> StoreResult<serde_json::Value> {
 /// The owner columns `{prefix}host`, `{prefix}pid`, `{prefix}nonce`,
 /// `{prefix}start_time`, `{prefix}boot_id`; `None` when host is NULL.
 pub(crate) fn owner(row: &impl DecodeRow, prefix: &str) -> StoreResult<Option<OwnerId>> {
-    let Some(host_id) = row.opt_text(&format!("{prefix}host"))? else { return Ok(None) };
+    let Some(host_id) = row.opt_text(&format!("{prefix}host"))? else {
+        return Ok(None);
+    };
     let pid = row.opt_int(&format!("{prefix}pid"))?.unwrap_or(0);
     let start_time = row.opt_int(&format!("{prefix}start_time"))?;
     Ok(Some(OwnerId {
         host_id,
         pid: unsigned32(JOBS, "owner_pid", pid)?,
         nonce: row.opt_text(&format!("{prefix}nonce"))?.unwrap_or_default(),
-        start_time: start_time.map(|t| unsigned(JOBS, "owner_start_time", t)).transpose()?,
+        start_time: start_time
+            .map(|t| unsigned(JOBS, "owner_start_time", t))
+            .transpose()?,
         boot_id: row.opt_text(&format!("{prefix}boot_id"))?,
     }))
 }
@@ -131,8 +135,10 @@ pub(crate) fn fence_row(row: &impl DecodeRow) -> StoreResult<FenceRow> {
 
 fn state(row: &impl DecodeRow) -> StoreResult<JobState> {
     let s = row.text("state")?;
-    JobState::parse(&s)
-        .ok_or_else(|| StoreError::CorruptRow { table: JOBS, detail: format!("unknown state {s:?}") })
+    JobState::parse(&s).ok_or_else(|| StoreError::CorruptRow {
+        table: JOBS,
+        detail: format!("unknown state {s:?}"),
+    })
 }
 
 /// A job record (without attempts) from every column of `leasehold_jobs`.
@@ -175,8 +181,13 @@ pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
 }
 
 /// The running attempt of a job record, read off its lease and claim time.
-pub(crate) fn running_attempt(row: &impl DecodeRow, record: &JobRecord) -> StoreResult<Option<AttemptRecord>> {
-    let Some(lease) = &record.lease else { return Ok(None) };
+pub(crate) fn running_attempt(
+    row: &impl DecodeRow,
+    record: &JobRecord,
+) -> StoreResult<Option<AttemptRecord>> {
+    let Some(lease) = &record.lease else {
+        return Ok(None);
+    };
     Ok(Some(AttemptRecord {
         token: lease.token,
         owner: lease.owner.clone(),
@@ -213,7 +224,10 @@ pub(crate) fn counts(rows: &[impl DecodeRow]) -> StoreResult<Vec<super::QueueCou
         let queue = row.text("queue")?;
         let n = unsigned(JOBS, "count", row.int("n")?)?;
         if out.last().is_none_or(|c| c.queue != queue) {
-            out.push(super::QueueCounts { queue, ..Default::default() });
+            out.push(super::QueueCounts {
+                queue,
+                ..Default::default()
+            });
         }
         let entry = out.last_mut().expect("pushed above");
         match state(row)? {

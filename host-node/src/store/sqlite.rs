@@ -15,12 +15,13 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, Sqlite, Transaction};
 
-use super::backend::{
-    self, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover,
-};
+use super::backend::{self, ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
 use super::migrate::{self, AppliedMigration, MigrationSet};
 use super::validate::NewJob;
-use super::{BackendKind, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError, StoreResult, rows};
+use super::{
+    BackendKind, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError, StoreResult,
+    rows,
+};
 
 pub(crate) const KIND: BackendKind = BackendKind::Sqlite;
 
@@ -32,7 +33,10 @@ pub(crate) async fn connect(
     redacted: &str,
     config: &StoreConfig,
 ) -> StoreResult<SqlitePool> {
-    let unreachable = |source| StoreError::Unreachable { url: redacted.to_owned(), source };
+    let unreachable = |source| StoreError::Unreachable {
+        url: redacted.to_owned(),
+        source,
+    };
     let options = SqliteConnectOptions::from_str(url)
         .map_err(unreachable)?
         .create_if_missing(true)
@@ -69,11 +73,17 @@ pub(crate) async fn migrate(pool: &SqlitePool, sets: &[&MigrationSet]) -> StoreR
         .await?
         .iter()
         .map(|r| {
-            Ok(AppliedMigration { id: r.try_get(0)?, namespace: r.try_get(1)?, name: r.try_get(2)? })
+            Ok(AppliedMigration {
+                id: r.try_get(0)?,
+                namespace: r.try_get(1)?,
+                name: r.try_get(2)?,
+            })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     for pending in migrate::plan(sets, &applied)? {
-        sqlx::raw_sql(pending.migration.sqlite).execute(&mut *tx).await?;
+        sqlx::raw_sql(pending.migration.sqlite)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query(
             "INSERT INTO leasehold_migrations (id, namespace, name, applied_at)
              VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))",
@@ -97,7 +107,14 @@ pub(crate) async fn enqueue(
     let batch: Vec<_> = jobs
         .iter()
         .map(|j| {
-            (&j.payload, j.priority, j.due(now), j.max_attempts, j.timeout_ms, &j.idempotency_key)
+            (
+                &j.payload,
+                j.priority,
+                j.due(now),
+                j.max_attempts,
+                j.timeout_ms,
+                &j.idempotency_key,
+            )
         })
         .collect();
     let batch = serde_json::to_string(&batch).expect("tuples of strings and numbers serialize");
@@ -153,16 +170,23 @@ const CLAIM: &str = "UPDATE leasehold_jobs SET state = 'running', token = token 
 
 pub(crate) async fn claim(
     pool: &SqlitePool,
-    queue: &str,
-    owner: &OwnerParams<'_>,
-    lease_ms: i64,
-    n: i64,
-    refused: &[i64],
-    settle: &[(i64, i64)],
-    now: i64,
+    request: &ClaimRequest<'_>,
 ) -> StoreResult<(ClaimRound, Vec<i64>)> {
+    let &ClaimRequest {
+        queue,
+        ref owner,
+        lease_ms,
+        n,
+        refused,
+        settle,
+        now,
+    } = request;
     // Commits are cheap in WAL mode: the completion goes first on its own.
-    let done = if settle.is_empty() { Vec::new() } else { complete(pool, settle, now).await? };
+    let done = if settle.is_empty() {
+        Vec::new()
+    } else {
+        complete(pool, settle, now).await?
+    };
     // Two statements, no transaction: the stale read only sizes the page and
     // names candidates (each takeover re-checks its snapshot), and the claim
     // is one atomic UPDATE.
@@ -193,7 +217,14 @@ pub(crate) async fn claim(
             .await?;
         claimed = in_claim_order(&found)?;
     }
-    Ok((ClaimRound { claimed, stale, now }, done))
+    Ok((
+        ClaimRound {
+            claimed,
+            stale,
+            now,
+        },
+        done,
+    ))
 }
 
 /// Claimed rows in the queue's order (RETURNING order is unspecified).
@@ -298,19 +329,21 @@ fn pairs_json(pairs: &[(i64, i64)]) -> String {
     serde_json::to_string(pairs).expect("pairs of integers serialize")
 }
 
-const FENCE_INPUT: &str = "(SELECT json_extract(value, '$[0]') AS id,
-                                json_extract(value, '$[1]') AS token
-                         FROM json_each(?1)) AS f";
-
-pub(crate) async fn renew(
-    pool: &SqlitePool,
+/// One fenced UPDATE over `pairs` (bound as JSON `?1`): applies `set`
+/// (which may read `?2`, the caller's now) to each job still running under
+/// its token — and, given `owner_nonce` (`?3`), still owned by it. Answers
+/// the ids it landed on.
+async fn update_fenced<'e>(
+    executor: impl sqlx::Executor<'e, Database = Sqlite>,
+    set: &str,
     pairs: &[(i64, i64)],
     owner_nonce: Option<&str>,
     now: i64,
 ) -> StoreResult<Vec<i64>> {
     let sql = format!(
-        "UPDATE leasehold_jobs AS j SET heartbeat_at = ?2, expires_at = ?2 + j.lease_ms
-         FROM {FENCE_INPUT}
+        "UPDATE leasehold_jobs AS j SET {set}
+         FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
+               FROM json_each(?1)) AS f
          WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
            AND (?3 IS NULL OR j.owner_nonce = ?3)
          RETURNING id"
@@ -319,8 +352,27 @@ pub(crate) async fn renew(
         .bind(pairs_json(pairs))
         .bind(now)
         .bind(owner_nonce)
-        .fetch_all(pool)
+        .fetch_all(executor)
         .await?)
+}
+
+pub(crate) async fn renew(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    owner_nonce: Option<&str>,
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let set = "heartbeat_at = ?2, expires_at = ?2 + j.lease_ms";
+    update_fenced(pool, set, pairs, owner_nonce, now).await
+}
+
+pub(crate) async fn release(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let set = "state = 'queued', attempts = j.attempts - 1, heartbeat_at = NULL, expires_at = NULL";
+    update_fenced(pool, set, pairs, None, now).await
 }
 
 /// Logs the ended attempts of `ids` (the job rows still carry the token,
@@ -336,18 +388,9 @@ pub(crate) async fn complete(
     pairs: &[(i64, i64)],
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let sql = format!(
-        "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
-         FROM {FENCE_INPUT}
-         WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-         RETURNING id"
-    );
     let mut tx = immediate(pool).await?;
-    let done: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(pairs_json(pairs))
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
+    let set = "state = 'succeeded', finished_at = ?2";
+    let done = update_fenced(&mut *tx, set, pairs, None, now).await?;
     if !done.is_empty() {
         sqlx::query(LOG_ENDED)
             .bind(serde_json::to_string(&done).expect("ids serialize"))
@@ -440,13 +483,14 @@ pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobR
     };
     let mut record = rows::job(&row)?;
     let running = rows::running_attempt(&row, &record)?;
-    record.attempt_log = sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = ?1 ORDER BY token")
-        .bind(id.0)
-        .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(rows::attempt)
-        .collect::<StoreResult<Vec<_>>>()?;
+    record.attempt_log =
+        sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = ?1 ORDER BY token")
+            .bind(id.0)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(rows::attempt)
+            .collect::<StoreResult<Vec<_>>>()?;
     tx.commit().await?;
     record.attempt_log.extend(running);
     Ok(Some(record))

@@ -16,14 +16,22 @@ pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 512;
 /// The set is narrow on purpose: names travel in NOTIFY payloads, log lines
 /// and CLI arguments, where anything wider needs quoting.
 pub fn queue_name(name: &str) -> StoreResult<()> {
-    let bad = |reason| Err(StoreError::InvalidQueueName { name: name.to_owned(), reason });
+    let bad = |reason| {
+        Err(StoreError::InvalidQueueName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
     if name.is_empty() {
         return bad("empty");
     }
     if name.len() > MAX_QUEUE_NAME_LEN {
         return bad("longer than 128 bytes");
     }
-    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':')) {
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+    {
         return bad("only A-Z a-z 0-9 _ - . : are allowed");
     }
     Ok(())
@@ -86,7 +94,10 @@ impl NewJob {
     /// Validates `options` and serializes `payload`.
     pub fn new(payload: &serde_json::Value, options: &EnqueueOptions) -> StoreResult<NewJob> {
         fn invalid<T>(option: &'static str, reason: &str) -> StoreResult<T> {
-            Err(StoreError::InvalidOption { option, reason: reason.to_owned() })
+            Err(StoreError::InvalidOption {
+                option,
+                reason: reason.to_owned(),
+            })
         }
         if options.run_at.is_some() && options.delay.is_some() {
             return invalid("run_at", "give run_at or delay, not both");
@@ -113,7 +124,11 @@ impl NewJob {
             payload: payload.to_string(),
             priority: options.priority,
             run_at: options.run_at.map(|at| millis("run_at", at)).transpose()?,
-            delay_ms: options.delay.map(|d| duration_ms("delay", d)).transpose()?.unwrap_or(0),
+            delay_ms: options
+                .delay
+                .map(|d| duration_ms("delay", d))
+                .transpose()?
+                .unwrap_or(0),
             max_attempts,
             timeout_ms,
             idempotency_key: options.idempotency_key.clone(),
@@ -122,7 +137,8 @@ impl NewJob {
 
     /// The due time given the insert's clock reading.
     pub fn due(&self, now: i64) -> i64 {
-        self.run_at.unwrap_or_else(|| now.saturating_add(self.delay_ms))
+        self.run_at
+            .unwrap_or_else(|| now.saturating_add(self.delay_ms))
     }
 }
 
@@ -163,7 +179,12 @@ mod tests {
     #[test]
     fn empty_and_overlong_queue_names_are_refused() {
         assert!(queue_name("").unwrap_err().to_string().contains("empty"));
-        assert!(queue_name(&"q".repeat(129)).unwrap_err().to_string().contains("128"));
+        assert!(
+            queue_name(&"q".repeat(129))
+                .unwrap_err()
+                .to_string()
+                .contains("128")
+        );
         assert!(queue_name(&"q".repeat(128)).is_ok());
     }
 
@@ -189,28 +210,64 @@ mod tests {
     #[test]
     fn zero_attempts_zero_timeout_and_empty_key_are_refused() {
         let p = serde_json::Value::Null;
-        let zero_attempts = EnqueueOptions { max_attempts: 0, ..EnqueueOptions::default() };
-        assert!(NewJob::new(&p, &zero_attempts).unwrap_err().to_string().contains("max_attempts"));
-        let zero_timeout =
-            EnqueueOptions { timeout: Some(Duration::ZERO), ..EnqueueOptions::default() };
-        assert!(NewJob::new(&p, &zero_timeout).unwrap_err().to_string().contains("timeout"));
-        let empty_key =
-            EnqueueOptions { idempotency_key: Some(String::new()), ..EnqueueOptions::default() };
-        assert!(NewJob::new(&p, &empty_key).unwrap_err().to_string().contains("idempotency_key"));
+        let zero_attempts = EnqueueOptions {
+            max_attempts: 0,
+            ..EnqueueOptions::default()
+        };
+        assert!(
+            NewJob::new(&p, &zero_attempts)
+                .unwrap_err()
+                .to_string()
+                .contains("max_attempts")
+        );
+        let zero_timeout = EnqueueOptions {
+            timeout: Some(Duration::ZERO),
+            ..EnqueueOptions::default()
+        };
+        assert!(
+            NewJob::new(&p, &zero_timeout)
+                .unwrap_err()
+                .to_string()
+                .contains("timeout")
+        );
+        let empty_key = EnqueueOptions {
+            idempotency_key: Some(String::new()),
+            ..EnqueueOptions::default()
+        };
+        assert!(
+            NewJob::new(&p, &empty_key)
+                .unwrap_err()
+                .to_string()
+                .contains("idempotency_key")
+        );
     }
 
     #[test]
     fn due_time_is_run_at_or_now_plus_delay() {
         let p = serde_json::Value::Null;
-        let at = NewJob::new(&p, &EnqueueOptions { run_at: Some(Millis(7)), ..Default::default() })
-            .unwrap();
+        let at = NewJob::new(
+            &p,
+            &EnqueueOptions {
+                run_at: Some(Millis(7)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(at.due(100), 7);
         let later = NewJob::new(
             &p,
-            &EnqueueOptions { delay: Some(Duration::from_millis(30)), ..Default::default() },
+            &EnqueueOptions {
+                delay: Some(Duration::from_millis(30)),
+                ..Default::default()
+            },
         )
         .unwrap();
         assert_eq!(later.due(100), 130);
-        assert_eq!(NewJob::new(&p, &EnqueueOptions::default()).unwrap().due(100), 100);
+        assert_eq!(
+            NewJob::new(&p, &EnqueueOptions::default())
+                .unwrap()
+                .due(100),
+            100
+        );
     }
 }

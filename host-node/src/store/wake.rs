@@ -104,12 +104,16 @@ mod tests {
         let a = wakers.subscribe("a");
         let b = wakers.subscribe("b");
         wakers.wake("a");
-        assert!(tokio::time::timeout(std::time::Duration::from_millis(50), a.notified())
-            .await
-            .is_ok());
-        assert!(tokio::time::timeout(std::time::Duration::from_millis(50), b.notified())
-            .await
-            .is_err());
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), a.notified())
+                .await
+                .is_ok()
+        );
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), b.notified())
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
@@ -119,9 +123,11 @@ mod tests {
         wakers.wake("a");
         wakers.wake("a");
         a.notified().await;
-        assert!(tokio::time::timeout(std::time::Duration::from_millis(50), a.notified())
-            .await
-            .is_err());
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), a.notified())
+                .await
+                .is_err()
+        );
     }
 
     #[test]

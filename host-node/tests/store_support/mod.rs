@@ -31,7 +31,12 @@ enum TestClock {
 
 /// Wall-clock ms since the Unix epoch.
 pub fn wall_now() -> Millis {
-    Millis(SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_millis() as u64)
+    Millis(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis() as u64,
+    )
 }
 
 impl TestDb {
@@ -57,7 +62,9 @@ impl TestDb {
     /// Another store on the same database (its own pool), as a second
     /// process would have.
     pub async fn second_store(&self, config: StoreConfig) -> Store {
-        Store::connect_with(&self.url, config).await.expect("second store connects")
+        Store::connect_with(&self.url, config)
+            .await
+            .expect("second store connects")
     }
 
     /// A label for assertion messages.
@@ -73,7 +80,9 @@ impl TestDb {
 pub async fn sqlite_db(config: StoreConfig) -> TestDb {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}", dir.path().join("queue.db").display());
-    let store = Store::connect_with(&url, config).await.expect("sqlite store connects");
+    let store = Store::connect_with(&url, config)
+        .await
+        .expect("sqlite store connects");
     TestDb {
         store,
         url,
@@ -97,11 +106,15 @@ pub async fn pg_schema_url(name: &str) -> Option<String> {
 #[cfg(feature = "postgres")]
 pub async fn pg_schema_url(name: &str) -> Option<String> {
     let Ok(base) = std::env::var(PG_URL_VAR) else {
-        println!("skipping the PostgreSQL half of {name}: {PG_URL_VAR} is not set (run scripts/pg-cluster.sh start)");
+        println!(
+            "skipping the PostgreSQL half of {name}: {PG_URL_VAR} is not set (run scripts/pg-cluster.sh start)"
+        );
         return None;
     };
     let schema = format!("t_{name}");
-    let admin = sqlx::PgPool::connect(&base).await.expect("test cluster reachable");
+    let admin = sqlx::PgPool::connect(&base)
+        .await
+        .expect("test cluster reachable");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};"
     )))
@@ -116,8 +129,16 @@ pub async fn pg_schema_url(name: &str) -> Option<String> {
 /// A PostgreSQL database (a fresh schema) when the cluster is configured.
 pub async fn pg_db(name: &str, config: StoreConfig) -> Option<TestDb> {
     let url = pg_schema_url(name).await?;
-    let store = Store::connect_with(&url, config).await.expect("postgres store connects");
-    Some(TestDb { store, url, kind: BackendKind::Postgres, clock: TestClock::Wall, _dir: None })
+    let store = Store::connect_with(&url, config)
+        .await
+        .expect("postgres store connects");
+    Some(TestDb {
+        store,
+        url,
+        kind: BackendKind::Postgres,
+        clock: TestClock::Wall,
+        _dir: None,
+    })
 }
 
 /// Every backend available: SQLite always, PostgreSQL when configured.
