@@ -75,11 +75,10 @@ async fn connect_installs_the_queue_set_in_its_block() {
         let rows = migration_rows(&db.url).await;
         assert_eq!(
             rows,
-            [(
-                1001,
-                "leasehold-queue".into(),
-                "0001_jobs_and_attempts".into()
-            )],
+            [
+                (1001, "leasehold-queue".into(), "0001_jobs_and_attempts".into()),
+                (1002, "leasehold-queue".into(), "0002_attempt_results".into()),
+            ],
             "{}",
             db.label()
         );
@@ -112,7 +111,7 @@ async fn composed_sets_install_in_their_own_blocks() {
         let ids: Vec<_> = rows.iter().map(|r| (r.0, r.1.as_str())).collect();
         assert_eq!(
             ids,
-            [(1001, "leasehold-queue"), (7001, "extra-tests")],
+            [(1001, "leasehold-queue"), (1002, "leasehold-queue"), (7001, "extra-tests")],
             "{}",
             db.label()
         );
@@ -133,7 +132,7 @@ async fn sets_sharing_a_block_are_refused_before_touching_the_database() {
             .await
             .unwrap_err();
         assert!(matches!(err, StoreError::InvalidMigrationSets(_)), "{err}");
-        assert_eq!(migration_rows(&db.url).await.len(), 1);
+        assert_eq!(migration_rows(&db.url).await.len(), QUEUE_MIGRATIONS.migrations.len());
     }
 }
 
@@ -160,7 +159,7 @@ async fn concurrent_migrators_on_a_fresh_database_all_succeed_once() {
         for t in tasks {
             t.await.unwrap().unwrap_or_else(|e| panic!("{url}: {e}"));
         }
-        assert_eq!(migration_rows(&url).await.len(), 2, "{url}");
+        assert_eq!(migration_rows(&url).await.len(), QUEUE_MIGRATIONS.migrations.len() + 1, "{url}");
     }
 }
 
@@ -170,7 +169,7 @@ async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error() {
         execute(
             &db.url,
             "INSERT INTO leasehold_migrations (id, namespace, name, applied_at)
-             VALUES (1002, 'leasehold-queue', '0002_from_the_future', 0)",
+             VALUES (1999, 'leasehold-queue', '0999_from_the_future', 0)",
         )
         .await;
         let err = Store::connect(&db.url).await.unwrap_err();
@@ -183,9 +182,9 @@ async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error() {
             } => {
                 assert_eq!(
                     (namespace.as_str(), *applied_id, *known_id),
-                    ("leasehold-queue", 1002, 1001)
+                    ("leasehold-queue", 1999, 1002)
                 );
-                assert_eq!(applied_name, "0002_from_the_future");
+                assert_eq!(applied_name, "0999_from_the_future");
             }
             other => panic!("{}: {other}", db.label()),
         }
