@@ -44,8 +44,7 @@ const consoleLogger = () => console;
 
 /** Hands `value` (a promise, a thenable or a plain value) to `ok`/`fail`, never synchronously. */
 function settle(value, ok, fail) {
-  if (value instanceof Promise) value.then(ok, fail);
-  else Promise.resolve(value).then(ok, fail);
+  (value instanceof Promise ? value : Promise.resolve(value)).then(ok, fail);
 }
 
 function createApi(wasm) {
@@ -61,16 +60,17 @@ function createApi(wasm) {
   const OP_PASS_ENDED = P.ops.passEnded;
   const OP_MORE = P.ops.more;
   const OP_EVENT = P.ops.event;
-  const [PASS_START, PASS_END, CLAIMED, CLAIM_FAILED, PERFORMED, ITEM_FAILED, HEARTBEAT, HEARTBEAT_FAILED, CLAIM_LOST] =
-    P.events;
-  const EV_PASS_END = OP_EVENT + 1;
-  const EV_CLAIMED = OP_EVENT + 2;
-  const EV_CLAIM_FAILED = OP_EVENT + 3;
-  const EV_PERFORMED = OP_EVENT + 4;
-  const EV_ITEM_FAILED = OP_EVENT + 5;
-  const EV_HEARTBEAT = OP_EVENT + 6;
-  const EV_HEARTBEAT_FAILED = OP_EVENT + 7;
-  const EV_CLAIM_LOST = OP_EVENT + 8;
+  /* Event opcodes by the seed's type strings (the core's `Event::type_name`). */
+  const eventOp = (type) => OP_EVENT + P.events.indexOf(type);
+  const EV_PASS_START = eventOp('pass-start');
+  const EV_PASS_END = eventOp('pass-end');
+  const EV_CLAIMED = eventOp('claimed');
+  const EV_CLAIM_FAILED = eventOp('claim-failed');
+  const EV_PERFORMED = eventOp('performed');
+  const EV_ITEM_FAILED = eventOp('item-failed');
+  const EV_HEARTBEAT = eventOp('heartbeat');
+  const EV_HEARTBEAT_FAILED = eventOp('heartbeat-failed');
+  const EV_CLAIM_LOST = eventOp('claim-lost');
   const MAX_DELAY_MS = P.maxDelayMs;
 
   function jobBackoff(intervalMs) {
@@ -109,13 +109,21 @@ function createApi(wasm) {
     let more = false;
     let timer;
     let armedAt = -1;
-    /* The latest instant a timer reported: a frozen or slow `now()` still
-       moves the runner's timers forward. */
+    /* The latest deadline a timer fired for. The runner's time is
+       max(now(), floor): a timer that fires means its deadline has come even
+       when `now()` lags or stands still (a test's fake clock), and every input
+       after it is stamped no earlier, so the next delay is measured from there
+       rather than fired at once. */
     let floor = 0;
+    const time = () => {
+      const now = clock();
+      return now > floor ? now : floor;
+    };
 
     const report = (b, f) => ({ claimed: f[b], performed: f[b + 1], failed: f[b + 2], claimLost: f[b + 3] });
 
     function emit(event) {
+      if (event === undefined) return;
       try {
         sink(event);
       } catch {
@@ -131,30 +139,33 @@ function createApi(wasm) {
       }
     }
 
+    /* The event a record describes, or undefined for one this glue does not know. */
     function event(f, b) {
       const code = f[b];
       const at = f[b + 1];
       switch (code) {
+        case EV_PASS_START:
+          return { type: 'pass-start', name, at };
         case EV_PASS_END:
-          return { type: PASS_END, name, at, report: report(b + 2, f), nextDelayMs: f[b + 6] };
+          return { type: 'pass-end', name, at, report: report(b + 2, f), nextDelayMs: f[b + 6] };
         case EV_CLAIMED:
-          return { type: CLAIMED, name, at, item: f[b + 2] };
+          return { type: 'claimed', name, at, item: f[b + 2] };
         case EV_CLAIM_FAILED:
-          return { type: CLAIM_FAILED, name, at, error: errors[f[b + 2]] };
+          return { type: 'claim-failed', name, at, error: errors[f[b + 2]] };
         case EV_PERFORMED:
-          return { type: PERFORMED, name, at, item: f[b + 2], durationMs: f[b + 3] };
+          return { type: 'performed', name, at, item: f[b + 2], durationMs: f[b + 3] };
         case EV_ITEM_FAILED:
-          return { type: ITEM_FAILED, name, at, item: f[b + 2], error: errors[f[b + 3]] };
+          return { type: 'item-failed', name, at, item: f[b + 2], error: errors[f[b + 3]] };
         case EV_HEARTBEAT:
-          return { type: HEARTBEAT, name, at, item: f[b + 2] };
+          return { type: 'heartbeat', name, at, item: f[b + 2] };
         case EV_HEARTBEAT_FAILED:
-          return { type: HEARTBEAT_FAILED, name, at, item: f[b + 2], error: errors[f[b + 3]] };
+          return { type: 'heartbeat-failed', name, at, item: f[b + 2], error: errors[f[b + 3]] };
         case EV_CLAIM_LOST:
           return f[b + 3] === 1
-            ? { type: CLAIM_LOST, name, at, item: f[b + 2], lapsed: true, unconfirmedMs: f[b + 4] }
-            : { type: CLAIM_LOST, name, at, item: f[b + 2], lapsed: false };
+            ? { type: 'claim-lost', name, at, item: f[b + 2], lapsed: true, unconfirmedMs: f[b + 4] }
+            : { type: 'claim-lost', name, at, item: f[b + 2], lapsed: false };
         default:
-          return { type: PASS_START, name, at };
+          return undefined;
       }
     }
 
@@ -169,7 +180,7 @@ function createApi(wasm) {
     }
 
     function onClaimed(item) {
-      const now = clock();
+      const now = time();
       if (item === null || item === undefined) {
         core.claimEmpty(now);
       } else {
@@ -180,7 +191,7 @@ function createApi(wasm) {
     }
 
     function onClaimFailed(error) {
-      core.claimFailed(clock(), errors.push(error) - 1);
+      core.claimFailed(time(), errors.push(error) - 1);
       run();
     }
 
@@ -204,14 +215,14 @@ function createApi(wasm) {
     function performed(slot) {
       items[slot] = undefined;
       controllers[slot] = undefined;
-      core.performed(clock(), slot, gens[slot]);
+      core.performed(time(), slot, gens[slot]);
       run();
     }
 
     function failed(slot, error) {
       items[slot] = undefined;
       controllers[slot] = undefined;
-      core.failed(clock(), slot, gens[slot], errors.push(error) - 1);
+      core.failed(time(), slot, gens[slot], errors.push(error) - 1);
       run();
     }
 
@@ -225,11 +236,11 @@ function createApi(wasm) {
       settle(
         answer,
         (landed) => {
-          core.renewed(clock(), slot, gen, call, !!landed);
+          core.renewed(time(), slot, gen, call, !!landed);
           run();
         },
         (error) => {
-          core.renewFailed(clock(), slot, gen, call, errors.push(error) - 1);
+          core.renewFailed(time(), slot, gen, call, errors.push(error) - 1);
           run();
         },
       );
@@ -314,7 +325,7 @@ function createApi(wasm) {
     function arm(deadline) {
       if (deadline < 0 || (timer !== undefined && armedAt <= deadline)) return;
       if (timer !== undefined) clearTimeout(timer);
-      const now = Math.max(clock(), floor);
+      const now = time();
       const delay = Math.min(MAX_DELAY_MS, Math.max(0, deadline - now));
       armedAt = delay === MAX_DELAY_MS ? now + delay : deadline;
       timer = setTimeout(fired, delay);
@@ -332,28 +343,27 @@ function createApi(wasm) {
     }
 
     function fired() {
-      const now = clock();
-      floor = Math.max(floor, armedAt);
+      if (armedAt > floor) floor = armedAt;
       timer = undefined;
       armedAt = -1;
-      core.timeout(now > floor ? now : floor);
+      core.timeout(time());
       run();
     }
 
     return {
       name,
       start() {
-        core.start(clock());
+        core.start(time());
         run();
       },
       tick() {
-        const pass = core.tick(clock());
+        const pass = core.tick(time());
         const answer = pass < 0 ? Promise.resolve(IDLE) : waitFor(pass);
         run();
         return answer;
       },
       wake() {
-        core.wake(clock());
+        core.wake(time());
         run();
       },
       stop() {

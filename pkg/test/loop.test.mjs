@@ -183,3 +183,24 @@ test('a tick from inside a sink starts the next pass without overlapping', async
   assert.equal(claims, 3);
   await runner.dispose();
 });
+
+test('a clock that stands still neither stalls the loop nor spins it', async (t) => {
+  const clock = virtualTime(t, 0);
+  let claims = 0;
+  const renewals = [];
+  let release;
+  const runner = createJobRunner(base({ intervalMs: 100, staleAfterMs: 3000, heartbeatEveryMs: 250, now: () => 5000,
+    claim: async () => { claims += 1; return claims === 1 ? { id: 1 } : null; },
+    perform: () => new Promise((resolve) => { release = resolve; }),
+    heartbeat: async (item, at) => { renewals.push([Date.now(), at]); return true; } }));
+  runner.start();
+  await clock.advance(600);
+  release();
+  await clock.advance(1000);
+  runner.stop();
+  // Renewals every 250 ms of timer time, stamped on the grid from the frozen claim time.
+  assert.deepEqual(renewals, [[250, 5250], [500, 5500]]);
+  // The pass ended at 600; then one pass per interval: about 10 in 1000 ms, not thousands.
+  assert.ok(claims >= 10 && claims <= 13, `${claims} claims`);
+  await runner.dispose();
+});
