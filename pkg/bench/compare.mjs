@@ -5,7 +5,7 @@
 //
 // Without a path, the workload is looked for at ../shared/bench/ beside the repository root.
 // For each configuration (concurrency 1 and 16, heartbeat off/on, trace off/on) it runs the
-// seed reference and the package in turn, R times each (default 5), each run a fresh Node.js
+// seed reference and the package in turn, R times each (default 7), each run a fresh Node.js
 // process, and prints the median items/s of both and their ratio (package / seed; the target
 // is ≥ 1.0), and the median of the ratios of the back-to-back pairs (steadier when the
 // machine's load drifts). Then it counts the calls from JS into wasm per item.
@@ -22,7 +22,7 @@ const repoRoot = path.resolve(pkgDir, '..');
 
 const args = process.argv.slice(2);
 let workload;
-let runs = 5;
+let runs = 7;
 let n = 200_000;
 let only;
 for (let i = 0; i < args.length; i += 1) {
