@@ -8,8 +8,9 @@
 //! is ever on the stack under user code, and a user callback that calls
 //! `wake()` re-enters nothing: its records queue behind the ones being read.
 //!
-//! Times are the `now()` readings the glue passes, in ms; fractions are
-//! truncated, and NaN or negative readings count as 0 (`f64 as u64`).
+//! Times are what the glue passes, in ms: its `now()` readings, never earlier
+//! than a deadline its timer already fired for. Fractions are truncated, and
+//! NaN or negative readings count as 0 (`f64 as u64`).
 //! Items are named by `slot` (`0..pool size`) and `gen`, as the `perform`
 //! record gave them; an answer for an item that already settled, or a slot
 //! out of range, is ignored by the core. Errors thrown by user callbacks stay
