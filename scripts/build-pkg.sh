@@ -41,7 +41,10 @@ fi
 # way (about 27 KiB gzipped), and the runner's hot path is faster.
 cargo build -p leasehold-wasm --target wasm32-unknown-unknown --profile wasm \
   --config 'profile.wasm.strip=false' --config 'profile.wasm.opt-level=3'
-wasm=target/wasm32-unknown-unknown/wasm/$crate_file.wasm
+# Wherever the target folder is (CARGO_TARGET_DIR, build.target-dir): cargo says.
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+  node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).target_directory')
+wasm=$target_dir/wasm32-unknown-unknown/wasm/$crate_file.wasm
 
 rm -rf "$dist"
 mkdir -p "$dist"

@@ -14,6 +14,9 @@
 //!   lapse (seed 003 `heartbeatLoop`), shared by the runner and the lease hosts.
 //! - [`runner`]: the job runner state machine (seed 000 `createJobRunner`).
 //! - [`lease`]: owner identity, lease policy, liveness evidence (seed 003).
+//! - [`pump`]: the event pump's planning and the event log's framing (seed 004).
+//! - [`trace_ring`]: the bounded ring of pass spans behind the trace sink (seed 000
+//!   `createJobTraceSink`, `resumeJobTrace`).
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -24,6 +27,8 @@ extern crate std;
 pub mod time;
 pub mod event;
 pub mod lease;
+pub mod pump;
+pub mod trace_ring;
 
 pub use time::Millis;
 pub mod backoff;

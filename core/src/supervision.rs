@@ -42,9 +42,11 @@ pub enum Cadence {
 /// How a reconfirmation is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reconfirm {
-    /// By a renewal: the one in flight, or a new one when none is.
+    /// By a renewal: the one in flight, or a new one when none is; bounded by
+    /// `deadline + R` however late the deadline was handled.
     Renewal,
-    /// By a separate reconfirm call, even while a renewal is in flight.
+    /// By a separate reconfirm call, even while a renewal is in flight;
+    /// bounded by `R` from when it is made (seed 003).
     Separate,
 }
 
@@ -121,6 +123,23 @@ struct Reconfirming {
     unconfirmed_ms: u64,
 }
 
+/// Deliberately broken supervision variants, for the simulator's mutation
+/// check only (cargo feature `mutations`, off by default and test-only). The
+/// simulator must catch each of them; nothing else may set one.
+#[cfg(feature = "mutations")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mutation {
+    /// The correct machine.
+    #[default]
+    None,
+    /// BROKEN: the write tolerance is measured from when a confirming reply
+    /// arrived instead of from when the renewal was sent.
+    ToleranceFromReply,
+    /// BROKEN: no write-tolerance deadline and no reconfirm bound; only a
+    /// lost fence ends supervision.
+    NoLapseDeadline,
+}
+
 /// One lease under supervision. See the module docs.
 #[derive(Clone, Debug)]
 pub struct Supervisor {
@@ -133,6 +152,8 @@ pub struct Supervisor {
     failing: bool,
     next_call: CallId,
     ended: bool,
+    #[cfg(feature = "mutations")]
+    mutation: Mutation,
 }
 
 impl Supervisor {
@@ -150,7 +171,36 @@ impl Supervisor {
             failing: false,
             next_call: 0,
             ended: false,
+            #[cfg(feature = "mutations")]
+            mutation: Mutation::None,
         }
+    }
+
+    /// MUTATION CHECK ONLY (feature `mutations`): run a deliberately broken
+    /// variant of this machine.
+    #[cfg(feature = "mutations")]
+    pub fn set_mutation(&mut self, mutation: Mutation) {
+        self.mutation = mutation;
+    }
+
+    /// Whether the deadline and the reconfirm bound are in force (always,
+    /// unless the `NoLapseDeadline` mutation is set).
+    fn lapses(&self) -> bool {
+        #[cfg(feature = "mutations")]
+        if self.mutation == Mutation::NoLapseDeadline {
+            return false;
+        }
+        true
+    }
+
+    /// The instant a confirmation re-arms the deadline from: the send time
+    /// (unless the `ToleranceFromReply` mutation is set).
+    fn confirmed_from(&self, sent_at: Millis, _now: Millis) -> Millis {
+        #[cfg(feature = "mutations")]
+        if self.mutation == Mutation::ToleranceFromReply {
+            return _now;
+        }
+        sent_at
     }
 
     /// Whether supervision ended (lost or lapsed).
@@ -173,6 +223,9 @@ impl Supervisor {
         if self.ended {
             return None;
         }
+        if !self.lapses() {
+            return Some(self.next_pulse);
+        }
         let decision = match self.reconfirming {
             Some(r) => r.bound,
             None => self.deadline(),
@@ -194,9 +247,13 @@ impl Supervisor {
             return;
         }
         match self.reconfirming {
+            _ if !self.lapses() => {}
             Some(r) if now >= r.bound => return self.lapse(now, out),
             None if now >= self.deadline() => self.begin_reconfirm(now, out),
             _ => {}
+        }
+        if self.ended {
+            return;
         }
         if now < self.next_pulse {
             return;
@@ -210,7 +267,11 @@ impl Supervisor {
                 self.next_pulse = self.next_pulse.after(behind.saturating_mul(interval));
             }
             Cadence::AfterPulse => {
-                if self.pulse.is_some() {
+                // A pulse in flight, or a reconfirmation deciding, holds the
+                // due pulse back without consuming it: it goes out once they
+                // answer. (Consuming it would stop the pulses for good, the
+                // lease kept only by a reconfirmation every write tolerance.)
+                if self.pulse.is_some() || self.reconfirming.is_some() {
                     return;
                 }
                 self.next_pulse = Millis::MAX;
@@ -227,7 +288,18 @@ impl Supervisor {
     }
 
     fn begin_reconfirm(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
-        let bound = now.after(self.policy.reconfirm_ms);
+        let bound = match self.policy.reconfirm {
+            // The runner's bound is fixed by the lease, not by when the
+            // deadline was handled: a late timer or a clock that stepped
+            // forward must not push the decision past `S − K`.
+            Reconfirm::Renewal => self.deadline().after(self.policy.reconfirm_ms),
+            // Seed 003 `heartbeatLoop`: the reconfirmation gets one interval
+            // from when it is made (after a stall it may still renew).
+            Reconfirm::Separate => now.after(self.policy.reconfirm_ms),
+        };
+        if bound <= now {
+            return self.lapse(now, out);
+        }
         let call = match (self.policy.reconfirm, self.pulse) {
             (Reconfirm::Renewal, Some(pulse)) => pulse.id,
             (Reconfirm::Renewal, None) => {
@@ -287,7 +359,7 @@ impl Supervisor {
                 }
             }
             Answer::Updated => {
-                self.last_confirmed = self.last_confirmed.max(sent.sent_at);
+                self.last_confirmed = self.last_confirmed.max(self.confirmed_from(sent.sent_at, now));
                 self.failing = false;
                 out(Step::Confirmed { call, at: sent.sent_at });
                 if let Some(reconfirming) = self.reconfirming {

@@ -3,6 +3,7 @@
 //! broken by exactly one millisecond, refused with its message.
 
 use leasehold_core::lease::{LeasePolicy, PolicyError, PolicyWarning};
+use leasehold_core::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 
 const fn policy(interval: u64, skew: u64, stale_after: u64, tolerance: u64) -> LeasePolicy {
     LeasePolicy {
@@ -23,6 +24,23 @@ fn defaults_are_the_seed_constants() {
 fn reconfirm_bound_is_tolerance_plus_one_interval() {
     assert_eq!(LeasePolicy::DEFAULT.reconfirm_bound_ms(), 13_000);
     assert_eq!(policy(u64::MAX, 1, 1, 1).reconfirm_bound_ms(), u64::MAX);
+}
+
+#[test]
+fn supervision_pulses_every_interval_and_bounds_the_reconfirmation_by_one_interval() {
+    let p = policy(500, 250, 4_000, 3_000);
+    let s = p.supervision(Cadence::AfterPulse, Reconfirm::Separate);
+    assert_eq!(
+        s,
+        SupervisionPolicy {
+            interval_ms: 500,
+            tolerance_ms: 3_000,
+            reconfirm_ms: 500,
+            cadence: Cadence::AfterPulse,
+            reconfirm: Reconfirm::Separate,
+        }
+    );
+    assert_eq!(s.tolerance_ms + s.reconfirm_ms, p.reconfirm_bound_ms());
 }
 
 #[test]

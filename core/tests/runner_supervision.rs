@@ -104,3 +104,21 @@ fn an_owner_whose_renewals_succeed_is_never_interrupted() {
     assert!(host.aborts.is_empty());
     assert_eq!(host.renewals.len(), 3 * 239);
 }
+
+#[test]
+fn a_claim_answered_after_its_write_tolerance_is_not_performed() {
+    // The claim takes 2700 ms to answer: past W = 2625 from its `at`, another
+    // worker may hold the item by the time work would start.
+    let mut first = true;
+    let claim: ClaimFn = Box::new(move |_| {
+        let reply = Reply::After(2_700, Ok(first.then_some(7)));
+        first = false;
+        reply
+    });
+    let mut host = Host::with_heartbeat(hb_options(), true, claim, perform_ok(10), renew_true(1));
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert!(host.performed.is_empty());
+    assert!(host.events.contains(&Event::ClaimLost { at: Millis(t0 + 2_700), item: 0, lapsed: true, unconfirmed_ms: 2_700 }));
+    assert_eq!(host.claims.len(), 2, "the worker went on to claim again");
+}

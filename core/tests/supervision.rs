@@ -155,6 +155,17 @@ fn two_overdue_timers_after_a_stall_reconfirm_once() {
 }
 
 #[test]
+fn a_pulse_due_during_a_reconfirmation_goes_out_once_it_decided() {
+    let mut s = Sup::new();
+    // A stall past both timers: the reconfirmation holds the due pulse back.
+    let rc = Sup::renew_call(&s.timeout(20_000));
+    assert_eq!(s.s.next_deadline(), Some(Millis(22_000)), "only the reconfirm bound is armed");
+    s.answer(20_100, rc, Answer::Updated);
+    assert_eq!(s.s.next_deadline(), Some(Millis(2_000)), "the held pulse is overdue");
+    assert!(matches!(s.timeout(20_100).as_slice(), [Step::Renew { at: Millis(20_100), .. }]));
+}
+
+#[test]
 fn a_grid_runner_skips_missed_slots_after_a_stall() {
     let policy = SupervisionPolicy { cadence: Cadence::Grid, reconfirm: Reconfirm::Renewal, ..LOOP };
     let mut s = Supervisor::new(policy, Millis(0), Millis(0));
@@ -162,4 +173,28 @@ fn a_grid_runner_skips_missed_slots_after_a_stall() {
     s.handle_timeout(Millis(7_500), &mut |st| out.push(st));
     assert_eq!(out.len(), 1, "one renewal for the missed slots 2000, 4000, 6000");
     assert_eq!(s.next_deadline(), Some(Millis(8_000)), "the grid goes on at the next point; that slot will be skipped if the renewal is still in flight");
+}
+
+#[test]
+fn a_runner_reconfirmation_handled_late_keeps_the_lease_bound() {
+    // Grid + Renewal (the runner): W = 11000, R = 2000, so the decision is due
+    // by 13000 however late the deadline is handled.
+    let policy = SupervisionPolicy { cadence: Cadence::Grid, reconfirm: Reconfirm::Renewal, ..LOOP };
+    let mut s = Supervisor::new(policy, Millis(0), Millis(0));
+    let mut out = Vec::new();
+    s.handle_timeout(Millis(2_000), &mut |st| out.push(st)); // a renewal, which hangs
+    s.handle_timeout(Millis(12_000), &mut |st| out.push(st)); // the deadline, 1000 ms late
+    assert_eq!(s.next_deadline(), Some(Millis(13_000)), "deadline + R, not handled time + R");
+    out.clear();
+    s.handle_timeout(Millis(13_000), &mut |st| out.push(st));
+    assert_eq!(out, vec![Step::Lapsed { unconfirmed_ms: 13_000 }]);
+}
+
+#[test]
+fn a_runner_deadline_handled_after_its_bound_lapses_at_once() {
+    let policy = SupervisionPolicy { cadence: Cadence::Grid, reconfirm: Reconfirm::Renewal, ..LOOP };
+    let mut s = Supervisor::new(policy, Millis(0), Millis(0));
+    let mut out = Vec::new();
+    s.handle_timeout(Millis(20_000), &mut |st| out.push(st));
+    assert_eq!(out, vec![Step::Lapsed { unconfirmed_ms: 20_000 }], "no renewal is sent past the bound");
 }

@@ -6,4 +6,19 @@
 
 pub use leasehold_core as core;
 
+pub mod lease;
 pub mod liveness;
+
+pub mod runner;
+
+pub use runner::{AbortSignal, BoxError, Job, JobEvent, JobRunner, PassReport};
+
+pub mod eventlog;
+pub mod pump;
+pub mod trace_ring;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod store;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod worker;

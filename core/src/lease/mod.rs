@@ -8,11 +8,13 @@ mod evidence;
 mod liveness;
 mod owner;
 mod policy;
+mod steal;
 
 pub use evidence::{EvidenceKind, LivenessEvidence};
 pub use liveness::{LeaseLiveness, LivenessCheck, LivenessContext};
 pub use owner::{OwnerId, same_host_incarnation};
 pub use policy::{LeasePolicy, PolicyError, PolicyWarning};
+pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
 /// or the fence was lost and why (seed 003: any outcome other than `Updated`

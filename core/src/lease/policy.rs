@@ -25,6 +25,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::LeaseLiveness;
+use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 
 /// The four spans that govern a lease, in whole milliseconds (seed 003
 /// `Heartbeat.ts`). Build one with [`LeasePolicy::DEFAULT`] (optionally with
@@ -125,6 +126,24 @@ impl LeasePolicy {
     #[must_use]
     pub fn reconfirm_bound_ms(&self) -> u64 {
         self.write_tolerance_ms.saturating_add(self.heartbeat_interval_ms)
+    }
+
+    /// The [`SupervisionPolicy`] that keeps a lease under this policy: pulses
+    /// every `heartbeat_interval_ms`, the deadline `write_tolerance_ms` after
+    /// the last confirmed renewal's send time, and one reconfirmation bounded
+    /// by one `heartbeat_interval_ms` (the bound relation 3 of
+    /// [`LeasePolicy::validate`] reserves). `cadence` and `reconfirm` are the
+    /// caller's shape: seed 003 `heartbeatLoop` uses [`Cadence::AfterPulse`]
+    /// with [`Reconfirm::Separate`].
+    #[must_use]
+    pub fn supervision(&self, cadence: Cadence, reconfirm: Reconfirm) -> SupervisionPolicy {
+        SupervisionPolicy {
+            interval_ms: self.heartbeat_interval_ms,
+            tolerance_ms: self.write_tolerance_ms,
+            reconfirm_ms: self.heartbeat_interval_ms,
+            cadence,
+            reconfirm,
+        }
     }
 
     /// The lease-only liveness check for this policy's stale-after (seed 003

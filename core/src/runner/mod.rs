@@ -144,6 +144,8 @@ pub struct Runner<E> {
     next_pass: u64,
     slots: Vec<Slot>,
     actions: VecDeque<Action<E>>,
+    #[cfg(feature = "mutations")]
+    supervision_mutation: crate::supervision::Mutation,
 }
 
 impl<E: Clone> Runner<E> {
@@ -166,7 +168,16 @@ impl<E: Clone> Runner<E> {
             next_pass: 0,
             slots: (0..pool).map(|_| Slot::default()).collect(),
             actions: VecDeque::with_capacity(8 + 4 * pool),
+            #[cfg(feature = "mutations")]
+            supervision_mutation: crate::supervision::Mutation::None,
         }
+    }
+
+    /// MUTATION CHECK ONLY (feature `mutations`): supervise every item
+    /// claimed from now on with a deliberately broken variant.
+    #[cfg(feature = "mutations")]
+    pub fn set_supervision_mutation(&mut self, mutation: crate::supervision::Mutation) {
+        self.supervision_mutation = mutation;
     }
 
     /// The options in force.
@@ -270,8 +281,11 @@ impl<E: Clone> Runner<E> {
     // ---- answers ---------------------------------------------------------
 
     /// The claim in flight answered an item. Answers where the host must
-    /// store it (it is performed next). `None` if no claim was in flight
-    /// (a host defect; the item should be left unclaimed).
+    /// store it (it is performed next). `None` when the item is not to be
+    /// performed: no claim was in flight (a host defect), or, with a
+    /// heartbeat, the claim answered after its write tolerance `W` was spent
+    /// (traced `claim-lost` with `lapsed: true`, counted `claimLost`; the
+    /// lease expires in the store and another worker reclaims it).
     pub fn claim_found(&mut self, now: Millis) -> Option<ItemKey> {
         let pass = self.pass.as_mut().filter(|p| p.claim_in_flight)?;
         pass.claim_in_flight = false;
@@ -288,6 +302,23 @@ impl<E: Clone> Runner<E> {
             }
             self.actions.push_back(Action::Emit(Event::Claimed { at: now, item: ordinal }));
         }
+        // A claim heard after its write tolerance was spent may already be
+        // held by another process by the time work starts: it is not
+        // performed (supervision could not decide in time), and counts as a
+        // lapsed claim.
+        if let Some(hb) = self.config.heartbeat {
+            let unconfirmed_ms = now.since(claim_at);
+            if unconfirmed_ms >= hb.tolerance_ms {
+                pass.performing -= 1;
+                pass.report.claim_lost += 1;
+                if self.tracing {
+                    let event = Event::ClaimLost { at: now, item: ordinal, lapsed: true, unconfirmed_ms };
+                    self.actions.push_back(Action::Emit(event));
+                }
+                self.worker_free_after_claim(now);
+                return None;
+            }
+        }
         let index = self.slots.iter().position(|s| s.busy.is_none())?;
         let supervisor = self.config.heartbeat.map(|hb| {
             let policy = SupervisionPolicy {
@@ -297,7 +328,11 @@ impl<E: Clone> Runner<E> {
                 cadence: Cadence::Grid,
                 reconfirm: Reconfirm::Renewal,
             };
-            Supervisor::new(policy, now, claim_at)
+            #[allow(unused_mut)]
+            let mut supervisor = Supervisor::new(policy, now, claim_at);
+            #[cfg(feature = "mutations")]
+            supervisor.set_mutation(self.supervision_mutation);
+            supervisor
         });
         let slot = &mut self.slots[index];
         slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None });
@@ -466,6 +501,14 @@ impl<E: Clone> Runner<E> {
         pass.claim_in_flight = true;
         pass.claim_at = now;
         self.actions.push_back(Action::Claim { at: now });
+    }
+
+    /// The worker whose claim answered a lapsed item wants another claim.
+    fn worker_free_after_claim(&mut self, now: Millis) {
+        if let Some(pass) = self.pass.as_mut() {
+            pass.waiting += 1;
+        }
+        self.pump_claims(now);
     }
 
     fn worker_free(&mut self, now: Millis) {

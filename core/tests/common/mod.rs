@@ -217,8 +217,10 @@ impl Host {
         match due {
             Due::Claim(Ok(Some(item))) => {
                 self.claims_in_flight -= 1;
-                let key = self.runner.claim_found(now).expect("claim in flight");
-                self.items[key.slot as usize] = Some(item);
+                // None: the core declined to perform it (claimed too late).
+                if let Some(key) = self.runner.claim_found(now) {
+                    self.items[key.slot as usize] = Some(item);
+                }
             }
             Due::Claim(Ok(None)) => {
                 self.claims_in_flight -= 1;

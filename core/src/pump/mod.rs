@@ -1,0 +1,34 @@
+//! The event pump's planning logic (seed 004 `events/pump.js`), generalised
+//! from the seed's workflow journals to any durable source.
+//!
+//! The pump derives events from durable journals the caller owns after their
+//! appends, and appends them to an event log together with the watermarks of
+//! the sources they complete, in one write and one fsync, so a restart derives
+//! again only past them (at least once). The host owns the I/O (journals, the
+//! log file, timers); this module owns the decisions:
+//!
+//! - [`frame`]: the log's byte layout and what an open does with a torn tail
+//!   or a corrupt log.
+//! - [`watermarks`]: one watermark per source, and which moves are unsaved.
+//! - [`chunk`]: at most N drafts per append, each append with the watermarks
+//!   it completes.
+//! - [`failure`]: keep dirty, report once, retry after a second.
+//! - [`compaction`]: compaction at open and at most hourly; retention.
+//! - [`state`]: the dirty set, the timer and the pump's phase, tying the
+//!   above together for the host's single serial task.
+
+pub mod chunk;
+pub mod compaction;
+pub mod failure;
+pub mod frame;
+pub mod state;
+pub mod watermarks;
+
+pub use chunk::{Chunk, Chunker};
+pub use compaction::{COMPACT_EVERY_MS, CompactionSchedule, DEFAULT_RETENTION_MS, Retention};
+pub use failure::{FailureReport, RETRY_AFTER_MS};
+pub use state::{
+    ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, FailureDecision, PassPlan, Phase, PumpConfig,
+    PumpState,
+};
+pub use watermarks::Watermarks;

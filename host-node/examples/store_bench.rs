@@ -1,0 +1,499 @@
+//! Store throughput, measured side by side with pgbench on the same server.
+//!
+//! ```text
+//! eval "$(scripts/pg-cluster.sh start)"
+//! cargo run --release -p leasehold --features postgres --example store_bench
+//! ```
+//!
+//! 50,000 trivial jobs are enqueued in one bulk statement, then worked to
+//! empty; jobs/s is counted from the first claim to the last completion
+//! (across all worker processes). Runs:
+//!
+//! - PostgreSQL, page claims + coalesced completions: 2 worker processes,
+//!   10 jobs in flight each, pages of `--page` (default 100) claimed ahead
+//!   (the seed-000 page-in-a-closure pattern), completions coalesced into one
+//!   fenced statement per flush.
+//! - PostgreSQL, one job per claim: 2 worker processes, 10 slots each, every
+//!   slot claims one job and completes it with its own statement.
+//! - PostgreSQL, one job per claim, fused: as above, but each completion
+//!   rides in the statement that claims the slot's next job
+//!   (`Store::complete_and_claim`): one commit per job instead of two.
+//! - SQLite, one process, both ways.
+//!
+//! Every job runs under a lease with a heartbeat timer armed (trivial jobs
+//! finish before it first fires) and every completion is fenced by its token.
+//! Alongside: `pgbench -b simple-update -c 4` tps on the same cluster, and each
+//! worker process's peak memory (VmHWM).
+//!
+//! The PostgreSQL URL comes from `--pg-url` or `LEASEHOLD_TEST_PG_URL`; without
+//! one the PostgreSQL runs are skipped (one line says so).
+
+use std::collections::VecDeque;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use leasehold::core::Millis;
+use leasehold::core::lease::{FenceOutcome, OwnerId};
+use leasehold::store::{ClaimedJob, Coalescer, EnqueueOptions, Store, StoreConfig};
+use tokio::sync::{Semaphore, mpsc};
+
+const QUEUE: &str = "bench";
+const LEASE: Duration = Duration::from_secs(30);
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
+const PGBENCH: &str = "/usr/lib/postgresql/15/bin/pgbench";
+
+fn now() -> Millis {
+    Millis(SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_millis() as u64)
+}
+
+#[derive(Clone, Debug)]
+struct Args {
+    pg_url: Option<String>,
+    jobs: usize,
+    inflight: usize,
+    page: usize,
+    workers: usize,
+    pgbench_secs: u32,
+    /// Which runs: any of pgbench, pg-pages, pg-single, pg-fused, sqlite-pages, sqlite-single.
+    only: Option<Vec<String>>,
+}
+
+impl Args {
+    fn runs(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|o| o.iter().any(|r| r == name))
+    }
+}
+
+fn parse_args(mut it: impl Iterator<Item = String>) -> Args {
+    let mut args = Args {
+        pg_url: std::env::var("LEASEHOLD_TEST_PG_URL").ok(),
+        jobs: 50_000,
+        inflight: 10,
+        page: 100,
+        workers: 2,
+        pgbench_secs: 10,
+        only: None,
+    };
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--pg-url" => args.pg_url = Some(value()),
+            "--jobs" => args.jobs = value().parse().expect("--jobs N"),
+            "--inflight" => args.inflight = value().parse().expect("--inflight N"),
+            "--page" => args.page = value().parse().expect("--page N"),
+            "--workers" => args.workers = value().parse().expect("--workers N"),
+            "--pgbench-secs" => args.pgbench_secs = value().parse().expect("--pgbench-secs N"),
+            "--only" => args.only = Some(value().split(',').map(str::to_owned).collect()),
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    args
+}
+
+fn main() {
+    let mut argv = std::env::args().skip(1).peekable();
+    if argv.peek().map(String::as_str) == Some("worker") {
+        argv.next();
+        return worker_main(argv.collect());
+    }
+    let args = parse_args(argv);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(orchestrate(args));
+}
+
+// ---------------------------------------------------------------- orchestrator
+
+/// What one worker process reports.
+#[derive(Debug, Default, Clone, Copy)]
+struct WorkerReport {
+    completed: u64,
+    first_claim: u64,
+    last_complete: u64,
+    vmhwm_kb: u64,
+}
+
+async fn orchestrate(args: Args) {
+    println!(
+        "store_bench: {} jobs, {} in flight per worker process, pages of {}",
+        args.jobs, args.inflight, args.page
+    );
+    match &args.pg_url {
+        Some(url) => {
+            if args.runs("pgbench") {
+                match pgbench_tps(url, args.pgbench_secs).await {
+                    Ok(tps) => println!(
+                        "pgbench -b simple-update -c 4 -j 2 -T {}: {tps:.0} tps",
+                        args.pgbench_secs
+                    ),
+                    Err(e) => println!("pgbench: not run ({e})"),
+                }
+            }
+            if args.runs("pg-pages") {
+                let pages = pg_run(url, &args, "pages", args.workers).await;
+                report("PostgreSQL, page claims + coalesced completions", &args, &pages, 48_000.0);
+            }
+            if args.runs("pg-single") {
+                let single = pg_run(url, &args, "single", args.workers).await;
+                report("PostgreSQL, one job per claim", &args, &single, 3_760.0);
+            }
+            if args.runs("pg-fused") {
+                let fused = pg_run(url, &args, "fused", args.workers).await;
+                report(
+                    "PostgreSQL, one job per claim, completion fused with the next claim",
+                    &args,
+                    &fused,
+                    3_760.0,
+                );
+            }
+        }
+        None => println!("PostgreSQL runs skipped: no --pg-url and LEASEHOLD_TEST_PG_URL is not set"),
+    }
+    let dir = std::env::temp_dir().join(format!("leasehold-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for mode in ["pages", "single"] {
+        if !args.runs(&format!("sqlite-{mode}")) {
+            continue;
+        }
+        let path = dir.join(format!("{mode}.db"));
+        let url = format!("sqlite://{}", path.display());
+        prepare(&url, args.jobs).await;
+        let reports = run_workers(&url, &args, mode, 1).await;
+        let label = match mode {
+            "pages" => "SQLite, one process, page claims + coalesced completions",
+            _ => "SQLite, one process, one job per claim",
+        };
+        report(label, &args, &reports, 10_000.0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn report(label: &str, args: &Args, reports: &[WorkerReport], target: f64) {
+    let completed: u64 = reports.iter().map(|r| r.completed).sum();
+    let first = reports.iter().map(|r| r.first_claim).filter(|t| *t > 0).min().unwrap_or(0);
+    let last = reports.iter().map(|r| r.last_complete).max().unwrap_or(0);
+    let secs = last.saturating_sub(first) as f64 / 1000.0;
+    let rate = if secs > 0.0 { completed as f64 / secs } else { 0.0 };
+    let memory: Vec<String> =
+        reports.iter().map(|r| format!("{:.1} MiB", r.vmhwm_kb as f64 / 1024.0)).collect();
+    println!(
+        "{label}: {completed}/{} jobs in {secs:.2}s = {rate:.0} jobs/s (target {target:.0}: {}); peak memory per worker: {}",
+        args.jobs,
+        if rate >= target { "met" } else { "NOT met" },
+        memory.join(", ")
+    );
+}
+
+/// Creates a fresh schema, enqueues the jobs, and runs the workers.
+async fn pg_run(base: &str, args: &Args, mode: &str, workers: usize) -> Vec<WorkerReport> {
+    let schema = format!("bench_{mode}");
+    let pool = sqlx_admin(base).await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options[search_path]={schema}");
+    pool_execute(&pool, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};")).await;
+    prepare(&url, args.jobs).await;
+    // Fresh statistics after the bulk load, as autovacuum would give a
+    // long-lived table, so the claim uses its index from the first page.
+    pool_execute(&pool, &format!("ANALYZE {schema}.leasehold_jobs;")).await;
+    pool.close().await;
+    run_workers(&url, args, mode, workers).await
+}
+
+async fn sqlx_admin(url: &str) -> sqlx::PgPool {
+    sqlx::PgPool::connect(url).await.expect("PostgreSQL reachable")
+}
+
+async fn pool_execute(pool: &sqlx::PgPool, sql: &str) {
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned())).execute(pool).await.expect("admin statement");
+}
+
+/// Connects (migrating) and enqueues `jobs` trivial jobs in one statement.
+async fn prepare(url: &str, jobs: usize) {
+    let store = Store::connect(url).await.expect("store connects");
+    let batch: Vec<_> =
+        (0..jobs).map(|i| (serde_json::json!({ "n": i }), EnqueueOptions::default())).collect();
+    let started = std::time::Instant::now();
+    store.enqueue_many(QUEUE, &batch, now()).await.expect("bulk enqueue");
+    println!("  enqueued {jobs} jobs in one statement in {:.2}s", started.elapsed().as_secs_f64());
+    store.close().await;
+}
+
+async fn run_workers(url: &str, args: &Args, mode: &str, workers: usize) -> Vec<WorkerReport> {
+    let exe = std::env::current_exe().expect("own path");
+    let children: Vec<_> = (0..workers)
+        .map(|_| {
+            Command::new(&exe)
+                .args([
+                    "worker",
+                    url,
+                    mode,
+                    &args.inflight.to_string(),
+                    &args.page.to_string(),
+                ])
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("worker starts")
+        })
+        .collect();
+    let outputs = tokio::task::spawn_blocking(move || {
+        children.into_iter().map(|c| c.wait_with_output().expect("worker output")).collect::<Vec<_>>()
+    })
+    .await
+    .expect("join");
+    outputs
+        .iter()
+        .map(|out| {
+            assert!(out.status.success(), "worker failed: {}", out.status);
+            parse_report(&String::from_utf8_lossy(&out.stdout))
+        })
+        .collect()
+}
+
+fn parse_report(text: &str) -> WorkerReport {
+    let line = text.lines().find(|l| l.starts_with("RESULT ")).expect("worker printed RESULT");
+    let mut r = WorkerReport::default();
+    for field in line.split_whitespace().skip(1) {
+        let (k, v) = field.split_once('=').expect("k=v");
+        let v: u64 = v.parse().expect("number");
+        match k {
+            "completed" => r.completed = v,
+            "first_claim" => r.first_claim = v,
+            "last_complete" => r.last_complete = v,
+            "vmhwm_kb" => r.vmhwm_kb = v,
+            _ => {}
+        }
+    }
+    r
+}
+
+/// `pgbench -i` into its own database, then `-b simple-update -c 4`; answers tps.
+async fn pgbench_tps(url: &str, secs: u32) -> Result<f64, String> {
+    let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let param = |name: &str| {
+        query.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}="))).map(str::to_owned)
+    };
+    let host = param("host").unwrap_or_else(|| "localhost".into());
+    let port = param("port").unwrap_or_else(|| "5432".into());
+    let pool = sqlx_admin(url).await;
+    let exists: Option<i32> =
+        sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = 'leasehold_pgbench'")
+            .fetch_optional(&pool)
+            .await
+            .map_err(|e| e.to_string())?;
+    if exists.is_none() {
+        pool_execute(&pool, "CREATE DATABASE leasehold_pgbench").await;
+    }
+    pool.close().await;
+    let base = ["-h", &host, "-p", &port, "-U", "postgres"];
+    let init = Command::new(PGBENCH)
+        .args(base)
+        .args(["-i", "-q", "-s", "10", "leasehold_pgbench"])
+        .output()
+        .map_err(|e| format!("{PGBENCH}: {e}"))?;
+    if !init.status.success() {
+        return Err(String::from_utf8_lossy(&init.stderr).into_owned());
+    }
+    let run = Command::new(PGBENCH)
+        .args(base)
+        .args(["-b", "simple-update", "-c", "4", "-j", "2", "-T", &secs.to_string(), "leasehold_pgbench"])
+        .output()
+        .map_err(|e| format!("{PGBENCH}: {e}"))?;
+    let out = String::from_utf8_lossy(&run.stdout);
+    out.lines()
+        .find_map(|l| l.strip_prefix("tps = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("no tps in pgbench output: {out}"))
+}
+
+// ---------------------------------------------------------------- worker process
+
+fn worker_main(args: Vec<String>) {
+    let [url, mode, inflight, page] = args.as_slice() else {
+        panic!("worker URL MODE INFLIGHT PAGE")
+    };
+    let inflight: usize = inflight.parse().expect("inflight");
+    let page: usize = page.parse().expect("page");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let stats = runtime.block_on(async {
+        let config = StoreConfig::default().with_max_connections(inflight as u32 + 2);
+        let store = Store::connect_with(url, config).await.expect("worker connects");
+        let me = OwnerId {
+            host_id: "bench-host".into(),
+            pid: std::process::id(),
+            nonce: format!("bench-{}", std::process::id()),
+            start_time: None,
+            boot_id: None,
+        };
+        let stats = Arc::new(Stats::default());
+        match mode.as_str() {
+            "pages" => work_pages(&store, &me, inflight, page, &stats).await,
+            "single" => work_single(&store, &me, inflight, &stats, false).await,
+            "fused" => work_single(&store, &me, inflight, &stats, true).await,
+            other => panic!("unknown mode {other}"),
+        }
+        store.close().await;
+        stats
+    });
+    println!(
+        "RESULT completed={} first_claim={} last_complete={} vmhwm_kb={}",
+        stats.completed.load(Ordering::SeqCst),
+        stats.first_claim.load(Ordering::SeqCst),
+        stats.last_complete.load(Ordering::SeqCst),
+        vmhwm_kb()
+    );
+}
+
+#[derive(Default)]
+struct Stats {
+    completed: AtomicU64,
+    first_claim: AtomicU64,
+    last_complete: AtomicU64,
+}
+
+impl Stats {
+    fn claimed(&self) {
+        let _ = self.first_claim.compare_exchange(0, now().0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    fn completed(&self, outcome: FenceOutcome) {
+        assert_eq!(outcome, FenceOutcome::Updated, "a bench completion lost its fence");
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        self.last_complete.fetch_max(now().0, Ordering::SeqCst);
+    }
+}
+
+/// Whether the queue has nothing left to claim.
+async fn drained(store: &Store) -> bool {
+    let counts = store.counts().await.expect("counts");
+    counts.iter().filter(|c| c.queue == QUEUE).all(|c| c.queued == 0)
+}
+
+/// The job itself: trivial, raced against its armed heartbeat timer as the
+/// runner would (the timer never fires for work this short).
+async fn perform(job: &ClaimedJob, coalescer: &Coalescer) {
+    let fence = job.fence();
+    let heartbeat = async {
+        loop {
+            tokio::time::sleep(HEARTBEAT_EVERY).await;
+            if coalescer.heartbeat(fence, now()).await.expect("heartbeat") != FenceOutcome::Updated {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        biased;
+        () = std::future::ready(()) => { std::hint::black_box(&job.payload); }
+        () = heartbeat => {}
+    }
+}
+
+/// Page claims ahead of the performers (up to two pages leased and waiting),
+/// `inflight` performers, completions coalesced.
+async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, stats: &Arc<Stats>) {
+    let (tx, mut rx) = mpsc::channel::<ClaimedJob>(page);
+    let claimer = {
+        let store = store.clone();
+        let me = me.clone();
+        let stats = stats.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok(permits) = tx.reserve_many(page).await else { return };
+                let jobs = store.claim_page(QUEUE, &me, now(), LEASE, page).await.expect("claim");
+                if jobs.is_empty() {
+                    drop(permits);
+                    if drained(&store).await {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                }
+                stats.claimed();
+                for (permit, job) in permits.zip(jobs) {
+                    permit.send(job);
+                }
+            }
+        })
+    };
+    let coalescer = store.coalescer();
+    let slots = Arc::new(Semaphore::new(inflight));
+    let mut settling = VecDeque::new();
+    while let Some(job) = rx.recv().await {
+        let slot = slots.clone().acquire_owned().await.expect("open");
+        let coalescer = coalescer.clone();
+        let stats = stats.clone();
+        settling.push_back(tokio::spawn(async move {
+            perform(&job, &coalescer).await;
+            // The slot frees when the work is done; the completion rides the
+            // next coalesced statement.
+            drop(slot);
+            stats.completed(coalescer.complete(job.fence(), now()).await.expect("complete"));
+        }));
+        while settling.front().is_some_and(|t: &tokio::task::JoinHandle<()>| t.is_finished()) {
+            settling.pop_front().expect("front").await.expect("settle task");
+        }
+    }
+    claimer.await.expect("claimer");
+    for task in settling {
+        task.await.expect("settle task");
+    }
+}
+
+/// `inflight` slots, each claiming one job, performing it and completing it
+/// with its own statement — or, `fused`, completing it in the same
+/// statement that claims the slot's next job.
+async fn work_single(store: &Store, me: &OwnerId, inflight: usize, stats: &Arc<Stats>, fused: bool) {
+    let coalescer = store.coalescer();
+    let slots: Vec<_> = (0..inflight)
+        .map(|_| {
+            let store = store.clone();
+            let me = me.clone();
+            let stats = stats.clone();
+            let coalescer = coalescer.clone();
+            tokio::spawn(async move {
+                let mut next: Option<ClaimedJob> = None;
+                loop {
+                    let job = match next.take() {
+                        Some(job) => job,
+                        None => match store.claim(QUEUE, &me, now(), LEASE).await.expect("claim") {
+                            Some(job) => job,
+                            None if drained(&store).await => return,
+                            None => {
+                                tokio::time::sleep(Duration::from_millis(2)).await;
+                                continue;
+                            }
+                        },
+                    };
+                    stats.claimed();
+                    perform(&job, &coalescer).await;
+                    if fused {
+                        let (outcome, page) = store
+                            .complete_and_claim(job.fence(), QUEUE, &me, now(), LEASE, 1)
+                            .await
+                            .expect("complete and claim");
+                        stats.completed(outcome);
+                        next = page.into_iter().next();
+                    } else {
+                        stats.completed(store.complete(job.fence(), now()).await.expect("complete"));
+                    }
+                }
+            })
+        })
+        .collect();
+    for slot in slots {
+        slot.await.expect("slot");
+    }
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), in KiB.
+fn vmhwm_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| {
+                v.trim().trim_end_matches("kB").trim().parse().ok()
+            })
+        })
+        .unwrap_or(0)
+}

@@ -1,0 +1,194 @@
+//! Running one queued command line as a child process.
+//!
+//! A line runs without a shell unless it needs one: when it holds none of the
+//! shell's special characters (`| & ; < > ( ) $ \` \ " ' * ? [ ] # ~ { } =`
+//! or a newline) it is split on white space and executed directly; otherwise
+//! it runs as `sh -c LINE`. The child gets its own process group, so a stop
+//! reaches everything a shell line started.
+
+use leasehold::runner::AbortSignal;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+/// How much of a command's output is kept: the last 64 KiB of stdout and
+/// stderr, interleaved as they arrive.
+pub const OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+
+/// Characters that make a line need `sh -c`.
+const SHELL_SPECIAL: &[char] = &[
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', '*', '?', '[', ']', '#', '~', '{', '}', '=', '\n',
+];
+
+/// How a line is run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// Executed directly: program and arguments.
+    Direct(Vec<String>),
+    /// Run by `sh -c`.
+    Shell(String),
+}
+
+impl Invocation {
+    /// The rule above. `None` for a blank line.
+    pub fn parse(line: &str) -> Option<Invocation> {
+        let line = line.trim();
+        if line.is_empty() {
+            return None;
+        }
+        if line.contains(SHELL_SPECIAL) {
+            return Some(Invocation::Shell(line.to_string()));
+        }
+        Some(Invocation::Direct(line.split_whitespace().map(str::to_string).collect()))
+    }
+
+    fn command(&self) -> Command {
+        match self {
+            Invocation::Direct(argv) => {
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..]);
+                cmd
+            }
+            Invocation::Shell(line) => {
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c").arg(line);
+                cmd
+            }
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The command exited with this code (a signal death is 128 + signal).
+    Exited(i32),
+    /// The command could not be started (no such program, …).
+    NotStarted(String),
+    /// The per-attempt timeout passed; the command was stopped.
+    TimedOut,
+    /// The claim was lost; the command was stopped and its outcome is not
+    /// recorded.
+    Stopped,
+}
+
+/// What a run left behind.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// How it ended.
+    pub ended: Ended,
+    /// The last [`OUTPUT_TAIL_BYTES`] of its output.
+    pub output: Vec<u8>,
+}
+
+/// Appends to a buffer that keeps only its last `OUTPUT_TAIL_BYTES`.
+fn keep_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    tail.extend_from_slice(chunk);
+    if tail.len() > OUTPUT_TAIL_BYTES {
+        tail.drain(..tail.len() - OUTPUT_TAIL_BYTES);
+    }
+}
+
+async fn read_into(mut from: impl AsyncRead + Unpin, to: Arc<Mutex<Vec<u8>>>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = from.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        keep_tail(&mut to.lock().unwrap(), &buf[..n]);
+    }
+}
+
+/// Sends `signal` to the child's process group.
+fn signal_group(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
+
+/// How long output still drains after the command ended: a grandchild that
+/// keeps the pipes open must not hold the job.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// Runs `invocation`, stopping it (SIGTERM to its process group, then
+/// SIGKILL after `grace`) when `signal` fires or `timeout` passes.
+pub async fn run(invocation: &Invocation, signal: &AbortSignal, timeout: Option<Duration>, grace: Duration) -> Run {
+    let mut cmd = invocation.command();
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => return Run { ended: Ended::NotStarted(e.to_string()), output: Vec::new() },
+    };
+    let pid = child.id().unwrap_or(0);
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let readers: Vec<_> = [child.stdout.take().map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>),
+                           child.stderr.take().map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>)]
+        .into_iter()
+        .flatten()
+        .map(|pipe| tokio::spawn(read_into(pipe, output.clone())))
+        .collect();
+    let deadline = async {
+        match timeout {
+            Some(t) => tokio::time::sleep(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    let ended = tokio::select! {
+        status = child.wait() => Ended::Exited(status.map_or(-1, exit_code)),
+        _ = signal.aborted() => Ended::Stopped,
+        () = deadline => Ended::TimedOut,
+    };
+    if matches!(ended, Ended::Stopped | Ended::TimedOut) {
+        signal_group(pid, rustix::process::Signal::TERM);
+        if tokio::time::timeout(grace, child.wait()).await.is_err() {
+            signal_group(pid, rustix::process::Signal::KILL);
+            let _ = child.wait().await;
+        }
+    }
+    for reader in readers {
+        let abort = reader.abort_handle();
+        if tokio::time::timeout(DRAIN, reader).await.is_err() {
+            abort.abort();
+        }
+    }
+    let output = std::mem::take(&mut *output.lock().unwrap());
+    Run { ended, output }
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_line_runs_without_a_shell() {
+        assert_eq!(Invocation::parse("  gzip -k  file.txt "), Some(Invocation::Direct(vec!["gzip".into(), "-k".into(), "file.txt".into()])));
+    }
+
+    #[test]
+    fn a_line_with_shell_syntax_runs_under_sh() {
+        for line in ["echo a | wc -c", "cd /tmp && ls", "echo $HOME", "ls *.txt", "A=1 env", "echo 'quoted'"] {
+            assert_eq!(Invocation::parse(line), Some(Invocation::Shell(line.into())), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_blank_line_is_no_command() {
+        assert_eq!(Invocation::parse("   "), None);
+    }
+
+    #[test]
+    fn the_output_tail_keeps_the_last_64_kib() {
+        let mut tail = Vec::new();
+        keep_tail(&mut tail, &vec![b'a'; OUTPUT_TAIL_BYTES]);
+        keep_tail(&mut tail, b"end");
+        assert_eq!(tail.len(), OUTPUT_TAIL_BYTES);
+        assert!(tail.ends_with(b"aend"));
+    }
+}

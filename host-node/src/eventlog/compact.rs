@@ -1,0 +1,104 @@
+//! Compaction: the log rewritten without the records retention lets go
+//! (seed 004 `EventLog.compact`, called by `EventPump.compact`).
+
+use std::sync::Arc;
+
+use leasehold_core::Millis;
+use leasehold_core::pump::frame::{BatchEncoder, Frames, encode_header};
+
+use super::error::io_err;
+use super::record::RecordHead;
+use super::{EventLog, LogError, parent_dir, sibling};
+
+impl EventLog {
+    /// Drops every record for which `drops(source, at)` answers true, and
+    /// records `marks` as the log's watermarks (the caller's current ones,
+    /// which are true of the log). Answers how many records went; when none
+    /// would, the log is left untouched.
+    ///
+    /// The kept records (same sequence numbers, same epoch) and the marks are
+    /// written to `<log>.compact`, synced, renamed over the log, and the
+    /// directory synced. A record whose payload does not parse is kept.
+    ///
+    /// # Errors
+    /// [`LogError::Io`]: before the rename the log is untouched and usable;
+    /// after it, the log is marked broken and the next append reopens it
+    /// (the compacted file is then the log). [`LogError::Replaced`] when a
+    /// broken log had to be created anew on reopening.
+    pub fn compact<S: AsRef<str>>(
+        &mut self,
+        mut drops: impl FnMut(&str, Millis) -> bool,
+        marks: impl IntoIterator<Item = (S, u64)>,
+    ) -> Result<u64, LogError> {
+        self.writable()?;
+        let storage = Arc::clone(&self.storage);
+        let path = self.path.clone();
+        let bytes = storage.read(&path).map_err(io_err("read", &path))?.unwrap_or_default();
+        let valid = bytes.get(..self.len as usize).unwrap_or(&bytes);
+
+        let mut kept = Vec::new();
+        let mut dropped = 0u64;
+        for frame in Frames::new(valid) {
+            // The open checked every frame; a frame that no longer checks means
+            // the file changed under us: compact nothing rather than guess.
+            let Ok((_, batch)) = frame else { return Ok(0) };
+            for record in batch.records() {
+                let goes = serde_json::from_slice::<RecordHead>(record.payload)
+                    .is_ok_and(|head| drops(&head.source, Millis(head.at)));
+                if goes {
+                    dropped += 1;
+                } else {
+                    kept.push(record);
+                }
+            }
+        }
+        if dropped == 0 {
+            return Ok(0);
+        }
+        let marks: Vec<(S, u64)> = marks.into_iter().collect();
+
+        let mut out = encode_header(self.epoch).to_vec();
+        let mut chunks = kept.chunks(self.max_batch).peekable();
+        if chunks.peek().is_none() {
+            BatchEncoder::begin(&mut out).finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
+        }
+        while let Some(chunk) = chunks.next() {
+            let mut batch = BatchEncoder::begin(&mut out);
+            for record in chunk {
+                batch.record(record.seq, |b| {
+                    b.extend_from_slice(record.payload);
+                    Ok::<(), LogError>(())
+                })?;
+            }
+            // The watermarks ride with the last frame: the whole file is
+            // renamed into place at once, so any frame would do.
+            let last = chunks.peek().is_none();
+            batch.finish(marks.iter().filter(|_| last).map(|(s, p)| (s.as_ref(), *p)))?;
+        }
+        let kept_count = kept.len() as u64;
+        drop(kept);
+
+        let temp = sibling(&path, ".compact");
+        let written = storage.create(&temp).map_err(io_err("create", &temp)).and_then(|mut file| {
+            file.append(&out).map_err(io_err("write", &temp))?;
+            file.sync().map_err(io_err("fsync", &temp))
+        });
+        if let Err(e) = written.and_then(|()| storage.rename(&temp, &path).map_err(io_err("rename", &temp))) {
+            // Before the rename: the log is untouched.
+            let _ = storage.remove(&temp);
+            return Err(e);
+        }
+        // After the rename the open handle is the old file: until the new one
+        // is open (and the rename durable), the log is broken.
+        self.broken = true;
+        self.file = None;
+        storage.sync_dir(parent_dir(&path)).map_err(io_err("fsync directory", &path))?;
+        self.file = Some(storage.open_append(&path).map_err(io_err("open", &path))?);
+        self.broken = false;
+        self.len = out.len() as u64;
+        self.records = kept_count;
+        self.dropped += dropped;
+        self.marks = marks.iter().map(|(s, p)| (s.as_ref().to_owned(), *p)).collect();
+        Ok(dropped)
+    }
+}

@@ -1,0 +1,56 @@
+//! Events serialised ahead of their append, so the CPU work of a chunk can
+//! run while the fsync of the chunk before it is in flight.
+
+use super::{EventRecord, LogError};
+
+/// The JSON payloads of a batch of events, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EncodedEvents {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl EncodedEvents {
+    /// Serialises `events` (in order).
+    ///
+    /// # Errors
+    /// [`LogError::Encode`] for an event that does not serialise.
+    pub fn encode(events: &[EventRecord]) -> Result<Self, LogError> {
+        let mut out = EncodedEvents { bytes: Vec::with_capacity(events.len() * 160), ends: Vec::new() };
+        for event in events {
+            out.push(event)?;
+        }
+        Ok(out)
+    }
+
+    /// Serialises one more event.
+    ///
+    /// # Errors
+    /// [`LogError::Encode`] for an event that does not serialise (nothing of
+    /// it is kept).
+    pub fn push(&mut self, event: &EventRecord) -> Result<(), LogError> {
+        let at = self.bytes.len();
+        if let Err(e) = serde_json::to_writer(&mut self.bytes, event) {
+            self.bytes.truncate(at);
+            return Err(e.into());
+        }
+        self.ends.push(self.bytes.len());
+        Ok(())
+    }
+
+    /// How many events.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Each event's JSON, in order.
+    pub(crate) fn payloads(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(self.ends.iter().copied()).map(|(start, end)| &self.bytes[start..end])
+    }
+}

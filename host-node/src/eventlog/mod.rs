@@ -1,0 +1,377 @@
+//! The durable event log: a file of checksummed batches (seed 004
+//! `EventLog`, which the seed imports without its source).
+//!
+//! - **Framing** ([`leasehold_core::pump::frame`]): a header with the log's
+//!   epoch, then one frame per append holding its records (JSON
+//!   [`EventRecord`]s with sequence numbers) *and* the source watermarks they
+//!   complete. An append is one `write` and one `fdatasync`, so a crash leaves
+//!   both or neither.
+//! - **Open** ([`EventLog::open`]): a torn tail (a frame a crash cut short) is
+//!   truncated back to the last whole frame and the epoch stays; opening again
+//!   changes nothing. A checksum mismatch before the tail, a bad header or a
+//!   missing file starts a new log with a new epoch (a damaged file is kept
+//!   beside it as `<log>.corrupt`), says so once (`tracing::warn!` and
+//!   stderr), and reports [`Opened::created`] so the pump derives everything
+//!   again. Nothing is skipped silently.
+//! - **Start skip**: an open moves the next sequence number past the last one
+//!   by the batch limit, so a reader that saw a batch a crash then lost never
+//!   sees its sequence numbers reused.
+//! - **Compaction** ([`EventLog::compact`]): kept records and the current
+//!   watermarks go to `<log>.compact`, which is synced, renamed over the log,
+//!   and the directory synced. A failure before the rename leaves the log as
+//!   it was; a failure after it marks the log broken and the next append
+//!   reopens it.
+//! - **Reading** ([`read_log`], [`EventLog::read_from`]): records from a
+//!   sequence number on, in order, with the epoch.
+
+mod compact;
+mod encoded;
+mod error;
+mod read;
+mod record;
+mod storage;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use leasehold_core::pump::DEFAULT_CHUNK_SIZE;
+use leasehold_core::pump::frame::{BatchEncoder, Ending, HEADER_LEN, encode_header, summarize};
+
+pub use encoded::EncodedEvents;
+pub use error::{LogError, ReadError};
+pub use read::{LogRead, read_log};
+pub use record::{EventRecord, LoggedEvent};
+pub use storage::{LogFile, LogStorage, StdStorage};
+
+use error::io_err;
+
+/// How to open a log.
+#[derive(Clone)]
+pub struct LogOptions {
+    /// The file operations ([`StdStorage`] by default; tests inject faults).
+    pub storage: Arc<dyn LogStorage>,
+    /// The most records one append may carry, and the start skip
+    /// ([`DEFAULT_CHUNK_SIZE`]). At least 1.
+    pub max_batch: usize,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions { storage: Arc::new(StdStorage), max_batch: DEFAULT_CHUNK_SIZE }
+    }
+}
+
+impl std::fmt::Debug for LogOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogOptions").field("max_batch", &self.max_batch).finish_non_exhaustive()
+    }
+}
+
+/// What [`EventLog::open`] found.
+pub struct Opened {
+    /// The open log.
+    pub log: EventLog,
+    /// The log is new: the file was missing, or corrupt and replaced. Every
+    /// source must be derived again (backfill).
+    pub created: bool,
+    /// What was said about it (once, on `tracing` and stderr): a new log and
+    /// why, or a torn tail truncated.
+    pub notice: Option<String>,
+}
+
+/// Where a log stands: its epoch, the next sequence number, what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogHead {
+    /// The log's epoch (distinct per new log).
+    pub epoch: u64,
+    /// The sequence number the next record gets.
+    pub next_seq: u64,
+    /// Records in the log.
+    pub records: u64,
+    /// Records compaction dropped since the log was opened.
+    pub dropped: u64,
+    /// Bytes of whole frames, header included.
+    pub len: u64,
+}
+
+/// An open event log. Not shared: one owner appends (the pump's task).
+pub struct EventLog {
+    storage: Arc<dyn LogStorage>,
+    path: PathBuf,
+    max_batch: usize,
+    file: Option<Box<dyn LogFile>>,
+    epoch: u64,
+    next_seq: u64,
+    len: u64,
+    records: u64,
+    dropped: u64,
+    marks: BTreeMap<String, u64>,
+    broken: bool,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for EventLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventLog")
+            .field("path", &self.path)
+            .field("head", &self.head())
+            .field("broken", &self.broken)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `path` with `suffix` appended to its file name.
+pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name: OsString = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// A fresh epoch: the wall clock in nanoseconds, never `previous`.
+fn new_epoch(previous: Option<u64>) -> u64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64).max(1);
+    if Some(now) == previous { now.wrapping_add(1) } else { now }
+}
+
+/// Says something about the log once: on `tracing` and on stderr.
+fn announce(text: &str) {
+    tracing::warn!(target: "leasehold::eventlog", "{text}");
+    eprintln!("leasehold: {text}");
+}
+
+impl EventLog {
+    /// Opens the log at `path`, recovering or creating it (see the module
+    /// docs). A leftover `<log>.compact` from an interrupted compaction is
+    /// removed first.
+    ///
+    /// # Errors
+    /// [`LogError::Io`] when a file operation fails (the log stays as it was).
+    pub fn open(path: impl Into<PathBuf>, options: LogOptions) -> Result<Opened, LogError> {
+        let mut log = EventLog {
+            storage: options.storage,
+            path: path.into(),
+            max_batch: options.max_batch.max(1),
+            file: None,
+            epoch: 0,
+            next_seq: 0,
+            len: 0,
+            records: 0,
+            dropped: 0,
+            marks: BTreeMap::new(),
+            broken: true,
+            buf: Vec::new(),
+        };
+        let (created, notice) = log.recover(None)?;
+        Ok(Opened { log, created, notice })
+    }
+
+    /// Reads the file and takes it over: truncates a torn tail, or replaces a
+    /// corrupt or missing log with a new one. Answers whether the log was
+    /// created and what was announced.
+    fn recover(&mut self, previous: Option<u64>) -> Result<(bool, Option<String>), LogError> {
+        let storage = Arc::clone(&self.storage);
+        let path = self.path.clone();
+        self.file = None;
+        self.broken = true;
+        storage.remove(&sibling(&path, ".compact")).map_err(io_err("remove stale compaction file", &path))?;
+        let bytes = storage.read(&path).map_err(io_err("read", &path))?;
+        let reason = match bytes.as_deref().map(summarize) {
+            None => format!("no event log at {}", path.display()),
+            Some(Err(corruption)) => {
+                let kept = sibling(&path, ".corrupt");
+                storage.rename(&path, &kept).map_err(io_err("rename corrupt log aside", &path))?;
+                format!("event log {} is corrupt ({corruption}; kept as {})", path.display(), kept.display())
+            }
+            Some(Ok(summary)) => {
+                let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
+                let mut notice = None;
+                if let Ending::Torn { valid_len, torn_bytes } = summary.ending {
+                    file.truncate(valid_len).map_err(io_err("truncate torn tail", &path))?;
+                    file.sync().map_err(io_err("fsync", &path))?;
+                    let text = format!(
+                        "event log {}: torn tail of {torn_bytes} bytes truncated at byte {valid_len} (epoch {} kept)",
+                        path.display(),
+                        summary.epoch
+                    );
+                    announce(&text);
+                    notice = Some(text);
+                }
+                let skip = self.max_batch as u64;
+                self.epoch = summary.epoch;
+                self.next_seq = summary.last_seq.map_or(0, |s| s + 1).saturating_add(skip);
+                self.len = summary.valid_len;
+                self.records = summary.records;
+                self.marks = summary.marks;
+                self.file = Some(file);
+                self.broken = false;
+                return Ok((false, notice));
+            }
+        };
+        let epoch = new_epoch(previous.or((self.epoch != 0).then_some(self.epoch)));
+        self.create(epoch)?;
+        let text = format!("{reason}: a new event log (epoch {epoch}) starts and every source is derived again");
+        announce(&text);
+        Ok((true, Some(text)))
+    }
+
+    /// Writes a new, empty log with `epoch` through `<log>.new` and a rename.
+    fn create(&mut self, epoch: u64) -> Result<(), LogError> {
+        let storage = Arc::clone(&self.storage);
+        let path = self.path.clone();
+        let temp = sibling(&path, ".new");
+        let mut file = storage.create(&temp).map_err(io_err("create", &temp))?;
+        file.append(&encode_header(epoch)).map_err(io_err("write", &temp))?;
+        file.sync().map_err(io_err("fsync", &temp))?;
+        drop(file);
+        storage.rename(&temp, &path).map_err(io_err("rename", &temp))?;
+        storage.sync_dir(parent_dir(&path)).map_err(io_err("fsync directory", &path))?;
+        self.file = Some(storage.open_append(&path).map_err(io_err("open", &path))?);
+        self.epoch = epoch;
+        self.next_seq = 0;
+        self.len = HEADER_LEN as u64;
+        self.records = 0;
+        self.marks.clear();
+        self.broken = false;
+        Ok(())
+    }
+
+    /// A broken log (a failed append, or a failure after a compaction's
+    /// rename) is reopened before it is used again.
+    ///
+    /// # Errors
+    /// [`LogError::Replaced`] when the reopened log had to be created anew;
+    /// [`LogError::Io`] when reopening failed (it stays broken).
+    fn writable(&mut self) -> Result<(), LogError> {
+        if self.file.is_none() && !self.broken {
+            return Err(LogError::Closed);
+        }
+        if self.broken {
+            let previous = self.epoch;
+            let (created, _) = self.recover(Some(previous))?;
+            if created {
+                return Err(LogError::Replaced { epoch: self.epoch });
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `events` and the watermarks `marks` (`(source, position)`) in
+    /// one write and one fsync. Answers the sequence numbers the events got
+    /// (`first..end`). An append with no events and no marks writes nothing.
+    ///
+    /// A failed write or fsync marks the log broken: the next append reopens
+    /// it, which truncates whatever part of this one landed (or keeps it whole
+    /// when all of it did).
+    ///
+    /// # Errors
+    /// [`LogError::BatchTooLarge`] over the batch limit, [`LogError::Encode`]
+    /// for an event that does not serialise or a source name over 64 KiB,
+    /// [`LogError::Io`] for the write or fsync, [`LogError::Replaced`] when a
+    /// broken log reopened as a new one, [`LogError::Closed`] after close.
+    pub fn append<S: AsRef<str>>(
+        &mut self,
+        events: &[EventRecord],
+        marks: impl IntoIterator<Item = (S, u64)>,
+    ) -> Result<std::ops::Range<u64>, LogError> {
+        if events.len() > self.max_batch {
+            return Err(LogError::BatchTooLarge { len: events.len(), max: self.max_batch });
+        }
+        self.append_encoded(&EncodedEvents::encode(events)?, marks)
+    }
+
+    /// [`EventLog::append`] of events serialised beforehand (see
+    /// [`EncodedEvents`]): the pump serialises a chunk while the chunk before
+    /// it is being written.
+    ///
+    /// # Errors
+    /// As [`EventLog::append`].
+    pub fn append_encoded<S: AsRef<str>>(
+        &mut self,
+        events: &EncodedEvents,
+        marks: impl IntoIterator<Item = (S, u64)>,
+    ) -> Result<std::ops::Range<u64>, LogError> {
+        if events.len() > self.max_batch {
+            return Err(LogError::BatchTooLarge { len: events.len(), max: self.max_batch });
+        }
+        self.writable()?;
+        let first = self.next_seq;
+        let marks: Vec<(S, u64)> = marks.into_iter().collect();
+        if events.is_empty() && marks.is_empty() {
+            return Ok(first..first);
+        }
+        self.buf.clear();
+        let mut batch = BatchEncoder::begin(&mut self.buf);
+        for (seq, payload) in (first..).zip(events.payloads()) {
+            batch.record(seq, |b| {
+                b.extend_from_slice(payload);
+                Ok::<(), LogError>(())
+            })?;
+        }
+        batch.finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
+        let Some(file) = self.file.as_mut() else { return Err(LogError::Closed) };
+        if let Err(e) = file.append(&self.buf).and_then(|()| file.sync()) {
+            self.broken = true;
+            return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
+        }
+        let count = events.len() as u64;
+        self.len += self.buf.len() as u64;
+        self.next_seq += count;
+        self.records += count;
+        for (name, position) in &marks {
+            self.marks.insert(name.as_ref().to_owned(), *position);
+        }
+        // One huge batch must not pin its buffer for the log's life.
+        if self.buf.capacity() > 4 << 20 {
+            self.buf = Vec::new();
+        }
+        Ok(first..self.next_seq)
+    }
+
+    /// The log's epoch, next sequence number and counts.
+    pub fn head(&self) -> LogHead {
+        LogHead {
+            epoch: self.epoch,
+            next_seq: self.next_seq,
+            records: self.records,
+            dropped: self.dropped,
+            len: self.len,
+        }
+    }
+
+    /// The watermarks the log records (`source → position`).
+    pub fn marks(&self) -> &BTreeMap<String, u64> {
+        &self.marks
+    }
+
+    /// Whether the log is broken (the next append reopens it).
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The most records one append may carry.
+    pub fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    /// Closes the file; every later append answers [`LogError::Closed`].
+    pub fn close(&mut self) {
+        self.file = None;
+        self.broken = false;
+    }
+}

@@ -1,0 +1,53 @@
+//! The event a log record holds, as JSON (seed 004 events: `{type, at, wid,
+//! request, labels, …}`, generalised: the seed's workflow id is `source`, its
+//! request id and labels are `identity`).
+//!
+//! ```json
+//! {"source":"jobs.mailer","at":1717000000000,"type":"performed",
+//!  "identity":{"request":"r-17"},"body":{"item":0,"durationMs":38}}
+//! ```
+//!
+//! `identity` is left out when empty and `body` when null. Readers must ignore
+//! fields they do not know: later versions may add some.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One logged event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// The source it was derived from or emitted for (a journal's name).
+    pub source: String,
+    /// When it happened: milliseconds since the Unix epoch.
+    pub at: u64,
+    /// What happened (`"type"` in JSON), e.g. `"performed"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Fields that identify the work across events of the source (a request
+    /// id, labels): the draft's own, completed from the source's identity.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub identity: Map<String, Value>,
+    /// Free-form details.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub body: Value,
+}
+
+/// The two fields retention looks at; the rest of a record is skipped
+/// unparsed.
+#[derive(Deserialize)]
+pub(crate) struct RecordHead {
+    pub(crate) source: String,
+    pub(crate) at: u64,
+}
+
+/// A record as read back: the log's epoch, its sequence number, the event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoggedEvent {
+    /// The epoch of the log it was read from: a reader holding another epoch
+    /// knows the log was replaced and starts again from the beginning.
+    pub epoch: u64,
+    /// Its sequence number; a reader resumes from the one after it.
+    pub seq: u64,
+    /// The event.
+    pub event: EventRecord,
+}

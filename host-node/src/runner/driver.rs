@@ -1,0 +1,383 @@
+//! The one task that drives a runner: it feeds the core what happened and
+//! executes what the core asks, polling the claim, every item's perform and
+//! renewal futures itself (no spawn, sleep or boxed future per item).
+
+use super::clock::Clock;
+use super::event::{JobEvent, PassReport};
+use super::job::{BoxError, Job, JobError};
+use super::signal::{AbortSignal, SlotSignal};
+use super::wakers::{bits, ReadySet};
+use super::Sink;
+use futures_util::FutureExt;
+use leasehold_core::runner::{Action, ItemKey, PassId, Runner, Ticket};
+use leasehold_core::supervision::CallId;
+use leasehold_core::Millis;
+use std::future::{poll_fn, Future};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, Sleep};
+
+/// What a handle asks of the driver.
+pub(crate) enum Command {
+    Start,
+    Tick(oneshot::Sender<PassReport>),
+    Wake,
+    Stop,
+    Quiesce(oneshot::Sender<()>),
+    Dispose(oneshot::Sender<()>),
+}
+
+/// A future slot allocated once and reused: `Pin::set` swaps the future in
+/// place, so the box is not reallocated per item.
+type Slot<F> = Pin<Box<Option<F>>>;
+
+fn slot<F>() -> Slot<F> {
+    Box::pin(None)
+}
+
+/// Turns a caught panic into an error the runner counts like a raise.
+fn unwind<T>(result: std::thread::Result<Result<T, BoxError>>, what: &str) -> Result<T, JobError> {
+    match result {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(JobError::new(error)),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".into());
+            Err(JobError::new(format!("{what} panicked: {message}").into()))
+        }
+    }
+}
+
+fn poll_slot<F: Future>(slot: &mut Slot<F>, waker: &std::task::Waker) -> Option<F::Output> {
+    let mut cx = Context::from_waker(waker);
+    let output = match slot.as_mut().as_pin_mut()?.poll(&mut cx) {
+        Poll::Ready(output) => output,
+        Poll::Pending => return None,
+    };
+    slot.set(None);
+    Some(output)
+}
+
+struct Driver<'j, J: Job, MC, MP, MR, C, P, R> {
+    job: &'j J,
+    make_claim: MC,
+    make_perform: MP,
+    make_renew: MR,
+    name: Arc<str>,
+    clock: Arc<dyn Clock>,
+    sink: Option<Sink>,
+    core: Runner<JobError>,
+    ready: ReadySet,
+    claim: Slot<C>,
+    performs: Vec<Slot<P>>,
+    renewals: Vec<Slot<R>>,
+    renewal_calls: Vec<CallId>,
+    keys: Vec<Option<ItemKey>>,
+    items: Vec<Option<J::Item>>,
+    signals: Vec<Arc<SlotSignal>>,
+    ticks: Vec<(PassId, oneshot::Sender<PassReport>)>,
+    quiesces: Vec<(PassId, oneshot::Sender<()>)>,
+    commands: mpsc::UnboundedReceiver<Command>,
+    handles_gone: bool,
+    sleep: Pin<Box<Sleep>>,
+    armed_for: Option<Millis>,
+}
+
+/// Runs the runner until it is disposed or every handle is gone, and the pass
+/// in flight has drained.
+pub(crate) async fn drive<J: Job>(
+    job: Arc<J>,
+    core: Runner<JobError>,
+    name: Arc<str>,
+    clock: Arc<dyn Clock>,
+    sink: Option<Sink>,
+    commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let job: &J = &job;
+    let pool = core.config().pool_size() as usize;
+    // The closures fix the future types the slots hold; panics become errors.
+    let make_claim = move |at: Millis| AssertUnwindSafe(job.claim(at)).catch_unwind();
+    let make_perform = move |item: J::Item, signal: AbortSignal| AssertUnwindSafe(job.perform(item, signal)).catch_unwind();
+    let make_renew = move |item: J::Item, at: Millis| AssertUnwindSafe(job.heartbeat(item, at)).catch_unwind();
+    let mut driver = Driver {
+        job,
+        claim: slot_for1(&make_claim),
+        performs: (0..pool).map(|_| slot_for2(&make_perform)).collect(),
+        renewals: (0..pool).map(|_| slot_for2(&make_renew)).collect(),
+        make_claim,
+        make_perform,
+        make_renew,
+        name,
+        clock,
+        sink,
+        core,
+        ready: ReadySet::new(pool),
+        renewal_calls: vec![0; pool],
+        keys: vec![None; pool],
+        items: (0..pool).map(|_| None).collect(),
+        signals: (0..pool).map(|_| Arc::new(SlotSignal::default())).collect(),
+        ticks: Vec::new(),
+        quiesces: Vec::new(),
+        commands,
+        handles_gone: false,
+        sleep: Box::pin(tokio::time::sleep_until(Instant::now())),
+        armed_for: None,
+    };
+    poll_fn(|cx| driver.poll(cx)).await;
+}
+
+fn slot_for1<A, F, M: Fn(A) -> F>(_: &M) -> Slot<F> {
+    slot()
+}
+
+fn slot_for2<A, B, F, M: Fn(A, B) -> F>(_: &M) -> Slot<F> {
+    slot()
+}
+
+impl<'j, J, MC, MP, MR, C, P, R> Driver<'j, J, MC, MP, MR, C, P, R>
+where
+    J: Job,
+    MC: Fn(Millis) -> C,
+    MP: Fn(J::Item, AbortSignal) -> P,
+    MR: Fn(J::Item, Millis) -> R,
+    C: Future<Output = std::thread::Result<Result<Option<J::Item>, BoxError>>>,
+    P: Future<Output = std::thread::Result<Result<(), BoxError>>>,
+    R: Future<Output = std::thread::Result<Result<bool, BoxError>>>,
+{
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let _ = self.job;
+        self.ready.register(cx.waker());
+        self.take_commands(cx);
+        loop {
+            // Everything ready now: due timers, woken futures, and whatever
+            // the core asks next (new futures get their first poll at once).
+            let mut progressed = self.run_timers();
+            progressed |= self.poll_ready();
+            self.execute();
+            if self.finished() {
+                return Poll::Ready(());
+            }
+            if progressed {
+                continue;
+            }
+            // Idle: arm the one timer the core needs, then sleep.
+            if !self.poll_timer(cx) {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// The driver ends once nobody can ask it for anything more and nothing
+    /// is left to drain.
+    fn finished(&self) -> bool {
+        (self.handles_gone || self.core.is_disposed())
+            && self.core.pass_in_flight().is_none()
+            && self.ticks.is_empty()
+            && self.quiesces.is_empty()
+    }
+
+    fn take_commands(&mut self, cx: &mut Context<'_>) {
+        while !self.handles_gone {
+            let command = match self.commands.poll_recv(cx) {
+                Poll::Ready(Some(command)) => command,
+                Poll::Ready(None) => {
+                    // Dropping the last handle stops the loop; the pass in
+                    // flight still drains.
+                    self.handles_gone = true;
+                    self.core.stop();
+                    return;
+                }
+                Poll::Pending => return,
+            };
+            let now = self.clock.now();
+            match command {
+                Command::Start => self.core.start(now),
+                Command::Tick(reply) => match self.core.tick(now) {
+                    Ticket::Done(report) => {
+                        let _ = reply.send(report.into());
+                    }
+                    Ticket::Pass(pass) => self.ticks.push((pass, reply)),
+                },
+                Command::Wake => self.core.wake(now),
+                Command::Stop => self.core.stop(),
+                Command::Quiesce(reply) => {
+                    let pass = self.core.quiesce();
+                    self.wait_for(pass, reply);
+                }
+                Command::Dispose(reply) => {
+                    let pass = self.core.dispose().or_else(|| self.core.pass_in_flight());
+                    self.wait_for(pass, reply);
+                }
+            }
+            self.execute();
+        }
+    }
+
+    fn wait_for(&mut self, pass: Option<PassId>, reply: oneshot::Sender<()>) {
+        match pass {
+            Some(pass) => self.quiesces.push((pass, reply)),
+            None => {
+                let _ = reply.send(());
+            }
+        }
+    }
+
+    /// Runs the core's timers that are due.
+    fn run_timers(&mut self) -> bool {
+        let Some(deadline) = self.core.poll_timeout() else { return false };
+        let now = self.clock.now();
+        if deadline > now {
+            return false;
+        }
+        self.core.handle_timeout(now);
+        true
+    }
+
+    /// Arms the sleep for the core's next deadline and polls it; true when it
+    /// already fired (the caller runs the timers).
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(deadline) = self.core.poll_timeout() else {
+            self.armed_for = None;
+            return false;
+        };
+        if self.armed_for != Some(deadline) {
+            let wait = std::time::Duration::from_millis(deadline.since(self.clock.now()));
+            self.sleep.as_mut().reset(Instant::now() + wait);
+            self.armed_for = Some(deadline);
+        }
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            // A coarse custom clock may still read short of the deadline:
+            // then the next round re-arms.
+            self.armed_for = None;
+            return true;
+        }
+        false
+    }
+
+    /// Polls the futures whose wakers fired.
+    fn poll_ready(&mut self) -> bool {
+        let (claim, performs, renewals) = self.ready.take();
+        let mut progressed = false;
+        if claim {
+            progressed |= self.poll_claim();
+        }
+        for i in bits(performs) {
+            progressed |= self.poll_perform(i);
+        }
+        for i in bits(renewals) {
+            progressed |= self.poll_renewal(i);
+        }
+        progressed
+    }
+
+    fn poll_claim(&mut self) -> bool {
+        let Some(answer) = poll_slot(&mut self.claim, &self.ready.claim) else { return false };
+        let now = self.clock.now();
+        match unwind(answer, "claim") {
+            Ok(Some(item)) => {
+                if let Some(key) = self.core.claim_found(now) {
+                    self.items[usize::from(key.slot)] = Some(item);
+                }
+            }
+            Ok(None) => self.core.claim_empty(now),
+            Err(error) => self.core.claim_failed(now, error),
+        }
+        true
+    }
+
+    fn poll_perform(&mut self, i: usize) -> bool {
+        let Some(outcome) = poll_slot(&mut self.performs[i], &self.ready.perform[i]) else { return false };
+        self.items[i] = None;
+        self.renewals[i].set(None); // renewals in flight are abandoned
+        if let Some(key) = self.keys[i].take() {
+            self.core.item_settled(self.clock.now(), key, unwind(outcome, "perform"));
+        }
+        true
+    }
+
+    fn poll_renewal(&mut self, i: usize) -> bool {
+        let Some(outcome) = poll_slot(&mut self.renewals[i], &self.ready.renew[i]) else { return false };
+        if let Some(key) = self.keys[i] {
+            self.core.renewal_answered(self.clock.now(), key, self.renewal_calls[i], unwind(outcome, "heartbeat"));
+        }
+        true
+    }
+
+    /// Carries out what the core asks. A new future is polled at once, so
+    /// work that completes without waiting feeds the core in this same loop.
+    fn execute(&mut self) {
+        while let Some(action) = self.core.poll_action() {
+            match action {
+                Action::Claim { at } => {
+                    self.claim.set(Some((self.make_claim)(at)));
+                    self.poll_claim();
+                }
+                Action::Perform { key } => {
+                    let i = usize::from(key.slot);
+                    // Without renewals nothing else needs the item: move it.
+                    let item = if J::HEARTBEAT { self.items[i].clone() } else { self.items[i].take() };
+                    let Some(item) = item else { continue };
+                    let signal = AbortSignal::new(self.signals[i].clone(), key.generation, self.name.clone());
+                    self.keys[i] = Some(key);
+                    self.performs[i].set(Some((self.make_perform)(item, signal)));
+                    self.poll_perform(i);
+                }
+                Action::Renew { key, call, at } => {
+                    let i = usize::from(key.slot);
+                    let Some(item) = self.items[i].clone() else { continue };
+                    self.renewal_calls[i] = call;
+                    self.renewals[i].set(Some((self.make_renew)(item, at)));
+                    self.poll_renewal(i);
+                }
+                Action::Abort { key, lapsed } => self.signals[usize::from(key.slot)].abort(key.generation, lapsed),
+                Action::Drop { key } => {
+                    let i = usize::from(key.slot);
+                    self.performs[i].set(None);
+                    self.renewals[i].set(None);
+                    self.items[i] = None;
+                    self.keys[i] = None;
+                }
+                Action::Log { kind, error } => {
+                    tracing::error!(module = %self.name, err = %error, "{} {}", self.name, kind.suffix());
+                }
+                Action::Emit(event) => self.emit(event),
+                Action::PassEnded { pass, report } => {
+                    let report = PassReport::from(report);
+                    for (_, reply) in extract(&mut self.ticks, |(p, _)| *p == pass) {
+                        let _ = reply.send(report);
+                    }
+                    for (_, reply) in extract(&mut self.quiesces, |(p, _)| *p == pass) {
+                        let _ = reply.send(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn emit(&self, event: leasehold_core::Event<JobError>) {
+        let Some(sink) = &self.sink else { return };
+        let Some(event) = JobEvent::from_core(&self.name, event) else { return };
+        // A sink that panics is the observer's defect: the pass goes on.
+        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink(&event)));
+    }
+}
+
+/// Removes and answers the elements matching `pred`, keeping the others.
+fn extract<T>(from: &mut Vec<T>, pred: impl Fn(&T) -> bool) -> Vec<T> {
+    let mut taken = Vec::new();
+    let mut i = 0;
+    while i < from.len() {
+        if pred(&from[i]) {
+            taken.push(from.swap_remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    taken
+}

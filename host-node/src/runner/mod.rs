@@ -1,0 +1,234 @@
+//! The tokio job runner (seed 000 `createJobRunner`), driving the core
+//! [`leasehold_core::runner::Runner`] from one task.
+//!
+//! ```no_run
+//! use leasehold::runner::{AbortSignal, BoxError, Job, JobRunner};
+//! use leasehold::core::Millis;
+//! use std::time::Duration;
+//!
+//! struct Emails;
+//! impl Job for Emails {
+//!     type Item = u64;
+//!     async fn claim(&self, _at: Millis) -> Result<Option<u64>, BoxError> { Ok(None) }
+//!     async fn perform(&self, id: u64, signal: AbortSignal) -> Result<(), BoxError> {
+//!         signal.check()?;
+//!         println!("sending {id}");
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let runner = JobRunner::builder("notifications.deliver")
+//!     .interval(Duration::from_secs(1))
+//!     .stale_after(Duration::from_secs(30))
+//!     .concurrency(8)
+//!     .spawn(Emails)?;
+//! runner.start();
+//! # runner.dispose().await; Ok(()) }
+//! ```
+
+mod clock;
+mod driver;
+mod event;
+mod job;
+mod signal;
+mod wakers;
+
+pub use clock::{Clock, TokioClock};
+pub use event::{JobEvent, PassReport};
+pub use job::{BoxError, Job, JobError};
+pub use leasehold_core::backoff::{job_backoff, Backoff};
+pub use leasehold_core::options::{OptionError, DEFAULT_JOB_BATCH_LIMIT};
+pub use signal::{AbortSignal, ClaimLost, JOB_CLAIM_LOST};
+
+use driver::Command;
+use leasehold_core::options::OptionsInput;
+use leasehold_core::runner::Runner;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// A trace sink (seed 000 `onEvent`). A sink that panics costs the pass
+/// nothing.
+pub type Sink = Arc<dyn Fn(&JobEvent) + Send + Sync>;
+
+/// Builds a [`JobRunner`] (seed 000 `JobRunnerOptions`; spans as
+/// `Duration`s, counted in whole milliseconds).
+#[must_use]
+pub struct JobRunnerBuilder {
+    name: Arc<str>,
+    options: OptionsInput,
+    grace: Option<Duration>,
+    clock: Option<Arc<dyn Clock>>,
+    sink: Option<Sink>,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_millis() as f64
+}
+
+impl JobRunnerBuilder {
+    /// Seed 000 `intervalMs`: the delay between passes (default 1 s; at
+    /// least 1 ms).
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.options.interval_ms = ms(interval);
+        self
+    }
+
+    /// Seed 000 `staleAfterMs`: how long a claim survives without a renewal
+    /// (default 30 s). Pass the same value your claim statement uses.
+    pub fn stale_after(mut self, stale_after: Duration) -> Self {
+        self.options.stale_after_ms = ms(stale_after);
+        self
+    }
+
+    /// Seed 000 `heartbeatEveryMs`: the renewal cadence (default a third of
+    /// `stale_after`, never under 250 ms). Must be under half of
+    /// `stale_after` when the job renews.
+    pub fn heartbeat_every(mut self, every: Duration) -> Self {
+        self.options.heartbeat_every_ms = Some(ms(every));
+        self
+    }
+
+    /// Our `heartbeatSkewMs`: the clock skew allowed between workers
+    /// (default half the cadence). Supervision lapses a claim whose renewals
+    /// stop confirming at least this long before a peer may reclaim it.
+    pub fn heartbeat_skew(mut self, skew: Duration) -> Self {
+        self.options.heartbeat_skew_ms = Some(ms(skew));
+        self
+    }
+
+    /// Seed 000 `backoff` (see [`job_backoff`]). Without it a raising pass
+    /// waits the plain interval.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.options.backoff = Some(backoff);
+        self
+    }
+
+    /// Seed 000 `batchLimit`: claim attempts per pass (default 25).
+    pub fn batch_limit(mut self, limit: u64) -> Self {
+        self.options.batch_limit = Some(limit as f64);
+        self
+    }
+
+    /// Seed 000 `concurrency`: items performed at once, clamped to 1..=64
+    /// (default 1).
+    pub fn concurrency(mut self, concurrency: u32) -> Self {
+        self.options.concurrency = Some(f64::from(concurrency));
+        self
+    }
+
+    /// How long a perform may run on after its signal fired before it is
+    /// dropped and counted `claimLost` (default: one heartbeat interval).
+    pub fn abort_grace(mut self, grace: Duration) -> Self {
+        self.grace = Some(grace);
+        self
+    }
+
+    /// Seed 000 `now`: the clock (default [`TokioClock`]: system time that
+    /// follows `tokio::time::pause`).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+
+    /// Seed 000 `onEvent`: the trace sink. Without one no event is built.
+    pub fn on_event(mut self, sink: impl Fn(&JobEvent) + Send + Sync + 'static) -> Self {
+        self.sink = Some(Arc::new(sink));
+        self
+    }
+
+    /// Validates the options and spawns the runner's task on the current
+    /// tokio runtime. The loop does not start until [`JobRunner::start`].
+    ///
+    /// # Errors
+    /// [`OptionError`] naming the bad option (see
+    /// [`OptionsInput::validate`]).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn spawn<J: Job>(mut self, job: J) -> Result<JobRunner, OptionError> {
+        self.options.heartbeat = J::HEARTBEAT;
+        let mut config = self.options.validate()?;
+        config.abort_grace_ms = Some(self.grace.map_or(config.heartbeat_every_ms, |g| g.as_millis() as u64));
+        let core = Runner::new(config, self.sink.is_some());
+        let clock = self.clock.unwrap_or_else(|| Arc::new(TokioClock::new()));
+        let (commands, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(driver::drive(Arc::new(job), core, self.name.clone(), clock, self.sink, receiver));
+        Ok(JobRunner { name: self.name, commands })
+    }
+}
+
+/// A running job loop (seed 000 `JobRunner`). Cheap to clone; dropping the
+/// last handle stops the loop (the pass in flight drains). The task never
+/// keeps the runtime from shutting down.
+#[derive(Clone, Debug)]
+pub struct JobRunner {
+    name: Arc<str>,
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl JobRunner {
+    /// Starts building a runner named `name` (seed 000 `name`: the module id,
+    /// the `name` of every event and the prefix of every log line).
+    pub fn builder(name: impl Into<Arc<str>>) -> JobRunnerBuilder {
+        JobRunnerBuilder {
+            name: name.into(),
+            options: OptionsInput { interval_ms: 1_000.0, stale_after_ms: 30_000.0, ..OptionsInput::default() },
+            grace: None,
+            clock: None,
+            sink: None,
+        }
+    }
+
+    /// Seed 000 `name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Seed 000 `start()`: a pass at once, then one per delay. A second start
+    /// does nothing.
+    pub fn start(&self) {
+        let _ = self.commands.send(Command::Start);
+    }
+
+    /// Seed 000 `tick()`: one pass, joining the one in flight. After dispose,
+    /// an idle report at once.
+    pub async fn tick(&self) -> PassReport {
+        let (reply, answer) = oneshot::channel();
+        if self.commands.send(Command::Tick(reply)).is_err() {
+            return PassReport::default();
+        }
+        answer.await.unwrap_or_default()
+    }
+
+    /// Seed 000 `wake()`: idle, one pass now; during a pass, exactly one
+    /// follow-up after it however many wakes arrive.
+    pub fn wake(&self) {
+        let _ = self.commands.send(Command::Wake);
+    }
+
+    /// Seed 000 `stop()`: no more passes are scheduled; a pending follow-up
+    /// is dropped; the pass in flight drains.
+    pub fn stop(&self) {
+        let _ = self.commands.send(Command::Stop);
+    }
+
+    /// Seed 000 `quiesce()`: stops and waits for the pass in flight. The
+    /// runner can start again.
+    pub async fn quiesce(&self) {
+        let (reply, answer) = oneshot::channel();
+        if self.commands.send(Command::Quiesce(reply)).is_ok() {
+            let _ = answer.await;
+        }
+    }
+
+    /// Seed 000 `dispose()`: quiesces for good; later `start`, `tick`, `wake`
+    /// do nothing and `tick` answers an idle report.
+    pub async fn dispose(&self) {
+        let (reply, answer) = oneshot::channel();
+        if self.commands.send(Command::Dispose(reply)).is_ok() {
+            let _ = answer.await;
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! What the two SQL backends exchange with the shared [`Store`](super::Store)
+//! logic: claimant bind values, stale candidates, takeovers, fence rows, and
+//! the one place a lost fence is explained.
+
+use std::collections::HashMap;
+
+use leasehold_core::lease::{FenceOutcome, OwnerId};
+
+use super::{ClaimedJob, Fence, JobState, StoreError, StoreResult};
+
+/// A claimant's identity as bound into SQL.
+#[derive(Clone, Debug)]
+pub(crate) struct OwnerParams<'a> {
+    pub host: &'a str,
+    pub pid: i64,
+    pub nonce: &'a str,
+    pub start_time: Option<i64>,
+    pub boot_id: Option<&'a str>,
+}
+
+impl<'a> OwnerParams<'a> {
+    pub(crate) fn new(owner: &'a OwnerId) -> StoreResult<Self> {
+        let start_time = owner
+            .start_time
+            .map(|t| {
+                i64::try_from(t).map_err(|_| StoreError::InvalidOption {
+                    option: "owner.start_time",
+                    reason: format!("{t} does not fit in i64"),
+                })
+            })
+            .transpose()?;
+        if owner.nonce.is_empty() {
+            return Err(StoreError::InvalidOption {
+                option: "owner.nonce",
+                reason: "must not be empty: it tells incarnations apart".to_owned(),
+            });
+        }
+        Ok(OwnerParams {
+            host: &owner.host_id,
+            pid: i64::from(owner.pid),
+            nonce: &owner.nonce,
+            start_time,
+            boot_id: owner.boot_id.as_deref(),
+        })
+    }
+}
+
+/// A running job whose lease the claim statement found stale, as read: the
+/// exact snapshot a takeover compares and swaps on.
+#[derive(Clone, Debug)]
+pub(crate) struct StaleCandidate {
+    pub id: i64,
+    pub token: i64,
+    pub owner: OwnerId,
+    pub claimed_at: i64,
+    pub heartbeat_at: Option<i64>,
+    pub lease_ms: i64,
+}
+
+/// What one claim statement found: the queued jobs it claimed, and the stale
+/// running jobs it saw (not yet taken), read at `now` (the statement's clock).
+#[derive(Debug, Default)]
+pub(crate) struct ClaimRound {
+    pub claimed: Vec<ClaimedJob>,
+    pub stale: Vec<StaleCandidate>,
+    pub now: i64,
+}
+
+/// One takeover to attempt: the snapshot, and the note recorded on the
+/// replaced owner's attempt (who took it, and how).
+#[derive(Debug)]
+pub(crate) struct Takeover<'a> {
+    pub candidate: &'a StaleCandidate,
+    pub note: String,
+}
+
+/// The result of one takeover whose compare-and-swap matched.
+#[derive(Debug)]
+pub(crate) enum TakenOver {
+    /// Running under the claimant now.
+    Claimed(ClaimedJob),
+    /// That lease was the job's last attempt: dead-lettered.
+    DeadLettered(i64),
+}
+
+/// A job's fence columns, read to explain a fenced write that did not land.
+#[derive(Clone, Debug)]
+pub(crate) struct FenceRow {
+    pub id: i64,
+    pub token: i64,
+    pub state: String,
+    pub owner_nonce: Option<String>,
+}
+
+/// Maps the rows an insert returned (`id`, `idempotency_key`) back to the
+/// input jobs, in input order.
+///
+/// Jobs without a key get the keyless ids in ascending order: ids are
+/// assigned in insert order and both backends insert in input order. Jobs
+/// whose key conflicted (with an older job, or an earlier job of the same
+/// batch) are looked up in `existing` (key → id), read after the insert.
+pub(crate) fn assign_ids(
+    jobs: &[super::validate::NewJob],
+    returned: Vec<(i64, Option<String>)>,
+    existing: &HashMap<String, i64>,
+) -> StoreResult<Vec<super::JobId>> {
+    let mut keyless: Vec<i64> = Vec::with_capacity(returned.len());
+    let mut keyed: HashMap<String, i64> = HashMap::new();
+    for (id, key) in returned {
+        match key {
+            Some(k) => {
+                keyed.insert(k, id);
+            }
+            None => keyless.push(id),
+        }
+    }
+    keyless.sort_unstable();
+    let mut keyless = keyless.into_iter();
+    jobs.iter()
+        .map(|job| {
+            let id = match &job.idempotency_key {
+                None => keyless.next(),
+                Some(k) => keyed.get(k).or_else(|| existing.get(k)).copied(),
+            };
+            id.map(super::JobId).ok_or_else(|| StoreError::CorruptRow {
+                table: "leasehold_jobs",
+                detail: "an enqueued job's id was not returned".to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// The keys of `jobs` whose rows the insert did not return (conflicts).
+pub(crate) fn conflicted_keys(
+    jobs: &[super::validate::NewJob],
+    returned: &[(i64, Option<String>)],
+) -> Vec<String> {
+    let inserted: std::collections::HashSet<&str> =
+        returned.iter().filter_map(|(_, k)| k.as_deref()).collect();
+    let mut keys: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| j.idempotency_key.as_deref())
+        .filter(|k| !inserted.contains(k))
+        .map(str::to_owned)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Answers each fence: `Updated` when its id is in `updated` (a fence listed
+/// twice counts as landed once), otherwise from its row in `rows`, read
+/// after the statement:
+///
+/// - no row → `LostMissing`;
+/// - another token → `LostToNewerToken` (tokens only grow, so another
+///   claim took the job);
+/// - same token, not running → `LostNotRunning` (settled, or failed back to
+///   the queue);
+/// - same token, running, but `expected_nonce` given and not the recorded
+///   owner's → `LostToNewerToken` (the lease is not the caller's);
+/// - same token, running, right owner → `Updated`: the fence still holds;
+///   this is the repeat of a fence the same statement already renewed.
+pub(crate) fn fence_outcomes(
+    fences: &[Fence],
+    updated: &[i64],
+    rows: &[FenceRow],
+    expected_nonce: Option<&str>,
+) -> StoreResult<Vec<FenceOutcome>> {
+    let mut landed: HashMap<i64, usize> = HashMap::with_capacity(updated.len());
+    for id in updated {
+        *landed.entry(*id).or_default() += 1;
+    }
+    let rows: HashMap<i64, &FenceRow> = rows.iter().map(|r| (r.id, r)).collect();
+    fences
+        .iter()
+        .map(|fence| {
+            if let Some(n) = landed.get_mut(&fence.job.0) {
+                if *n > 0 {
+                    *n -= 1;
+                    return Ok(FenceOutcome::Updated);
+                }
+            }
+            let Some(row) = rows.get(&fence.job.0) else { return Ok(FenceOutcome::LostMissing) };
+            if u64::try_from(row.token).ok() != Some(fence.token) {
+                return Ok(FenceOutcome::LostToNewerToken);
+            }
+            match JobState::parse(&row.state) {
+                Some(JobState::Running) => match expected_nonce {
+                    Some(nonce) if row.owner_nonce.as_deref() != Some(nonce) => {
+                        Ok(FenceOutcome::LostToNewerToken)
+                    }
+                    _ => Ok(FenceOutcome::Updated),
+                },
+                Some(_) => Ok(FenceOutcome::LostNotRunning),
+                None => Err(StoreError::CorruptRow {
+                    table: "leasehold_jobs",
+                    detail: format!("job {} has unknown state {:?}", row.id, row.state),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The ids of the fences that did not land, for the follow-up read.
+pub(crate) fn unlanded(fences: &[Fence], updated: &[i64]) -> Vec<i64> {
+    let mut landed: HashMap<i64, usize> = HashMap::new();
+    for id in updated {
+        *landed.entry(*id).or_default() += 1;
+    }
+    let mut out = Vec::new();
+    for f in fences {
+        match landed.get_mut(&f.job.0) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => out.push(f.job.0),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::JobId;
+
+    fn fence(job: i64, token: u64) -> Fence {
+        Fence { job: JobId(job), token }
+    }
+
+    fn row(id: i64, token: i64, state: &str) -> FenceRow {
+        FenceRow { id, token, state: state.to_owned(), owner_nonce: Some("a".to_owned()) }
+    }
+
+    #[test]
+    fn landed_fences_are_updated_and_the_rest_say_why() {
+        let fences = [fence(1, 1), fence(2, 1), fence(3, 2), fence(4, 1)];
+        let rows = [row(2, 2, "running"), row(3, 2, "succeeded")];
+        let out = fence_outcomes(&fences, &[1], &rows, None).unwrap();
+        assert_eq!(
+            out,
+            [
+                FenceOutcome::Updated,
+                FenceOutcome::LostToNewerToken,
+                FenceOutcome::LostNotRunning,
+                FenceOutcome::LostMissing
+            ]
+        );
+    }
+
+    #[test]
+    fn a_completion_listed_twice_lands_once() {
+        let fences = [fence(1, 1), fence(1, 1)];
+        let rows = [row(1, 1, "succeeded")];
+        let out = fence_outcomes(&fences, &[1], &rows, None).unwrap();
+        assert_eq!(out, [FenceOutcome::Updated, FenceOutcome::LostNotRunning]);
+        assert_eq!(unlanded(&fences, &[1]), [1]);
+    }
+
+    #[test]
+    fn a_renewal_listed_twice_is_updated_twice() {
+        let fences = [fence(1, 1), fence(1, 1)];
+        let out = fence_outcomes(&fences, &[1], &[row(1, 1, "running")], None).unwrap();
+        assert_eq!(out, [FenceOutcome::Updated, FenceOutcome::Updated]);
+    }
+
+    #[test]
+    fn same_token_under_another_owner_is_lost() {
+        let out = fence_outcomes(&[fence(1, 1)], &[], &[row(1, 1, "running")], Some("b")).unwrap();
+        assert_eq!(out, [FenceOutcome::LostToNewerToken]);
+    }
+
+    #[test]
+    fn unknown_state_is_a_corrupt_row() {
+        let err = fence_outcomes(&[fence(1, 1)], &[], &[row(1, 1, "weird")], None).unwrap_err();
+        assert!(err.to_string().contains("weird"));
+    }
+}

@@ -1,0 +1,158 @@
+//! How a store is set up: liveness rules for reclaims, retry backoff, pool
+//! size, connect timeout.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use leasehold_core::lease::LivenessCheck;
+
+use super::{StoreError, StoreResult};
+
+/// The retry backoff of `fail`: attempt `k` (from 1) that fails is retried
+/// after `min(max, initial × 2^(k−1))` (exponential, doubling; the exponent
+/// stops growing at 30).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryBackoff {
+    /// Delay after the first failed attempt. At most 2^32 ms.
+    pub initial: Duration,
+    /// The ceiling.
+    pub max: Duration,
+}
+
+impl Default for RetryBackoff {
+    /// 1 s doubling up to 1 h.
+    fn default() -> Self {
+        RetryBackoff { initial: Duration::from_secs(1), max: Duration::from_secs(3600) }
+    }
+}
+
+impl RetryBackoff {
+    /// `(initial_ms, max_ms)` as bound into SQL, after range checks.
+    pub(crate) fn millis(&self) -> StoreResult<(i64, i64)> {
+        let initial = i64::try_from(self.initial.as_millis()).unwrap_or(i64::MAX);
+        let max = i64::try_from(self.max.as_millis()).unwrap_or(i64::MAX);
+        if !(1..=1 << 32).contains(&initial) {
+            return Err(StoreError::InvalidOption {
+                option: "retry.initial",
+                reason: "must be between 1ms and 2^32ms".to_owned(),
+            });
+        }
+        if max < initial {
+            return Err(StoreError::InvalidOption {
+                option: "retry.max",
+                reason: "must not be shorter than retry.initial".to_owned(),
+            });
+        }
+        Ok((initial, max))
+    }
+
+    /// The delay after failed attempt `attempt` (from 1), as the SQL computes it.
+    pub fn delay_after(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(30);
+        self.initial.saturating_mul(1 << doublings).min(self.max)
+    }
+}
+
+/// A store's settings. `Default`: lease-only liveness, [`RetryBackoff::default`],
+/// the backend's pool size, a 5 s connect timeout, migrations on connect.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct StoreConfig {
+    /// Asked about the owner of each stale running job a claim finds (seed 003
+    /// `LivenessCheck`): `true` refuses the reclaim. `None` is the lease alone
+    /// (seed 003 `leaseLiveness`): a stale lease is a gone owner. A refused
+    /// job is not asked about again by this store for one more lease window.
+    pub liveness: Option<Arc<dyn LivenessCheck + Send + Sync>>,
+    /// Backoff between failed attempts.
+    pub retry: RetryBackoff,
+    /// Connections in the pool; `None`: 1 for SQLite (writes serialize on
+    /// the file anyway, and one connection keeps them in FIFO order instead
+    /// of busy-waiting), 10 for PostgreSQL.
+    pub max_connections: Option<u32>,
+    /// How long connecting (and acquiring a pooled connection) may take
+    /// before the store reports the database unreachable.
+    pub connect_timeout: Duration,
+    /// Whether `connect` installs the queue's migrations.
+    pub migrate: bool,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            liveness: None,
+            retry: RetryBackoff::default(),
+            max_connections: None,
+            connect_timeout: Duration::from_secs(5),
+            migrate: true,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// Sets the liveness check consulted before reclaiming a stale job.
+    pub fn with_liveness(mut self, check: Arc<dyn LivenessCheck + Send + Sync>) -> Self {
+        self.liveness = Some(check);
+        self
+    }
+
+    /// Sets the retry backoff.
+    pub fn with_retry(mut self, retry: RetryBackoff) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Sets the pool size.
+    pub fn with_max_connections(mut self, n: u32) -> Self {
+        self.max_connections = Some(n);
+        self
+    }
+
+    /// Sets the connect timeout.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets whether `connect` migrates.
+    pub fn with_migrate(mut self, migrate: bool) -> Self {
+        self.migrate = migrate;
+        self
+    }
+}
+
+impl fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("liveness", &self.liveness.as_ref().map(|_| "custom").unwrap_or("lease-only"))
+            .field("retry", &self.retry)
+            .field("max_connections", &self.max_connections)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("migrate", &self.migrate)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_initial_up_to_max() {
+        let b = RetryBackoff { initial: Duration::from_millis(100), max: Duration::from_millis(1000) };
+        let delays: Vec<u128> = (1..=6).map(|k| b.delay_after(k).as_millis()).collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+    }
+
+    #[test]
+    fn backoff_with_max_below_initial_is_refused() {
+        let b = RetryBackoff { initial: Duration::from_secs(2), max: Duration::from_secs(1) };
+        assert!(b.millis().unwrap_err().to_string().contains("retry.max"));
+    }
+
+    #[test]
+    fn backoff_with_zero_initial_is_refused() {
+        let b = RetryBackoff { initial: Duration::ZERO, max: Duration::from_secs(1) };
+        assert!(b.millis().unwrap_err().to_string().contains("retry.initial"));
+    }
+}

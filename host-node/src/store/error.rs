@@ -1,0 +1,160 @@
+//! What can go wrong talking to a store, each variant naming what was wrong.
+
+use std::sync::Arc;
+
+use leasehold_core::lease::StealError;
+
+use super::JobId;
+
+/// The error of every [`Store`](super::Store) operation.
+///
+/// Input errors (`Invalid*`, `UnknownJob`) are raised before anything is
+/// written, so they lose no data. A lost fence is not an error: fenced writes
+/// answer a [`FenceOutcome`](leasehold_core::lease::FenceOutcome) instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A queue name that is empty, too long, or has a character outside
+    /// `A-Z a-z 0-9 _ - . :`.
+    #[error("invalid queue name {name:?}: {reason}")]
+    InvalidQueueName {
+        /// The name as given.
+        name: String,
+        /// Which rule it broke.
+        reason: &'static str,
+    },
+    /// A payload handed in as text that does not parse as JSON.
+    #[error("payload is not JSON: {0}")]
+    InvalidPayload(#[source] serde_json::Error),
+    /// An enqueue or store option out of range (names the option and the rule).
+    #[error("invalid option `{option}`: {reason}")]
+    InvalidOption {
+        /// The option's name.
+        option: &'static str,
+        /// What it must be.
+        reason: String,
+    },
+    /// No job has this id.
+    #[error("unknown job id {0}")]
+    UnknownJob(JobId),
+    /// A store URL whose scheme is neither `sqlite:` nor `postgres:`/`postgresql:`.
+    #[error("unsupported store URL {url:?}: expected sqlite://PATH or postgres://...")]
+    UnsupportedUrl {
+        /// The URL with any password removed.
+        url: String,
+    },
+    /// A URL for a backend this build left out.
+    #[error("store URL {url:?} needs the `{feature}` feature of leasehold, which this build lacks")]
+    BackendNotEnabled {
+        /// The URL with any password removed.
+        url: String,
+        /// The cargo feature to enable.
+        feature: &'static str,
+    },
+    /// The database could not be reached or opened at start.
+    #[error("cannot reach the database at {url:?}: {source}")]
+    Unreachable {
+        /// The URL with any password removed.
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The database holds a migration of `namespace` newer than this build
+    /// knows: it was migrated by a newer leasehold, and this one refuses to
+    /// run against a schema it does not understand.
+    #[error(
+        "database schema of {namespace:?} is at migration {applied_id} ({applied_name:?}), newer than this build's latest {known_id}; upgrade leasehold"
+    )]
+    SchemaTooNew {
+        /// The migration set's namespace.
+        namespace: String,
+        /// The newest applied id in that namespace's block.
+        applied_id: i64,
+        /// Its recorded name.
+        applied_name: String,
+        /// The newest id this build knows.
+        known_id: i64,
+    },
+    /// The database records a migration id under another name or namespace
+    /// than this build's migration of that id: the schemas have diverged.
+    #[error(
+        "migration {id} is recorded as {found_namespace:?}/{found_name:?} but this build has {namespace:?}/{expected_name:?}"
+    )]
+    MigrationMismatch {
+        /// The id both claim.
+        id: i64,
+        /// This build's namespace for it.
+        namespace: String,
+        /// This build's name for it.
+        expected_name: String,
+        /// The recorded namespace.
+        found_namespace: String,
+        /// The recorded name.
+        found_name: String,
+    },
+    /// Migration sets that cannot be composed: two share a namespace or an
+    /// id block, a block is not a whole multiple of the block size, or a
+    /// set's migration numbers are not strictly ascending within 1..block size.
+    #[error("invalid migration sets: {0}")]
+    InvalidMigrationSets(String),
+    /// The steal rules refused the takeover (seed 003 R5).
+    #[error(transparent)]
+    StealRefused(#[from] StealError),
+    /// A row holds a value this build cannot read (a negative token, an
+    /// unknown state): the table was written by something else.
+    #[error("corrupt row in {table}: {detail}")]
+    CorruptRow {
+        /// The table.
+        table: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+    /// One coalesced statement carrying this write failed; every write in it
+    /// gets the same error.
+    #[error("coalesced write failed: {0}")]
+    Coalesced(#[source] Arc<StoreError>),
+    /// The store's coalescing task has stopped (its runtime shut down).
+    #[error("the store's coalescing task has stopped")]
+    CoalescerStopped,
+    /// The database answered with an error, or the connection failed mid-way.
+    /// Nothing partial was committed: every operation runs in one transaction.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+/// Shorthand for results of store operations.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A URL with any password replaced by `***`, for error messages.
+pub(crate) fn redact_url(url: &str) -> String {
+    // scheme://user:password@host... → scheme://user:***@host...
+    let Some(scheme_end) = url.find("://") else { return url.to_owned() };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    match (authority.rfind('@'), authority.find(':')) {
+        (Some(at), Some(colon)) if colon < at => format!(
+            "{}://{}:***{}",
+            &url[..scheme_end],
+            &authority[..colon],
+            &url[scheme_end + 3 + at..]
+        ),
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn redact_url_hides_the_password_only() {
+        assert_eq!(
+            redact_url("postgres://me:secret@db:5432/x?sslmode=disable"),
+            "postgres://me:***@db:5432/x?sslmode=disable"
+        );
+        assert_eq!(redact_url("postgres://me@db/x"), "postgres://me@db/x");
+        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+}

@@ -1,0 +1,638 @@
+//! The PostgreSQL backend: the server's clock, `FOR UPDATE SKIP LOCKED`
+//! claims, `LISTEN/NOTIFY` wake-ups.
+//!
+//! Every operation is ONE statement (data-modifying CTEs), so it commits or
+//! not as a whole and costs one round trip: a claim page locks, updates and
+//! reports stale candidates together; a settle updates the job and logs the
+//! attempt together. Batches bind arrays and read them with `unnest`. Every
+//! stamp is `statement_timestamp()` in milliseconds: one clock for every
+//! worker (see the module docs of [`crate::store`]).
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
+use sqlx::Row;
+
+use super::backend::{self, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
+use super::migrate::{self, AppliedMigration, MigrationSet, PG_MIGRATION_LOCK_KEY};
+use super::validate::NewJob;
+use super::wake::NOTIFY_CHANNEL;
+use super::{
+    BackendKind, ClaimedJob, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError,
+    StoreResult, rows,
+};
+
+pub(crate) const KIND: BackendKind = BackendKind::Postgres;
+
+/// The statement's instant in ms since the Unix epoch, as every stamp reads it.
+macro_rules! db_now {
+    () => {
+        "CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint)"
+    };
+}
+
+/// Logs the attempts a CTE named `done` ended, with outcome `$outcome` and
+/// error `$error` (SQL expressions).
+macro_rules! log_ended {
+    ($outcome:literal, $error:literal) => {
+        concat!(
+            "logged AS (
+                INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
+                    owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
+                SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time,
+                    owner_boot_id, claimed_at, now, ",
+            $outcome,
+            ", ",
+            $error,
+            " FROM done)"
+        )
+    };
+}
+
+macro_rules! ended_columns {
+    () => {
+        "j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
+         j.owner_boot_id, j.claimed_at, c.now"
+    };
+}
+
+/// Locks the rows of the jobs `$ids` in id order, as CTE `$name`.
+///
+/// Every statement that updates several running jobs takes their locks in
+/// one global order first, so two batches over overlapping jobs (a coalesced
+/// completion and a coalesced renewal, say) queue behind each other instead
+/// of deadlocking.
+macro_rules! lock_in_order {
+    ($name:literal, $ids:literal) => {
+        concat!(
+            $name,
+            " AS (SELECT id FROM leasehold_jobs WHERE id = ANY(",
+            $ids,
+            ") ORDER BY id FOR UPDATE)"
+        )
+    };
+}
+
+/// The completion's CTEs `done` and `logged`, for fences bound as the id
+/// and token arrays `$ids` and `$tokens`.
+macro_rules! complete_ctes {
+    ($ids:literal, $tokens:literal) => {
+        concat!(
+            lock_in_order!("settling", $ids),
+            ",
+    done AS (
+        UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
+        FROM unnest(", $ids, "::int8[], ", $tokens, "::int8[]) AS f(id, token), clock c
+        WHERE j.id = ANY(ARRAY(SELECT id FROM settling)) AND j.id = f.id AND j.token = f.token
+          AND j.state = 'running'
+        RETURNING ",
+            ended_columns!(),
+            "),
+    ",
+            log_ended!("'succeeded'", "NULL")
+        )
+    };
+}
+
+pub(crate) async fn connect(url: &str, redacted: &str, config: &StoreConfig) -> StoreResult<PgPool> {
+    let unreachable = |source| StoreError::Unreachable { url: redacted.to_owned(), source };
+    let mut options = PgConnectOptions::from_str(url).map_err(unreachable)?;
+    if options.get_application_name().is_none() {
+        // Names our sessions in pg_stat_activity unless the URL already does.
+        options = options.application_name("leasehold");
+    }
+    PgPoolOptions::new()
+        .max_connections(config.max_connections.unwrap_or(10).max(1))
+        .acquire_timeout(config.connect_timeout)
+        // A dead connection surfaces as an error on use, which the caller's
+        // runner backs off on; a ping before every statement would double
+        // the round trips of the hot path.
+        .test_before_acquire(false)
+        .connect_with(options)
+        .await
+        .map_err(unreachable)
+}
+
+pub(crate) async fn migrate(pool: &PgPool, sets: &[&MigrationSet]) -> StoreResult<()> {
+    let mut tx = pool.begin().await?;
+    // Transaction-scoped: released by the commit (or by the server if this
+    // connection dies), so a crashed migrator never wedges the next one.
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PG_MIGRATION_LOCK_KEY).execute(&mut *tx).await?;
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS leasehold_migrations (
+            id bigint PRIMARY KEY, namespace text NOT NULL, name text NOT NULL,
+            applied_at bigint NOT NULL)",
+    )
+    .execute(&mut *tx)
+    .await?;
+    let applied = sqlx::query("SELECT id, namespace, name FROM leasehold_migrations")
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(AppliedMigration { id: r.try_get(0)?, namespace: r.try_get(1)?, name: r.try_get(2)? })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    for pending in migrate::plan(sets, &applied)? {
+        sqlx::raw_sql(pending.migration.postgres).execute(&mut *tx).await?;
+        sqlx::query(concat!(
+            "INSERT INTO leasehold_migrations (id, namespace, name, applied_at) VALUES ($1, $2, $3, ",
+            db_now!(),
+            ")"
+        ))
+        .bind(pending.id)
+        .bind(pending.namespace)
+        .bind(pending.migration.name)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+const ENQUEUE: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ins AS (
+        INSERT INTO leasehold_jobs
+            (queue, payload, priority, run_at, max_attempts, timeout_ms, idempotency_key, created_at)
+        SELECT $1, i.payload::jsonb, i.priority, coalesce(i.run_at, c.now + i.delay_ms),
+               i.max_attempts, i.timeout_ms, i.key, c.now
+        FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int8[], $6::int4[], $7::int8[], $8::text[])
+             WITH ORDINALITY AS i(payload, priority, run_at, delay_ms, max_attempts, timeout_ms, key, ord),
+             clock c
+        ORDER BY i.ord
+        ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+        RETURNING id, idempotency_key, run_at),
+    wake AS (
+        SELECT pg_notify('",
+    "leasehold_jobs",
+    "', current_schema() || '/' || $1) FROM clock c WHERE EXISTS (SELECT 1 FROM ins WHERE ins.run_at <= c.now))
+    SELECT ins.id, ins.idempotency_key, (SELECT count(*) FROM wake) AS notified FROM ins"
+);
+
+pub(crate) async fn enqueue(
+    pool: &PgPool,
+    queue: &str,
+    jobs: &[NewJob],
+    _now: i64,
+) -> StoreResult<Vec<JobId>> {
+    debug_assert_eq!(NOTIFY_CHANNEL, "leasehold_jobs");
+    // `notified` is read only so the planner must run the NOTIFY.
+    let returned: Vec<(i64, Option<String>, i64)> = sqlx::query_as(ENQUEUE)
+        .bind(queue)
+        .bind(jobs.iter().map(|j| j.payload.as_str()).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.priority).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.run_at).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.delay_ms).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.max_attempts).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.timeout_ms).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|j| j.idempotency_key.as_deref()).collect::<Vec<_>>())
+        .fetch_all(pool)
+        .await?;
+    let returned: Vec<(i64, Option<String>)> =
+        returned.into_iter().map(|(id, key, _)| (id, key)).collect();
+    let conflicted = backend::conflicted_keys(jobs, &returned);
+    let existing: HashMap<String, i64> = if conflicted.is_empty() {
+        HashMap::new()
+    } else {
+        // A new statement, so a new snapshot: it sees the job a concurrent
+        // enqueue with the same key committed while ours waited on it.
+        sqlx::query_as::<_, (String, i64)>(
+            "SELECT idempotency_key, id FROM leasehold_jobs
+             WHERE queue = $1 AND idempotency_key = ANY($2)",
+        )
+        .bind(queue)
+        .bind(&conflicted)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .collect()
+    };
+    backend::assign_ids(jobs, returned, &existing)
+}
+
+/// The claim's CTEs after `clock`: `stale` (candidates, read only),
+/// `picked` (due queued jobs, locked, skipping locked ones) and `claimed`.
+/// Binds $1 queue, $2 page size, $3..$7 claimant, $8 lease ms, $9 refused ids.
+macro_rules! claim_ctes {
+    () => {
+        "stale AS MATERIALIZED (
+        SELECT j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
+               j.owner_boot_id, j.claimed_at, j.heartbeat_at, j.lease_ms, j.priority, j.run_at
+        FROM leasehold_jobs j
+        WHERE j.queue = $1 AND j.state = 'running' AND j.expires_at < (SELECT now FROM clock)
+          AND j.id <> ALL($9)
+        ORDER BY j.priority, j.run_at, j.id
+        LIMIT $2),
+    picked AS (
+        SELECT j.id FROM leasehold_jobs j
+        WHERE j.queue = $1 AND j.state = 'queued' AND j.run_at <= (SELECT now FROM clock)
+        ORDER BY j.priority, j.run_at, j.id
+        LIMIT greatest($2 - (SELECT count(*) FROM stale), 0)
+        FOR UPDATE SKIP LOCKED),
+    claimed AS (
+        UPDATE leasehold_jobs j SET state = 'running', token = j.token + 1,
+            attempts = j.attempts + 1, owner_host = $3, owner_pid = $4, owner_nonce = $5,
+            owner_start_time = $6, owner_boot_id = $7, claimed_at = c.now, heartbeat_at = c.now,
+            lease_ms = $8, expires_at = c.now + $8
+        FROM clock c
+        -- ANY(ARRAY(...)) rather than a join: the planner cannot know the
+        -- page is small and would hash-join it against a scan of the table.
+        WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+        RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
+            j.timeout_ms, c.now, j.priority, j.run_at)"
+    };
+}
+
+/// The claim's result rows: `kind` 'claimed' or 'stale'.
+macro_rules! claim_select {
+    () => {
+        "SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now,
+        priority, run_at, NULL::text AS owner_host, NULL::bigint AS owner_pid,
+        NULL::text AS owner_nonce, NULL::bigint AS owner_start_time, NULL::text AS owner_boot_id,
+        NULL::bigint AS claimed_at, NULL::bigint AS heartbeat_at, NULL::bigint AS lease_ms
+    FROM claimed
+    UNION ALL
+    SELECT 'stale', s.id, s.token, NULL, NULL, NULL, NULL, (SELECT now FROM clock),
+        s.priority, s.run_at, s.owner_host, s.owner_pid, s.owner_nonce, s.owner_start_time,
+        s.owner_boot_id, s.claimed_at, s.heartbeat_at, s.lease_ms
+    FROM stale s"
+    };
+}
+
+const CLAIM: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ",
+    claim_ctes!(),
+    "
+    ",
+    claim_select!()
+);
+
+/// Completion fused with the next claim: one statement, one commit. The
+/// completion binds $10 ids and $11 tokens; its `done` rows come back with
+/// `kind` 'done'.
+const COMPLETE_AND_CLAIM: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ",
+    complete_ctes!("$10", "$11"),
+    ",
+    ",
+    claim_ctes!(),
+    "
+    ",
+    claim_select!(),
+    "
+    UNION ALL
+    SELECT 'done', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        NULL, NULL, NULL, NULL
+    FROM done"
+);
+
+pub(crate) async fn claim(
+    pool: &PgPool,
+    queue: &str,
+    owner: &OwnerParams<'_>,
+    lease_ms: i64,
+    n: i64,
+    refused: &[i64],
+    settle: &[(i64, i64)],
+    _now: i64,
+) -> StoreResult<(ClaimRound, Vec<i64>)> {
+    let sql = if settle.is_empty() { CLAIM } else { COMPLETE_AND_CLAIM };
+    let mut query = sqlx::query(sql)
+        .bind(queue)
+        .bind(n)
+        .bind(owner.host)
+        .bind(owner.pid)
+        .bind(owner.nonce)
+        .bind(owner.start_time)
+        .bind(owner.boot_id)
+        .bind(lease_ms)
+        .bind(refused);
+    if !settle.is_empty() {
+        let (ids, tokens): (Vec<i64>, Vec<i64>) = settle.iter().copied().unzip();
+        query = query.bind(ids).bind(tokens);
+    }
+    let found = query.fetch_all(pool).await?;
+    let mut round = ClaimRound::default();
+    let mut done = Vec::new();
+    let mut claimed: Vec<((i32, i64), ClaimedJob)> = Vec::with_capacity(found.len());
+    for row in &found {
+        let kind: &str = row.try_get("kind")?;
+        match kind {
+            "claimed" => {
+                round.now = row.try_get("now")?;
+                let order = (row.try_get("priority")?, row.try_get("run_at")?);
+                claimed.push((order, rows::claimed(row, false)?));
+            }
+            "stale" => {
+                round.now = row.try_get("now")?;
+                round.stale.push(rows::stale(row)?);
+            }
+            _ => done.push(row.try_get("id")?),
+        }
+    }
+    // RETURNING order is unspecified: hand the page out in the queue's order.
+    claimed.sort_by_key(|((priority, run_at), job)| (*priority, *run_at, job.id));
+    round.claimed = claimed.into_iter().map(|(_, job)| job).collect();
+    Ok((round, done))
+}
+
+/// The compare-and-swap of a takeover: the exact snapshot, still stale by
+/// the database's clock.
+macro_rules! snapshot_matches {
+    () => {
+        "j.id = ANY(ARRAY(SELECT id FROM locked)) AND j.id = i.id AND j.state = 'running'
+         AND j.token = i.token
+         AND j.owner_nonce = i.nonce
+         AND j.heartbeat_at IS NOT DISTINCT FROM i.heartbeat_at AND j.expires_at < c.now"
+    };
+}
+
+const TAKE_OVER: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    input AS (
+        SELECT * FROM unnest($1::int8[], $2::int8[], $3::text[], $4::int8[], $5::text[],
+                             $6::text[], $7::int8[], $8::int8[], $9::text[], $10::int8[])
+            AS i(id, token, nonce, heartbeat_at, note, old_host, old_pid, old_start_time,
+                 old_boot_id, old_claimed_at)),
+    -- A job another claimant is taking over right now is skipped, not waited
+    -- for: its snapshot is about to change anyway, and not waiting means two
+    -- takeovers over overlapping pages can never deadlock.
+    locked AS (
+        SELECT id FROM leasehold_jobs WHERE id = ANY($1) ORDER BY id FOR UPDATE SKIP LOCKED),
+    taken AS (
+        UPDATE leasehold_jobs j SET token = j.token + 1, attempts = j.attempts + 1,
+            owner_host = $11, owner_pid = $12, owner_nonce = $13, owner_start_time = $14,
+            owner_boot_id = $15, claimed_at = c.now, heartbeat_at = c.now, lease_ms = $16,
+            expires_at = c.now + $16
+        FROM input i, clock c
+        WHERE ",
+    snapshot_matches!(),
+    " AND j.attempts < j.max_attempts
+        RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
+            j.timeout_ms, c.now),
+    buried AS (
+        UPDATE leasehold_jobs j SET token = j.token + 1, state = 'dead', finished_at = c.now,
+            last_error = 'lease lost on the final attempt: ' || i.note
+        FROM input i, clock c
+        WHERE ",
+    snapshot_matches!(),
+    " AND j.attempts >= j.max_attempts
+        RETURNING j.id),
+    ended AS (
+        INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
+            owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
+        SELECT i.id, i.token, i.old_host, i.old_pid, i.nonce, i.old_start_time, i.old_boot_id,
+            i.old_claimed_at, c.now, 'lease-lost', i.note
+        FROM input i, clock c
+        WHERE i.id IN (SELECT id FROM taken UNION ALL SELECT id FROM buried))
+    SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now
+    FROM taken
+    UNION ALL
+    SELECT 'dead', id, NULL::bigint, NULL::text, NULL::int4, NULL::int4, NULL::bigint,
+        NULL::bigint
+    FROM buried"
+);
+
+pub(crate) async fn take_over(
+    pool: &PgPool,
+    owner: &OwnerParams<'_>,
+    lease_ms: i64,
+    takeovers: &[Takeover<'_>],
+    _now: i64,
+) -> StoreResult<Vec<TakenOver>> {
+    fn c<'a>(t: &Takeover<'a>) -> &'a super::backend::StaleCandidate {
+        t.candidate
+    }
+    let found = sqlx::query(TAKE_OVER)
+        .bind(takeovers.iter().map(|t| c(t).id).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| c(t).token).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| c(t).owner.nonce.as_str()).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| c(t).heartbeat_at).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| t.note.as_str()).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| c(t).owner.host_id.as_str()).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| i64::from(c(t).owner.pid)).collect::<Vec<_>>())
+        .bind(
+            takeovers
+                .iter()
+                .map(|t| c(t).owner.start_time.map(|s| s as i64))
+                .collect::<Vec<_>>(),
+        )
+        .bind(takeovers.iter().map(|t| c(t).owner.boot_id.as_deref()).collect::<Vec<_>>())
+        .bind(takeovers.iter().map(|t| c(t).claimed_at).collect::<Vec<_>>())
+        .bind(owner.host)
+        .bind(owner.pid)
+        .bind(owner.nonce)
+        .bind(owner.start_time)
+        .bind(owner.boot_id)
+        .bind(lease_ms)
+        .fetch_all(pool)
+        .await?;
+    found
+        .iter()
+        .map(|row| {
+            let kind: &str = row.try_get("kind")?;
+            if kind == "claimed" {
+                Ok(TakenOver::Claimed(rows::claimed(row, true)?))
+            } else {
+                Ok(TakenOver::DeadLettered(row.try_get("id")?))
+            }
+        })
+        .collect()
+}
+
+const RENEW: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ",
+    lock_in_order!("renewing", "$1"),
+    "
+    UPDATE leasehold_jobs j SET heartbeat_at = c.now, expires_at = c.now + j.lease_ms
+    FROM unnest($1::int8[], $2::int8[]) AS f(id, token), clock c
+    WHERE j.id = ANY(ARRAY(SELECT id FROM renewing)) AND j.id = f.id AND j.token = f.token
+      AND j.state = 'running' AND ($3::text IS NULL OR j.owner_nonce = $3)
+    RETURNING j.id"
+);
+
+pub(crate) async fn renew(
+    pool: &PgPool,
+    pairs: &[(i64, i64)],
+    owner_nonce: Option<&str>,
+    _now: i64,
+) -> StoreResult<Vec<i64>> {
+    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    Ok(sqlx::query_scalar(RENEW).bind(ids).bind(tokens).bind(owner_nonce).fetch_all(pool).await?)
+}
+
+
+
+const COMPLETE: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    ",
+    complete_ctes!("$1", "$2"),
+    "
+    SELECT id FROM done"
+);
+
+pub(crate) async fn complete(pool: &PgPool, pairs: &[(i64, i64)], _now: i64) -> StoreResult<Vec<i64>> {
+    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    Ok(sqlx::query_scalar(COMPLETE).bind(ids).bind(tokens).fetch_all(pool).await?)
+}
+
+const FAIL: &str = concat!(
+    "WITH clock AS MATERIALIZED (SELECT ",
+    db_now!(),
+    " AS now),
+    done AS (
+        UPDATE leasehold_jobs j SET
+            state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'queued' END,
+            run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at
+                     ELSE c.now + least($4::bigint,
+                                        $3::bigint << least(greatest(j.attempts - 1, 0), 30)) END,
+            last_error = $5,
+            finished_at = CASE WHEN j.attempts >= j.max_attempts THEN c.now END
+        FROM clock c
+        WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'
+        RETURNING ",
+    ended_columns!(),
+    ", j.state, j.run_at),
+    ",
+    log_ended!("'failed'", "$5"),
+    "
+    SELECT state, run_at FROM done"
+);
+
+pub(crate) async fn fail(
+    pool: &PgPool,
+    (id, token): (i64, i64),
+    error: &str,
+    initial_ms: i64,
+    max_ms: i64,
+    _now: i64,
+) -> StoreResult<Option<(JobState, i64)>> {
+    let row: Option<(String, i64)> = sqlx::query_as(FAIL)
+        .bind(id)
+        .bind(token)
+        .bind(initial_ms)
+        .bind(max_ms)
+        .bind(error)
+        .fetch_optional(pool)
+        .await?;
+    let Some((state, run_at)) = row else { return Ok(None) };
+    let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
+        table: "leasehold_jobs",
+        detail: format!("unknown state {state:?}"),
+    })?;
+    Ok(Some((state, run_at)))
+}
+
+pub(crate) async fn fence_rows(pool: &PgPool, ids: &[i64]) -> StoreResult<Vec<FenceRow>> {
+    sqlx::query("SELECT id, token, state, owner_nonce FROM leasehold_jobs WHERE id = ANY($1)")
+        .bind(ids)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::fence_row)
+        .collect()
+}
+
+pub(crate) async fn counts(pool: &PgPool) -> StoreResult<Vec<QueueCounts>> {
+    let found: Vec<PgRow> = sqlx::query(
+        "SELECT queue, state, count(*) AS n FROM leasehold_jobs
+         GROUP BY queue, state ORDER BY queue, state",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows::counts(&found)
+}
+
+pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecord>> {
+    // One snapshot for the job row and its attempt log.
+    let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
+    let Some(row) = sqlx::query(
+        "SELECT id, queue, payload::text AS payload, state, priority, run_at, attempts,
+             max_attempts, timeout_ms, idempotency_key, token, owner_host, owner_pid, owner_nonce,
+             owner_start_time, owner_boot_id, claimed_at, heartbeat_at, lease_ms, last_error,
+             created_at, finished_at
+         FROM leasehold_jobs WHERE id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(&mut *tx)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let mut record = rows::job(&row)?;
+    let running = rows::running_attempt(&row, &record)?;
+    record.attempt_log =
+        sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = $1 ORDER BY token")
+            .bind(id.0)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(rows::attempt)
+            .collect::<StoreResult<Vec<_>>>()?;
+    tx.commit().await?;
+    record.attempt_log.extend(running);
+    Ok(Some(record))
+}
+
+/// The store's LISTEN connection on [`NOTIFY_CHANNEL`], and the schema its
+/// tables live in. Notifications are `<schema>/<queue>`: the channel is
+/// database-wide, and two stores in different schemas of one database must
+/// not wake each other's workers.
+pub(crate) struct Listener {
+    listener: PgListener,
+    prefix: String,
+}
+
+/// Opens the store's LISTEN connection.
+pub(crate) async fn open_listener(pool: &PgPool) -> StoreResult<Listener> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&mut listener).await?;
+    listener.listen(NOTIFY_CHANNEL).await?;
+    Ok(Listener { listener, prefix: format!("{schema}/") })
+}
+
+/// Forwards notifications of this store's schema until `deliver` answers
+/// `false` (the store is gone): `Some(queue)` per notification, `None` after
+/// the connection was lost (notifications may have been missed; sqlx
+/// reconnects on the next receive).
+pub(crate) async fn forward_notifications(
+    Listener { mut listener, prefix }: Listener,
+    deliver: impl Fn(Option<&str>) -> bool + Send + 'static,
+) {
+    loop {
+        let keep = match listener.try_recv().await {
+            Ok(Some(notification)) => match notification.payload().strip_prefix(prefix.as_str()) {
+                Some(queue) => deliver(Some(queue)),
+                None => true,
+            },
+            Ok(None) => deliver(None),
+            Err(error) => {
+                tracing::warn!(%error, "leasehold LISTEN connection failed; retrying in 1s");
+                let keep = deliver(None);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                keep
+            }
+        };
+        if !keep {
+            return;
+        }
+    }
+}

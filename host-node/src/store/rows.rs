@@ -1,0 +1,227 @@
+//! Reading rows into the store's types, once for both backends: the SQL of
+//! each backend selects the same column names (payload as text), and
+//! [`DecodeRow`] gives both row types the same typed getters.
+
+use std::time::Duration;
+
+use leasehold_core::Millis;
+use leasehold_core::lease::OwnerId;
+
+use super::backend::{FenceRow, StaleCandidate};
+use super::validate::{unsigned, unsigned32};
+use super::{
+    AttemptOutcome, AttemptRecord, ClaimedJob, JobId, JobRecord, JobState, LeaseSnapshot,
+    StoreError, StoreResult,
+};
+
+const JOBS: &str = "leasehold_jobs";
+const ATTEMPTS: &str = "leasehold_attempts";
+
+/// Typed column getters shared by SQLite and PostgreSQL rows.
+pub(crate) trait DecodeRow {
+    fn int(&self, col: &str) -> StoreResult<i64>;
+    fn int32(&self, col: &str) -> StoreResult<i32>;
+    fn opt_int(&self, col: &str) -> StoreResult<Option<i64>>;
+    fn text(&self, col: &str) -> StoreResult<String>;
+    fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
+}
+
+macro_rules! decode_row_for {
+    ($row:ty) => {
+        impl DecodeRow for $row {
+            fn int(&self, col: &str) -> StoreResult<i64> {
+                Ok(sqlx::Row::try_get(self, col)?)
+            }
+            fn int32(&self, col: &str) -> StoreResult<i32> {
+                Ok(sqlx::Row::try_get(self, col)?)
+            }
+            fn opt_int(&self, col: &str) -> StoreResult<Option<i64>> {
+                Ok(sqlx::Row::try_get(self, col)?)
+            }
+            fn text(&self, col: &str) -> StoreResult<String> {
+                Ok(sqlx::Row::try_get(self, col)?)
+            }
+            fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
+                Ok(sqlx::Row::try_get(self, col)?)
+            }
+        }
+    };
+}
+
+#[cfg(feature = "sqlite")]
+decode_row_for!(sqlx::sqlite::SqliteRow);
+#[cfg(feature = "postgres")]
+decode_row_for!(sqlx::postgres::PgRow);
+
+fn millis(table: &'static str, col: &str, v: i64) -> StoreResult<Millis> {
+    Ok(Millis(unsigned(table, col, v)?))
+}
+
+fn opt_millis(table: &'static str, col: &str, v: Option<i64>) -> StoreResult<Option<Millis>> {
+    v.map(|v| millis(table, col, v)).transpose()
+}
+
+fn payload(text: &str) -> StoreResult<serde_json::Value> {
+    serde_json::from_str(text).map_err(|e| StoreError::CorruptRow {
+        table: JOBS,
+        detail: format!("payload is not JSON: {e}"),
+    })
+}
+
+/// The owner columns `{prefix}host`, `{prefix}pid`, `{prefix}nonce`,
+/// `{prefix}start_time`, `{prefix}boot_id`; `None` when host is NULL.
+pub(crate) fn owner(row: &impl DecodeRow, prefix: &str) -> StoreResult<Option<OwnerId>> {
+    let Some(host_id) = row.opt_text(&format!("{prefix}host"))? else { return Ok(None) };
+    let pid = row.opt_int(&format!("{prefix}pid"))?.unwrap_or(0);
+    let start_time = row.opt_int(&format!("{prefix}start_time"))?;
+    Ok(Some(OwnerId {
+        host_id,
+        pid: unsigned32(JOBS, "owner_pid", pid)?,
+        nonce: row.opt_text(&format!("{prefix}nonce"))?.unwrap_or_default(),
+        start_time: start_time.map(|t| unsigned(JOBS, "owner_start_time", t)).transpose()?,
+        boot_id: row.opt_text(&format!("{prefix}boot_id"))?,
+    }))
+}
+
+/// A claimed job from columns id, token, payload, attempts, max_attempts,
+/// timeout_ms, now.
+pub(crate) fn claimed(row: &impl DecodeRow, reclaimed: bool) -> StoreResult<ClaimedJob> {
+    Ok(ClaimedJob {
+        id: JobId(row.int("id")?),
+        token: unsigned(JOBS, "token", row.int("token")?)?,
+        payload: payload(&row.text("payload")?)?,
+        attempt: unsigned32(JOBS, "attempts", row.int32("attempts")?.into())?,
+        max_attempts: unsigned32(JOBS, "max_attempts", row.int32("max_attempts")?.into())?,
+        timeout: row
+            .opt_int("timeout_ms")?
+            .map(|t| unsigned(JOBS, "timeout_ms", t).map(Duration::from_millis))
+            .transpose()?,
+        leased_at: millis(JOBS, "now", row.int("now")?)?,
+        reclaimed,
+    })
+}
+
+/// A stale candidate from columns id, token, owner_*, claimed_at,
+/// heartbeat_at, lease_ms.
+pub(crate) fn stale(row: &impl DecodeRow) -> StoreResult<StaleCandidate> {
+    let id = row.int("id")?;
+    let owner = owner(row, "owner_")?.ok_or_else(|| StoreError::CorruptRow {
+        table: JOBS,
+        detail: format!("running job {id} has no owner"),
+    })?;
+    Ok(StaleCandidate {
+        id,
+        token: row.int("token")?,
+        owner,
+        claimed_at: row.opt_int("claimed_at")?.unwrap_or(0),
+        heartbeat_at: row.opt_int("heartbeat_at")?,
+        lease_ms: row.opt_int("lease_ms")?.unwrap_or(0),
+    })
+}
+
+/// A fence row from columns id, token, state, owner_nonce.
+pub(crate) fn fence_row(row: &impl DecodeRow) -> StoreResult<FenceRow> {
+    Ok(FenceRow {
+        id: row.int("id")?,
+        token: row.int("token")?,
+        state: row.text("state")?,
+        owner_nonce: row.opt_text("owner_nonce")?,
+    })
+}
+
+fn state(row: &impl DecodeRow) -> StoreResult<JobState> {
+    let s = row.text("state")?;
+    JobState::parse(&s)
+        .ok_or_else(|| StoreError::CorruptRow { table: JOBS, detail: format!("unknown state {s:?}") })
+}
+
+/// A job record (without attempts) from every column of `leasehold_jobs`.
+pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
+    let state = state(row)?;
+    let token = unsigned(JOBS, "token", row.int("token")?)?;
+    let owner = owner(row, "owner_")?;
+    let heartbeat_at = opt_millis(JOBS, "heartbeat_at", row.opt_int("heartbeat_at")?)?;
+    let lease_ms = row.opt_int("lease_ms")?;
+    let lease = match (state, owner, lease_ms) {
+        (JobState::Running, Some(owner), Some(lease_ms)) => Some(LeaseSnapshot {
+            owner,
+            token,
+            heartbeat_at,
+            lease_ms: unsigned(JOBS, "lease_ms", lease_ms)?,
+        }),
+        _ => None,
+    };
+    Ok(JobRecord {
+        id: JobId(row.int("id")?),
+        queue: row.text("queue")?,
+        state,
+        payload: payload(&row.text("payload")?)?,
+        priority: row.int32("priority")?,
+        run_at: millis(JOBS, "run_at", row.int("run_at")?)?,
+        attempts: unsigned32(JOBS, "attempts", row.int32("attempts")?.into())?,
+        max_attempts: unsigned32(JOBS, "max_attempts", row.int32("max_attempts")?.into())?,
+        idempotency_key: row.opt_text("idempotency_key")?,
+        timeout: row
+            .opt_int("timeout_ms")?
+            .map(|t| unsigned(JOBS, "timeout_ms", t).map(Duration::from_millis))
+            .transpose()?,
+        token,
+        lease,
+        last_error: row.opt_text("last_error")?,
+        created_at: millis(JOBS, "created_at", row.int("created_at")?)?,
+        finished_at: opt_millis(JOBS, "finished_at", row.opt_int("finished_at")?)?,
+        attempt_log: Vec::new(),
+    })
+}
+
+/// The running attempt of a job record, read off its lease and claim time.
+pub(crate) fn running_attempt(row: &impl DecodeRow, record: &JobRecord) -> StoreResult<Option<AttemptRecord>> {
+    let Some(lease) = &record.lease else { return Ok(None) };
+    Ok(Some(AttemptRecord {
+        token: lease.token,
+        owner: lease.owner.clone(),
+        started_at: millis(JOBS, "claimed_at", row.opt_int("claimed_at")?.unwrap_or(0))?,
+        ended_at: None,
+        outcome: AttemptOutcome::Running,
+        error: None,
+    }))
+}
+
+/// An ended attempt from a `leasehold_attempts` row.
+pub(crate) fn attempt(row: &impl DecodeRow) -> StoreResult<AttemptRecord> {
+    let outcome = row.text("outcome")?;
+    Ok(AttemptRecord {
+        token: unsigned(ATTEMPTS, "token", row.int("token")?)?,
+        owner: owner(row, "owner_")?.ok_or_else(|| StoreError::CorruptRow {
+            table: ATTEMPTS,
+            detail: "attempt without owner".to_owned(),
+        })?,
+        started_at: millis(ATTEMPTS, "started_at", row.int("started_at")?)?,
+        ended_at: opt_millis(ATTEMPTS, "ended_at", row.opt_int("ended_at")?)?,
+        outcome: AttemptOutcome::parse(&outcome).ok_or_else(|| StoreError::CorruptRow {
+            table: ATTEMPTS,
+            detail: format!("unknown outcome {outcome:?}"),
+        })?,
+        error: row.opt_text("error")?,
+    })
+}
+
+/// Folds `(queue, state, count)` rows into per-queue counts.
+pub(crate) fn counts(rows: &[impl DecodeRow]) -> StoreResult<Vec<super::QueueCounts>> {
+    let mut out: Vec<super::QueueCounts> = Vec::new();
+    for row in rows {
+        let queue = row.text("queue")?;
+        let n = unsigned(JOBS, "count", row.int("n")?)?;
+        if out.last().is_none_or(|c| c.queue != queue) {
+            out.push(super::QueueCounts { queue, ..Default::default() });
+        }
+        let entry = out.last_mut().expect("pushed above");
+        match state(row)? {
+            JobState::Queued => entry.queued = n,
+            JobState::Running => entry.running = n,
+            JobState::Succeeded => entry.succeeded = n,
+            JobState::Dead => entry.dead = n,
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,152 @@
+//! The queue's tables: migration set `leasehold-queue`, id block 1000.
+//!
+//! `leasehold_jobs` holds one row per job, including the lease of its current
+//! claim (owner identity, fencing `token`, `heartbeat_at`, `lease_ms`, and
+//! `expires_at = heartbeat_at + lease_ms`, which the stale-lease index
+//! orders). `leasehold_attempts` holds one row per ENDED attempt, written by
+//! the same statement that ends it (settle, fail, reclaim, steal); the running
+//! attempt is read off the job row. Writing the row once, at the end, keeps the
+//! claim to a single row update on the hot path.
+//!
+//! There is no foreign key from attempts to jobs on purpose: attempts are
+//! written only by the statement that changes the job, and on PostgreSQL a
+//! foreign-key check would take a second lock on the job row per settle.
+//!
+//! All times are BIGINT milliseconds since the Unix epoch.
+
+use super::migrate::{Migration, MigrationSet};
+
+/// The queue's migration set: namespace `leasehold-queue`, ids 1000..2000.
+pub const QUEUE_MIGRATIONS: MigrationSet = MigrationSet {
+    namespace: "leasehold-queue",
+    id_block: 1000,
+    migrations: &[
+        Migration { number: 1, name: "0001_jobs_and_attempts", sqlite: SQLITE_0001, postgres: POSTGRES_0001 },
+        Migration { number: 2, name: "0002_attempt_results", sqlite: SQLITE_0002, postgres: POSTGRES_0002 },
+    ],
+};
+
+/// What an attempt produced (the CLI: exit code and output tail), one row per
+/// `(job_id, token)`, written only while that token holds the job
+/// ([`super::Store::record_result`]). Kept apart from the attempt log so the
+/// settle statements stay as they are.
+const SQLITE_0002: &str = r#"
+CREATE TABLE leasehold_results (
+    job_id      INTEGER NOT NULL,
+    token       INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    result      TEXT    NOT NULL,
+    PRIMARY KEY (job_id, token)
+) WITHOUT ROWID;
+"#;
+
+const POSTGRES_0002: &str = r#"
+CREATE TABLE leasehold_results (
+    job_id      bigint NOT NULL,
+    token       bigint NOT NULL,
+    recorded_at bigint NOT NULL,
+    result      jsonb  NOT NULL,
+    PRIMARY KEY (job_id, token)
+);
+"#;
+
+const SQLITE_0001: &str = r#"
+CREATE TABLE leasehold_jobs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue            TEXT    NOT NULL,
+    payload          TEXT    NOT NULL,
+    state            TEXT    NOT NULL DEFAULT 'queued'
+                     CHECK (state IN ('queued', 'running', 'succeeded', 'dead')),
+    priority         INTEGER NOT NULL DEFAULT 0,
+    run_at           INTEGER NOT NULL,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    max_attempts     INTEGER NOT NULL CHECK (max_attempts >= 1),
+    timeout_ms       INTEGER,
+    idempotency_key  TEXT,
+    token            INTEGER NOT NULL DEFAULT 0,
+    owner_host       TEXT,
+    owner_pid        INTEGER,
+    owner_nonce      TEXT,
+    owner_start_time INTEGER,
+    owner_boot_id    TEXT,
+    claimed_at       INTEGER,
+    heartbeat_at     INTEGER,
+    lease_ms         INTEGER,
+    expires_at       INTEGER,
+    last_error       TEXT,
+    created_at       INTEGER NOT NULL,
+    finished_at      INTEGER
+);
+CREATE INDEX leasehold_jobs_queued ON leasehold_jobs (queue, priority, run_at, id)
+    WHERE state = 'queued';
+CREATE INDEX leasehold_jobs_running ON leasehold_jobs (queue, expires_at)
+    WHERE state = 'running';
+CREATE UNIQUE INDEX leasehold_jobs_idempotency ON leasehold_jobs (queue, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE TABLE leasehold_attempts (
+    job_id           INTEGER NOT NULL,
+    token            INTEGER NOT NULL,
+    owner_host       TEXT    NOT NULL,
+    owner_pid        INTEGER NOT NULL,
+    owner_nonce      TEXT    NOT NULL,
+    owner_start_time INTEGER,
+    owner_boot_id    TEXT,
+    started_at       INTEGER NOT NULL,
+    ended_at         INTEGER NOT NULL,
+    outcome          TEXT    NOT NULL CHECK (outcome IN ('succeeded', 'failed', 'lease-lost')),
+    error            TEXT,
+    PRIMARY KEY (job_id, token)
+) WITHOUT ROWID;
+"#;
+
+// fillfactor leaves room on each page so a heartbeat (which changes only
+// unindexed columns besides expires_at's partial index) can often stay a
+// heap-only update.
+const POSTGRES_0001: &str = r#"
+CREATE TABLE leasehold_jobs (
+    id               bigint  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    queue            text    NOT NULL,
+    payload          jsonb   NOT NULL,
+    state            text    NOT NULL DEFAULT 'queued'
+                     CHECK (state IN ('queued', 'running', 'succeeded', 'dead')),
+    priority         integer NOT NULL DEFAULT 0,
+    run_at           bigint  NOT NULL,
+    attempts         integer NOT NULL DEFAULT 0,
+    max_attempts     integer NOT NULL CHECK (max_attempts >= 1),
+    timeout_ms       bigint,
+    idempotency_key  text,
+    token            bigint  NOT NULL DEFAULT 0,
+    owner_host       text,
+    owner_pid        bigint,
+    owner_nonce      text,
+    owner_start_time bigint,
+    owner_boot_id    text,
+    claimed_at       bigint,
+    heartbeat_at     bigint,
+    lease_ms         bigint,
+    expires_at       bigint,
+    last_error       text,
+    created_at       bigint  NOT NULL,
+    finished_at      bigint
+) WITH (fillfactor = 80);
+CREATE INDEX leasehold_jobs_queued ON leasehold_jobs (queue, priority, run_at, id)
+    WHERE state = 'queued';
+CREATE INDEX leasehold_jobs_running ON leasehold_jobs (queue, expires_at)
+    WHERE state = 'running';
+CREATE UNIQUE INDEX leasehold_jobs_idempotency ON leasehold_jobs (queue, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE TABLE leasehold_attempts (
+    job_id           bigint NOT NULL,
+    token            bigint NOT NULL,
+    owner_host       text   NOT NULL,
+    owner_pid        bigint NOT NULL,
+    owner_nonce      text   NOT NULL,
+    owner_start_time bigint,
+    owner_boot_id    text,
+    started_at       bigint NOT NULL,
+    ended_at         bigint NOT NULL,
+    outcome          text   NOT NULL CHECK (outcome IN ('succeeded', 'failed', 'lease-lost')),
+    error            text,
+    PRIMARY KEY (job_id, token)
+);
+"#;

@@ -1,0 +1,453 @@
+//! The SQLite backend: one file in WAL mode, the caller's clock.
+//!
+//! Batched inputs travel as one JSON text parameter read with `json_each`, so
+//! a batch of any size is one statement. Operations that write two tables
+//! (settle + attempt log, takeover + attempt log) run in one `BEGIN
+//! IMMEDIATE` transaction, which takes the write lock up front: two
+//! processes never interleave inside one, and a crash mid-way commits nothing.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+
+use super::backend::{
+    self, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover,
+};
+use super::migrate::{self, AppliedMigration, MigrationSet};
+use super::validate::NewJob;
+use super::{BackendKind, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError, StoreResult, rows};
+
+pub(crate) const KIND: BackendKind = BackendKind::Sqlite;
+
+/// How long a writer waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) async fn connect(
+    url: &str,
+    redacted: &str,
+    config: &StoreConfig,
+) -> StoreResult<SqlitePool> {
+    let unreachable = |source| StoreError::Unreachable { url: redacted.to_owned(), source };
+    let options = SqliteConnectOptions::from_str(url)
+        .map_err(unreachable)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        // WAL + NORMAL: a commit survives a process crash; only an OS crash
+        // may lose the last commits (never corrupting the file).
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(BUSY_TIMEOUT);
+    SqlitePoolOptions::new()
+        .max_connections(config.max_connections.unwrap_or(1).max(1))
+        .min_connections(1)
+        // A `sqlite::memory:` database lives as long as its connection.
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .acquire_timeout(config.connect_timeout)
+        .test_before_acquire(false)
+        .connect_with(options)
+        .await
+        .map_err(unreachable)
+}
+
+async fn immediate(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqlite>> {
+    Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+}
+
+const CREATE_MIGRATIONS: &str = "CREATE TABLE IF NOT EXISTS leasehold_migrations (
+    id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL, applied_at INTEGER NOT NULL)";
+
+pub(crate) async fn migrate(pool: &SqlitePool, sets: &[&MigrationSet]) -> StoreResult<()> {
+    let mut tx = immediate(pool).await?;
+    sqlx::query(CREATE_MIGRATIONS).execute(&mut *tx).await?;
+    let applied = sqlx::query("SELECT id, namespace, name FROM leasehold_migrations")
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(AppliedMigration { id: r.try_get(0)?, namespace: r.try_get(1)?, name: r.try_get(2)? })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    for pending in migrate::plan(sets, &applied)? {
+        sqlx::raw_sql(pending.migration.sqlite).execute(&mut *tx).await?;
+        sqlx::query(
+            "INSERT INTO leasehold_migrations (id, namespace, name, applied_at)
+             VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))",
+        )
+        .bind(pending.id)
+        .bind(pending.namespace)
+        .bind(pending.migration.name)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(crate) async fn enqueue(
+    pool: &SqlitePool,
+    queue: &str,
+    jobs: &[NewJob],
+    now: i64,
+) -> StoreResult<Vec<JobId>> {
+    let batch: Vec<_> = jobs
+        .iter()
+        .map(|j| {
+            (&j.payload, j.priority, j.due(now), j.max_attempts, j.timeout_ms, &j.idempotency_key)
+        })
+        .collect();
+    let batch = serde_json::to_string(&batch).expect("tuples of strings and numbers serialize");
+    let returned: Vec<(i64, Option<String>)> = sqlx::query_as(
+        "INSERT INTO leasehold_jobs
+             (queue, payload, priority, run_at, max_attempts, timeout_ms, idempotency_key, created_at)
+         SELECT ?1, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+                json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'),
+                json_extract(j.value, '$[4]'), json_extract(j.value, '$[5]'), ?2
+         FROM json_each(?3) AS j WHERE true ORDER BY j.key
+         ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+         RETURNING id, idempotency_key",
+    )
+    .bind(queue)
+    .bind(now)
+    .bind(batch)
+    .fetch_all(pool)
+    .await?;
+    let conflicted = backend::conflicted_keys(jobs, &returned);
+    let existing: HashMap<String, i64> = if conflicted.is_empty() {
+        HashMap::new()
+    } else {
+        sqlx::query_as::<_, (String, i64)>(
+            "SELECT idempotency_key, id FROM leasehold_jobs
+             WHERE queue = ?1 AND idempotency_key IN (SELECT value FROM json_each(?2))",
+        )
+        .bind(queue)
+        .bind(serde_json::to_string(&conflicted).expect("strings serialize"))
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .collect()
+    };
+    backend::assign_ids(jobs, returned, &existing)
+}
+
+const STALE: &str = "SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time,
+        owner_boot_id, claimed_at, heartbeat_at, lease_ms
+    FROM leasehold_jobs
+    WHERE queue = ?1 AND state = 'running' AND expires_at < ?2
+      AND id NOT IN (SELECT value FROM json_each(?3))
+    ORDER BY priority, run_at, id LIMIT ?4";
+
+const CLAIM: &str = "UPDATE leasehold_jobs SET state = 'running', token = token + 1,
+        attempts = attempts + 1, owner_host = ?1, owner_pid = ?2, owner_nonce = ?3,
+        owner_start_time = ?4, owner_boot_id = ?5, claimed_at = ?6, heartbeat_at = ?6,
+        lease_ms = ?7, expires_at = ?6 + ?7
+    WHERE id IN (SELECT id FROM leasehold_jobs
+                 WHERE queue = ?8 AND state = 'queued' AND run_at <= ?6
+                 ORDER BY priority, run_at, id LIMIT ?9)
+    RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now,
+        priority, run_at";
+
+pub(crate) async fn claim(
+    pool: &SqlitePool,
+    queue: &str,
+    owner: &OwnerParams<'_>,
+    lease_ms: i64,
+    n: i64,
+    refused: &[i64],
+    settle: &[(i64, i64)],
+    now: i64,
+) -> StoreResult<(ClaimRound, Vec<i64>)> {
+    // Commits are cheap in WAL mode: the completion goes first on its own.
+    let done = if settle.is_empty() { Vec::new() } else { complete(pool, settle, now).await? };
+    // Two statements, no transaction: the stale read only sizes the page and
+    // names candidates (each takeover re-checks its snapshot), and the claim
+    // is one atomic UPDATE.
+    let stale = sqlx::query(STALE)
+        .bind(queue)
+        .bind(now)
+        .bind(serde_json::to_string(refused).expect("ids serialize"))
+        .bind(n)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::stale)
+        .collect::<StoreResult<Vec<_>>>()?;
+    let room = n - stale.len() as i64;
+    let mut claimed = Vec::new();
+    if room > 0 {
+        let found = sqlx::query(CLAIM)
+            .bind(owner.host)
+            .bind(owner.pid)
+            .bind(owner.nonce)
+            .bind(owner.start_time)
+            .bind(owner.boot_id)
+            .bind(now)
+            .bind(lease_ms)
+            .bind(queue)
+            .bind(room)
+            .fetch_all(pool)
+            .await?;
+        claimed = in_claim_order(&found)?;
+    }
+    Ok((ClaimRound { claimed, stale, now }, done))
+}
+
+/// Claimed rows in the queue's order (RETURNING order is unspecified).
+fn in_claim_order(found: &[sqlx::sqlite::SqliteRow]) -> StoreResult<Vec<super::ClaimedJob>> {
+    let mut keyed = found
+        .iter()
+        .map(|r| {
+            let priority: i32 = r.try_get("priority")?;
+            let run_at: i64 = r.try_get("run_at")?;
+            Ok(((priority, run_at), rows::claimed(r, false)?))
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    keyed.sort_by_key(|((priority, run_at), job)| (*priority, *run_at, job.id));
+    Ok(keyed.into_iter().map(|(_, job)| job).collect())
+}
+
+/// The compare-and-swap of a takeover: the exact snapshot, still stale.
+const SNAPSHOT: &str = "id = ?1 AND state = 'running' AND token = ?2 AND owner_nonce = ?3
+    AND heartbeat_at IS ?4 AND expires_at < ?5";
+
+pub(crate) async fn take_over(
+    pool: &SqlitePool,
+    owner: &OwnerParams<'_>,
+    lease_ms: i64,
+    takeovers: &[Takeover<'_>],
+    now: i64,
+) -> StoreResult<Vec<TakenOver>> {
+    let take = format!(
+        "UPDATE leasehold_jobs SET token = token + 1, attempts = attempts + 1,
+             owner_host = ?6, owner_pid = ?7, owner_nonce = ?8, owner_start_time = ?9,
+             owner_boot_id = ?10, claimed_at = ?5, heartbeat_at = ?5, lease_ms = ?11,
+             expires_at = ?5 + ?11
+         WHERE {SNAPSHOT} AND attempts < max_attempts
+         RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now"
+    );
+    let bury = format!(
+        "UPDATE leasehold_jobs SET token = token + 1, state = 'dead', finished_at = ?5,
+             last_error = ?6
+         WHERE {SNAPSHOT} AND attempts >= max_attempts
+         RETURNING id"
+    );
+    let mut tx = immediate(pool).await?;
+    let mut out = Vec::new();
+    for t in takeovers {
+        let c = t.candidate;
+        let taken = sqlx::query(sqlx::AssertSqlSafe(take.as_str()))
+            .bind(c.id)
+            .bind(c.token)
+            .bind(&c.owner.nonce)
+            .bind(c.heartbeat_at)
+            .bind(now)
+            .bind(owner.host)
+            .bind(owner.pid)
+            .bind(owner.nonce)
+            .bind(owner.start_time)
+            .bind(owner.boot_id)
+            .bind(lease_ms)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let result = match taken {
+            Some(row) => Some(TakenOver::Claimed(rows::claimed(&row, true)?)),
+            None => {
+                let note = format!("lease lost on the final attempt: {}", t.note);
+                sqlx::query(sqlx::AssertSqlSafe(bury.as_str()))
+                    .bind(c.id)
+                    .bind(c.token)
+                    .bind(&c.owner.nonce)
+                    .bind(c.heartbeat_at)
+                    .bind(now)
+                    .bind(note)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .map(|_| TakenOver::DeadLettered(c.id))
+            }
+        };
+        let Some(result) = result else { continue };
+        sqlx::query(
+            "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
+                 owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'lease-lost', ?10)",
+        )
+        .bind(c.id)
+        .bind(c.token)
+        .bind(&c.owner.host_id)
+        .bind(i64::from(c.owner.pid))
+        .bind(&c.owner.nonce)
+        .bind(c.owner.start_time.map(|t| t as i64))
+        .bind(&c.owner.boot_id)
+        .bind(c.claimed_at)
+        .bind(now)
+        .bind(&t.note)
+        .execute(&mut *tx)
+        .await?;
+        out.push(result);
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// Fences as a JSON array of `[id, token]`, read by `json_each`.
+fn pairs_json(pairs: &[(i64, i64)]) -> String {
+    serde_json::to_string(pairs).expect("pairs of integers serialize")
+}
+
+const FENCE_INPUT: &str = "(SELECT json_extract(value, '$[0]') AS id,
+                                json_extract(value, '$[1]') AS token
+                         FROM json_each(?1)) AS f";
+
+pub(crate) async fn renew(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    owner_nonce: Option<&str>,
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let sql = format!(
+        "UPDATE leasehold_jobs AS j SET heartbeat_at = ?2, expires_at = ?2 + j.lease_ms
+         FROM {FENCE_INPUT}
+         WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
+           AND (?3 IS NULL OR j.owner_nonce = ?3)
+         RETURNING id"
+    );
+    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(pairs_json(pairs))
+        .bind(now)
+        .bind(owner_nonce)
+        .fetch_all(pool)
+        .await?)
+}
+
+/// Logs the ended attempts of `ids` (the job rows still carry the token,
+/// owner and claim time of the attempt that just ended).
+const LOG_ENDED: &str = "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid,
+        owner_nonce, owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
+    SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
+        claimed_at, ?2, ?3, ?4
+    FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
+
+pub(crate) async fn complete(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let sql = format!(
+        "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
+         FROM {FENCE_INPUT}
+         WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
+         RETURNING id"
+    );
+    let mut tx = immediate(pool).await?;
+    let done: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(pairs_json(pairs))
+        .bind(now)
+        .fetch_all(&mut *tx)
+        .await?;
+    if !done.is_empty() {
+        sqlx::query(LOG_ENDED)
+            .bind(serde_json::to_string(&done).expect("ids serialize"))
+            .bind(now)
+            .bind("succeeded")
+            .bind(None::<String>)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(done)
+}
+
+pub(crate) async fn fail(
+    pool: &SqlitePool,
+    (id, token): (i64, i64),
+    error: &str,
+    initial_ms: i64,
+    max_ms: i64,
+    now: i64,
+) -> StoreResult<Option<(JobState, i64)>> {
+    let mut tx = immediate(pool).await?;
+    let row = sqlx::query(
+        "UPDATE leasehold_jobs SET
+             state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END,
+             run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                      ELSE ?3 + min(?5, ?4 << min(attempts - 1, 30)) END,
+             last_error = ?6,
+             finished_at = CASE WHEN attempts >= max_attempts THEN ?3 ELSE NULL END
+         WHERE id = ?1 AND token = ?2 AND state = 'running'
+         RETURNING state, run_at",
+    )
+    .bind(id)
+    .bind(token)
+    .bind(now)
+    .bind(initial_ms)
+    .bind(max_ms)
+    .bind(error)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let state: String = row.try_get("state")?;
+    let run_at: i64 = row.try_get("run_at")?;
+    sqlx::query(LOG_ENDED)
+        .bind(format!("[{id}]"))
+        .bind(now)
+        .bind("failed")
+        .bind(error)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
+        table: "leasehold_jobs",
+        detail: format!("unknown state {state:?}"),
+    })?;
+    Ok(Some((state, run_at)))
+}
+
+pub(crate) async fn fence_rows(pool: &SqlitePool, ids: &[i64]) -> StoreResult<Vec<FenceRow>> {
+    sqlx::query(
+        "SELECT id, token, state, owner_nonce FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))",
+    )
+    .bind(serde_json::to_string(ids).expect("ids serialize"))
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(rows::fence_row)
+    .collect()
+}
+
+pub(crate) async fn counts(pool: &SqlitePool) -> StoreResult<Vec<QueueCounts>> {
+    let found = sqlx::query(
+        "SELECT queue, state, count(*) AS n FROM leasehold_jobs
+         GROUP BY queue, state ORDER BY queue, state",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows::counts(&found)
+}
+
+pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobRecord>> {
+    // One read transaction: the job row and its attempt log from one snapshot.
+    let mut tx = pool.begin().await?;
+    let Some(row) = sqlx::query("SELECT * FROM leasehold_jobs WHERE id = ?1")
+        .bind(id.0)
+        .fetch_optional(&mut *tx)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let mut record = rows::job(&row)?;
+    let running = rows::running_attempt(&row, &record)?;
+    record.attempt_log = sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = ?1 ORDER BY token")
+        .bind(id.0)
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(rows::attempt)
+        .collect::<StoreResult<Vec<_>>>()?;
+    tx.commit().await?;
+    record.attempt_log.extend(running);
+    Ok(Some(record))
+}

@@ -1,0 +1,216 @@
+//! Input checks that run before anything is written, and the conversion of
+//! enqueue options into the plain values both backends bind.
+
+use std::time::Duration;
+
+use leasehold_core::Millis;
+
+use super::{EnqueueOptions, StoreError, StoreResult};
+
+/// Longest queue name accepted.
+pub const MAX_QUEUE_NAME_LEN: usize = 128;
+/// Longest idempotency key accepted.
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 512;
+
+/// Checks a queue name: 1 to [`MAX_QUEUE_NAME_LEN`] bytes of `A-Z a-z 0-9 _ - . :`.
+/// The set is narrow on purpose: names travel in NOTIFY payloads, log lines
+/// and CLI arguments, where anything wider needs quoting.
+pub fn queue_name(name: &str) -> StoreResult<()> {
+    let bad = |reason| Err(StoreError::InvalidQueueName { name: name.to_owned(), reason });
+    if name.is_empty() {
+        return bad("empty");
+    }
+    if name.len() > MAX_QUEUE_NAME_LEN {
+        return bad("longer than 128 bytes");
+    }
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':')) {
+        return bad("only A-Z a-z 0-9 _ - . : are allowed");
+    }
+    Ok(())
+}
+
+/// Parses a payload handed in as text.
+pub fn payload_text(text: &str) -> StoreResult<serde_json::Value> {
+    serde_json::from_str(text).map_err(StoreError::InvalidPayload)
+}
+
+/// Milliseconds of a span as the databases store them (BIGINT), refusing
+/// spans that do not fit.
+pub fn duration_ms(option: &'static str, span: Duration) -> StoreResult<i64> {
+    i64::try_from(span.as_millis()).map_err(|_| StoreError::InvalidOption {
+        option,
+        reason: format!("{span:?} does not fit in i64 milliseconds"),
+    })
+}
+
+/// Milliseconds of an instant as stored (BIGINT).
+pub fn millis(option: &'static str, at: Millis) -> StoreResult<i64> {
+    i64::try_from(at.0).map_err(|_| StoreError::InvalidOption {
+        option,
+        reason: format!("{at} does not fit in i64 milliseconds"),
+    })
+}
+
+/// A lease length: at least 1 ms.
+pub fn lease_ms(lease: Duration) -> StoreResult<i64> {
+    let ms = duration_ms("lease", lease)?;
+    if ms < 1 {
+        return Err(StoreError::InvalidOption {
+            option: "lease",
+            reason: "must be at least 1ms".to_owned(),
+        });
+    }
+    Ok(ms)
+}
+
+/// One job ready to insert: validated, payload serialized, times in ms.
+#[derive(Clone, Debug)]
+pub struct NewJob {
+    /// The payload as JSON text.
+    pub payload: String,
+    /// Priority (lower first).
+    pub priority: i32,
+    /// Absolute due time, when given.
+    pub run_at: Option<i64>,
+    /// Delay after the insert's clock; 0 when neither is given.
+    pub delay_ms: i64,
+    /// Attempt budget, at least 1.
+    pub max_attempts: i32,
+    /// Per-attempt timeout.
+    pub timeout_ms: Option<i64>,
+    /// Idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+impl NewJob {
+    /// Validates `options` and serializes `payload`.
+    pub fn new(payload: &serde_json::Value, options: &EnqueueOptions) -> StoreResult<NewJob> {
+        fn invalid<T>(option: &'static str, reason: &str) -> StoreResult<T> {
+            Err(StoreError::InvalidOption { option, reason: reason.to_owned() })
+        }
+        if options.run_at.is_some() && options.delay.is_some() {
+            return invalid("run_at", "give run_at or delay, not both");
+        }
+        if options.max_attempts == 0 {
+            return invalid("max_attempts", "must be at least 1");
+        }
+        let max_attempts = i32::try_from(options.max_attempts)
+            .or_else(|_| invalid("max_attempts", "must fit in i32"))?;
+        if let Some(key) = &options.idempotency_key {
+            if key.is_empty() {
+                return invalid("idempotency_key", "must not be empty");
+            }
+            if key.len() > MAX_IDEMPOTENCY_KEY_LEN {
+                return invalid("idempotency_key", "longer than 512 bytes");
+            }
+        }
+        let timeout_ms = match options.timeout {
+            Some(t) if t.is_zero() => return invalid("timeout", "must be longer than zero"),
+            Some(t) => Some(duration_ms("timeout", t)?),
+            None => None,
+        };
+        Ok(NewJob {
+            payload: payload.to_string(),
+            priority: options.priority,
+            run_at: options.run_at.map(|at| millis("run_at", at)).transpose()?,
+            delay_ms: options.delay.map(|d| duration_ms("delay", d)).transpose()?.unwrap_or(0),
+            max_attempts,
+            timeout_ms,
+            idempotency_key: options.idempotency_key.clone(),
+        })
+    }
+
+    /// The due time given the insert's clock reading.
+    pub fn due(&self, now: i64) -> i64 {
+        self.run_at.unwrap_or_else(|| now.saturating_add(self.delay_ms))
+    }
+}
+
+/// Reads a non-negative BIGINT column as `u64`.
+pub fn unsigned(table: &'static str, column: &str, value: i64) -> StoreResult<u64> {
+    u64::try_from(value).map_err(|_| StoreError::CorruptRow {
+        table,
+        detail: format!("{column} is negative ({value})"),
+    })
+}
+
+/// Reads a non-negative INTEGER column as `u32`.
+pub fn unsigned32(table: &'static str, column: &str, value: i64) -> StoreResult<u32> {
+    u32::try_from(value).map_err(|_| StoreError::CorruptRow {
+        table,
+        detail: format!("{column} is out of range ({value})"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_names_with_allowed_characters_pass() {
+        assert!(queue_name("emails").is_ok());
+        assert!(queue_name("billing:eu-west.v2_retry").is_ok());
+    }
+
+    #[test]
+    fn queue_name_with_space_or_quote_is_refused_naming_the_rule() {
+        for name in ["bad name", "x'; drop", "é", "a/b"] {
+            let err = queue_name(name).unwrap_err();
+            assert!(err.to_string().contains("only A-Z"), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn empty_and_overlong_queue_names_are_refused() {
+        assert!(queue_name("").unwrap_err().to_string().contains("empty"));
+        assert!(queue_name(&"q".repeat(129)).unwrap_err().to_string().contains("128"));
+        assert!(queue_name(&"q".repeat(128)).is_ok());
+    }
+
+    #[test]
+    fn payload_text_that_is_not_json_is_refused() {
+        let err = payload_text("{not json").unwrap_err();
+        assert!(matches!(err, StoreError::InvalidPayload(_)));
+        assert!(err.to_string().starts_with("payload is not JSON"));
+        assert_eq!(payload_text("[1,2]").unwrap(), serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn run_at_and_delay_together_are_refused() {
+        let options = EnqueueOptions {
+            run_at: Some(Millis(5)),
+            delay: Some(Duration::from_secs(1)),
+            ..EnqueueOptions::default()
+        };
+        let err = NewJob::new(&serde_json::Value::Null, &options).unwrap_err();
+        assert!(err.to_string().contains("run_at"), "{err}");
+    }
+
+    #[test]
+    fn zero_attempts_zero_timeout_and_empty_key_are_refused() {
+        let p = serde_json::Value::Null;
+        let zero_attempts = EnqueueOptions { max_attempts: 0, ..EnqueueOptions::default() };
+        assert!(NewJob::new(&p, &zero_attempts).unwrap_err().to_string().contains("max_attempts"));
+        let zero_timeout =
+            EnqueueOptions { timeout: Some(Duration::ZERO), ..EnqueueOptions::default() };
+        assert!(NewJob::new(&p, &zero_timeout).unwrap_err().to_string().contains("timeout"));
+        let empty_key =
+            EnqueueOptions { idempotency_key: Some(String::new()), ..EnqueueOptions::default() };
+        assert!(NewJob::new(&p, &empty_key).unwrap_err().to_string().contains("idempotency_key"));
+    }
+
+    #[test]
+    fn due_time_is_run_at_or_now_plus_delay() {
+        let p = serde_json::Value::Null;
+        let at = NewJob::new(&p, &EnqueueOptions { run_at: Some(Millis(7)), ..Default::default() })
+            .unwrap();
+        assert_eq!(at.due(100), 7);
+        let later = NewJob::new(
+            &p,
+            &EnqueueOptions { delay: Some(Duration::from_millis(30)), ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(later.due(100), 130);
+        assert_eq!(NewJob::new(&p, &EnqueueOptions::default()).unwrap().due(100), 100);
+    }
+}

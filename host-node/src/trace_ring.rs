@@ -1,0 +1,190 @@
+//! The trace sink (seed 000 `createJobTraceSink` / `resumeJobTrace`): the
+//! core's [`TraceRing`] behind a lock, fed by a runner's `onEvent`, saved and
+//! resumed as JSON, optionally forwarding each finished span to `tracing`.
+
+use std::fmt::Display;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use leasehold_core::Millis;
+use leasehold_core::event::{Event, PassReport as CorePassReport};
+pub use leasehold_core::trace_ring::{
+    DEFAULT_TRACE_CAPACITY, ItemOutcome, ItemSpan, PassSpan, SavedTrace, TraceRing, TraceRingError,
+};
+
+use crate::runner::{JobError, JobEvent};
+
+/// The runner name and the core event a host [`JobEvent`] carries (its error
+/// by reference), so the sinks below take the runner's `on_event` as it is.
+pub(crate) fn core_event(event: &JobEvent) -> (&str, Event<&JobError>) {
+    match event {
+        JobEvent::PassStart { name, at } => (name, Event::PassStart { at: Millis(*at) }),
+        JobEvent::PassEnd { name, at, report, next_delay_ms } => {
+            let report = CorePassReport {
+                claimed: report.claimed,
+                performed: report.performed,
+                failed: report.failed,
+                claim_lost: report.claim_lost,
+            };
+            (name, Event::PassEnd { at: Millis(*at), report, next_delay_ms: *next_delay_ms })
+        }
+        JobEvent::Claimed { name, at, item } => (name, Event::Claimed { at: Millis(*at), item: *item }),
+        JobEvent::ClaimFailed { name, at, error } => (name, Event::ClaimFailed { at: Millis(*at), error }),
+        JobEvent::Performed { name, at, item, duration_ms } => {
+            (name, Event::Performed { at: Millis(*at), item: *item, duration_ms: *duration_ms })
+        }
+        JobEvent::ItemFailed { name, at, item, error } => {
+            (name, Event::ItemFailed { at: Millis(*at), item: *item, error })
+        }
+        JobEvent::Heartbeat { name, at, item } => (name, Event::Heartbeat { at: Millis(*at), item: *item }),
+        JobEvent::HeartbeatFailed { name, at, item, error } => {
+            (name, Event::HeartbeatFailed { at: Millis(*at), item: *item, error })
+        }
+        JobEvent::ClaimLost { name, at, item, lapsed, unconfirmed_ms } => (
+            name,
+            Event::ClaimLost { at: Millis(*at), item: *item, lapsed: *lapsed, unconfirmed_ms: *unconfirmed_ms },
+        ),
+    }
+}
+
+/// Restoring a saved trace failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceSinkError {
+    /// The saved ring can not be used (version, capacity).
+    #[error(transparent)]
+    Ring(#[from] TraceRingError),
+    /// The saved text is not a saved trace.
+    #[error("saved trace is not valid JSON of a trace ring: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// A runner trace sink: records every pass that claimed something as a span
+/// in a bounded ring (the oldest goes first). Share it behind an `Arc` and
+/// hand [`TraceSink::on_job_event`] to the runner:
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use leasehold::trace_ring::{TraceSink, DEFAULT_TRACE_CAPACITY};
+/// # use leasehold::runner::JobRunner;
+/// let sink = Arc::new(TraceSink::new(DEFAULT_TRACE_CAPACITY).unwrap().forward_to_tracing(true));
+/// let builder = JobRunner::builder("mailer").on_event({
+///     let sink = Arc::clone(&sink);
+///     move |event| sink.on_job_event(event)
+/// });
+/// ```
+#[derive(Debug)]
+pub struct TraceSink {
+    ring: Mutex<TraceRing>,
+    forward: bool,
+}
+
+impl TraceSink {
+    /// A sink keeping at most `capacity` spans ([`DEFAULT_TRACE_CAPACITY`] is
+    /// the usual choice).
+    ///
+    /// # Errors
+    /// [`TraceRingError::ZeroCapacity`] for 0.
+    pub fn new(capacity: usize) -> Result<Self, TraceRingError> {
+        Ok(TraceSink { ring: Mutex::new(TraceRing::new(capacity)?), forward: false })
+    }
+
+    /// A sink that goes on from a saved ring (seed `resumeJobTrace`), with
+    /// `capacity` when given, else the saved one.
+    ///
+    /// # Errors
+    /// [`TraceRingError`] for another format version or capacity 0.
+    pub fn resume(saved: SavedTrace, capacity: Option<usize>) -> Result<Self, TraceRingError> {
+        Ok(TraceSink { ring: Mutex::new(TraceRing::resume(saved, capacity)?), forward: false })
+    }
+
+    /// [`TraceSink::resume`] from the JSON [`TraceSink::to_json`] wrote.
+    ///
+    /// # Errors
+    /// [`TraceSinkError::Json`] for text that is not a saved trace,
+    /// [`TraceSinkError::Ring`] as for `resume`.
+    pub fn from_json(json: &str, capacity: Option<usize>) -> Result<Self, TraceSinkError> {
+        Ok(Self::resume(serde_json::from_str(json)?, capacity)?)
+    }
+
+    /// Also forwards each finished span to `tracing` (target
+    /// `leasehold::trace`): an `info` event per pass, a `debug` event per item.
+    #[must_use]
+    pub fn forward_to_tracing(mut self, forward: bool) -> Self {
+        self.forward = forward;
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TraceRing> {
+        // A panic while holding the lock leaves the ring whole: every update
+        // is a single push or field write.
+        self.ring.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records one event of runner `runner` (errors shown through `Display`).
+    pub fn record<E: Display>(&self, runner: &str, event: &Event<E>) {
+        let mut ring = self.lock();
+        if let Some(span) = ring.record(runner, event) {
+            if self.forward {
+                forward(span);
+            }
+        }
+    }
+
+    /// The runner's `on_event` sink: records a [`JobEvent`] under the
+    /// runner name it carries.
+    pub fn on_job_event(&self, event: &JobEvent) {
+        let (runner, event) = core_event(event);
+        self.record(runner, &event);
+    }
+
+    /// The finished spans, oldest first.
+    pub fn spans(&self) -> Vec<PassSpan> {
+        self.lock().spans().cloned().collect()
+    }
+
+    /// Spans dropped because the ring was full.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped()
+    }
+
+    /// The ring as saved ([`SavedTrace`]).
+    pub fn save(&self) -> SavedTrace {
+        self.lock().save()
+    }
+
+    /// The ring as saved, in JSON (see [`leasehold_core::trace_ring`] for
+    /// the shape).
+    pub fn to_json(&self) -> String {
+        // Plain data with string keys: serialisation can not fail.
+        serde_json::to_string(&self.save()).unwrap_or_default()
+    }
+}
+
+fn forward(span: &PassSpan) {
+    tracing::info!(
+        target: "leasehold::trace",
+        runner = %span.name,
+        start_ms = span.start.0,
+        end_ms = span.end.0,
+        claimed = span.report.claimed,
+        performed = span.report.performed,
+        failed = span.report.failed,
+        claim_lost = span.report.claim_lost,
+        next_delay_ms = span.next_delay_ms,
+        claim_error = span.claim_error.as_deref(),
+        "pass"
+    );
+    for item in &span.items {
+        tracing::debug!(
+            target: "leasehold::trace",
+            runner = %span.name,
+            item = item.item,
+            start_ms = item.start.0,
+            duration_ms = item.duration_ms,
+            outcome = ?item.outcome,
+            heartbeats = item.heartbeats,
+            error = item.error.as_deref(),
+            "item"
+        );
+    }
+}

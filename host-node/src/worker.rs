@@ -1,0 +1,157 @@
+//! A store and a handler as a runner [`Job`]: `Worker::new(store, "queue",
+//! handler)` is all a user writes (issue 5's adapter).
+//!
+//! Claims take a page of up to `page` jobs in one statement and hand them to
+//! the runner one at a time (seed 000: "a module whose routing read answers a
+//! page keeps the page in a closure and refills it only once it is
+//! drained"). Renewals are the store's fenced heartbeat; the handler's outcome
+//! is written with the fenced `complete` / `fail` (retry with backoff, then
+//! dead letter), after its result, if any, with `record_result`.
+
+use crate::runner::{AbortSignal, BoxError, Clock, Job, TokioClock};
+use crate::store::{ClaimedJob, Store};
+use leasehold_core::lease::OwnerId;
+use leasehold_core::Millis;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The work for one job: gets the claimed job (payload, attempt, timeout) and
+/// the signal that fires when its claim is lost or lapses.
+///
+/// `Ok(Some(result))` completes the job and records `result` with it;
+/// `Ok(None)` completes it; `Err(e)` fails the attempt with `e`'s message
+/// (retried with backoff until the attempt budget is spent, then
+/// dead-lettered). After the signal fired nothing is written: the job is
+/// somebody else's now.
+pub trait Handler: Send + Sync + 'static {
+    /// Handles one job.
+    fn handle(
+        &self,
+        job: &ClaimedJob,
+        signal: AbortSignal,
+    ) -> impl Future<Output = Result<Option<serde_json::Value>, BoxError>> + Send;
+}
+
+/// Page items older than this (since their page was claimed, on the runner's
+/// clock) are renewed before they are handed over, so the runner's view of
+/// the lease stamp never lags the store's by more than a small slice of the
+/// skew allowance.
+const PAGE_FRESH_MS: u64 = 100;
+
+struct Page {
+    jobs: VecDeque<ClaimedJob>,
+    claimed_at: Millis,
+}
+
+/// A runner [`Job`] over a [`Store`] queue. See the module docs.
+pub struct Worker<H> {
+    store: Store,
+    queue: String,
+    owner: OwnerId,
+    lease: Duration,
+    page_size: usize,
+    page: Mutex<Page>,
+    clock: TokioClock,
+    handler: H,
+}
+
+impl<H: Handler> Worker<H> {
+    /// A worker on `queue` of `store`, claiming as this process
+    /// ([`crate::liveness::current_owner`]) with a 30 s lease and pages of 1.
+    pub fn new(store: Store, queue: impl Into<String>, handler: H) -> Self {
+        Worker {
+            store,
+            queue: queue.into(),
+            owner: crate::liveness::current_owner(),
+            lease: Duration::from_secs(30),
+            page_size: 1,
+            page: Mutex::new(Page { jobs: VecDeque::new(), claimed_at: Millis::ZERO }),
+            clock: TokioClock::new(),
+            handler,
+        }
+    }
+
+    /// The lease each claim and renewal stamps (use the runner's
+    /// `stale_after`).
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Jobs one claim statement takes (use the runner's concurrency).
+    #[must_use]
+    pub fn page_size(mut self, page: usize) -> Self {
+        self.page_size = page.clamp(1, crate::store::MAX_PAGE);
+        self
+    }
+
+    /// The identity claims are recorded under.
+    pub fn owner(&self) -> &OwnerId {
+        &self.owner
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn take_from_page(&self, at: Millis) -> Option<(ClaimedJob, bool)> {
+        let mut page = self.page.lock().unwrap();
+        let job = page.jobs.pop_front()?;
+        Some((job, at.since(page.claimed_at) > PAGE_FRESH_MS))
+    }
+}
+
+impl<H: Handler> Job for Worker<H> {
+    type Item = Arc<ClaimedJob>;
+    const HEARTBEAT: bool = true;
+
+    async fn claim(&self, at: Millis) -> Result<Option<Arc<ClaimedJob>>, BoxError> {
+        loop {
+            if let Some((job, stale)) = self.take_from_page(at) {
+                // A job that waited in the page is renewed first, so its
+                // lease starts now as far as the runner knows.
+                if stale && !self.store.heartbeat(job.fence(), at).await?.is_updated() {
+                    continue;
+                }
+                return Ok(Some(Arc::new(job)));
+            }
+            let jobs = self.store.claim_page(&self.queue, &self.owner, at, self.lease, self.page_size).await?;
+            if jobs.is_empty() {
+                return Ok(None);
+            }
+            let mut page = self.page.lock().unwrap();
+            page.jobs.extend(jobs);
+            page.claimed_at = at;
+        }
+    }
+
+    async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
+        let outcome = self.handler.handle(&job, signal.clone()).await;
+        // Lost or lapsed: settle nothing, the job is somebody else's now.
+        signal.check()?;
+        let now = self.clock.now();
+        match outcome {
+            Ok(result) => {
+                if let Some(result) = result {
+                    self.store.record_result(job.fence(), &result, now).await?;
+                }
+                let fence = self.store.complete(job.fence(), now).await?;
+                if !fence.is_updated() {
+                    return Err(format!("job {} lost its fence before completing: {fence:?}", job.id.0).into());
+                }
+            }
+            Err(error) => {
+                self.store.fail(job.fence(), &error.to_string(), now).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn heartbeat(&self, job: Arc<ClaimedJob>, at: Millis) -> Result<bool, BoxError> {
+        Ok(self.store.heartbeat(job.fence(), at).await?.is_updated())
+    }
+}

@@ -1,0 +1,184 @@
+//! Opening the event log (seed 004 `EventLog.open`): a torn tail is truncated
+//! with the epoch kept and reopening changes nothing; damage before the tail,
+//! a bad header or a missing file start a new epoch and report `created`.
+
+mod eventlog_support;
+
+use std::fs;
+
+use leasehold::eventlog::{EventLog, EventRecord, LogError, LogOptions, read_log};
+use serde_json::json;
+
+use eventlog_support::temp_log;
+
+fn event(source: &str, n: u64) -> EventRecord {
+    EventRecord {
+        source: source.to_owned(),
+        at: 1_000 + n,
+        kind: "step".to_owned(),
+        identity: Default::default(),
+        body: json!({ "n": n }),
+    }
+}
+
+/// A log with three appends; answers the file length before the last one.
+fn three_appends(path: &std::path::Path) -> (u64, u64) {
+    let mut log = EventLog::open(path, LogOptions::default()).unwrap().log;
+    log.append(&[event("a", 0), event("a", 1)], [("a", 2)]).unwrap();
+    log.append(&[event("b", 0)], [("b", 1)]).unwrap();
+    let before_last = log.head().len;
+    log.append(&[event("a", 2), event("b", 1), event("b", 2)], [("a", 3), ("b", 3)]).unwrap();
+    (log.head().epoch, before_last)
+}
+
+#[test]
+fn a_missing_file_creates_a_log_and_says_so() {
+    let (_dir, path) = temp_log();
+    let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+    assert!(opened.created);
+    let notice = opened.notice.expect("a new log is announced");
+    assert!(notice.contains("no event log") && notice.contains("new event log"), "{notice}");
+    assert!(opened.log.head().epoch > 0);
+    assert!(path.exists());
+}
+
+#[test]
+fn reopening_a_whole_log_keeps_its_epoch_records_and_watermarks() {
+    let (_dir, path) = temp_log();
+    let (epoch, _) = three_appends(&path);
+    let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+    assert!(!opened.created);
+    assert_eq!(opened.notice, None, "nothing to say about a whole log");
+    let head = opened.log.head();
+    assert_eq!((head.epoch, head.records), (epoch, 6));
+    assert_eq!(opened.log.marks().get("a"), Some(&3));
+    assert_eq!(opened.log.marks().get("b"), Some(&3));
+}
+
+#[test]
+fn the_start_skip_moves_sequence_numbers_past_a_lost_batch() {
+    let (_dir, path) = temp_log();
+    three_appends(&path);
+    let options = LogOptions { max_batch: 16, ..LogOptions::default() };
+    let mut log = EventLog::open(&path, options).unwrap().log;
+    // The last record was seq 5: a batch of up to 16 records a crash lost
+    // could have used 6..=21, so the next one is 22.
+    assert_eq!(log.head().next_seq, 6 + 16);
+    let seqs = log.append(&[event("a", 9)], [("a", 4)]).unwrap();
+    assert_eq!(seqs, 22..23);
+}
+
+#[test]
+fn a_torn_tail_at_every_byte_of_the_last_record_is_truncated_with_the_epoch_kept() {
+    let (_dir, path) = temp_log();
+    let (epoch, before_last) = three_appends(&path);
+    let whole = fs::read(&path).unwrap();
+    for cut in before_last as usize + 1..whole.len() {
+        fs::write(&path, &whole[..cut]).unwrap();
+        let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+        assert!(!opened.created, "cut at {cut}: a torn tail is no new log");
+        assert!(opened.notice.as_deref().is_some_and(|n| n.contains("torn tail")), "cut at {cut}: said so");
+        assert_eq!(opened.log.head().epoch, epoch, "cut at {cut}");
+        assert_eq!(opened.log.head().records, 3, "cut at {cut}");
+        assert_eq!(opened.log.marks().get("a"), Some(&2), "cut at {cut}: the torn batch's watermarks are gone too");
+        assert_eq!(opened.log.marks().get("b"), Some(&1), "cut at {cut}");
+        drop(opened);
+        let truncated = fs::read(&path).unwrap();
+        assert_eq!(truncated, whole[..before_last as usize], "cut at {cut}: back to the last whole record");
+
+        // Opening again changes nothing.
+        let again = EventLog::open(&path, LogOptions::default()).unwrap();
+        assert!(!again.created);
+        assert_eq!(again.notice, None, "cut at {cut}: nothing left to say");
+        assert_eq!(again.log.head().epoch, epoch);
+        drop(again);
+        assert_eq!(fs::read(&path).unwrap(), truncated, "cut at {cut}: reopening is idempotent");
+    }
+}
+
+#[test]
+fn appends_after_a_torn_tail_read_back_whole() {
+    let (_dir, path) = temp_log();
+    let (epoch, before_last) = three_appends(&path);
+    let whole = fs::read(&path).unwrap();
+    fs::write(&path, &whole[..before_last as usize + 5]).unwrap();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    log.append(&[event("c", 0)], [("c", 1)]).unwrap();
+    let read = read_log(&path, 0).unwrap();
+    assert_eq!(read.epoch, epoch);
+    let sources: Vec<_> = read.records.iter().map(|r| r.event.source.as_str()).collect();
+    assert_eq!(sources, vec!["a", "a", "b", "c"]);
+}
+
+#[test]
+fn a_flipped_byte_in_a_middle_record_starts_a_new_epoch_and_keeps_the_damaged_file() {
+    let (_dir, path) = temp_log();
+    let (epoch, before_last) = three_appends(&path);
+    let mut damaged = fs::read(&path).unwrap();
+    // A byte inside the second append's body.
+    let at = before_last as usize - 10;
+    damaged[at] ^= 0x20;
+    fs::write(&path, &damaged).unwrap();
+
+    let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+    assert!(opened.created, "the pump must backfill");
+    assert_ne!(opened.log.head().epoch, epoch);
+    assert_eq!(opened.log.head().records, 0);
+    assert!(opened.log.marks().is_empty(), "no watermark survives: everything is derived again");
+    let notice = opened.notice.unwrap();
+    assert!(notice.contains("corrupt") && notice.contains("checksum"), "{notice}");
+    let kept = path.with_file_name("events.log.corrupt");
+    assert_eq!(fs::read(kept).unwrap(), damaged, "the damaged log is kept, not destroyed");
+}
+
+#[test]
+fn a_bad_header_starts_a_new_epoch() {
+    let (_dir, path) = temp_log();
+    let (epoch, _) = three_appends(&path);
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[0] = b'X';
+    fs::write(&path, &bytes).unwrap();
+    let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+    assert!(opened.created);
+    assert_ne!(opened.log.head().epoch, epoch);
+    assert!(opened.notice.unwrap().contains("bad magic"));
+}
+
+#[test]
+fn a_leftover_compaction_file_is_removed_at_open() {
+    let (_dir, path) = temp_log();
+    three_appends(&path);
+    let temp = path.with_file_name("events.log.compact");
+    fs::write(&temp, b"half a compaction").unwrap();
+    let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+    assert!(!opened.created);
+    assert_eq!(opened.log.head().records, 6);
+    assert!(!temp.exists());
+}
+
+#[test]
+fn an_append_over_the_batch_limit_is_refused() {
+    let (_dir, path) = temp_log();
+    let options = LogOptions { max_batch: 2, ..LogOptions::default() };
+    let mut log = EventLog::open(&path, options).unwrap().log;
+    let err = log.append(&[event("a", 0), event("a", 1), event("a", 2)], [("a", 3)]).unwrap_err();
+    assert!(matches!(err, LogError::BatchTooLarge { len: 3, max: 2 }), "{err}");
+    assert_eq!(log.head().records, 0);
+}
+
+#[test]
+fn an_empty_append_writes_nothing() {
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    let len = log.head().len;
+    log.append(&[], std::iter::empty::<(&str, u64)>()).unwrap();
+    assert_eq!(fs::metadata(&path).unwrap().len(), len);
+}
+
+#[test]
+fn a_closed_log_refuses_appends() {
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    log.close();
+    assert!(matches!(log.append(&[event("a", 0)], [("a", 1)]), Err(LogError::Closed)));
+}

@@ -1,0 +1,84 @@
+//! Seed 000 heartbeat clauses and our supervised renewals and abort grace,
+//! through the tokio host in virtual time.
+
+mod common;
+use common::*;
+use leasehold::runner::{JobEvent, JobRunner, PassReport};
+use std::time::Duration;
+
+fn report(claimed: u32, performed: u32, failed: u32, claim_lost: u32) -> PassReport {
+    PassReport { claimed, performed, failed, claim_lost }
+}
+
+fn builder(name: &str) -> leasehold::runner::JobRunnerBuilder {
+    JobRunner::builder(name).stale_after(Duration::from_millis(3_000)).heartbeat_every(Duration::from_millis(250))
+}
+
+#[tokio::test(start_paused = true)]
+async fn renewals_that_land_trace_heartbeats_and_keep_the_work_going() {
+    let (inner, counters) = TestJob::new(1, |_| Work::Sleep(1_000));
+    let (events, sink) = recorder();
+    let job = RenewingJob { inner, renew: |_| Some(Ok(true)), renew_ms: 10 };
+    let runner = builder("t.beat").on_event(sink).spawn(job).unwrap();
+    assert_eq!(runner.tick().await, report(1, 1, 0, 0));
+    assert_eq!(load(&counters.renewals), 3, "at 250, 500 and 750 ms");
+    assert_eq!(types(&events).iter().filter(|t| **t == "heartbeat").count(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_answering_false_aborts_the_signal_with_claim_lost() {
+    let (inner, counters) = TestJob::new(1, |_| Work::UntilAborted);
+    let (events, sink) = recorder();
+    let job = RenewingJob { inner, renew: |_| Some(Ok(false)), renew_ms: 0 };
+    let runner = builder("t.lost").on_event(sink).spawn(job).unwrap();
+    assert_eq!(runner.tick().await, report(1, 0, 0, 1));
+    assert_eq!(*counters.reasons.lock().unwrap(), vec![(0, false)]);
+    assert!(events.lock().unwrap().iter().any(|e| matches!(e, JobEvent::ClaimLost { lapsed: false, .. })));
+    assert!(!types(&events).contains(&"item-failed"), "a lost claim is not a failure");
+}
+
+#[tokio::test(start_paused = true)]
+async fn renewals_that_hang_lapse_the_claim_before_a_peer_could_reclaim_it() {
+    let (inner, counters) = TestJob::new(1, |_| Work::UntilAborted);
+    let (events, sink) = recorder();
+    let job = RenewingJob { inner, renew: |_| None, renew_ms: 0 };
+    let runner = builder("t.lapse").on_event(sink).spawn(job).unwrap();
+    let started = tokio::time::Instant::now();
+    assert_eq!(runner.tick().await, report(1, 0, 0, 1));
+    // W = 3000 − 250 − 125 = 2625, then the reconfirm bound of 250 ms.
+    assert_eq!(started.elapsed(), Duration::from_millis(2_875));
+    assert_eq!(*counters.reasons.lock().unwrap(), vec![(0, true)]);
+    let ev = events.lock().unwrap();
+    assert!(ev.iter().any(|e| matches!(e, JobEvent::ClaimLost { lapsed: true, unconfirmed_ms: 2_875, .. })));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_perform_that_ignores_the_abort_is_dropped_after_the_grace_period() {
+    let (inner, counters) = TestJob::new(1, |_| Work::Forever);
+    let job = RenewingJob { inner, renew: |_| Some(Ok(false)), renew_ms: 0 };
+    let runner = builder("t.grace").abort_grace(Duration::from_millis(500)).spawn(job).unwrap();
+    let started = tokio::time::Instant::now();
+    assert_eq!(runner.tick().await, report(1, 0, 0, 1));
+    assert_eq!(started.elapsed(), Duration::from_millis(750), "lost at 250 ms, dropped 500 ms later");
+    assert_eq!(load(&counters.dropped), 1, "the perform future was dropped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_grace_is_one_heartbeat_interval() {
+    let (inner, _) = TestJob::new(1, |_| Work::Forever);
+    let job = RenewingJob { inner, renew: |_| Some(Ok(false)), renew_ms: 0 };
+    let runner = builder("t.grace-default").spawn(job).unwrap();
+    let started = tokio::time::Instant::now();
+    runner.tick().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(500));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_that_raises_traces_heartbeat_failed_and_keeps_the_lease() {
+    let (inner, _) = TestJob::new(1, |_| Work::Sleep(600));
+    let (events, sink) = recorder();
+    let job = RenewingJob { inner, renew: |_| Some(Err(())), renew_ms: 5 };
+    let runner = builder("t.hbfail").on_event(sink).spawn(job).unwrap();
+    assert_eq!(runner.tick().await, report(1, 1, 0, 0));
+    assert_eq!(types(&events).iter().filter(|t| **t == "heartbeat-failed").count(), 2);
+}

@@ -1,0 +1,300 @@
+//! Claims: order, pages, fencing tokens, reclaim of stale leases under the
+//! liveness check, and concurrent claimers.
+
+mod store_support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use leasehold::core::lease::{LivenessCheck, LivenessContext, OwnerId};
+use leasehold::core::Millis;
+use leasehold::store::{AttemptOutcome, EnqueueOptions, JobState, StoreConfig};
+use serde_json::json;
+use store_support::{backends, backends_with, owner};
+
+// Long enough that a loaded machine never stalls a whole window between two
+// statements of a test on PostgreSQL (where time passes for real).
+const LEASE: Duration = Duration::from_secs(1);
+
+#[tokio::test]
+async fn claim_takes_priority_then_due_time_then_id() {
+    for db in backends("claim_order").await {
+        let s = &db.store;
+        let now = db.now();
+        let opts = |priority: i32, run_at: u64| EnqueueOptions {
+            priority,
+            run_at: Some(Millis(now.0 - run_at)),
+            ..Default::default()
+        };
+        // Enqueued out of order on purpose.
+        let late_low = s.enqueue("q", &json!("late-low"), &opts(5, 10), now).await.unwrap();
+        let early_low = s.enqueue("q", &json!("early-low"), &opts(5, 20), now).await.unwrap();
+        let high = s.enqueue("q", &json!("high"), &opts(1, 1), now).await.unwrap();
+        let tie_a = s.enqueue("q", &json!("tie-a"), &opts(5, 10), now).await.unwrap();
+        let me = owner("h", "n1");
+        let mut order = Vec::new();
+        while let Some(job) = s.claim("q", &me, db.now(), LEASE).await.unwrap() {
+            order.push(job.id);
+        }
+        assert_eq!(order, [high, early_low, late_low, tie_a], "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn job_not_yet_due_is_not_claimed() {
+    for db in backends("claim_not_due").await {
+        let s = &db.store;
+        let opts = EnqueueOptions { delay: Some(Duration::from_secs(1)), ..Default::default() };
+        let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
+        let me = owner("h", "n1");
+        assert!(s.claim("q", &me, db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
+        db.advance(Duration::from_millis(1100)).await;
+        let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().expect("due now");
+        assert_eq!(job.id, id);
+    }
+}
+
+#[tokio::test]
+async fn claim_only_sees_its_own_queue() {
+    for db in backends("claim_queue_scope").await {
+        let s = &db.store;
+        s.enqueue("other", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        assert!(s.claim("q", &owner("h", "n"), db.now(), LEASE).await.unwrap().is_none());
+    }
+}
+
+#[tokio::test]
+async fn claim_hands_out_payload_attempt_timeout_and_a_first_token() {
+    for db in backends("claim_fields").await {
+        let s = &db.store;
+        let opts = EnqueueOptions {
+            max_attempts: 3,
+            timeout: Some(Duration::from_secs(9)),
+            ..Default::default()
+        };
+        let id = s.enqueue("q", &json!({"to": "a@b"}), &opts, db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "n"), db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!(job.id, id);
+        assert_eq!(job.payload, json!({"to": "a@b"}));
+        assert_eq!((job.attempt, job.max_attempts, job.token), (1, 3, 1));
+        assert_eq!(job.timeout, Some(Duration::from_secs(9)));
+        assert!(!job.reclaimed);
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.state, JobState::Running);
+        let lease = record.lease.expect("running job has a lease");
+        assert_eq!(lease.owner.nonce, "n");
+        assert_eq!(lease.token, 1);
+        assert_eq!(lease.lease_ms, LEASE.as_millis() as u64);
+        assert_eq!(record.attempt_log.len(), 1);
+        assert_eq!(record.attempt_log[0].outcome, AttemptOutcome::Running);
+    }
+}
+
+#[tokio::test]
+async fn claim_page_takes_up_to_n_in_queue_order() {
+    for db in backends("claim_page").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..7).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let me = owner("h", "n");
+        let page = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
+        assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), ids[..5], "{}", db.label());
+        let rest = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
+        assert_eq!(rest.iter().map(|j| j.id).collect::<Vec<_>>(), ids[5..]);
+        assert!(s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn page_size_outside_bounds_is_refused() {
+    for db in backends("claim_page_bounds").await {
+        let me = owner("h", "n");
+        let err = db.store.claim_page("q", &me, db.now(), LEASE, 0).await.unwrap_err();
+        assert!(err.to_string().contains("page size"), "{err}");
+        let err = db.store.claim_page("q", &me, db.now(), LEASE, 1001).await.unwrap_err();
+        assert!(err.to_string().contains("page size"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn stale_lease_is_reclaimed_with_a_greater_token() {
+    for db in backends("claim_reclaim_stale").await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let first = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        // Inside the window: nobody else may take it.
+        db.advance(LEASE / 2).await;
+        assert!(s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().is_none());
+        db.advance(LEASE).await;
+        let second = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!(second.id, id, "{}", db.label());
+        assert!(second.token > first.token);
+        assert!(second.reclaimed);
+        assert_eq!(second.attempt, 2);
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.lease.unwrap().owner.nonce, "b");
+        let log = &record.attempt_log;
+        assert_eq!(log.len(), 2);
+        assert_eq!(log[0].outcome, AttemptOutcome::LeaseLost);
+        assert_eq!(log[0].owner.nonce, "a");
+        assert!(log[0].error.as_deref().unwrap().contains("reclaimed by h2"), "{:?}", log[0]);
+        assert_eq!((log[1].outcome, log[1].token), (AttemptOutcome::Running, second.token));
+    }
+}
+
+#[tokio::test]
+async fn stale_jobs_come_before_queued_ones_in_a_page() {
+    for db in backends("claim_stale_first").await {
+        let s = &db.store;
+        let old = s.enqueue("q", &json!("old"), &EnqueueOptions::default(), db.now()).await.unwrap();
+        s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let fresh = s.enqueue("q", &json!("new"), &EnqueueOptions::default(), db.now()).await.unwrap();
+        db.advance(LEASE * 2).await;
+        let page = s.claim_page("q", &owner("h2", "b"), db.now(), LEASE, 1).await.unwrap();
+        assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), [old], "{}", db.label());
+        let page = s.claim_page("q", &owner("h2", "b"), db.now(), LEASE, 5).await.unwrap();
+        assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), [fresh]);
+    }
+}
+
+/// Calls one nonce alive, whatever the lease says; counts the questions.
+struct AliveNonce {
+    nonce: &'static str,
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+impl LivenessCheck for AliveNonce {
+    fn is_alive(&self, expected: &OwnerId, context: &LivenessContext<'_>) -> bool {
+        assert_eq!(context.claimant.nonce, "b", "the context names the claimant");
+        assert!(context.heartbeat_at.is_some(), "the context carries the persisted heartbeat");
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        expected.nonce == self.nonce
+    }
+}
+
+#[tokio::test]
+async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
+    let check = Arc::new(AliveNonce { nonce: "a", asked: Default::default() });
+    let config = StoreConfig::default().with_liveness(check.clone());
+    for db in backends_with("claim_liveness_refuses", config).await {
+        let s = &db.store;
+        let held = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let other = s.enqueue("q", &json!(2), &EnqueueOptions::default(), db.now()).await.unwrap();
+        db.advance(LEASE * 2).await;
+        let asked_before = check.asked.load(std::sync::atomic::Ordering::SeqCst);
+        // A page of one: the refused stale job must not starve the queue.
+        let job = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap();
+        let job = match job {
+            Some(job) => job,
+            // The refused candidate took this page's slot; the next claim skips it.
+            None => s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap(),
+        };
+        assert_eq!(job.id, other, "{}", db.label());
+        assert_eq!(check.asked.load(std::sync::atomic::Ordering::SeqCst), asked_before + 1);
+        assert_eq!(s.job(held).await.unwrap().lease.unwrap().owner.nonce, "a");
+        // Asked again once another lease window has passed.
+        db.advance(LEASE * 2).await;
+        assert!(s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().is_none());
+        assert_eq!(check.asked.load(std::sync::atomic::Ordering::SeqCst), asked_before + 2);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_claimers_never_share_a_job_and_token() {
+    for db in backends("claim_concurrent").await {
+        let jobs: Vec<_> = (0..300).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        db.store.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let mut tasks = Vec::new();
+        for store_n in 0..3 {
+            let store = db.second_store(StoreConfig::default().with_max_connections(4)).await;
+            for task_n in 0..4 {
+                let store = store.clone();
+                let now = db.now();
+                let me = owner("h", &format!("s{store_n}t{task_n}"));
+                tasks.push(tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    loop {
+                        let page = store
+                            .claim_page("q", &me, now, Duration::from_secs(60), 3)
+                            .await
+                            .unwrap();
+                        if page.is_empty() {
+                            return got;
+                        }
+                        got.extend(page.into_iter().map(|j| (j.id, j.token)));
+                    }
+                }));
+            }
+        }
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        let pairs: HashSet<_> = all.iter().copied().collect();
+        let ids: HashSet<_> = all.iter().map(|(id, _)| *id).collect();
+        assert_eq!(pairs.len(), all.len(), "{}: a (job, token) was handed out twice", db.label());
+        assert_eq!(ids.len(), 300, "{}: every job claimed exactly once", db.label());
+    }
+}
+
+#[tokio::test]
+async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token() {
+    for db in backends("claim_concurrent_reclaim").await {
+        let jobs: Vec<_> = (0..40).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let opts_many: Vec<_> = jobs
+            .into_iter()
+            .map(|(p, _)| (p, EnqueueOptions { max_attempts: 1000, ..Default::default() }))
+            .collect();
+        db.store.enqueue_many("q", &opts_many, db.now()).await.unwrap();
+        // Leases of 1 ms go stale at once, so every round is a race of
+        // reclaims over the same snapshots.
+        let mut tasks = Vec::new();
+        for n in 0..6 {
+            let store = db.second_store(StoreConfig::default().with_max_connections(2)).await;
+            let clock_base = db.now();
+            tasks.push(tokio::spawn(async move {
+                let me = owner("h", &format!("r{n}"));
+                let mut got = Vec::new();
+                for round in 0..15u64 {
+                    let now = Millis(clock_base.0 + round * 10);
+                    let page =
+                        store.claim_page("q", &me, now, Duration::from_millis(1), 8).await.unwrap();
+                    got.extend(page.into_iter().map(|j| (j.id, j.token)));
+                    tokio::time::sleep(Duration::from_millis(3)).await;
+                }
+                got
+            }));
+        }
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        let pairs: HashSet<_> = all.iter().copied().collect();
+        assert_eq!(pairs.len(), all.len(), "{}: a (job, token) was handed out twice", db.label());
+        assert!(all.len() > 40, "{}: some jobs were reclaimed ({} claims)", db.label(), all.len());
+    }
+}
+
+#[tokio::test]
+async fn complete_and_claim_settles_one_and_claims_the_next() {
+    for db in backends("claim_fused").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let me = owner("h", "a");
+        let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let (done, next) =
+            s.complete_and_claim(first.fence(), "q", &me, db.now(), LEASE, 1).await.unwrap();
+        assert_eq!(done, leasehold::core::lease::FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(next.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
+        assert_eq!(s.job(ids[0]).await.unwrap().state, JobState::Succeeded);
+        // A lost fence is reported, and the claim still happens.
+        let (again, last) =
+            s.complete_and_claim(first.fence(), "q", &me, db.now(), LEASE, 5).await.unwrap();
+        assert_eq!(again, leasehold::core::lease::FenceOutcome::LostNotRunning);
+        assert_eq!(last.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[2]]);
+        assert_eq!(s.job(ids[1]).await.unwrap().state, JobState::Running);
+    }
+}

@@ -1,0 +1,138 @@
+//! Enqueue: payloads, options, idempotency keys, bulk inserts, and bad input
+//! refused before anything is written.
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::core::Millis;
+use leasehold::store::{EnqueueOptions, JobState, StoreError};
+use serde_json::json;
+use store_support::{backends, owner};
+
+#[tokio::test]
+async fn enqueued_job_keeps_its_payload_and_options() {
+    for db in backends("enqueue_fields").await {
+        let s = &db.store;
+        let now = db.now();
+        let opts = EnqueueOptions {
+            run_at: Some(Millis(now.0 + 60_000)),
+            priority: -3,
+            max_attempts: 7,
+            idempotency_key: Some("k1".into()),
+            timeout: Some(Duration::from_millis(1500)),
+            ..Default::default()
+        };
+        let payload = json!({"nested": {"list": [1, 2.5, "x", null, true]}});
+        let id = s.enqueue("mail", &payload, &opts, now).await.unwrap();
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.queue, "mail");
+        assert_eq!(record.payload, payload, "{}", db.label());
+        assert_eq!(record.state, JobState::Queued);
+        assert_eq!(record.run_at, Millis(now.0 + 60_000));
+        assert_eq!((record.priority, record.max_attempts, record.attempts), (-3, 7, 0));
+        assert_eq!(record.idempotency_key.as_deref(), Some("k1"));
+        assert_eq!(record.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(record.token, 0);
+        assert!(record.lease.is_none() && record.attempt_log.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn second_enqueue_with_the_same_key_returns_the_first_job() {
+    for db in backends("enqueue_idempotent").await {
+        let s = &db.store;
+        let keyed = |k: &str| EnqueueOptions { idempotency_key: Some(k.into()), ..Default::default() };
+        let first = s.enqueue("q", &json!("first"), &keyed("k"), db.now()).await.unwrap();
+        let again = s.enqueue("q", &json!("second"), &keyed("k"), db.now()).await.unwrap();
+        assert_eq!(first, again, "{}", db.label());
+        assert_eq!(s.job(first).await.unwrap().payload, json!("first"));
+        // Keys are per queue.
+        let elsewhere = s.enqueue("other", &json!("x"), &keyed("k"), db.now()).await.unwrap();
+        assert_ne!(elsewhere, first);
+        let total: u64 = s.counts().await.unwrap().iter().map(|c| c.queued).sum();
+        assert_eq!(total, 2);
+    }
+}
+
+#[tokio::test]
+async fn bulk_enqueue_answers_ids_in_input_order_with_keys_resolved() {
+    for db in backends("enqueue_bulk").await {
+        let s = &db.store;
+        let keyed = |k: &str| EnqueueOptions { idempotency_key: Some(k.into()), ..Default::default() };
+        let existing = s.enqueue("q", &json!("old"), &keyed("dup"), db.now()).await.unwrap();
+        let jobs = vec![
+            (json!(0), EnqueueOptions::default()),
+            (json!(1), keyed("dup")),
+            (json!(2), keyed("fresh")),
+            (json!(3), EnqueueOptions::default()),
+            (json!(4), keyed("fresh")),
+        ];
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        assert_eq!(ids.len(), 5);
+        assert_eq!(ids[1], existing, "{}: old key answers the old job", db.label());
+        assert_eq!(ids[4], ids[2], "a key repeated inside the batch answers its first job");
+        for (i, expected) in [(0, json!(0)), (2, json!(2)), (3, json!(3))] {
+            assert_eq!(s.job(ids[i]).await.unwrap().payload, expected);
+        }
+        assert_eq!(s.counts().await.unwrap()[0].queued, 4);
+    }
+}
+
+#[tokio::test]
+async fn bulk_enqueue_of_thousands_is_one_statement_that_claims_in_order() {
+    for db in backends("enqueue_bulk_large").await {
+        let jobs: Vec<_> = (0..5000).map(|i| (json!({"i": i}), EnqueueOptions::default())).collect();
+        let ids = db.store.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        assert_eq!(ids.len(), 5000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{}: ids ascend with input", db.label());
+        let page = db.store.claim_page("q", &owner("h", "a"), db.now(), Duration::from_secs(60), 3).await.unwrap();
+        let got: Vec<_> = page.iter().map(|j| j.payload["i"].as_i64().unwrap()).collect();
+        assert_eq!(got, [0, 1, 2]);
+    }
+}
+
+#[tokio::test]
+async fn payload_text_that_is_not_json_is_refused_and_nothing_is_written() {
+    for db in backends("enqueue_bad_payload").await {
+        let err = db
+            .store
+            .enqueue_json("q", "{\"unterminated\": ", &EnqueueOptions::default(), db.now())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::InvalidPayload(_)), "{err}");
+        assert!(err.to_string().contains("payload is not JSON"));
+        assert!(db.store.counts().await.unwrap().is_empty(), "{}", db.label());
+        let ok = db.store.enqueue_json("q", "{\"a\": 1}", &EnqueueOptions::default(), db.now()).await;
+        assert!(ok.is_ok());
+    }
+}
+
+#[tokio::test]
+async fn queue_name_with_invalid_characters_is_refused_everywhere() {
+    for db in backends("enqueue_bad_queue").await {
+        let s = &db.store;
+        let bad = "emails; DROP TABLE x";
+        let expect_invalid = |e: StoreError| {
+            assert!(matches!(e, StoreError::InvalidQueueName { .. }), "{e}");
+            assert!(e.to_string().contains(bad));
+        };
+        expect_invalid(s.enqueue(bad, &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap_err());
+        expect_invalid(s.claim(bad, &owner("h", "a"), db.now(), Duration::from_secs(1)).await.unwrap_err());
+        expect_invalid(s.listen(bad).await.unwrap_err());
+        assert!(s.counts().await.unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn invalid_bulk_job_fails_the_whole_batch_before_writing() {
+    for db in backends("enqueue_bulk_invalid").await {
+        let jobs = vec![
+            (json!(1), EnqueueOptions::default()),
+            (json!(2), EnqueueOptions { max_attempts: 0, ..Default::default() }),
+        ];
+        let err = db.store.enqueue_many("q", &jobs, db.now()).await.unwrap_err();
+        assert!(err.to_string().contains("max_attempts"), "{err}");
+        assert!(db.store.counts().await.unwrap().is_empty(), "{}", db.label());
+    }
+}

@@ -1,0 +1,203 @@
+//! Fenced writes: heartbeat, reconfirm, complete and fail land only under the
+//! current token; a stale owner's write changes nothing and says why; the
+//! coalesced forms keep every write fenced on its own.
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::core::lease::FenceOutcome;
+use leasehold::store::{
+    AttemptOutcome, EnqueueOptions, FailOutcome, Fence, JobId, JobState, StoreError,
+};
+use serde_json::json;
+use store_support::{backends, owner};
+
+// Long enough that a loaded machine never stalls a whole window between two
+// statements of a test on PostgreSQL (where time passes for real).
+const LEASE: Duration = Duration::from_secs(1);
+
+#[tokio::test]
+async fn heartbeat_renews_the_lease_so_no_one_can_reclaim() {
+    for db in backends("fence_heartbeat_renews").await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        for _ in 0..3 {
+            db.advance(LEASE / 2).await;
+            assert_eq!(s.heartbeat(job.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+        }
+        // 1.5 leases since the claim, but only half of one since the last beat.
+        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
+        let lease = s.job(id).await.unwrap().lease.unwrap();
+        assert!(lease.heartbeat_at.unwrap() > job.leased_at);
+    }
+}
+
+#[tokio::test]
+async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job() {
+    for db in backends("fence_heartbeat_late").await {
+        let s = &db.store;
+        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        assert_eq!(s.heartbeat(job.fence(), db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn old_token_can_neither_renew_nor_settle() {
+    for db in backends("fence_old_token").await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let old = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let new = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
+        assert!(new.token > old.token);
+        let lost = FenceOutcome::LostToNewerToken;
+        assert_eq!(s.heartbeat(old.fence(), db.now()).await.unwrap(), lost, "{}", db.label());
+        assert_eq!(s.reconfirm(old.fence(), &owner("h1", "a"), db.now()).await.unwrap(), lost);
+        assert_eq!(s.complete(old.fence(), db.now()).await.unwrap(), lost);
+        assert_eq!(s.fail(old.fence(), "boom", db.now()).await.unwrap(), FailOutcome::Lost(lost));
+        // Nothing changed: still running under the new owner, no extra attempts logged.
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.state, JobState::Running);
+        assert_eq!(record.token, new.token);
+        assert_eq!(record.last_error, None);
+        assert_eq!(record.attempt_log.len(), 2);
+        // The new owner's writes land.
+        assert_eq!(s.complete(new.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+    }
+}
+
+#[tokio::test]
+async fn complete_settles_once_and_a_second_complete_is_not_running() {
+    for db in backends("fence_complete_once").await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!(s.complete(job.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+        assert_eq!(s.complete(job.fence(), db.now()).await.unwrap(), FenceOutcome::LostNotRunning, "{}", db.label());
+        assert_eq!(s.heartbeat(job.fence(), db.now()).await.unwrap(), FenceOutcome::LostNotRunning);
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.state, JobState::Succeeded);
+        assert!(record.finished_at.is_some());
+        assert!(record.lease.is_none());
+        assert_eq!(record.attempt_log.len(), 1);
+        let attempt = &record.attempt_log[0];
+        assert_eq!((attempt.outcome, attempt.token), (AttemptOutcome::Succeeded, job.token));
+        assert!(attempt.ended_at.is_some());
+        // Nothing more to claim.
+        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none());
+    }
+}
+
+#[tokio::test]
+async fn fenced_write_about_an_unknown_job_says_missing() {
+    for db in backends("fence_missing").await {
+        let fence = Fence { job: JobId(987_654), token: 1 };
+        assert_eq!(db.store.heartbeat(fence, db.now()).await.unwrap(), FenceOutcome::LostMissing);
+        assert_eq!(db.store.complete(fence, db.now()).await.unwrap(), FenceOutcome::LostMissing);
+        assert_eq!(
+            db.store.fail(fence, "x", db.now()).await.unwrap(),
+            FailOutcome::Lost(FenceOutcome::LostMissing)
+        );
+    }
+}
+
+#[tokio::test]
+async fn reconfirm_needs_the_same_owner_as_well_as_the_token() {
+    for db in backends("fence_reconfirm_owner").await {
+        let s = &db.store;
+        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE / 2).await;
+        assert_eq!(
+            s.reconfirm(job.fence(), &owner("h", "a"), db.now()).await.unwrap(),
+            FenceOutcome::Updated
+        );
+        assert_eq!(
+            s.reconfirm(job.fence(), &owner("h", "impostor"), db.now()).await.unwrap(),
+            FenceOutcome::LostToNewerToken,
+            "{}",
+            db.label()
+        );
+    }
+}
+
+#[tokio::test]
+async fn batched_writes_are_fenced_one_by_one() {
+    for db in backends("fence_batched").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..4).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 4).await.unwrap();
+        let stale = Fence { token: page[1].token + 7, ..page[1].fence() };
+        let fences = [page[0].fence(), stale, page[2].fence(), page[2].fence()];
+        let renewed = s.heartbeat_many(&fences, db.now()).await.unwrap();
+        assert_eq!(
+            renewed,
+            [
+                FenceOutcome::Updated,
+                FenceOutcome::LostToNewerToken,
+                FenceOutcome::Updated,
+                // The same fence twice: the lease it names is held and renewed.
+                FenceOutcome::Updated
+            ],
+            "{}",
+            db.label()
+        );
+        let completed = s.complete_many(&fences, db.now()).await.unwrap();
+        assert_eq!(
+            completed,
+            [
+                FenceOutcome::Updated,
+                FenceOutcome::LostToNewerToken,
+                FenceOutcome::Updated,
+                FenceOutcome::LostNotRunning
+            ]
+        );
+        let counts = s.counts().await.unwrap();
+        assert_eq!((counts[0].succeeded, counts[0].running), (2, 2));
+    }
+}
+
+#[tokio::test]
+async fn coalescer_merges_concurrent_writes_and_answers_each() {
+    for db in backends("fence_coalescer").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..50).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 50).await.unwrap();
+        let coalescer = s.coalescer();
+        let now = db.now();
+        let mut waits = Vec::new();
+        for (i, job) in page.iter().enumerate() {
+            let c = coalescer.clone();
+            let fence = if i % 10 == 0 { Fence { token: 99, ..job.fence() } } else { job.fence() };
+            waits.push(tokio::spawn(async move {
+                let beat = c.heartbeat(fence, now).await.unwrap();
+                let done = c.complete(fence, now).await.unwrap();
+                (i, beat, done)
+            }));
+        }
+        for w in waits {
+            let (i, beat, done) = w.await.unwrap();
+            let expected =
+                if i % 10 == 0 { FenceOutcome::LostToNewerToken } else { FenceOutcome::Updated };
+            assert_eq!((beat, done), (expected, expected), "{} job #{i}", db.label());
+        }
+        let counts = s.counts().await.unwrap();
+        assert_eq!((counts[0].succeeded, counts[0].running), (45, 5));
+    }
+}
+
+#[tokio::test]
+async fn coalesced_statement_failure_reaches_every_waiter() {
+    for db in backends("fence_coalescer_error").await {
+        let coalescer = db.store.coalescer();
+        db.store.close().await;
+        let err = coalescer.complete(Fence { job: JobId(1), token: 1 }, db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::Coalesced(_)), "{}: {err}", db.label());
+    }
+}

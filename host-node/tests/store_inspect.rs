@@ -1,0 +1,90 @@
+//! Inspection: counts by queue and state; one job with its attempts.
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::store::{AttemptOutcome, EnqueueOptions, JobId, QueueCounts, StoreError};
+use serde_json::json;
+use store_support::{backends, owner};
+
+const LEASE: Duration = Duration::from_secs(1);
+
+#[tokio::test]
+async fn counts_are_per_queue_and_state_in_name_order() {
+    for db in backends("inspect_counts").await {
+        let s = &db.store;
+        let one = |n: usize| (0..n).map(|i| (json!(i), EnqueueOptions::default())).collect::<Vec<_>>();
+        s.enqueue_many("b-queue", &one(4), db.now()).await.unwrap();
+        s.enqueue_many("a-queue", &one(2), db.now()).await.unwrap();
+        let me = owner("h", "a");
+        let page = s.claim_page("b-queue", &me, db.now(), LEASE, 3).await.unwrap();
+        s.complete(page[0].fence(), db.now()).await.unwrap();
+        let single = EnqueueOptions { max_attempts: 1, ..Default::default() };
+        s.enqueue("a-queue", &json!("doomed"), &single, db.now()).await.unwrap();
+        let page_a = s.claim_page("a-queue", &me, db.now(), LEASE, 3).await.unwrap();
+        let doomed = page_a.iter().find(|j| j.payload == json!("doomed")).unwrap();
+        s.fail(doomed.fence(), "no", db.now()).await.unwrap();
+        let counts = s.counts().await.unwrap();
+        assert_eq!(
+            counts,
+            [
+                QueueCounts { queue: "a-queue".into(), queued: 0, running: 2, succeeded: 0, dead: 1 },
+                QueueCounts { queue: "b-queue".into(), queued: 1, running: 2, succeeded: 1, dead: 0 },
+            ],
+            "{}",
+            db.label()
+        );
+    }
+}
+
+#[tokio::test]
+async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
+    for db in backends("inspect_job_attempts").await {
+        let s = &db.store;
+        let opts = EnqueueOptions { max_attempts: 5, ..Default::default() };
+        let id = s.enqueue("q", &json!({"k": 1}), &opts, db.now()).await.unwrap();
+        // Attempt 1 fails, attempt 2 is lost to a reclaim, attempt 3 succeeds.
+        let a1 = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        s.fail(a1.fence(), "first error", db.now()).await.unwrap();
+        db.advance(Duration::from_secs(2)).await;
+        let a2 = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let a3 = s.claim("q", &owner("h3", "c"), db.now(), LEASE).await.unwrap().unwrap();
+        let running = s.job(id).await.unwrap();
+        assert_eq!(running.attempt_log.last().unwrap().outcome, AttemptOutcome::Running);
+        s.complete(a3.fence(), db.now()).await.unwrap();
+
+        let record = s.job(id).await.unwrap();
+        let log = &record.attempt_log;
+        assert_eq!(log.len(), 3, "{}", db.label());
+        let view: Vec<_> = log.iter().map(|a| (a.token, a.owner.nonce.as_str(), a.outcome)).collect();
+        assert_eq!(
+            view,
+            [
+                (a1.token, "a", AttemptOutcome::Failed),
+                (a2.token, "b", AttemptOutcome::LeaseLost),
+                (a3.token, "c", AttemptOutcome::Succeeded),
+            ]
+        );
+        assert_eq!(log[0].error.as_deref(), Some("first error"));
+        assert!(log[1].error.as_deref().unwrap().contains("reclaimed by h3"));
+        assert_eq!(log[2].error, None);
+        assert_eq!(log[0].owner.host_id, "h1");
+        assert_eq!(log[0].owner.pid, std::process::id());
+        for a in log {
+            assert!(a.ended_at.unwrap() >= a.started_at, "{a:?}");
+        }
+        assert!(log[1].ended_at.unwrap().0 - log[1].started_at.0 > LEASE.as_millis() as u64);
+        assert_eq!(record.attempts, 3);
+    }
+}
+
+#[tokio::test]
+async fn unknown_job_id_is_a_clear_error() {
+    for db in backends("inspect_unknown_job").await {
+        let err = db.store.job(JobId(31337)).await.unwrap_err();
+        assert!(matches!(err, StoreError::UnknownJob(JobId(31337))), "{err}");
+        assert_eq!(err.to_string(), "unknown job id 31337");
+    }
+}

@@ -1,0 +1,144 @@
+//! Shared by the store tests: a fresh database per test on each backend (a
+//! SQLite file in a temp dir; a PostgreSQL schema of its own when
+//! `LEASEHOLD_TEST_PG_URL` is set — see scripts/pg-cluster.sh), owners, and
+//! a clock that is virtual on SQLite and real on PostgreSQL (which stamps
+//! leases with the server's clock, so its time can only pass for real).
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use leasehold::core::Millis;
+use leasehold::core::lease::OwnerId;
+use leasehold::store::{BackendKind, Store, StoreConfig};
+
+/// The env var naming the throwaway PostgreSQL cluster.
+pub const PG_URL_VAR: &str = "LEASEHOLD_TEST_PG_URL";
+
+/// One test database.
+pub struct TestDb {
+    pub store: Store,
+    pub url: String,
+    pub kind: BackendKind,
+    clock: TestClock,
+    _dir: Option<tempfile::TempDir>,
+}
+
+enum TestClock {
+    Virtual(AtomicU64),
+    Wall,
+}
+
+/// Wall-clock ms since the Unix epoch.
+pub fn wall_now() -> Millis {
+    Millis(SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_millis() as u64)
+}
+
+impl TestDb {
+    /// The instant to pass as `now`.
+    pub fn now(&self) -> Millis {
+        match &self.clock {
+            TestClock::Virtual(ms) => Millis(ms.load(Ordering::SeqCst)),
+            TestClock::Wall => wall_now(),
+        }
+    }
+
+    /// Lets `span` pass: instantly on SQLite's virtual clock, by sleeping on
+    /// PostgreSQL.
+    pub async fn advance(&self, span: Duration) {
+        match &self.clock {
+            TestClock::Virtual(ms) => {
+                ms.fetch_add(span.as_millis() as u64, Ordering::SeqCst);
+            }
+            TestClock::Wall => tokio::time::sleep(span).await,
+        }
+    }
+
+    /// Another store on the same database (its own pool), as a second
+    /// process would have.
+    pub async fn second_store(&self, config: StoreConfig) -> Store {
+        Store::connect_with(&self.url, config).await.expect("second store connects")
+    }
+
+    /// A label for assertion messages.
+    pub fn label(&self) -> &'static str {
+        match self.kind {
+            BackendKind::Sqlite => "sqlite",
+            BackendKind::Postgres => "postgres",
+        }
+    }
+}
+
+/// A SQLite database in a fresh temp dir.
+pub async fn sqlite_db(config: StoreConfig) -> TestDb {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("queue.db").display());
+    let store = Store::connect_with(&url, config).await.expect("sqlite store connects");
+    TestDb {
+        store,
+        url,
+        kind: BackendKind::Sqlite,
+        clock: TestClock::Virtual(AtomicU64::new(1_700_000_000_000)),
+        _dir: Some(dir),
+    }
+}
+
+/// The URL of a fresh, empty schema named `name` on the test cluster, or
+/// `None` (after printing one line saying so) when no cluster is configured
+/// or this build lacks the `postgres` feature.
+#[cfg(not(feature = "postgres"))]
+pub async fn pg_schema_url(name: &str) -> Option<String> {
+    println!("skipping the PostgreSQL half of {name}: built without the `postgres` feature");
+    None
+}
+
+/// The URL of a fresh, empty schema named `name` on the test cluster, or
+/// `None` (after printing one line saying so) when no cluster is configured.
+#[cfg(feature = "postgres")]
+pub async fn pg_schema_url(name: &str) -> Option<String> {
+    let Ok(base) = std::env::var(PG_URL_VAR) else {
+        println!("skipping the PostgreSQL half of {name}: {PG_URL_VAR} is not set (run scripts/pg-cluster.sh start)");
+        return None;
+    };
+    let schema = format!("t_{name}");
+    let admin = sqlx::PgPool::connect(&base).await.expect("test cluster reachable");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};"
+    )))
+    .execute(&admin)
+    .await
+    .expect("fresh schema");
+    admin.close().await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{sep}options[search_path]={schema}"))
+}
+
+/// A PostgreSQL database (a fresh schema) when the cluster is configured.
+pub async fn pg_db(name: &str, config: StoreConfig) -> Option<TestDb> {
+    let url = pg_schema_url(name).await?;
+    let store = Store::connect_with(&url, config).await.expect("postgres store connects");
+    Some(TestDb { store, url, kind: BackendKind::Postgres, clock: TestClock::Wall, _dir: None })
+}
+
+/// Every backend available: SQLite always, PostgreSQL when configured.
+pub async fn backends(name: &str) -> Vec<TestDb> {
+    backends_with(name, StoreConfig::default()).await
+}
+
+/// [`backends`] with a config.
+pub async fn backends_with(name: &str, config: StoreConfig) -> Vec<TestDb> {
+    let mut dbs = vec![sqlite_db(config.clone()).await];
+    dbs.extend(pg_db(name, config).await);
+    dbs
+}
+
+/// An owner on `host` with incarnation `nonce`, in this process.
+pub fn owner(host: &str, nonce: &str) -> OwnerId {
+    OwnerId {
+        host_id: host.to_owned(),
+        pid: std::process::id(),
+        nonce: nonce.to_owned(),
+        start_time: None,
+        boot_id: None,
+    }
+}

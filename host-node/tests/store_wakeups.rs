@@ -1,0 +1,68 @@
+//! Wake-ups: an enqueue of due work wakes the queue's subscribers — in the
+//! same process directly, and across processes through LISTEN/NOTIFY on
+//! PostgreSQL.
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::store::{EnqueueOptions, StoreConfig};
+use serde_json::json;
+use store_support::backends;
+
+const SOON: Duration = Duration::from_secs(5);
+const QUIET: Duration = Duration::from_millis(300);
+
+#[tokio::test]
+async fn enqueue_of_due_work_wakes_local_subscribers_of_that_queue() {
+    for db in backends("wake_local").await {
+        let s = &db.store;
+        let mail = s.listen("mail").await.unwrap();
+        let other = s.listen("other").await.unwrap();
+        s.enqueue("mail", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        tokio::time::timeout(SOON, mail.notified()).await.expect("woken");
+        assert!(tokio::time::timeout(QUIET, other.notified()).await.is_err(), "{}", db.label());
+        assert_eq!(mail.queue(), "mail");
+    }
+}
+
+#[tokio::test]
+async fn delayed_enqueue_wakes_nobody() {
+    for db in backends("wake_delayed").await {
+        let s = &db.store;
+        let mail = s.listen("mail").await.unwrap();
+        let later = EnqueueOptions { delay: Some(Duration::from_secs(60)), ..Default::default() };
+        s.enqueue("mail", &json!(1), &later, db.now()).await.unwrap();
+        assert!(tokio::time::timeout(QUIET, mail.notified()).await.is_err(), "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn wakes_arriving_while_nobody_waits_coalesce_into_one() {
+    for db in backends("wake_coalesce").await {
+        let s = &db.store;
+        let mail = s.listen("mail").await.unwrap();
+        for i in 0..5 {
+            s.enqueue("mail", &json!(i), &EnqueueOptions::default(), db.now()).await.unwrap();
+        }
+        // Let PostgreSQL's notifications arrive too before checking.
+        tokio::time::sleep(QUIET).await;
+        tokio::time::timeout(SOON, mail.notified()).await.expect("one pending wake");
+        assert!(tokio::time::timeout(QUIET, mail.notified()).await.is_err(), "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn notify_from_another_store_wakes_a_postgres_listener() {
+    let Some(db) = store_support::pg_db("wake_notify", StoreConfig::default()).await else {
+        return;
+    };
+    let listener = db.store.listen("mail").await.unwrap();
+    // Another process's store: its enqueue reaches us only through NOTIFY.
+    let producer = db.second_store(StoreConfig::default()).await;
+    producer.enqueue("mail", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+    tokio::time::timeout(SOON, listener.notified()).await.expect("woken through LISTEN/NOTIFY");
+    // A queue nobody here listens to does not wake this subscriber.
+    producer.enqueue("other", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+    assert!(tokio::time::timeout(QUIET, listener.notified()).await.is_err());
+}

@@ -1,0 +1,99 @@
+//! The store-and-handler adapter: `Worker::new(store, "queue", handler)` run
+//! by a `JobRunner` over a real SQLite file.
+#![cfg(feature = "sqlite")]
+
+use leasehold::runner::{AbortSignal, BoxError, JobRunner};
+use leasehold::store::{ClaimedJob, EnqueueOptions, JobState, Store};
+use leasehold::worker::{Handler, Worker};
+use leasehold::core::Millis;
+use std::time::Duration;
+
+struct Echo;
+
+impl Handler for Echo {
+    async fn handle(&self, job: &ClaimedJob, _signal: AbortSignal) -> Result<Option<serde_json::Value>, BoxError> {
+        let n = job.payload["n"].as_i64().unwrap_or(0);
+        if n % 5 == 0 {
+            return Err(format!("job {n} refuses").into());
+        }
+        Ok(Some(serde_json::json!({ "doubled": n * 2 })))
+    }
+}
+
+fn now() -> Millis {
+    Millis(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64)
+}
+
+#[tokio::test]
+async fn a_worker_completes_fails_and_dead_letters_through_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    let options = EnqueueOptions { max_attempts: 1, ..EnqueueOptions::default() };
+    let mut ids = Vec::new();
+    for n in 1..=20 {
+        ids.push(store.enqueue("work", &serde_json::json!({ "n": n }), &options, now()).await.unwrap());
+    }
+    let worker = Worker::new(store.clone(), "work", Echo).page_size(4).lease(Duration::from_secs(10));
+    let runner = JobRunner::builder("test.worker")
+        .stale_after(Duration::from_secs(10))
+        .concurrency(4)
+        .batch_limit(100)
+        .spawn(worker)
+        .unwrap();
+    let report = runner.tick().await;
+    assert_eq!(report.claimed, 20);
+    assert_eq!(report.performed, 20, "failures are recorded in the store, not raised to the runner");
+    for (n, id) in (1..=20).zip(&ids) {
+        let job = store.job(*id).await.unwrap();
+        if n % 5 == 0 {
+            assert_eq!(job.state, JobState::Dead, "job {n}");
+            assert_eq!(job.last_error.as_deref(), Some(format!("job {n} refuses").as_str()));
+        } else {
+            assert_eq!(job.state, JobState::Succeeded, "job {n}");
+            let results = store.results(*id).await.unwrap();
+            assert_eq!(results.len(), 1);
+            assert_eq!(results[0].1, serde_json::json!({ "doubled": n * 2 }));
+        }
+    }
+    runner.dispose().await;
+}
+
+#[tokio::test]
+async fn a_result_from_a_lost_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    let id = store.enqueue("q", &serde_json::json!({}), &EnqueueOptions::default(), now()).await.unwrap();
+    let owner = leasehold::liveness::current_owner();
+    let claimed = store.claim("q", &owner, now(), Duration::from_secs(30)).await.unwrap().unwrap();
+    let stale = leasehold::store::Fence { job: id, token: claimed.token + 1 };
+    let outcome = store.record_result(stale, &serde_json::json!({"x": 1}), now()).await.unwrap();
+    assert!(!outcome.is_updated());
+    assert!(store.results(id).await.unwrap().is_empty());
+    assert!(store.record_result(claimed.fence(), &serde_json::json!({"x": 2}), now()).await.unwrap().is_updated());
+    assert_eq!(store.results(id).await.unwrap(), vec![(claimed.token, serde_json::json!({"x": 2}))]);
+}
+
+#[tokio::test]
+async fn an_incarnation_reclaims_its_own_stale_job_though_its_pid_is_alive() {
+    // A claim that landed but whose answer was lost leaves a job running
+    // under a live owner that does not know it: peers' pid probe answers
+    // alive, so only the owner itself can take it back, on the lease alone.
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let probe = std::sync::Arc::new(leasehold::liveness::SameHostPidProbe::new());
+    let config = leasehold::store::StoreConfig::default().with_liveness(probe);
+    let store = Store::connect_with(&url, config).await.unwrap();
+    let t0 = now();
+    store.enqueue("q", &serde_json::json!({}), &EnqueueOptions::default(), t0).await.unwrap();
+    let me = leasehold::liveness::current_owner();
+    let lease = Duration::from_secs(5);
+    let first = store.claim("q", &me, t0, lease).await.unwrap().expect("claimed");
+    let later = Millis(t0.0 + 6_000);
+    let sibling = leasehold::liveness::current_owner(); // same host and pid, another nonce
+    assert!(store.claim("q", &sibling, later, lease).await.unwrap().is_none(), "a live owner is not stolen from");
+    let again = store.claim("q", &me, Millis(t0.0 + 6_000 + 5_001), lease).await.unwrap().expect("reclaimed by its own incarnation");
+    assert!(again.token > first.token);
+    assert!(again.reclaimed);
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs what scripts/test.sh and scripts/build-pkg.sh need on a fresh machine.
+#
+# Idempotent and quick when everything is present (each step checks first):
+#   1. the Rust targets wasm32-unknown-unknown (the npm package, wasm tests) and
+#      wasm32v1-none (proof that leasehold-core builds without std);
+#   2. wasm-bindgen-cli (wasm-bindgen + wasm-bindgen-test-runner) at exactly the version of
+#      the `wasm-bindgen` crate in Cargo.lock: the CLI refuses a module built by another
+#      version, so the version is read from the lock file rather than written down twice;
+#   3. Chromium and ChromeDriver from Debian (and a font, for pages that render text), for
+#      the browser tests. Optional: where apt is not usable (not root, no network) this
+#      warns and the browser tests are skipped;
+#   4. the npm packages that pkg/package.json lists (binaryen for wasm-opt, playwright-core
+#      for driving Chromium from the package's own tests).
+# A required step that fails (1, 2, 4) stops the script with a non-zero exit.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { printf '[install] %s\n' "$*"; }
+
+# --- 1. Rust targets -------------------------------------------------------------------
+installed_targets=$(rustup target list --installed)
+for target in wasm32-unknown-unknown wasm32v1-none; do
+  if grep -qx "$target" <<<"$installed_targets"; then
+    say "rust target $target: present"
+  else
+    say "rust target $target: adding"
+    rustup target add "$target"
+  fi
+done
+
+# --- 2. wasm-bindgen-cli, pinned to Cargo.lock -------------------------------------------
+# The [[package]] entry is `name = "wasm-bindgen"` followed by its `version = "X"` line.
+want=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/^version = "|"$/, ""); print; exit }' Cargo.lock)
+if [[ -z $want ]]; then
+  say "Cargo.lock has no wasm-bindgen package: cannot pick a wasm-bindgen-cli version" >&2
+  exit 1
+fi
+have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
+have_runner=$(wasm-bindgen-test-runner --version 2>/dev/null | awk '{ print $2 }' || true)
+if [[ $have == "$want" && $have_runner == "$want" ]]; then
+  say "wasm-bindgen-cli $want: present"
+else
+  say "wasm-bindgen-cli $want: installing (found '${have:-none}'; takes about two minutes)"
+  # Without --locked: the CLI's own lock file can name a yanked transitive version.
+  cargo install wasm-bindgen-cli --version "$want"
+fi
+
+# --- 3. Chromium + ChromeDriver (optional) -----------------------------------------------
+if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+  say "chromium + chromedriver: present"
+elif [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+  say "chromium + chromedriver: installing from Debian"
+  export DEBIAN_FRONTEND=noninteractive
+  if apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver fonts-liberation >/dev/null; then
+    say "chromium + chromedriver: installed ($(chromium --version 2>/dev/null || echo '?'))"
+  else
+    say "WARNING: apt-get could not install chromium/chromium-driver: browser tests will be skipped" >&2
+  fi
+else
+  say "WARNING: chromium/chromedriver missing and apt-get unusable here (needs root): browser tests will be skipped" >&2
+fi
+
+# --- 4. npm packages of pkg/ -------------------------------------------------------------
+if [[ -f pkg/package.json ]]; then
+  wanted=$(node -e '
+    const p = require("./pkg/package.json");
+    console.log(Object.keys({ ...p.dependencies, ...p.devDependencies }).length);')
+  stamp=pkg/node_modules/.package-lock.json # npm rewrites it on every install
+  if [[ $wanted -eq 0 ]]; then
+    say "pkg/: no npm packages listed"
+  elif [[ -f $stamp && $stamp -nt pkg/package.json && ( ! -f pkg/package-lock.json || $stamp -nt pkg/package-lock.json ) ]]; then
+    say "pkg/node_modules: up to date"
+  elif [[ -f pkg/package-lock.json ]]; then
+    say "pkg/: npm ci"
+    (cd pkg && npm ci --no-audit --no-fund --loglevel=error)
+  else
+    say "pkg/: npm install (no package-lock.json yet)"
+    (cd pkg && npm install --no-audit --no-fund --loglevel=error)
+  fi
+else
+  say "pkg/package.json absent: no npm packages to install"
+fi

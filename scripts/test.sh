@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Runs every test of leasehold: the README's test command, and what .ci/run calls.
+#
+#   scripts/test.sh               install what is missing (scripts/install-tools.sh), then test
+#   scripts/test.sh --no-install  test with the tools already on this machine
+#
+# Sections run in order and the script stops at the first failure. A section whose subject
+# is not in the tree yet (no wasm tests, no package tests, no simulator) or whose tool is
+# missing (Chromium, PostgreSQL) prints one SKIP line saying why. The shared conformance
+# suite runs only where ../shared exists (CI); a user's fresh clone passes without it.
+# The last line counts the tests that the runners reported: `tests: N passed, N failed, N skipped`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+
+install=1
+for arg in "$@"; do
+  case $arg in
+    --no-install) install=0 ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+log=$(mktemp)   # what the test runners print, read back for the closing count
+current="setup" # the section running now, named when the script fails
+started=$SECONDS
+ran=()
+skipped=()
+pg_stop=""      # commands that stop the throwaway PostgreSQL cluster, if one was started
+
+section() {
+  current=$1
+  section_started=$SECONDS
+  printf '\n===== %s =====\n' "$1"
+}
+section_passed() { ran+=("$current ($((SECONDS - section_started))s)"); }
+skip() {
+  printf 'SKIP %s: %s\n' "$1" "$2"
+  skipped+=("$1")
+}
+# Runs a command, echoing it, with its output also appended to $log.
+run() {
+  printf '+ %s\n' "$*"
+  "$@" 2>&1 | tee -a "$log"
+}
+
+# Sums the closing lines of cargo test and wasm-bindgen-test-runner
+# (`test result: ok. N passed; N failed; N ignored; ...`) and of node --test
+# (`# pass N` in the TAP reporter, `ℹ pass N` in the spec reporter).
+count_tests() {
+  awk '
+    /^test result:/ {
+      for (i = 1; i < NF; i++) {
+        if ($(i + 1) ~ /^passed;?$/) p += $i
+        if ($(i + 1) ~ /^failed;?$/) f += $i
+        if ($(i + 1) ~ /^ignored;?$/) s += $i
+      }
+    }
+    /^(# |ℹ )pass [0-9]+$/ { p += $NF }
+    /^(# |ℹ )fail [0-9]+$/ { f += $NF }
+    /^(# |ℹ )(skipped|todo) [0-9]+$/ { s += $NF }
+    END { printf "%d %d %d\n", p, f, s }' "$log"
+}
+
+finish() {
+  local rc=$?
+  if [[ -n $pg_stop ]]; then
+    eval "$pg_stop" || echo "warning: stopping the PostgreSQL cluster failed" >&2
+  fi
+  local passed failed skipped_tests
+  read -r passed failed skipped_tests < <(count_tests)
+  rm -f "$log"
+  echo
+  echo "===== summary ($((SECONDS - started))s) ====="
+  if ((${#ran[@]})); then printf 'ran: %s\n' "${ran[@]}"; fi
+  if ((${#skipped[@]})); then printf 'skipped: %s\n' "${skipped[@]}"; fi
+  if ((rc != 0)); then
+    echo "FAILED in section '$current' (exit $rc)"
+  fi
+  echo "tests: $passed passed, $failed failed, $skipped_tests skipped"
+  exit "$rc"
+}
+trap finish EXIT
+
+# ---------------------------------------------------------------------------------------
+if ((install)); then
+  section "install tools"
+  scripts/install-tools.sh
+  section_passed
+fi
+
+# ---------------------------------------------------------------------------------------
+section "PostgreSQL for the store tests"
+if [[ -n ${LEASEHOLD_TEST_PG_URL:-} ]]; then
+  echo "using LEASEHOLD_TEST_PG_URL from the environment"
+  section_passed
+elif [[ -f scripts/pg-cluster.sh ]]; then
+  # Contract with scripts/pg-cluster.sh: sourced, it starts a throwaway cluster and exports
+  # LEASEHOLD_TEST_PG_URL (or says why not and leaves it unset, so the PostgreSQL tests
+  # skip themselves). To be stopped on exit it defines `pg_cluster_stop`, or sets an EXIT
+  # trap, which is taken over here and run before the summary.
+  # shellcheck source=/dev/null
+  source scripts/pg-cluster.sh
+  eval "set -- $(trap -p EXIT)" # -> trap -- 'COMMAND' EXIT
+  if [[ ${3:-} != finish ]]; then
+    pg_stop=${3:-}
+    trap finish EXIT
+  fi
+  if declare -F pg_cluster_stop >/dev/null; then
+    pg_stop="${pg_stop:+$pg_stop; }pg_cluster_stop"
+  fi
+  echo "LEASEHOLD_TEST_PG_URL=${LEASEHOLD_TEST_PG_URL:-(unset: PostgreSQL tests will skip)}"
+  section_passed
+else
+  skip "PostgreSQL" "scripts/pg-cluster.sh is not in the tree: LEASEHOLD_TEST_PG_URL unset, PostgreSQL tests skip themselves"
+fi
+
+# ---------------------------------------------------------------------------------------
+# leasehold-tests (cross-crate tests, the simulator) runs in release below, once.
+section "cargo test --workspace (debug)"
+run cargo test --workspace --exclude leasehold-tests
+section_passed
+
+# ---------------------------------------------------------------------------------------
+section "leasehold-core without std (wasm32v1-none)"
+run cargo build -p leasehold-core --no-default-features --target wasm32v1-none
+section_passed
+
+# ---------------------------------------------------------------------------------------
+section "leasehold-tests: cross-crate tests and simulator (release)"
+run cargo test -p leasehold-tests --release
+if [[ -f tests/src/bin/sim.rs || -f tests/src/bin/sim/main.rs ]]; then
+  run cargo run -p leasehold-tests --release --bin sim
+else
+  echo "(no simulator binary tests/src/bin/sim.rs; simulator tests, if any, ran above)"
+fi
+section_passed
+
+# ---------------------------------------------------------------------------------------
+# wasm-bindgen tests of leasehold-wasm. .cargo/config.toml makes wasm-bindgen-test-runner
+# the runner for wasm32-unknown-unknown: Node.js by default, a browser with
+# WASM_BINDGEN_USE_BROWSER. Suites pinned to one side by wasm_bindgen_test_configure! run
+# only in that pass (WASM_BINDGEN_TEST_ONLY_NODE / _ONLY_WEB skip the others).
+has_wasm_tests=0
+if compgen -G 'host-wasm/tests/*.rs' >/dev/null || grep -rqs 'wasm_bindgen_test' host-wasm/src; then
+  has_wasm_tests=1
+fi
+
+section "leasehold-wasm tests in Node.js"
+if ((has_wasm_tests)); then
+  run env WASM_BINDGEN_TEST_ONLY_NODE=1 \
+    cargo test -p leasehold-wasm --target wasm32-unknown-unknown
+  section_passed
+else
+  skip "wasm tests (Node.js)" "host-wasm has no wasm_bindgen_test tests yet"
+fi
+
+section "leasehold-wasm tests in headless Chromium"
+if ((!has_wasm_tests)); then
+  skip "wasm tests (Chromium)" "host-wasm has no wasm_bindgen_test tests yet"
+elif ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  skip "wasm tests (Chromium)" "chromium/chromedriver not installed (scripts/install-tools.sh installs them as root)"
+else
+  # The runner itself adds headless, no-sandbox (needed as root) and disable-dev-shm-usage
+  # to Chrome's arguments; scripts/webdriver.json adds the flags that keep Chromium off the
+  # network. The timeouts are raised because 2 busy cores start Chromium slowly.
+  run env WASM_BINDGEN_USE_BROWSER=1 WASM_BINDGEN_TEST_ONLY_WEB=1 \
+    CHROMEDRIVER="$(command -v chromedriver)" \
+    WASM_BINDGEN_TEST_WEBDRIVER_JSON="$root/scripts/webdriver.json" \
+    WASM_BINDGEN_TEST_DRIVER_TIMEOUT=30 WASM_BINDGEN_TEST_TIMEOUT=120 \
+    cargo test -p leasehold-wasm --target wasm32-unknown-unknown
+  section_passed
+fi
+
+# ---------------------------------------------------------------------------------------
+section "npm package: build"
+run scripts/build-pkg.sh
+section_passed
+
+section "npm package: its own tests"
+if node -e 'process.exit(require("./pkg/package.json").scripts?.test ? 0 : 1)' 2>/dev/null; then
+  (cd pkg && run npm test)
+  section_passed
+else
+  skip "npm package tests" "pkg/package.json has no test script yet"
+fi
+
+# ---------------------------------------------------------------------------------------
+section "shared conformance suite against the built package"
+if [[ ! -f ../shared/conformance/run.sh ]]; then
+  skip "conformance" "../shared is not beside this clone (it is in CI); the project's own tests above carry its checks"
+elif [[ ! -d pkg/src ]] && ! grep -rqs 'createJobRunner' host-wasm/src; then
+  skip "conformance" "the package does not export createJobRunner yet (no pkg/src/, none in host-wasm/src)"
+else
+  run bash ../shared/conformance/run.sh "$root/pkg"
+  section_passed
+fi

@@ -1,0 +1,474 @@
+//! What one simulation runs: the lease parameters, the workload, the fault
+//! rates and sizes, and the deliberately broken variant (if any).
+//!
+//! All spans are milliseconds of simulated real time; rates are given as the
+//! mean gap between two occurrences per worker (0 turns a fault off) and
+//! probabilities in per-mille.
+
+use leasehold_core::options::{Config, HeartbeatConfig, OptionError, OptionsInput};
+use leasehold_core::job_backoff;
+
+/// A deliberately broken variant the simulator must catch (the mutation
+/// check). Each lives where the real defect would: two in the core's
+/// supervision (behind the core feature `mutations`), two in the pid probe,
+/// two in the host, one in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mutation {
+    /// The correct system.
+    None,
+    /// Supervision measures the write tolerance from when a confirming reply
+    /// arrived instead of from when the renewal was sent (core).
+    ToleranceFromReply,
+    /// The pid probe reads `EPERM` from `kill(pid, 0)` as a dead owner (probe).
+    EpermAsDead,
+    /// The host ignores a renewal's `false` (the fence answer) and reports
+    /// it to the runner as `true` (host).
+    FenceIgnored,
+    /// Supervision has no write-tolerance deadline and no reconfirm bound
+    /// (core).
+    NoLapseDeadline,
+    /// The store accepts renewals and settles whatever their fencing token
+    /// (store).
+    UnfencedStore,
+    /// The host drops a renewal's confirmed answer instead of reporting it
+    /// to the runner (host): the owner lapses although its renewals
+    /// succeed.
+    ConfirmationDropped,
+    /// The pid probe ignores the recorded process start time, so a reused
+    /// pid reads as the owner alive (probe). Caught by the reclaim bound
+    /// where only same-host peers could take over.
+    StartTimeIgnored,
+}
+
+impl Mutation {
+    /// Every broken variant (not `None`).
+    pub const BROKEN: [Mutation; 7] = [
+        Mutation::ToleranceFromReply,
+        Mutation::EpermAsDead,
+        Mutation::FenceIgnored,
+        Mutation::NoLapseDeadline,
+        Mutation::UnfencedStore,
+        Mutation::StartTimeIgnored,
+        Mutation::ConfirmationDropped,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutation::None => "none",
+            Mutation::ToleranceFromReply => "tolerance-from-reply",
+            Mutation::EpermAsDead => "eperm-as-dead",
+            Mutation::FenceIgnored => "fence-ignored",
+            Mutation::NoLapseDeadline => "no-lapse-deadline",
+            Mutation::UnfencedStore => "unfenced-store",
+            Mutation::StartTimeIgnored => "start-time-ignored",
+            Mutation::ConfirmationDropped => "confirmation-dropped",
+        }
+    }
+
+    /// Parses [`Mutation::name`].
+    pub fn parse(name: &str) -> Option<Mutation> {
+        core::iter::once(Mutation::None).chain(Mutation::BROKEN).find(|m| m.name() == name)
+    }
+
+    /// The core supervision variant this mutation selects.
+    pub fn supervision(self) -> leasehold_core::supervision::Mutation {
+        use leasehold_core::supervision::Mutation as Core;
+        match self {
+            Mutation::ToleranceFromReply => Core::ToleranceFromReply,
+            Mutation::NoLapseDeadline => Core::NoLapseDeadline,
+            _ => Core::None,
+        }
+    }
+}
+
+/// The lease and runner parameters every worker runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// `S`, `staleAfterMs`: a lease older than this (strictly) is stale.
+    pub stale_after_ms: u64,
+    /// `I`, `heartbeatEveryMs`: the renewal cadence; also `R`.
+    pub heartbeat_every_ms: u64,
+    /// `K`, `heartbeatSkewMs`: the skew allowance; every worker's clock
+    /// stays within `[real, real + K]`.
+    pub skew_ms: u64,
+    /// `W` when overridden (`None`: the runner's own `S − I − K`). Only the
+    /// validator-agreement check sets it, to step outside the relation.
+    pub tolerance_ms: Option<u64>,
+    /// `intervalMs`: the delay between passes (the claim interval).
+    pub claim_interval_ms: u64,
+    /// Items a worker performs at once.
+    pub concurrency: u32,
+    /// Claim attempts per pass.
+    pub batch_limit: u32,
+    /// Claims an item may have; the next claim dead-letters it.
+    pub max_attempts: u32,
+}
+
+impl Params {
+    /// The options a worker's runner is built from, validated by the core's
+    /// option validator, with `W` overridden when [`Params::tolerance_ms`]
+    /// says so.
+    ///
+    /// # Errors
+    /// The validator's [`OptionError`] when the set is refused.
+    pub fn config(&self) -> Result<Config, OptionError> {
+        let mut config = OptionsInput {
+            interval_ms: self.claim_interval_ms as f64,
+            stale_after_ms: self.stale_after_ms as f64,
+            heartbeat: true,
+            heartbeat_every_ms: Some(self.heartbeat_every_ms as f64),
+            heartbeat_skew_ms: Some(self.skew_ms as f64),
+            backoff: Some(job_backoff(self.claim_interval_ms as f64)),
+            batch_limit: Some(f64::from(self.batch_limit)),
+            concurrency: Some(f64::from(self.concurrency)),
+            abort_grace_ms: None,
+        }
+        .validate()?;
+        if let (Some(w), Some(hb)) = (self.tolerance_ms, config.heartbeat.as_mut()) {
+            hb.tolerance_ms = w;
+        }
+        Ok(config)
+    }
+
+    /// The supervised-renewal spans in force (`I`, `K`, `W`, `R`).
+    ///
+    /// # Panics
+    /// When the set is refused by the validator (check [`Params::config`]
+    /// first).
+    pub fn heartbeat(&self) -> HeartbeatConfig {
+        self.config().expect("validated params").heartbeat.expect("heartbeat configured")
+    }
+
+    /// The scale every default below is built on: `S = 600`, `I = 150`,
+    /// `K = 75` (so `W = 375`, `R = 150`), claim interval 100 ms,
+    /// concurrency 2, batch limit 8, 5 attempts.
+    pub fn standard() -> Params {
+        Params {
+            stale_after_ms: 600,
+            heartbeat_every_ms: 150,
+            skew_ms: 75,
+            tolerance_ms: None,
+            claim_interval_ms: 100,
+            concurrency: 2,
+            batch_limit: 8,
+            max_attempts: 5,
+        }
+    }
+}
+
+/// Fault rates and sizes. Gaps are the mean ms between two occurrences per
+/// worker (0: off); sizes are maxima in ms; probabilities per-mille.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Faults {
+    /// Worker crashes.
+    pub crash_gap_ms: u64,
+    /// Chance a crashed worker restarts (new process, new nonce) before the
+    /// faults stop; the others restart when they stop.
+    pub restart_per_mille: u32,
+    /// Longest delay before such a restart.
+    pub restart_delay_max_ms: u64,
+    /// Stop-the-world pauses: nothing runs, timers and replies wait.
+    pub pause_gap_ms: u64,
+    /// Longest pause.
+    pub pause_max_ms: u64,
+    /// Throttled background tab: timers fire only on a coarse period;
+    /// replies still arrive.
+    pub throttle_gap_ms: u64,
+    /// Longest throttled stretch.
+    pub throttle_max_ms: u64,
+    /// Longest throttle period (timers fire on multiples of it).
+    pub throttle_period_max_ms: u64,
+    /// A worker cut off from the store: its calls fail, or hang.
+    pub partition_gap_ms: u64,
+    /// Longest partition.
+    pub partition_max_ms: u64,
+    /// Width of the band every clock's offset from real time stays in,
+    /// `[0, band]`: two clocks never differ by more than this, and a clock
+    /// never steps by more. At most `K`.
+    pub clock_band_ms: u64,
+    /// Every clock starts at one edge of the band (offset 0 or `band`), and
+    /// steps to one, instead of anywhere in it.
+    pub clock_extremes: bool,
+    /// Clock steps to anywhere in the band.
+    pub clock_step_gap_ms: u64,
+    /// Clock drift: small moves inside the band.
+    pub drift_gap_ms: u64,
+    /// Largest drift move.
+    pub drift_max_ms: u64,
+    /// Per store call: fails (applied or not).
+    pub call_fail_per_mille: u32,
+    /// Per store call: hangs (a renewal's reply never comes; other calls
+    /// time out with an error after up to `hang_max_ms`).
+    pub call_hang_per_mille: u32,
+    /// Per store call: answers late, by up to `late_max_ms`.
+    pub call_late_per_mille: u32,
+    /// Per store call: reaches the store late (queued behind a lock or in a
+    /// client pool), by up to `late_max_ms`, then answers. A renewal applied
+    /// this late may land after a takeover: the fence answers `false`.
+    pub call_slow_per_mille: u32,
+    /// Longest late answer or late arrival.
+    pub late_max_ms: u64,
+    /// Whether a claim's answer may come late (or the claim reach the store
+    /// late) too.
+    pub late_claims: bool,
+    /// Longest hang before a timeout error.
+    pub hang_max_ms: u64,
+    /// Longest ordinary one-way latency to or from the store (also in calm).
+    pub latency_max_ms: u64,
+    /// Chance a crashed worker's pid is taken by an unrelated process.
+    pub pid_squat_per_mille: u32,
+    /// Chance a new worker process gets a recycled pid.
+    pub pid_reuse_per_mille: u32,
+}
+
+impl Faults {
+    /// No faults at all; ordinary latency only.
+    pub fn none(latency_max_ms: u64) -> Faults {
+        Faults {
+            crash_gap_ms: 0,
+            restart_per_mille: 0,
+            restart_delay_max_ms: 0,
+            pause_gap_ms: 0,
+            pause_max_ms: 0,
+            throttle_gap_ms: 0,
+            throttle_max_ms: 0,
+            throttle_period_max_ms: 0,
+            partition_gap_ms: 0,
+            partition_max_ms: 0,
+            clock_band_ms: 0,
+            clock_extremes: false,
+            clock_step_gap_ms: 0,
+            drift_gap_ms: 0,
+            drift_max_ms: 0,
+            call_fail_per_mille: 0,
+            call_hang_per_mille: 0,
+            call_late_per_mille: 0,
+            call_slow_per_mille: 0,
+            late_max_ms: 0,
+            late_claims: false,
+            hang_max_ms: 0,
+            latency_max_ms,
+            pid_squat_per_mille: 0,
+            pid_reuse_per_mille: 0,
+        }
+    }
+
+    /// Every fault on, sized against the stale window `S`: pauses, late
+    /// answers and late arrivals up to three stale windows (claims' answers
+    /// included), partitions up to two; clocks step and drift across the
+    /// whole skew allowance `K`.
+    pub fn standard(stale_after_ms: u64, skew_ms: u64) -> Faults {
+        let s = stale_after_ms;
+        Faults {
+            crash_gap_ms: 6 * s,
+            restart_per_mille: 700,
+            restart_delay_max_ms: 2 * s,
+            pause_gap_ms: 5 * s,
+            pause_max_ms: 3 * s,
+            throttle_gap_ms: 8 * s,
+            throttle_max_ms: 3 * s,
+            throttle_period_max_ms: 2 * s,
+            partition_gap_ms: 5 * s,
+            partition_max_ms: 2 * s,
+            clock_band_ms: skew_ms,
+            clock_extremes: false,
+            clock_step_gap_ms: 3 * s,
+            drift_gap_ms: s,
+            drift_max_ms: (s / 60).max(1),
+            call_fail_per_mille: 20,
+            call_hang_per_mille: 10,
+            call_late_per_mille: 30,
+            call_slow_per_mille: 20,
+            late_max_ms: 3 * s,
+            late_claims: true,
+            hang_max_ms: 3 * s,
+            latency_max_ms: 8,
+            pid_squat_per_mille: 300,
+            pid_reuse_per_mille: 300,
+        }
+    }
+}
+
+/// The work the workers are given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Items enqueued in all.
+    pub items: u32,
+    /// How long faults go on; then they stop and the system must finish.
+    pub chaos_ms: u64,
+    /// Longest short perform.
+    pub work_short_max_ms: u64,
+    /// Longest long perform (spans several renewals).
+    pub work_long_max_ms: u64,
+    /// Chance a perform is long.
+    pub long_per_mille: u32,
+    /// Chance a perform raises (the item is released for a retry).
+    pub work_fail_per_mille: u32,
+}
+
+impl Workload {
+    /// `items` items, half enqueued at once and half over the chaos window;
+    /// performs of up to half a stale window, one in five up to 2.5 windows.
+    pub fn standard(items: u32, stale_after_ms: u64) -> Workload {
+        Workload {
+            items,
+            chaos_ms: 5 * stale_after_ms,
+            work_short_max_ms: stale_after_ms / 2,
+            work_long_max_ms: 5 * stale_after_ms / 2,
+            long_per_mille: 200,
+            work_fail_per_mille: 30,
+        }
+    }
+}
+
+/// One simulation's whole setup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimConfig {
+    /// Worker processes (each runs one runner).
+    pub workers: u8,
+    /// Hosts the workers are spread over (worker `w` runs on host
+    /// `w % hosts`); a claimant on the owner's host asks the pid probe, one
+    /// on another host relies on the expired lease.
+    pub hosts: u8,
+    /// Lease and runner parameters.
+    pub params: Params,
+    /// Fault rates and sizes.
+    pub faults: Faults,
+    /// The work.
+    pub workload: Workload,
+    /// The broken variant under test, if any.
+    pub mutation: Mutation,
+    /// Whether `owner-stops-in-budget` is checked. Off, a run goes on past
+    /// an owner that overran its budget, to see whether a peer actually
+    /// takes the item over while it still believes (`exclusive-ownership`).
+    pub budget_check: bool,
+    /// The store lets a claimant re-claim a stale item recorded under its
+    /// own incarnation, on the lease alone (on, as in the real stores'
+    /// `judge_stale`; see [`super::store::own_reclaim_allowed`]).
+    pub reclaim_own_stale: bool,
+}
+
+impl SimConfig {
+    /// The standard scenario: `workers` workers on up to two hosts, `items`
+    /// items, [`Params::standard`], [`Faults::standard`].
+    pub fn standard(workers: u8, items: u32) -> SimConfig {
+        let params = Params::standard();
+        SimConfig {
+            workers,
+            hosts: workers.clamp(1, 2),
+            params,
+            faults: Faults::standard(params.stale_after_ms, params.skew_ms),
+            workload: Workload::standard(items, params.stale_after_ms),
+            mutation: Mutation::None,
+            budget_check: true,
+            reclaim_own_stale: true,
+        }
+    }
+
+    /// The validator-agreement scenario for `params`: three workers on three
+    /// hosts whose clocks sit still at the two edges of the full skew band
+    /// `[0, K]`, zero latency, a claim every millisecond, and renewals that
+    /// hang often, so owners lapse exactly at their bound and peers claim at
+    /// the first millisecond a lease is stale. A set on the edge of the
+    /// relation `W + R + K ≤ S` survives it; one millisecond past the edge
+    /// gives a counterexample.
+    pub fn boundary(params: Params) -> SimConfig {
+        let s = params.stale_after_ms;
+        let mut faults = Faults::none(0);
+        faults.clock_band_ms = params.skew_ms;
+        faults.clock_extremes = true;
+        faults.partition_gap_ms = 3 * s;
+        faults.partition_max_ms = 2 * s;
+        faults.call_hang_per_mille = 150;
+        faults.hang_max_ms = s;
+        SimConfig {
+            workers: 3,
+            hosts: 3,
+            params,
+            faults,
+            workload: Workload {
+                items: 12,
+                chaos_ms: 20 * s,
+                work_short_max_ms: s,
+                work_long_max_ms: 3 * s,
+                long_per_mille: 500,
+                work_fail_per_mille: 0,
+            },
+            mutation: Mutation::None,
+            budget_check: true,
+            reclaim_own_stale: true,
+        }
+    }
+
+    /// The boundary scenario's parameters: `S = 40`, `I = R = 10`, `K = 5`
+    /// (so the runner's `W = 25` and `W + R + K = S`), one claim per ms,
+    /// one item at a time, 50 attempts.
+    pub fn boundary_params() -> Params {
+        Params {
+            stale_after_ms: 40,
+            heartbeat_every_ms: 10,
+            skew_ms: 5,
+            tolerance_ms: None,
+            claim_interval_ms: 1,
+            concurrency: 1,
+            batch_limit: 4,
+            max_attempts: 50,
+        }
+    }
+
+    /// The reclaim scenario: `workers` workers on one host, no faults, a few
+    /// items; every worker process gets a recycled pid when one is free, so
+    /// the reclaim probe's crashed owner often comes back under its own old
+    /// pid and only the start-time rule tells the two apart.
+    pub fn reclaim(workers: u8) -> SimConfig {
+        let params = Params::standard();
+        let mut faults = Faults::none(8);
+        faults.clock_band_ms = params.skew_ms / 2;
+        faults.pid_reuse_per_mille = 1_000;
+        SimConfig {
+            workers,
+            hosts: 1,
+            params,
+            faults,
+            workload: Workload { items: 10, ..Workload::standard(10, params.stale_after_ms) },
+            mutation: Mutation::None,
+            budget_check: true,
+            reclaim_own_stale: true,
+        }
+    }
+
+    /// The throttled scenario: `workers` workers whose hosts are throttled
+    /// most of the time (background tabs: timers fire on a period of up to
+    /// one stale window) over a slow store (three calls in ten, claims
+    /// included, reach it up to a stale window late), and long performs. Renewals land after a
+    /// takeover and answer `false` while their owner still works: the case
+    /// the fence answer exists for.
+    pub fn throttled(workers: u8, items: u32) -> SimConfig {
+        let params = Params::standard();
+        let s = params.stale_after_ms;
+        let mut faults = Faults::none(8);
+        faults.clock_band_ms = params.skew_ms;
+        faults.throttle_gap_ms = s;
+        faults.throttle_max_ms = 3 * s;
+        faults.throttle_period_max_ms = s;
+        faults.call_slow_per_mille = 300;
+        faults.late_max_ms = s;
+        faults.late_claims = true;
+        SimConfig {
+            workers,
+            hosts: workers.clamp(1, 2),
+            params,
+            faults,
+            workload: Workload { long_per_mille: 800, ..Workload::standard(items, s) },
+            mutation: Mutation::None,
+            budget_check: true,
+            reclaim_own_stale: true,
+        }
+    }
+
+    /// The same scenario running a broken variant.
+    pub fn with_mutation(self, mutation: Mutation) -> SimConfig {
+        SimConfig { mutation, ..self }
+    }
+}

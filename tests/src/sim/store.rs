@@ -1,0 +1,471 @@
+//! The simulated job store: items under fenced leases.
+//!
+//! - A claim takes the lowest-numbered claimable item and gives it a fresh
+//!   fencing token, strictly greater than every token issued before.
+//!   Claimable: pending, or running under a stale lease whose owner the
+//!   claimant's liveness check finds gone, and the steal rules permit
+//!   ([`steal_allowed`]). Each claim counts an attempt; the claim after the
+//!   last allowed attempt dead-letters the item instead.
+//! - With [`Store::reclaim_own_stale`] (a proposed rule, off by default as in
+//!   the real stores), a claimant may also re-claim a stale item whose
+//!   recorded owner is its own incarnation, on the lease alone
+//!   ([`own_reclaim_allowed`]).
+//! - Renew, settle and release are fenced: they land only under the item's
+//!   current token (unless the `unfenced-store` mutation is on).
+//! - A renewal stamps the lease with the renewal's `at` (the owner's clock at
+//!   send time), never moving it backwards.
+
+use super::probe::{owner_alive, ProcessTable};
+use leasehold_core::lease::{EvidenceKind, LivenessEvidence};
+use leasehold_core::Millis;
+
+/// Who holds a lease, as the store records it (seed 003 `OwnerId` plus the
+/// simulator's own handle on the worker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// The worker slot in the simulation.
+    pub worker: u8,
+    /// Which incarnation of that worker (bumped on each restart).
+    pub incarnation: u32,
+    /// Host id.
+    pub host: u8,
+    /// Process id on that host.
+    pub pid: u32,
+    /// Process start time (for pid-reuse detection).
+    pub start_time: u64,
+    /// Unique per incarnation.
+    pub nonce: u64,
+}
+
+/// Why the steal rules refused a takeover (mirrors the rules of
+/// `leasehold_core::lease::steal::check_steal`, in the same order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealRefusal {
+    /// The evidence was observed at another instant than the steal.
+    EvidenceNotFresh,
+    /// The claimant is the recorded owner itself.
+    ClaimantIsOwner,
+    /// `same-host-pid-dead` from another host.
+    PidEvidenceFromOtherHost,
+    /// `cross-host-unreachable-stale` about a same-host owner.
+    CrossHostEvidenceOnSameHost,
+    /// The lease is still inside the stale window.
+    LeaseNotStale,
+}
+
+/// Seed 003 `leaseLiveness`: stale when more than `stale_after_ms` passed
+/// since the heartbeat (a heartbeat exactly at the cutoff is live).
+pub fn lease_is_stale(heartbeat_at: Millis, stale_after_ms: u64, now: Millis) -> bool {
+    now.since(heartbeat_at) > stale_after_ms
+}
+
+/// The steal rules (seed 003 R5): evidence observed at exactly `now`; a
+/// claimant other than the owner; evidence that fits the host relation
+/// (`lease-expired` from anywhere, `same-host-pid-dead` only on the owner's
+/// host, `cross-host-unreachable-stale` only from another); and a stale
+/// lease whatever the evidence. One small function so it can be swapped for
+/// `leasehold_core::lease::steal::check_steal` once that lands on main.
+pub fn steal_allowed(
+    owner: &Owner,
+    claimant: &Owner,
+    heartbeat_at: Millis,
+    stale_after_ms: u64,
+    evidence: LivenessEvidence,
+    now: Millis,
+) -> Result<(), StealRefusal> {
+    if evidence.checked_at != now {
+        return Err(StealRefusal::EvidenceNotFresh);
+    }
+    if owner.nonce == claimant.nonce {
+        return Err(StealRefusal::ClaimantIsOwner);
+    }
+    let same_host = owner.host == claimant.host;
+    match evidence.kind {
+        EvidenceKind::SameHostPidDead if !same_host => return Err(StealRefusal::PidEvidenceFromOtherHost),
+        EvidenceKind::CrossHostUnreachableStale if same_host => {
+            return Err(StealRefusal::CrossHostEvidenceOnSameHost)
+        }
+        _ => {}
+    }
+    if !lease_is_stale(heartbeat_at, stale_after_ms, now) {
+        return Err(StealRefusal::LeaseNotStale);
+    }
+    Ok(())
+}
+
+/// The proposed own-reclaim rule: a claimant may re-claim a running item
+/// whose recorded owner is its own incarnation (same nonce) once the lease
+/// is stale, with no liveness probe. Its own supervision lapsed any work on
+/// that lease before the lease could go stale (unless its host was stalled,
+/// the same overlap a peer's takeover has, which fencing covers), so the
+/// only holder left is a claim whose answer never reached it.
+pub fn own_reclaim_allowed(owner: &Owner, claimant: &Owner, heartbeat_at: Millis, stale_after_ms: u64, now: Millis) -> bool {
+    owner.nonce == claimant.nonce && lease_is_stale(heartbeat_at, stale_after_ms, now)
+}
+
+/// Where an item is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemState {
+    /// Not enqueued yet.
+    Waiting,
+    /// Enqueued, not claimed.
+    Pending,
+    /// Claimed under a lease.
+    Running,
+    /// Settled (done) by the holder of a current token.
+    Settled,
+    /// Given up after too many attempts.
+    DeadLettered,
+}
+
+/// One item's record.
+#[derive(Clone, Copy, Debug)]
+pub struct ItemRecord {
+    /// Its state.
+    pub state: ItemState,
+    /// Claims made on it.
+    pub attempts: u32,
+    /// The current fencing token (0: never claimed).
+    pub token: u64,
+    /// The token before the current one (0: none).
+    pub previous_token: u64,
+    /// The persisted heartbeat of the current lease (owner's clock).
+    pub stamp: Millis,
+    /// The current (or last) owner.
+    pub owner: Option<Owner>,
+    /// Settles accepted (must end at exactly 1 unless dead-lettered).
+    pub settles: u32,
+}
+
+/// A claim's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claimed {
+    /// Nothing claimable.
+    Empty,
+    /// `item` under the fresh `token`; `stolen` names the previous owner and
+    /// the evidence that justified the takeover when the item was running.
+    Item {
+        /// The item.
+        item: u32,
+        /// Its fresh fencing token.
+        token: u64,
+        /// The owner taken over from and the evidence, if it was running.
+        stolen: Option<(Owner, EvidenceKind)>,
+    },
+}
+
+/// A fenced write's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Whether it landed (seed 003 `Updated`).
+    pub landed: bool,
+    /// It landed with a token below the item's current one (only possible
+    /// when the store is broken).
+    pub below_current: bool,
+}
+
+/// The store. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Store {
+    items: Vec<ItemRecord>,
+    next_token: u64,
+    /// Items before this index are settled or dead-lettered.
+    cursor: usize,
+    stale_after_ms: u64,
+    max_attempts: u32,
+    unfenced: bool,
+    eperm_as_dead: bool,
+    /// Mutation: the probe ignores the recorded start time.
+    pub start_time_ignored: bool,
+    /// The proposed own-reclaim rule ([`own_reclaim_allowed`]) is in force.
+    pub reclaim_own_stale: bool,
+    /// Items dead-lettered so far.
+    pub dead_lettered: u32,
+}
+
+impl Store {
+    /// `items` items, none enqueued yet.
+    pub fn new(items: u32, stale_after_ms: u64, max_attempts: u32, unfenced: bool, eperm_as_dead: bool) -> Store {
+        let record =
+            ItemRecord { state: ItemState::Waiting, attempts: 0, token: 0, previous_token: 0, stamp: Millis::ZERO, owner: None, settles: 0 };
+        Store {
+            items: vec![record; items as usize],
+            next_token: 1,
+            cursor: 0,
+            stale_after_ms,
+            max_attempts,
+            unfenced,
+            eperm_as_dead,
+            start_time_ignored: false,
+            reclaim_own_stale: true,
+            dead_lettered: 0,
+        }
+    }
+
+    /// The record of `item`.
+    pub fn item(&self, item: u32) -> &ItemRecord {
+        &self.items[item as usize]
+    }
+
+    /// Every record, by item number.
+    pub fn items(&self) -> &[ItemRecord] {
+        &self.items
+    }
+
+    /// Adds an item slot (for the reclaim probe) and answers its number.
+    pub fn add_item(&mut self) -> u32 {
+        let record =
+            ItemRecord { state: ItemState::Waiting, attempts: 0, token: 0, previous_token: 0, stamp: Millis::ZERO, owner: None, settles: 0 };
+        self.items.push(record);
+        (self.items.len() - 1) as u32
+    }
+
+    /// Makes `item` claimable.
+    pub fn enqueue(&mut self, item: u32) {
+        let record = &mut self.items[item as usize];
+        if record.state == ItemState::Waiting {
+            record.state = ItemState::Pending;
+        }
+    }
+
+    /// Whether every enqueued-or-waiting item is settled or dead-lettered.
+    pub fn all_done(&self) -> bool {
+        self.items[self.cursor..].iter().all(|r| matches!(r.state, ItemState::Settled | ItemState::DeadLettered))
+    }
+
+    /// One claim by `claimant` (a process of user `uid`) stamped `at` on the
+    /// claimant's clock. The liveness check: an owner on the claimant's host
+    /// is probed by pid (alive refuses the takeover); an owner on another
+    /// host is never probed, and the expired lease decides.
+    pub fn claim(&mut self, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable) -> Claimed {
+        while self.cursor < self.items.len()
+            && matches!(self.items[self.cursor].state, ItemState::Settled | ItemState::DeadLettered)
+        {
+            self.cursor += 1;
+        }
+        for index in self.cursor..self.items.len() {
+            let record = self.items[index];
+            let stolen = match record.state {
+                ItemState::Pending => None,
+                ItemState::Running => match self.takeover(&record, claimant, uid, at, table) {
+                    Some(taken) => Some(taken),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let record = &mut self.items[index];
+            record.attempts += 1;
+            if record.attempts > self.max_attempts {
+                record.state = ItemState::DeadLettered;
+                self.dead_lettered += 1;
+                continue;
+            }
+            let token = self.next_token;
+            self.next_token += 1;
+            record.state = ItemState::Running;
+            record.previous_token = record.token;
+            record.token = token;
+            record.stamp = at;
+            record.owner = Some(*claimant);
+            return Claimed::Item { item: index as u32, token, stolen };
+        }
+        Claimed::Empty
+    }
+
+    /// Whether `claimant` may take the running `record` over at `at`, and
+    /// from whom with what evidence.
+    fn takeover(&self, record: &ItemRecord, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable) -> Option<(Owner, EvidenceKind)> {
+        let owner = record.owner?;
+        if owner.nonce == claimant.nonce {
+            let allowed = self.reclaim_own_stale && own_reclaim_allowed(&owner, claimant, record.stamp, self.stale_after_ms, at);
+            return allowed.then_some((owner, EvidenceKind::LeaseExpired));
+        }
+        if !lease_is_stale(record.stamp, self.stale_after_ms, at) {
+            return None;
+        }
+        let kind = if owner.host == claimant.host {
+            let seen = table.observe(owner.host, owner.pid, uid);
+            let recorded = (!self.start_time_ignored).then_some(owner.start_time);
+            if owner_alive(seen, recorded, self.eperm_as_dead) {
+                return None;
+            }
+            EvidenceKind::SameHostPidDead
+        } else {
+            EvidenceKind::LeaseExpired
+        };
+        let evidence = LivenessEvidence { kind, checked_at: at };
+        steal_allowed(&owner, claimant, record.stamp, self.stale_after_ms, evidence, at).ok()?;
+        Some((owner, kind))
+    }
+
+    fn fenced(&self, item: u32, token: u64) -> Written {
+        let record = &self.items[item as usize];
+        let running = record.state == ItemState::Running;
+        let landed = running && (token == record.token || self.unfenced);
+        Written { landed, below_current: landed && token < record.token }
+    }
+
+    /// Renews `item`'s lease under `token`, stamping `at`.
+    pub fn renew(&mut self, item: u32, token: u64, at: Millis) -> Written {
+        let written = self.fenced(item, token);
+        if written.landed {
+            let record = &mut self.items[item as usize];
+            record.stamp = record.stamp.max(at);
+        }
+        written
+    }
+
+    /// Settles `item` under `token`.
+    pub fn settle(&mut self, item: u32, token: u64) -> Written {
+        let written = self.fenced(item, token);
+        if written.landed {
+            let record = &mut self.items[item as usize];
+            record.state = ItemState::Settled;
+            record.settles += 1;
+        }
+        written
+    }
+
+    /// Gives `item` back (pending again) under `token`.
+    pub fn release(&mut self, item: u32, token: u64) -> Written {
+        let written = self.fenced(item, token);
+        if written.landed {
+            let record = &mut self.items[item as usize];
+            record.state = ItemState::Pending;
+            record.owner = None;
+        }
+        written
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    fn owner(worker: u8, host: u8, nonce: u64) -> Owner {
+        Owner { worker, incarnation: 0, host, pid: 0, start_time: 0, nonce }
+    }
+
+    fn worker_process(table: &mut ProcessTable, worker: u8, host: u8, uid: u8) -> Owner {
+        let pid = table.spawn(host, uid, 7, false);
+        Owner { worker, incarnation: 0, host, pid, start_time: 7, nonce: u64::from(worker) + 1 }
+    }
+
+    #[test]
+    fn claims_hand_out_strictly_growing_tokens_in_item_order() {
+        let table = ProcessTable::new();
+        let mut store = Store::new(3, 100, 5, false, false);
+        (0..3).for_each(|i| store.enqueue(i));
+        let a = owner(0, 0, 1);
+        let first = store.claim(&a, 0, Millis(1_000), &table);
+        let second = store.claim(&a, 0, Millis(1_000), &table);
+        assert_eq!(first, Claimed::Item { item: 0, token: 1, stolen: None });
+        assert_eq!(second, Claimed::Item { item: 1, token: 2, stolen: None });
+    }
+
+    #[test]
+    fn a_lease_is_stolen_only_once_more_than_the_stale_window_passed() {
+        let table = ProcessTable::new();
+        let mut store = Store::new(1, 100, 5, false, false);
+        store.enqueue(0);
+        let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
+        store.claim(&a, 0, Millis(1_000), &table);
+        assert_eq!(store.claim(&b, 0, Millis(1_100), &table), Claimed::Empty);
+        assert_eq!(
+            store.claim(&b, 0, Millis(1_101), &table),
+            Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) }
+        );
+    }
+
+    #[test]
+    fn renew_and_settle_land_only_under_the_current_token() {
+        let table = ProcessTable::new();
+        let mut store = Store::new(1, 100, 5, false, false);
+        store.enqueue(0);
+        let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
+        store.claim(&a, 0, Millis(1_000), &table);
+        assert!(store.renew(0, 1, Millis(1_050)).landed);
+        store.claim(&b, 0, Millis(1_151), &table);
+        assert!(!store.renew(0, 1, Millis(1_160)).landed);
+        assert!(!store.settle(0, 1).landed);
+        assert!(store.settle(0, 2).landed);
+        assert_eq!(store.item(0).settles, 1);
+    }
+
+    #[test]
+    fn the_unfenced_mutation_lands_a_stale_token_and_says_so() {
+        let table = ProcessTable::new();
+        let mut store = Store::new(1, 100, 5, true, false);
+        store.enqueue(0);
+        store.claim(&owner(0, 0, 1), 0, Millis(1_000), &table);
+        store.claim(&owner(1, 1, 2), 0, Millis(1_101), &table);
+        assert_eq!(store.settle(0, 1), Written { landed: true, below_current: true });
+    }
+
+    #[test]
+    fn a_live_same_host_owner_is_never_stolen_from_but_a_dead_one_is() {
+        let mut table = ProcessTable::new();
+        let mut store = Store::new(1, 100, 5, false, false);
+        store.enqueue(0);
+        let a = worker_process(&mut table, 0, 0, 1);
+        let b = worker_process(&mut table, 1, 0, 2);
+        store.claim(&a, 1, Millis(1_000), &table);
+        // EPERM (another user's live process) is alive: refused.
+        assert_eq!(store.claim(&b, 2, Millis(5_000), &table), Claimed::Empty);
+        table.exit(0, a.pid, false);
+        assert_eq!(
+            store.claim(&b, 2, Millis(5_000), &table),
+            Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::SameHostPidDead)) }
+        );
+    }
+
+    #[test]
+    fn the_claim_after_the_last_attempt_dead_letters_the_item() {
+        let table = ProcessTable::new();
+        let mut store = Store::new(1, 100, 2, false, false);
+        store.enqueue(0);
+        let a = owner(0, 0, 1);
+        store.claim(&a, 0, Millis(1_000), &table);
+        store.release(0, 1);
+        store.claim(&a, 0, Millis(1_000), &table);
+        store.release(0, 2);
+        assert_eq!(store.claim(&a, 0, Millis(1_000), &table), Claimed::Empty);
+        assert_eq!(store.item(0).state, ItemState::DeadLettered);
+        assert!(store.all_done());
+    }
+
+    #[test]
+    fn an_owner_re_claims_its_own_stale_item_only_under_the_own_reclaim_rule() {
+        let mut table = ProcessTable::new();
+        let a = worker_process(&mut table, 0, 0, 1);
+        for rule in [false, true] {
+            let mut store = Store::new(1, 100, 5, false, false);
+            store.reclaim_own_stale = rule;
+            store.enqueue(0);
+            store.claim(&a, 1, Millis(1_000), &table);
+            // Never while the lease is fresh, whatever the rule.
+            assert_eq!(store.claim(&a, 1, Millis(1_100), &table), Claimed::Empty);
+            let stale = store.claim(&a, 1, Millis(1_101), &table);
+            if rule {
+                assert_eq!(stale, Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) });
+            } else {
+                assert_eq!(stale, Claimed::Empty, "the live owner's pid probe and ClaimantIsOwner both refuse");
+            }
+        }
+    }
+
+    #[test]
+    fn steal_rules_refuse_in_the_documented_order() {
+        let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
+        let at = Millis(10_000);
+        let old = Millis(1_000);
+        let evidence = |kind, checked_at| LivenessEvidence { kind, checked_at };
+        let lease = EvidenceKind::LeaseExpired;
+        let pid = EvidenceKind::SameHostPidDead;
+        assert_eq!(steal_allowed(&a, &b, old, 100, evidence(lease, Millis(9_999)), at), Err(StealRefusal::EvidenceNotFresh));
+        assert_eq!(steal_allowed(&a, &a, old, 100, evidence(lease, at), at), Err(StealRefusal::ClaimantIsOwner));
+        assert_eq!(steal_allowed(&a, &b, old, 100, evidence(pid, at), at), Err(StealRefusal::PidEvidenceFromOtherHost));
+        assert_eq!(steal_allowed(&a, &b, Millis(9_900), 100, evidence(lease, at), at), Err(StealRefusal::LeaseNotStale));
+        assert_eq!(steal_allowed(&a, &b, Millis(9_899), 100, evidence(lease, at), at), Ok(()));
+    }
+}
