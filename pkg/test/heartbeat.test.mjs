@@ -171,3 +171,23 @@ test('each item gets its own signal: losing one claim aborts only that item', as
   assert.equal(new Set(signals.values()).size, 3);
   await runner.dispose();
 });
+
+test('a claim that answers after its write tolerance is spent is not performed: it lapsed', async (t) => {
+  const clock = virtualTime(t);
+  const events = [];
+  let performed = 0;
+  let claims = 0;
+  const runner = createJobRunner(hb({ onEvent: (e) => events.push(e),
+    // The first claim's answer takes 2700 ms, past W = 2625; the second answers at once.
+    claim: (at) => { claims += 1; return claims === 1 ? after(2700, { id: 0 }) : (claims === 2 ? { id: 1 } : null); },
+    perform: async () => { performed += 1; },
+    heartbeat: async () => true }));
+  let report;
+  runner.tick().then((r) => { report = r; });
+  await clock.until(() => report !== undefined);
+  assert.deepEqual(plain(report), { claimed: 2, performed: 1, failed: 0, claimLost: 1 });
+  assert.equal(performed, 1, 'only the prompt claim was performed');
+  const lapsed = only(events, 'claim-lost');
+  assert.deepEqual(lapsed.map((e) => [e.item, e.lapsed, e.unconfirmedMs, e.at - 1000]), [[0, true, 2700, 2700]]);
+  await runner.dispose();
+});
