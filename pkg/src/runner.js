@@ -139,25 +139,26 @@ function createApi(wasm) {
       }
     }
 
-    /* The event a record describes, or undefined for one this glue does not know. */
+    /* The event a record describes, or undefined for one this glue does not know.
+       The per-item events come first: they are most of the records. */
     function event(f, b) {
       const code = f[b];
       const at = f[b + 1];
       switch (code) {
+        case EV_CLAIMED:
+          return { type: 'claimed', name, at, item: f[b + 2] };
+        case EV_PERFORMED:
+          return { type: 'performed', name, at, item: f[b + 2], durationMs: f[b + 3] };
+        case EV_HEARTBEAT:
+          return { type: 'heartbeat', name, at, item: f[b + 2] };
         case EV_PASS_START:
           return { type: 'pass-start', name, at };
         case EV_PASS_END:
           return { type: 'pass-end', name, at, report: report(b + 2, f), nextDelayMs: f[b + 6] };
-        case EV_CLAIMED:
-          return { type: 'claimed', name, at, item: f[b + 2] };
         case EV_CLAIM_FAILED:
           return { type: 'claim-failed', name, at, error: errors[f[b + 2]] };
-        case EV_PERFORMED:
-          return { type: 'performed', name, at, item: f[b + 2], durationMs: f[b + 3] };
         case EV_ITEM_FAILED:
           return { type: 'item-failed', name, at, item: f[b + 2], error: errors[f[b + 3]] };
-        case EV_HEARTBEAT:
-          return { type: 'heartbeat', name, at, item: f[b + 2] };
         case EV_HEARTBEAT_FAILED:
           return { type: 'heartbeat-failed', name, at, item: f[b + 2], error: errors[f[b + 3]] };
         case EV_CLAIM_LOST:
