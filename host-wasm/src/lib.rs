@@ -1,1 +1,100 @@
-//! leasehold-wasm: the core runner exposed to JavaScript (npm `leasehold`).
+//! leasehold-wasm: the core job runner (seed 000) exposed to JavaScript, the
+//! engine of the npm package `leasehold`.
+//!
+//! The shape is chosen for the cost of crossing between JS and wasm: the
+//! exports are numeric, and nothing here calls back into JS.
+//!
+//! - [`Core`] (`new Core(options)`): one runner. Its methods are the core's
+//!   inputs (`start`, `tick`, `wake`, `stop`, `quiesce`, `dispose`,
+//!   `claimFound`, `claimEmpty`, `claimFailed`, `performed`, `failed`,
+//!   `renewed`, `renewFailed`, `timeout`, `drain`); its outputs are records in
+//!   an action buffer in wasm memory ([`protocol`]).
+//! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
+//!   hard-codes none of them.
+//! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
+//!
+//! The JS glue in `pkg/src/runner.js` owns the user's callbacks, the items,
+//! abort controllers, the one timer and the promises, and calls [`Core`] once
+//! per callback completion: two calls per item (`claimFound`, `performed`).
+//! Every policy — passes, backoff, wakes, stop generations, lease
+//! supervision — is `leasehold-core`'s; this crate adds none.
+//!
+//! Liveness here is lease-only: a claim is held while renewals confirm.
+//!
+//! No panic is reachable from JS: inputs are numbers converted with saturating
+//! casts, slots are bounds-checked by the core, options are checked before the
+//! core sees them. The `wasm` profile aborts on panic regardless.
+
+pub mod options;
+pub mod protocol;
+mod runner;
+
+pub use runner::Core;
+
+use js_sys::{Array, Object, Reflect};
+use leasehold_core::backoff::MAX_DELAY_MS;
+use leasehold_core::options::DEFAULT_JOB_BATCH_LIMIT;
+use wasm_bindgen::prelude::*;
+
+/// The module's `WebAssembly.Memory`, whose buffer holds every [`Core`]'s
+/// action buffer.
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
+    // Defining a data property on a fresh plain object cannot fail.
+    let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());
+}
+
+/// Seed 000 `jobBackoff(intervalMs)`: `{ initialMs: interval, maxMs:
+/// max(interval, min(60000, interval × 10)), multiplier: 2 }`, a plain object
+/// (computed by [`leasehold_core::job_backoff`]).
+#[wasm_bindgen(js_name = jobBackoff)]
+pub fn job_backoff(interval_ms: f64) -> Object {
+    let backoff = leasehold_core::job_backoff(interval_ms);
+    let object = Object::new();
+    set(&object, "initialMs", backoff.initial_ms);
+    set(&object, "maxMs", backoff.max_ms);
+    set(&object, "multiplier", backoff.multiplier);
+    object
+}
+
+/// The action-buffer protocol and constants, read once by the glue:
+/// `{ stride, header, capacity, end, deadline, ops: { claim, perform, renew,
+/// abort, drop, log, passEnded, more, event }, events: [type strings by
+/// opcode − ops.event], logMessages: [suffix by log code],
+/// defaultBatchLimit, maxDelayMs }`.
+#[wasm_bindgen]
+pub fn protocol() -> Object {
+    use protocol::op;
+    let ops = Object::new();
+    for (name, code) in [
+        ("claim", op::CLAIM),
+        ("perform", op::PERFORM),
+        ("renew", op::RENEW),
+        ("abort", op::ABORT),
+        ("drop", op::DROP),
+        ("log", op::LOG),
+        ("passEnded", op::PASS_ENDED),
+        ("more", op::MORE),
+        ("event", op::EVENT),
+    ] {
+        set(&ops, name, code);
+    }
+    let events: Array = protocol::EVENTS.iter().map(|e| JsValue::from_str(e.type_name())).collect();
+    let logs: Array = protocol::LOG_KINDS.iter().map(|k| JsValue::from_str(k.suffix())).collect();
+    let out = Object::new();
+    set(&out, "stride", protocol::STRIDE as u32);
+    set(&out, "header", protocol::HEADER as u32);
+    set(&out, "capacity", protocol::CAPACITY as u32);
+    set(&out, "end", protocol::END as u32);
+    set(&out, "deadline", protocol::DEADLINE as u32);
+    set(&out, "ops", ops);
+    set(&out, "events", events);
+    set(&out, "logMessages", logs);
+    set(&out, "defaultBatchLimit", DEFAULT_JOB_BATCH_LIMIT);
+    set(&out, "maxDelayMs", MAX_DELAY_MS as f64);
+    out
+}

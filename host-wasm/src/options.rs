@@ -1,0 +1,207 @@
+//! Reading `createJobRunner(options)` at the boundary (seed 000
+//! `JobRunnerOptions`, plus our `heartbeatSkewMs`).
+//!
+//! This file checks only what JavaScript can get wrong and Rust cannot: the
+//! kind of each value (a number, a function, a string). Ranges, defaults and
+//! normalisation are the core's ([`OptionsInput::validate`]). Kinds follow
+//! the seed where it had a rule: `heartbeat`, `backoff` and `onEvent` are
+//! absent when falsy (the seed tests them with `if`); the numeric options and
+//! `logger`/`now` are absent when `undefined` or `null` (the seed uses `??`).
+
+use core::fmt;
+use js_sys::Reflect;
+use leasehold_core::backoff::Backoff;
+use leasehold_core::options::{Config, OptionError, OptionsInput};
+use wasm_bindgen::JsValue;
+
+/// The options, checked: the core's configuration and whether a trace sink
+/// (`onEvent`) was given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Checked {
+    /// Validated and normalised by the core.
+    pub config: Config,
+    /// `onEvent` is a function: events are built.
+    pub tracing: bool,
+}
+
+/// Why `createJobRunner` refused its options. `Display` is the message of the
+/// JS error, which names the option.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptionsError {
+    /// `options` itself is not an object (`TypeError`).
+    NotAnObject {
+        /// What was given instead (`typeof`, or `null`).
+        got: &'static str,
+    },
+    /// An option holds the wrong kind of value (`TypeError`).
+    WrongKind {
+        /// The option's JS name, e.g. `intervalMs` or `backoff.maxMs`.
+        option: &'static str,
+        /// What it must be, e.g. `a number`.
+        expected: &'static str,
+        /// What was given (`typeof`, or `null`).
+        got: &'static str,
+    },
+    /// The core refused a value (`TypeError` for a non-finite number,
+    /// `RangeError` otherwise).
+    Invalid(OptionError),
+}
+
+impl OptionsError {
+    /// Whether JS throws a `TypeError` (wrong kind of value) rather than a
+    /// `RangeError` (a number out of range).
+    pub fn is_type_error(&self) -> bool {
+        match self {
+            OptionsError::NotAnObject { .. } | OptionsError::WrongKind { .. } => true,
+            OptionsError::Invalid(e) => e.is_type_error(),
+        }
+    }
+
+    /// The JS error to throw: a `TypeError` or `RangeError` with this message.
+    pub fn to_js(&self) -> JsValue {
+        let message = self.to_string();
+        if self.is_type_error() {
+            js_sys::TypeError::new(&message).into()
+        } else {
+            js_sys::RangeError::new(&message).into()
+        }
+    }
+}
+
+impl fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("createJobRunner: ")?;
+        match self {
+            OptionsError::NotAnObject { got } => write!(f, "options must be an object, got {got}"),
+            OptionsError::WrongKind { option, expected, got } => {
+                write!(f, "{option} must be {expected}, got {got}")
+            }
+            OptionsError::Invalid(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// `typeof value`, with `null` told apart from objects.
+fn kind_of(value: &JsValue) -> &'static str {
+    if value.is_null() {
+        return "null";
+    }
+    match value.js_typeof().as_string().as_deref() {
+        Some("undefined") => "undefined",
+        Some("boolean") => "boolean",
+        Some("number") => "number",
+        Some("bigint") => "bigint",
+        Some("string") => "string",
+        Some("symbol") => "symbol",
+        Some("function") => "function",
+        _ => "object",
+    }
+}
+
+/// Reads `options[key]`. A getter (or proxy trap) that throws is rethrown as
+/// it is: it is the caller's error, not ours to rename.
+fn get(options: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+    Reflect::get(options, &JsValue::from_str(key))
+}
+
+fn nullish(value: &JsValue) -> bool {
+    value.is_undefined() || value.is_null()
+}
+
+fn falsy(value: &JsValue) -> bool {
+    !value.is_truthy()
+}
+
+fn wrong(option: &'static str, expected: &'static str, value: &JsValue) -> JsValue {
+    OptionsError::WrongKind { option, expected, got: kind_of(value) }.to_js()
+}
+
+fn number(option: &'static str, value: &JsValue) -> Result<f64, JsValue> {
+    value.as_f64().ok_or_else(|| wrong(option, "a number", value))
+}
+
+fn optional_number(options: &JsValue, option: &'static str) -> Result<Option<f64>, JsValue> {
+    let value = get(options, option)?;
+    if nullish(&value) { Ok(None) } else { number(option, &value).map(Some) }
+}
+
+/// A function, or absent when `absent(value)`.
+fn optional_function(
+    options: &JsValue,
+    option: &'static str,
+    absent: fn(&JsValue) -> bool,
+) -> Result<bool, JsValue> {
+    let value = get(options, option)?;
+    if absent(&value) {
+        return Ok(false);
+    }
+    if value.is_function() { Ok(true) } else { Err(wrong(option, "a function", &value)) }
+}
+
+fn required_function(options: &JsValue, option: &'static str) -> Result<(), JsValue> {
+    let value = get(options, option)?;
+    if value.is_function() { Ok(()) } else { Err(wrong(option, "a function", &value)) }
+}
+
+fn read_backoff(options: &JsValue) -> Result<Option<Backoff>, JsValue> {
+    let value = get(options, "backoff")?;
+    if falsy(&value) {
+        return Ok(None);
+    }
+    if !value.is_object() {
+        return Err(wrong("backoff", "an object ({ initialMs, maxMs, multiplier })", &value));
+    }
+    let field = |option: &'static str, key: &str| -> Result<f64, JsValue> { number(option, &get(&value, key)?) };
+    Ok(Some(Backoff {
+        initial_ms: field("backoff.initialMs", "initialMs")?,
+        max_ms: field("backoff.maxMs", "maxMs")?,
+        multiplier: field("backoff.multiplier", "multiplier")?,
+    }))
+}
+
+/// Reads and checks `createJobRunner`'s options object.
+///
+/// Required: `name` (a string), `intervalMs` (a number), `claim` and
+/// `perform` (functions), and `staleAfterMs` (a number) when a `heartbeat` is
+/// given; without one the seed never reads it, so it may be left out.
+/// Optional: `heartbeat`, `onEvent`, `logger`, `now` (functions),
+/// `heartbeatEveryMs`, `heartbeatSkewMs`, `batchLimit`, `concurrency`
+/// (numbers), `backoff` (`{ initialMs, maxMs, multiplier }`, numbers).
+///
+/// # Errors
+/// The JS error to throw: a `TypeError` naming the option for a value of the
+/// wrong kind or a non-finite number, a `RangeError` naming it for a number
+/// out of range ([`OptionsError`]); a throwing getter's own error.
+pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
+    if !options.is_object() {
+        return Err(OptionsError::NotAnObject { got: kind_of(options) }.to_js());
+    }
+    let name = get(options, "name")?;
+    if name.as_string().is_none() {
+        return Err(wrong("name", "a string", &name));
+    }
+    required_function(options, "claim")?;
+    required_function(options, "perform")?;
+    let heartbeat = optional_function(options, "heartbeat", falsy)?;
+    let tracing = optional_function(options, "onEvent", falsy)?;
+    optional_function(options, "logger", nullish)?;
+    optional_function(options, "now", nullish)?;
+
+    let interval_ms = number("intervalMs", &get(options, "intervalMs")?)?;
+    let stale = get(options, "staleAfterMs")?;
+    let stale_after_ms = if nullish(&stale) && !heartbeat { 0.0 } else { number("staleAfterMs", &stale)? };
+    let input = OptionsInput {
+        interval_ms,
+        stale_after_ms,
+        heartbeat,
+        heartbeat_every_ms: optional_number(options, "heartbeatEveryMs")?,
+        heartbeat_skew_ms: optional_number(options, "heartbeatSkewMs")?,
+        backoff: read_backoff(options)?,
+        batch_limit: optional_number(options, "batchLimit")?,
+        concurrency: optional_number(options, "concurrency")?,
+        // JS cannot interrupt a promise: an aborted perform runs to its end.
+        abort_grace_ms: None,
+    };
+    let config = input.validate().map_err(|e| OptionsError::Invalid(e).to_js())?;
+    Ok(Checked { config, tracing })
+}

@@ -1,0 +1,11 @@
+/* The browser entry: an ES module that fetches leasehold_bg.wasm from beside
+   web/leasehold.js (resolved against this module's URL) and instantiates it
+   before anything is exported (top-level await), so the API is ready on import. */
+import init, * as wasm from './web/leasehold.js';
+import { createApi } from './web/runner.mjs';
+
+await init({ module_or_path: new URL('./web/leasehold_bg.wasm', import.meta.url) });
+const api = createApi(wasm);
+
+export const { createJobRunner, jobBackoff, DEFAULT_JOB_BATCH_LIMIT, JOB_CLAIM_LOST, JobClaimLostError } = api;
+export default api;

@@ -1,0 +1,6 @@
+'use strict';
+/* The Node.js entry (require and import alike: index.mjs re-exports this
+   module, so one process holds one wasm instance). The wasm module is
+   compiled and instantiated synchronously on first require. */
+const api = require('./runner.js').createApi(require('./node/leasehold.js'));
+module.exports = { ...api, default: api };

@@ -1,0 +1,57 @@
+// The browser build in headless Chromium: a page served on localhost imports dist/browser.mjs
+// (which fetches the .wasm beside it) and runs a runner against an in-page queue.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const chromiumPath = '/usr/bin/chromium';
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const skip = existsSync(chromiumPath) ? false : `no Chromium at ${chromiumPath}: browser test skipped`;
+const types = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+
+/** Serves the package folder on 127.0.0.1 (an ephemeral port); answers its origin and a closer. */
+async function serve() {
+  const server = http.createServer(async (req, res) => {
+    const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('a runner in headless Chromium performs an in-page queue and reports its pass', { skip, timeout: 120_000 }, async (t) => {
+  const { chromium } = await import('playwright-core');
+  const server = await serve();
+  t.after(server.close);
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(String(error)));
+  await page.goto(`${server.origin}/test/browser/index.html`);
+  await page.waitForFunction(() => window.__result !== undefined, undefined, { timeout: 60_000 });
+  const result = await page.evaluate(() => window.__result);
+  assert.equal(result.error, undefined, result.error);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(result.report, { claimed: 40, performed: 39, failed: 0, claimLost: 1 });
+  assert.deepEqual(result.reason, { isClaimLost: true, code: 'CLAIM_LOST', job: 'page', lapsed: false });
+  assert.equal(result.events['claim-lost'], 1);
+  assert.ok(result.events.heartbeat >= 1, 'long items were renewed');
+  assert.equal(result.events.claimed, 40);
+  assert.equal(result.defaultBatchLimit, 25);
+});

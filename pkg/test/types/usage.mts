@@ -1,0 +1,45 @@
+// Compiled by types.test.mjs with `tsc --noEmit` (module nodenext): the ES module view.
+import {
+  createJobRunner,
+  jobBackoff,
+  JobClaimLostError,
+  JOB_CLAIM_LOST,
+  DEFAULT_JOB_BATCH_LIMIT,
+  type JobEvent,
+  type JobPassReport,
+  type JobRunner,
+} from 'leasehold';
+
+interface Row {
+  id: number;
+}
+
+const runner: JobRunner = createJobRunner<Row>({
+  name: 'typed',
+  intervalMs: 100,
+  staleAfterMs: 3000,
+  heartbeatSkewMs: 200,
+  claim: async (at: number) => (at > 0 ? { id: at } : null),
+  perform: async (row, signal) => {
+    signal.throwIfAborted();
+    row.id.toFixed();
+  },
+  heartbeat: async (row, at) => row.id < at,
+  backoff: jobBackoff(100),
+  onEvent: (event: JobEvent) => {
+    if (event.type === 'performed') event.durationMs.toFixed();
+    if (event.type === 'claim-lost' && event.lapsed) event.unconfirmedMs?.toFixed();
+  },
+});
+const report: Promise<JobPassReport> = runner.tick();
+void report;
+const reason = new JobClaimLostError('typed', true);
+const code: 'CLAIM_LOST' = reason.code;
+const same: typeof JOB_CLAIM_LOST = code;
+const limit: number = DEFAULT_JOB_BATCH_LIMIT;
+void [same, limit, reason.lapsed, reason.job];
+
+// @ts-expect-error intervalMs is required
+createJobRunner({ name: 'x', staleAfterMs: 1, claim: async () => null, perform: async () => {} });
+// @ts-expect-error perform receives the claimed row
+createJobRunner<Row>({ name: 'x', intervalMs: 1, staleAfterMs: 1, claim: async () => null, perform: async (row: string) => {} });
