@@ -149,6 +149,11 @@ else
   skip "wasm tests (Node.js)" "host-wasm has no wasm_bindgen_test tests yet"
 fi
 
+section "simulator in wasm (Node.js): 100 seeds, the same golden traces as native"
+run env WASM_BINDGEN_TEST_ONLY_NODE=1 \
+  cargo test -p leasehold-tests --release --target wasm32-unknown-unknown --test sim_wasm
+section_passed
+
 section "leasehold-wasm tests in headless Chromium"
 if ((!has_wasm_tests)); then
   skip "wasm tests (Chromium)" "host-wasm has no wasm_bindgen_test tests yet"
