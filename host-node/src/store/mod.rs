@@ -76,6 +76,7 @@ mod batch;
 mod config;
 mod error;
 mod job;
+mod list;
 mod rows;
 pub mod migrate;
 #[cfg(feature = "postgres")]
@@ -107,6 +108,7 @@ pub use job::{
 pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
+pub use list::JobTally;
 
 use backend::{ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};
 use validate::NewJob;
