@@ -18,6 +18,11 @@ use tokio::task::JoinHandle;
 /// this process (and every `NOTIFY` on PostgreSQL) start a pass at once.
 const IDLE_INTERVAL: Duration = Duration::from_millis(500);
 
+/// Claims per pass. A pass ends once its claims are performed, and the next
+/// one waits the interval: with the runner's default of 25 a busy queue would
+/// idle every 25 jobs, so a pass goes on claiming while the queue has due work.
+const BATCH_LIMIT: u64 = 1_000_000;
+
 /// How a pool works.
 pub struct PoolConfig<'a> {
     /// The queue.
@@ -79,6 +84,7 @@ impl Pool {
             .interval(IDLE_INTERVAL)
             .stale_after(config.stale_after)
             .concurrency(config.concurrency)
+            .batch_limit(BATCH_LIMIT)
             // A stopped command gets its grace, then SIGKILL; only then is
             // the perform given up on.
             .abort_grace(config.grace + Duration::from_secs(1))
