@@ -5,10 +5,13 @@
 use crate::events::Recorder;
 use crate::fail::CliError;
 use crate::handler::CommandHandler;
-use leasehold::runner::JobRunner;
+use leasehold::core::Millis;
+use leasehold::runner::{AbortSignal, BoxError, Job, JobRunner};
 use leasehold::store::Store;
 use leasehold::worker::Worker;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
@@ -64,6 +67,7 @@ impl Interrupts {
 /// A running pool.
 pub struct Pool {
     runner: JobRunner,
+    claiming: Arc<AtomicBool>,
     hard_stop: watch::Sender<bool>,
     waker: JoinHandle<()>,
     recorder: Recorder,
@@ -74,9 +78,14 @@ impl Pool {
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
         let (hard_stop, stopped) = watch::channel(false);
         let handler = CommandHandler::new(store.clone(), config.grace, stopped);
-        let worker = Worker::new(store.clone(), config.queue, handler)
-            .lease(config.stale_after)
-            .page_size(config.concurrency as usize);
+        // Pages of one: a job claimed is a job started, so a drain (which
+        // stops claiming) never strands claimed-but-unstarted jobs in a page
+        // until their leases go stale.
+        let claiming = Arc::new(AtomicBool::new(true));
+        let worker = Draining {
+            inner: Worker::new(store.clone(), config.queue, handler).lease(config.stale_after).page_size(1),
+            claiming: Arc::clone(&claiming),
+        };
         let name = format!("leasehold.{}", config.queue);
         let recorder = Recorder::open(config.events, &name).await?;
         let journal = recorder.journal.clone();
@@ -104,7 +113,7 @@ impl Pool {
                 }
             }
         });
-        Ok(Pool { runner, hard_stop, waker, recorder })
+        Ok(Pool { runner, claiming, hard_stop, waker, recorder })
     }
 
     /// Stops claiming and waits for the commands in flight to finish; an
@@ -112,6 +121,10 @@ impl Pool {
     /// failing their attempts. Answers whether that happened.
     pub async fn drain(self, interrupts: &mut Interrupts) -> bool {
         let mut ended = false;
+        // The pass in flight would go on claiming while work is due: stop
+        // that first, then wait for what runs.
+        self.claiming.store(false, Ordering::SeqCst);
+        self.runner.stop();
         {
             let quiesce = self.runner.quiesce();
             tokio::pin!(quiesce);
@@ -130,5 +143,32 @@ impl Pool {
         self.waker.abort();
         self.recorder.close().await;
         ended
+    }
+}
+
+/// A job that claims nothing once `claiming` is off, so a drain ends the
+/// pass in flight after the commands already started.
+struct Draining<J> {
+    inner: J,
+    claiming: Arc<AtomicBool>,
+}
+
+impl<J: Job> Job for Draining<J> {
+    type Item = J::Item;
+    const HEARTBEAT: bool = J::HEARTBEAT;
+
+    async fn claim(&self, at: Millis) -> Result<Option<J::Item>, BoxError> {
+        if !self.claiming.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        self.inner.claim(at).await
+    }
+
+    async fn perform(&self, item: J::Item, signal: AbortSignal) -> Result<(), BoxError> {
+        self.inner.perform(item, signal).await
+    }
+
+    async fn heartbeat(&self, item: J::Item, at: Millis) -> Result<bool, BoxError> {
+        self.inner.heartbeat(item, at).await
     }
 }
