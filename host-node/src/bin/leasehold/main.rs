@@ -45,7 +45,11 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return CliError::input(format!("cannot start the async runtime: {e}")).report(),
     };
-    match runtime.block_on(dispatch(cli)) {
+    let outcome = runtime.block_on(dispatch(cli));
+    // Background tasks (a PostgreSQL LISTEN connection, the pump) are not
+    // waited for: the jobs are settled in the database by now.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => e.report(),
     }
@@ -94,7 +98,9 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,
         Command::Events(_) => unreachable!("answered above"),
     };
-    store.close().await;
+    // No `store.close()`: on PostgreSQL it waits for the LISTEN connection,
+    // which is never handed back; dropping the store ends it.
+    drop(store);
     Ok(code)
 }
 
