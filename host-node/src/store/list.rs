@@ -67,6 +67,11 @@ macro_rules! tally_attempts {
     };
 }
 
+/// `(state, jobs)` rows of a tally.
+type StateCounts = Vec<(String, i64)>;
+/// `(retried, reclaimed)` of a tally (NULL sums when no attempt matched).
+type AttemptCounts = (Option<i64>, Option<i64>);
+
 impl Store {
     /// Jobs newest first (highest id first), at most `limit`, optionally of
     /// one `queue` and in one `state`. The records carry no attempt log (read
@@ -113,7 +118,7 @@ impl Store {
     pub async fn tally(&self, ids: &[JobId]) -> StoreResult<JobTally> {
         let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
         let mut tally = JobTally::default();
-        let (states, (retried, reclaimed)): (Vec<(String, i64)>, (Option<i64>, Option<i64>)) = match &self.inner.backend {
+        let (states, (retried, reclaimed)): (StateCounts, AttemptCounts) = match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => {
                 let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
