@@ -80,6 +80,7 @@ mod batch;
 mod config;
 mod error;
 mod job;
+mod list;
 pub mod migrate;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -110,6 +111,7 @@ pub use job::{
 pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
+pub use list::JobTally;
 
 use backend::{ClaimRequest, ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};
 use validate::NewJob;

@@ -6,7 +6,7 @@
 //! it runs as `sh -c LINE`. The child gets its own process group, so a stop
 //! reaches everything a shell line started.
 
-use leasehold::runner::AbortSignal;
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,8 +69,8 @@ pub enum Ended {
     NotStarted(String),
     /// The per-attempt timeout passed; the command was stopped.
     TimedOut,
-    /// The claim was lost; the command was stopped and its outcome is not
-    /// recorded.
+    /// `stop` resolved (the claim was lost, or a second interrupt); the
+    /// command was stopped.
     Stopped,
 }
 
@@ -113,8 +113,9 @@ fn signal_group(pid: u32, signal: rustix::process::Signal) {
 const DRAIN: Duration = Duration::from_millis(200);
 
 /// Runs `invocation`, stopping it (SIGTERM to its process group, then
-/// SIGKILL after `grace`) when `signal` fires or `timeout` passes.
-pub async fn run(invocation: &Invocation, signal: &AbortSignal, timeout: Option<Duration>, grace: Duration) -> Run {
+/// SIGKILL after `grace`) when `stop` resolves (the claim was lost, or the
+/// operator asked twice) or `timeout` passes.
+pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeout: Option<Duration>, grace: Duration) -> Run {
     let mut cmd = invocation.command();
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
     let mut child = match cmd.spawn() {
@@ -137,7 +138,7 @@ pub async fn run(invocation: &Invocation, signal: &AbortSignal, timeout: Option<
     };
     let ended = tokio::select! {
         status = child.wait() => Ended::Exited(status.map_or(-1, exit_code)),
-        _ = signal.aborted() => Ended::Stopped,
+        () = stop => Ended::Stopped,
         () = deadline => Ended::TimedOut,
     };
     if matches!(ended, Ended::Stopped | Ended::TimedOut) {

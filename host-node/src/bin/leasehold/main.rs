@@ -1,8 +1,147 @@
-//! `leasehold`: a durable command queue (issue 7). Placeholder main while the
-//! store lands; see `exec` for how one command runs.
+//! `leasehold`: a durable command queue (issue 7). Command lines wait in a
+//! database and are worked by leased, heartbeated, fenced claims; see
+//! `leasehold --help`, and `exec` for how one command runs.
+//!
+//! Every failure ends in one line on stderr and exit code 2 (`fail`); `run`
+//! exits 1 when a job was dead-lettered and 130 when interrupted.
 
+mod args;
+mod enqueue;
+mod events;
 mod exec;
+mod fail;
+mod handler;
+mod inspect;
+mod pool;
+mod run;
 
-fn main() {
-    let _ = exec::Invocation::parse("true");
+use args::{Cli, Command, Global, WorkArgs};
+use clap::Parser;
+use fail::{CliError, EXIT_ERROR};
+use leasehold::liveness::SameHostPidProbe;
+use leasehold::store::{Store, StoreConfig};
+use pool::{Interrupts, Pool, PoolConfig};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version go to stdout as clap renders them.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default().trim_start_matches("error: ");
+            eprintln!("leasehold: {first} (see leasehold --help)");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return CliError::input(format!("cannot start the async runtime: {e}")).report(),
+    };
+    let outcome = runtime.block_on(dispatch(cli));
+    // Background tasks (a PostgreSQL LISTEN connection, the pump) are not
+    // waited for: the jobs are settled in the database by now.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => e.report(),
+    }
+}
+
+/// Logs go to stderr; `LEASEHOLD_LOG` (a tracing filter) chooses how much.
+/// By default warnings, except the event log's and pump's, which say theirs
+/// on stderr themselves.
+fn init_logging() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LEASEHOLD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,leasehold::eventlog=error,leasehold::pump=error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// The default concurrency: the machine's CPUs, at most 64.
+pub fn default_concurrency() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(64) as u32)
+}
+
+/// Connects to the queue: the same-host pid probe refuses to reclaim a stale
+/// lease whose owner process is still alive on this host (never hastens one).
+async fn connect(global: &Global) -> Result<Store, CliError> {
+    let config = StoreConfig::default().with_liveness(Arc::new(SameHostPidProbe::new()));
+    Ok(Store::connect_with(&global.database, config).await?)
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, CliError> {
+    let global = &cli.global;
+    let events = events::folder(&global.database, global.events.as_deref());
+    if let Command::Events(args) = &cli.command {
+        events::show(&events, args.follow, args.json).await?;
+        return Ok(0);
+    }
+    let store = connect(global).await?;
+    let code = match &cli.command {
+        Command::Run(args) => run::run(&store, global, args, &events).await?,
+        Command::Enqueue(args) => enqueue::enqueue(&store, args).await.map(|()| 0)?,
+        Command::Work(args) => work(&store, global, args, &events).await.map(|()| 0)?,
+        Command::Status => inspect::status(&store).await.map(|()| 0)?,
+        Command::Jobs(args) => inspect::jobs(&store, args.queue.as_deref(), args.state, args.limit).await.map(|()| 0)?,
+        Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,
+        Command::Events(_) => unreachable!("answered above"),
+    };
+    // No `store.close()`: on PostgreSQL it waits for the LISTEN connection,
+    // which is never handed back; dropping the store ends it.
+    drop(store);
+    Ok(code)
+}
+
+/// How often `work --until-empty` checks whether its queue is empty.
+const EMPTY_POLL: Duration = Duration::from_millis(250);
+
+/// `leasehold work`: until interrupted (or empty), then drain.
+async fn work(store: &Store, global: &Global, args: &WorkArgs, events: &std::path::Path) -> Result<(), CliError> {
+    let mut interrupts = Interrupts::listen()?;
+    let pool = Pool::start(store, PoolConfig {
+        queue: &args.queue,
+        concurrency: args.worker.concurrency.unwrap_or_else(default_concurrency),
+        grace: args.worker.grace,
+        stale_after: global.stale_after,
+        heartbeat_every: global.heartbeat_every,
+        events,
+    })
+    .await?;
+    let until_empty = async {
+        if !args.until_empty {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(EMPTY_POLL).await;
+            match store.counts().await {
+                Ok(counts) => {
+                    let left = counts.iter().find(|c| c.queue == args.queue).map_or(0, |c| c.queued + c.running);
+                    if left == 0 {
+                        return;
+                    }
+                }
+                Err(e) => tracing::warn!("cannot read the queue's counts: {e}"),
+            }
+        }
+    };
+    tokio::select! {
+        () = until_empty => {}
+        () = interrupts.next() => {
+            eprintln!("leasehold: stopping: no more claims; finishing the running commands (Ctrl-C again ends them)");
+        }
+    }
+    pool.drain(&mut interrupts).await;
+    Ok(())
 }

@@ -1,0 +1,178 @@
+//! The command line: every command, option and default, as clap derives it.
+
+use clap::{Args, Parser, Subcommand};
+use leasehold::store::JobState;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How a queued line is executed, shown in `--help`.
+const EXECUTION_RULE: &str = "\
+How a job runs: each job is one command line. A line with none of the shell's special characters \
+(| & ; < > ( ) $ ` \\ \" ' * ? [ ] # ~ { } =) is split on white space and executed directly; \
+any other line runs as `sh -c LINE`. The command's exit code decides: 0 is done, anything else \
+fails the attempt, which is retried with exponential backoff (1 s, 2 s, 4 s, …) until \
+--max-attempts, then dead-lettered. When a worker's lease renewal answers that the claim was lost, \
+the command gets SIGTERM and, after a grace period, SIGKILL; its outcome is not recorded.";
+
+/// leasehold: a durable command queue. Commands wait in a database (a SQLite file by
+/// default, PostgreSQL to share one queue between machines) and are worked under leased,
+/// heartbeated, fenced claims, so every job finishes even when a worker crashes.
+#[derive(Debug, Parser)]
+#[command(name = "leasehold", version, after_long_help = EXECUTION_RULE, after_help = EXECUTION_RULE)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Where the queue lives: sqlite://PATH (created if missing) or postgres://USER@HOST/DB.
+    #[arg(long, global = true, env = "LEASEHOLD_DATABASE_URL", default_value = "sqlite://leasehold.db")]
+    pub database: String,
+    /// A claim whose lease has not been renewed for this long may be reclaimed by another worker
+    /// (e.g. 30s, 2m).
+    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]
+    pub stale_after: Duration,
+    /// How often a worker renews the leases it holds (default: a third of --stale-after).
+    #[arg(long, global = true, value_parser = parse_duration)]
+    pub heartbeat_every: Option<Duration>,
+    /// The worker's event log folder (default: DATABASE-FILE.events next to a SQLite file,
+    /// ./leasehold.events otherwise).
+    #[arg(long, global = true)]
+    pub events: Option<PathBuf>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Queue one job per non-empty line of FILE (or standard input; `#` starts a comment line),
+    /// work the queue until those jobs are done or dead-lettered, and print a summary. Exits 1
+    /// if any job was dead-lettered.
+    Run(RunArgs),
+    /// Queue one command and print its job id.
+    Enqueue(EnqueueArgs),
+    /// Work a queue until interrupted (or, with --until-empty, until nothing is queued or
+    /// running). The first Ctrl-C (SIGINT or SIGTERM) stops claiming and lets the running
+    /// commands finish; a second one ends them.
+    Work(WorkArgs),
+    /// Jobs per queue and state.
+    Status,
+    /// A table of jobs, newest first.
+    Jobs(JobsArgs),
+    /// One job: its command, state and every attempt with its owner, exit code and output.
+    Show(ShowArgs),
+    /// The workers' event log (claims, completions, failures, lost claims).
+    Events(EventsArgs),
+}
+
+/// Options of the jobs a command queues.
+#[derive(Debug, Args)]
+pub struct JobOptions {
+    /// The queue.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Attempts a job may have in all; a failure on the last one dead-letters it.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_attempts: u32,
+    /// How long one attempt may run before its command is stopped and the attempt fails
+    /// (e.g. 10m).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+/// Options of a worker.
+#[derive(Debug, Args)]
+pub struct WorkerOptions {
+    /// Commands run at once (1 to 64; default: the number of CPUs).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub concurrency: Option<u32>,
+    /// How long a stopped command gets between SIGTERM and SIGKILL.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub grace: Duration,
+}
+
+/// `leasehold run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The jobs file, one command line per line; `-` or nothing for standard input.
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub job: JobOptions,
+    #[command(flatten)]
+    pub worker: WorkerOptions,
+}
+
+/// `leasehold enqueue`.
+#[derive(Debug, Args)]
+pub struct EnqueueArgs {
+    #[command(flatten)]
+    pub job: JobOptions,
+    /// When the job becomes due: an RFC 3339 time (2030-01-01T09:00:00Z) or a duration from
+    /// now (30s, 5m).
+    #[arg(long)]
+    pub at: Option<String>,
+    /// At most one job per queue and key: queueing the same key again prints the first job's
+    /// id and queues nothing.
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
+    /// The command line (after `--`).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// `leasehold work`.
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// The queue.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    #[command(flatten)]
+    pub worker: WorkerOptions,
+    /// Exit once the queue has no queued or running jobs.
+    #[arg(long)]
+    pub until_empty: bool,
+}
+
+/// `leasehold jobs`.
+#[derive(Debug, Args)]
+pub struct JobsArgs {
+    /// Only jobs in this state: queued, running, succeeded or dead.
+    #[arg(long, value_parser = parse_state)]
+    pub state: Option<JobState>,
+    /// Only jobs of this queue.
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// At most this many rows.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+}
+
+/// `leasehold show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The job id (as `enqueue` printed it).
+    pub id: i64,
+}
+
+/// `leasehold events`.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Keep printing events as workers log them.
+    #[arg(long)]
+    pub follow: bool,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A humantime duration (`30s`, `1m 30s`, `250ms`), naming the mistake.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration like 30s or 5m ({e})"))
+}
+
+fn parse_state(text: &str) -> Result<JobState, String> {
+    JobState::parse(text).ok_or_else(|| format!("{text:?} is not a state: queued, running, succeeded or dead"))
+}

@@ -1,0 +1,48 @@
+//! How the tool fails: one line on stderr (`leasehold: …`) and an exit code,
+//! never a panic or a backtrace.
+
+use leasehold::store::StoreError;
+use std::process::ExitCode;
+
+/// Exit code of bad input, an unreachable database, or any other error.
+pub const EXIT_ERROR: u8 = 2;
+/// Exit code of a `run` with dead-lettered jobs.
+pub const EXIT_DEAD_LETTERED: u8 = 1;
+/// Exit code of a `run` cut short by Ctrl-C (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// An error to report and exit on.
+#[derive(Debug)]
+pub struct CliError {
+    message: String,
+}
+
+impl CliError {
+    /// Bad input or a failed operation, described by `message`.
+    pub fn input(message: impl Into<String>) -> Self {
+        CliError { message: message.into() }
+    }
+
+    /// Prints the one line and answers the exit code.
+    pub fn report(&self) -> ExitCode {
+        // One line, whatever the driver's message held.
+        let line = self.message.split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!("leasehold: {line}");
+        ExitCode::from(EXIT_ERROR)
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        CliError::input(e.to_string())
+    }
+}
+
+/// Writes `text` to stdout; `false` once the reader has gone away (a closed
+/// pipe, as under `| head`), which ends the output quietly instead of
+/// panicking like `print!` would.
+pub fn print(text: &str) -> bool {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_ok()
+}

@@ -1,0 +1,130 @@
+//! `status`, `jobs`, `show`: reading the queue.
+
+use crate::fail::CliError;
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use leasehold::core::Millis;
+use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::{Duration, UNIX_EPOCH};
+
+fn table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(header.to_vec());
+    table
+}
+
+/// A time as RFC 3339 UTC with milliseconds.
+pub fn time(at: Millis) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(at.0)).to_string()
+}
+
+/// A job's command line (its payload's `command`, else the payload).
+fn command(job: &JobRecord) -> String {
+    match job.payload.get("command").and_then(Value::as_str) {
+        Some(line) => line.to_owned(),
+        None => job.payload.to_string(),
+    }
+}
+
+/// `leasehold status`.
+pub async fn status(store: &Store) -> Result<(), CliError> {
+    let counts = store.counts().await?;
+    if counts.is_empty() {
+        println!("no jobs");
+        return Ok(());
+    }
+    let mut t = table(&["queue", "queued", "running", "succeeded", "dead"]);
+    for c in counts {
+        t.add_row(vec![c.queue, c.queued.to_string(), c.running.to_string(), c.succeeded.to_string(), c.dead.to_string()]);
+    }
+    crate::fail::print(&format!("{t}\n"));
+    Ok(())
+}
+
+/// `leasehold jobs`.
+pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, limit: u32) -> Result<(), CliError> {
+    let jobs = store.list_jobs(queue, state, limit).await?;
+    if jobs.is_empty() {
+        println!("no jobs");
+        return Ok(());
+    }
+    let mut t = table(&["id", "queue", "state", "attempts", "created", "command", "last error"]);
+    for job in jobs {
+        t.add_row(vec![
+            job.id.to_string(),
+            job.queue.clone(),
+            job.state.as_str().to_owned(),
+            format!("{}/{}", job.attempts, job.max_attempts),
+            time(job.created_at),
+            command(&job),
+            job.last_error.clone().unwrap_or_default(),
+        ]);
+    }
+    crate::fail::print(&format!("{t}\n"));
+    Ok(())
+}
+
+/// `leasehold show ID`.
+pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
+    let job = store.job(JobId(id)).await?;
+    let results: HashMap<u64, Value> = store.results(job.id).await?.into_iter().collect();
+    println!("job {} on queue {}", job.id, job.queue);
+    println!("command:   {}", command(&job));
+    println!("state:     {}", job.state.as_str());
+    println!("attempts:  {} of {}", job.attempts, job.max_attempts);
+    println!("created:   {}", time(job.created_at));
+    if job.state == JobState::Queued {
+        println!("due:       {}", time(job.run_at));
+    }
+    if let Some(finished) = job.finished_at {
+        println!("finished:  {} ({} after it was queued)", time(finished), span(job.created_at, finished));
+    }
+    if let Some(timeout) = job.timeout {
+        println!("timeout:   {}", humantime::format_duration(timeout));
+    }
+    if let Some(key) = &job.idempotency_key {
+        println!("idempotency key: {key}");
+    }
+    if let Some(error) = &job.last_error {
+        println!("last error: {error}");
+    }
+    for (n, attempt) in job.attempt_log.iter().enumerate() {
+        println!();
+        print_attempt(n + 1, attempt, results.get(&attempt.token));
+    }
+    Ok(())
+}
+
+fn span(from: Millis, to: Millis) -> String {
+    humantime::format_duration(Duration::from_millis(to.since(from))).to_string()
+}
+
+fn print_attempt(n: usize, attempt: &AttemptRecord, result: Option<&Value>) {
+    println!("attempt {n}: {} (fencing token {})", attempt.outcome.as_str(), attempt.token);
+    println!("  owner:   {} pid {} ({})", attempt.owner.host_id, attempt.owner.pid, attempt.owner.nonce);
+    match attempt.ended_at {
+        Some(ended) => println!("  ran:     {} → {} ({})", time(attempt.started_at), time(ended), span(attempt.started_at, ended)),
+        None => println!("  ran:     {} → (running)", time(attempt.started_at)),
+    }
+    if let Some(error) = &attempt.error {
+        println!("  error:   {error}");
+    }
+    let Some(result) = result else { return };
+    match result.get("exitCode").and_then(Value::as_i64) {
+        Some(code) => println!("  exit:    {code}"),
+        None => println!("  exit:    none"),
+    }
+    if let Some(error) = result.get("error").and_then(Value::as_str) {
+        println!("  result:  {error}");
+    }
+    let output = result.get("output").and_then(Value::as_str).unwrap_or_default();
+    if output.is_empty() {
+        println!("  output:  (none)");
+    } else {
+        println!("  output (last 64 KiB):");
+        for line in output.lines() {
+            println!("    {line}");
+        }
+    }
+}

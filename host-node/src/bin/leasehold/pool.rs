@@ -1,0 +1,174 @@
+//! A pool of command workers on one queue: the store's [`Worker`] with the
+//! command handler under a [`JobRunner`], woken by the queue's wake-ups, its
+//! trace events recorded to the event log, and the two-step shutdown.
+
+use crate::events::Recorder;
+use crate::fail::CliError;
+use crate::handler::CommandHandler;
+use leasehold::core::Millis;
+use leasehold::runner::{AbortSignal, BoxError, Job, JobRunner};
+use leasehold::store::Store;
+use leasehold::worker::Worker;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Delay between passes while the queue is idle; wake-ups from enqueues in
+/// this process (and every `NOTIFY` on PostgreSQL) start a pass at once.
+const IDLE_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Claims per pass. A pass ends once its claims are performed, and the next
+/// one waits the interval: with the runner's default of 25 a busy queue would
+/// idle every 25 jobs, so a pass goes on claiming while the queue has due work.
+const BATCH_LIMIT: u64 = 1_000_000;
+
+/// How a pool works.
+pub struct PoolConfig<'a> {
+    /// The queue.
+    pub queue: &'a str,
+    /// Commands at once (1..=64).
+    pub concurrency: u32,
+    /// Between SIGTERM and SIGKILL for a stopped command.
+    pub grace: Duration,
+    /// The lease of each claim.
+    pub stale_after: Duration,
+    /// The renewal cadence (`None`: the runner's default, a third of the lease).
+    pub heartbeat_every: Option<Duration>,
+    /// The event log folder.
+    pub events: &'a Path,
+}
+
+/// SIGINT and SIGTERM, as one stream of interrupts.
+pub struct Interrupts {
+    int: Signal,
+    term: Signal,
+}
+
+impl Interrupts {
+    /// Listens for both from now on (replacing their default: exit).
+    pub fn listen() -> Result<Interrupts, CliError> {
+        let hook = |kind| signal(kind).map_err(|e| CliError::input(format!("cannot listen for signals: {e}")));
+        Ok(Interrupts { int: hook(SignalKind::interrupt())?, term: hook(SignalKind::terminate())? })
+    }
+
+    /// The next SIGINT or SIGTERM.
+    pub async fn next(&mut self) {
+        tokio::select! {
+            _ = self.int.recv() => {}
+            _ = self.term.recv() => {}
+        }
+    }
+}
+
+/// A running pool.
+pub struct Pool {
+    runner: JobRunner,
+    claiming: Arc<AtomicBool>,
+    hard_stop: watch::Sender<bool>,
+    waker: JoinHandle<()>,
+    recorder: Recorder,
+}
+
+impl Pool {
+    /// Starts working `config.queue` of `store`.
+    pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
+        let (hard_stop, stopped) = watch::channel(false);
+        let handler = CommandHandler::new(store.clone(), config.grace, stopped);
+        // Pages of one: a job claimed is a job started, so a drain (which
+        // stops claiming) never strands claimed-but-unstarted jobs in a page
+        // until their leases go stale.
+        let claiming = Arc::new(AtomicBool::new(true));
+        let worker = Draining {
+            inner: Worker::new(store.clone(), config.queue, handler).lease(config.stale_after).page_size(1),
+            claiming: Arc::clone(&claiming),
+        };
+        let name = format!("leasehold.{}", config.queue);
+        let recorder = Recorder::open(config.events, &name).await?;
+        let journal = recorder.journal.clone();
+        let mut builder = JobRunner::builder(name)
+            .interval(IDLE_INTERVAL)
+            .stale_after(config.stale_after)
+            .concurrency(config.concurrency)
+            .batch_limit(BATCH_LIMIT)
+            // A stopped command gets its grace, then SIGKILL; only then is
+            // the perform given up on.
+            .abort_grace(config.grace + Duration::from_secs(1))
+            .on_event(move |event| journal.on_job_event(event));
+        if let Some(every) = config.heartbeat_every {
+            builder = builder.heartbeat_every(every);
+        }
+        let runner = builder.spawn(worker).map_err(|e| CliError::input(format!("invalid lease timings: {e}")))?;
+        let wakeups = store.listen(config.queue).await?;
+        runner.start();
+        let waker = tokio::spawn({
+            let runner = runner.clone();
+            async move {
+                loop {
+                    wakeups.notified().await;
+                    runner.wake();
+                }
+            }
+        });
+        Ok(Pool { runner, claiming, hard_stop, waker, recorder })
+    }
+
+    /// Stops claiming and waits for the commands in flight to finish; an
+    /// interrupt meanwhile ends them (SIGTERM, then SIGKILL after the grace),
+    /// failing their attempts. Answers whether that happened.
+    pub async fn drain(self, interrupts: &mut Interrupts) -> bool {
+        let mut ended = false;
+        // The pass in flight would go on claiming while work is due: stop
+        // that first, then wait for what runs.
+        self.claiming.store(false, Ordering::SeqCst);
+        self.runner.stop();
+        {
+            let quiesce = self.runner.quiesce();
+            tokio::pin!(quiesce);
+            loop {
+                tokio::select! {
+                    () = &mut quiesce => break,
+                    () = interrupts.next(), if !ended => {
+                        eprintln!("leasehold: ending the running commands");
+                        ended = true;
+                        self.hard_stop.send_replace(true);
+                    }
+                }
+            }
+        }
+        self.runner.dispose().await;
+        self.waker.abort();
+        self.recorder.close().await;
+        ended
+    }
+}
+
+/// A job that claims nothing once `claiming` is off, so a drain ends the
+/// pass in flight after the commands already started.
+struct Draining<J> {
+    inner: J,
+    claiming: Arc<AtomicBool>,
+}
+
+impl<J: Job> Job for Draining<J> {
+    type Item = J::Item;
+    const HEARTBEAT: bool = J::HEARTBEAT;
+
+    async fn claim(&self, at: Millis) -> Result<Option<J::Item>, BoxError> {
+        if !self.claiming.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        self.inner.claim(at).await
+    }
+
+    async fn perform(&self, item: J::Item, signal: AbortSignal) -> Result<(), BoxError> {
+        self.inner.perform(item, signal).await
+    }
+
+    async fn heartbeat(&self, item: J::Item, at: Millis) -> Result<bool, BoxError> {
+        self.inner.heartbeat(item, at).await
+    }
+}

@@ -1,0 +1,154 @@
+//! Listing jobs and tallying a set of them: what `leasehold jobs` shows and
+//! what `leasehold run` watches until its jobs are drained.
+//!
+//! Both are read-only and run one statement per backend (the same SQL apart
+//! from how a list of ids is bound: a JSON array through `json_each` on
+//! SQLite, a `bigint[]` with `= ANY` on PostgreSQL).
+
+use super::{Backend, JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
+
+/// How far a set of jobs has come ([`Store::tally`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobTally {
+    /// Jobs waiting (due or not, first attempt or a retry).
+    pub queued: u64,
+    /// Jobs under a lease (live or stale).
+    pub running: u64,
+    /// Jobs completed.
+    pub succeeded: u64,
+    /// Jobs dead-lettered.
+    pub dead: u64,
+    /// Failed attempts that were followed by another attempt (or are
+    /// waiting for one): every failed attempt but a dead job's last.
+    pub retried: u64,
+    /// Attempts whose lease was taken over from a lost worker (reclaimed
+    /// after the stale window, or stolen with evidence).
+    pub reclaimed: u64,
+}
+
+impl JobTally {
+    /// Jobs not yet settled: queued or running. A set is drained at zero.
+    pub fn unsettled(&self) -> u64 {
+        self.queued + self.running
+    }
+}
+
+/// The columns of a job row as [`rows::job`] reads them, `payload` being
+/// `$payload` (text on both backends). A macro so each statement stays one
+/// static string.
+macro_rules! job_columns {
+    ($payload:literal) => {
+        concat!(
+            "id, queue, ", $payload, " AS payload, state, priority, run_at, attempts, max_attempts, timeout_ms,
+             idempotency_key, token, owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
+             claimed_at, heartbeat_at, lease_ms, last_error, created_at, finished_at"
+        )
+    };
+}
+
+/// The tally's counts by state, over the ids matched by `$ids`.
+macro_rules! tally_states {
+    ($ids:literal) => {
+        concat!("SELECT state, count(*) AS n FROM leasehold_jobs WHERE id ", $ids, " GROUP BY state")
+    };
+}
+
+/// The tally's attempt counts: a failed attempt was retried unless it is a
+/// dead job's last (its token is the job's latest); `$int` casts a sum to a
+/// 64-bit integer.
+macro_rules! tally_attempts {
+    ($ids:literal, $int:literal) => {
+        concat!(
+            "SELECT sum(CASE WHEN a.outcome = 'failed' AND NOT (j.state = 'dead' AND a.token = j.token)
+                    THEN 1 ELSE 0 END)", $int, " AS retried,
+                    sum(CASE WHEN a.outcome = 'lease-lost' THEN 1 ELSE 0 END)", $int, " AS reclaimed
+             FROM leasehold_attempts a JOIN leasehold_jobs j ON j.id = a.job_id WHERE a.job_id ", $ids
+        )
+    };
+}
+
+/// `(state, jobs)` rows of a tally.
+type StateCounts = Vec<(String, i64)>;
+/// `(retried, reclaimed)` of a tally (NULL sums when no attempt matched).
+type AttemptCounts = (Option<i64>, Option<i64>);
+
+impl Store {
+    /// Jobs newest first (highest id first), at most `limit`, optionally of
+    /// one `queue` and in one `state`. The records carry no attempt log (read
+    /// one job with [`Store::job`] for that).
+    ///
+    /// # Errors
+    /// [`super::StoreError::InvalidQueueName`] for a malformed queue name,
+    /// [`super::StoreError::Database`] when the read fails.
+    pub async fn list_jobs(&self, queue: Option<&str>, state: Option<JobState>, limit: u32) -> StoreResult<Vec<JobRecord>> {
+        if let Some(queue) = queue {
+            validate::queue_name(queue)?;
+        }
+        let state = state.map(JobState::as_str);
+        let limit = i64::from(limit);
+        match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => {
+                let sql = concat!(
+                    "SELECT ", job_columns!("payload"), " FROM leasehold_jobs
+                     WHERE (?1 IS NULL OR queue = ?1) AND (?2 IS NULL OR state = ?2)
+                     ORDER BY id DESC LIMIT ?3"
+                );
+                let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
+                found.iter().map(rows::job).collect()
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => {
+                let sql = concat!(
+                    "SELECT ", job_columns!("payload::text"), " FROM leasehold_jobs
+                     WHERE ($1::text IS NULL OR queue = $1) AND ($2::text IS NULL OR state = $2)
+                     ORDER BY id DESC LIMIT $3"
+                );
+                let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
+                found.iter().map(rows::job).collect()
+            }
+        }
+    }
+
+    /// How far the jobs `ids` have come: counts by state, retried failures,
+    /// reclaimed attempts. Unknown ids count nowhere.
+    ///
+    /// # Errors
+    /// [`super::StoreError::Database`] when the read fails.
+    pub async fn tally(&self, ids: &[JobId]) -> StoreResult<JobTally> {
+        let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
+        let mut tally = JobTally::default();
+        let (states, (retried, reclaimed)): (StateCounts, AttemptCounts) = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => {
+                let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
+                let mut tx = pool.begin().await?;
+                let states = sqlx::query_as(tally_states!("IN (SELECT value FROM json_each(?1))")).bind(&json).fetch_all(&mut *tx).await?;
+                let attempts = sqlx::query_as(tally_attempts!("IN (SELECT value FROM json_each(?1))", "")).bind(&json).fetch_one(&mut *tx).await?;
+                tx.commit().await?;
+                (states, attempts)
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => {
+                let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
+                let states = sqlx::query_as(tally_states!("= ANY($1)")).bind(&ids).fetch_all(&mut *tx).await?;
+                let attempts = sqlx::query_as(tally_attempts!("= ANY($1)", "::bigint")).bind(&ids).fetch_one(&mut *tx).await?;
+                tx.commit().await?;
+                (states, attempts)
+            }
+        };
+        for (state, n) in states {
+            let n = n.max(0) as u64;
+            match JobState::parse(&state) {
+                Some(JobState::Queued) => tally.queued = n,
+                Some(JobState::Running) => tally.running = n,
+                Some(JobState::Succeeded) => tally.succeeded = n,
+                Some(JobState::Dead) => tally.dead = n,
+                None => {}
+            }
+        }
+        tally.retried = retried.unwrap_or(0).max(0) as u64;
+        tally.reclaimed = reclaimed.unwrap_or(0).max(0) as u64;
+        Ok(tally)
+    }
+}

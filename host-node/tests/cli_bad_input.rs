@@ -1,0 +1,74 @@
+//! Bad input: one clear line on stderr, a non-zero exit, no panic, and
+//! nothing queued is lost.
+
+mod cli_support;
+
+use cli_support::Scratch;
+use leasehold::store::JobState;
+
+/// Runs `args` and checks the failure: exit 2 and exactly one
+/// `leasehold: …` line on stderr naming `what`.
+fn fails_with(s: &Scratch, args: &[&str], what: &str) {
+    let out = s.cmd(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one line, got {stderr:?}");
+    assert!(lines[0].starts_with("leasehold: "), "{args:?}: {stderr:?}");
+    assert!(lines[0].contains(what), "{args:?}: {stderr:?} should name {what:?}");
+    assert!(!stderr.contains("panicked"));
+}
+
+#[test]
+fn an_unreadable_jobs_file_is_named() {
+    fails_with(&Scratch::new(), &["run", "no-such-file.txt"], "cannot read the jobs file no-such-file.txt");
+}
+
+#[test]
+fn a_malformed_database_url_is_named() {
+    let s = Scratch::new();
+    let out = assert_cmd::Command::cargo_bin("leasehold").unwrap().args(["--database", "mysql://db/x", "status"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1);
+    assert!(stderr.starts_with("leasehold: unsupported store URL"), "{stderr}");
+    drop(s);
+}
+
+#[test]
+fn an_unreachable_database_is_named() {
+    for url in ["sqlite:///no/such/folder/q.db", "postgres://leasehold@127.0.0.1:1/none"] {
+        let out = assert_cmd::Command::cargo_bin("leasehold").unwrap().args(["--database", url, "status"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{url}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("leasehold: cannot reach the database"), "{stderr}");
+    }
+}
+
+#[test]
+fn an_unknown_job_id_is_named() {
+    let s = Scratch::new();
+    s.cmd(&["status"]).assert().success();
+    fails_with(&s, &["show", "999"], "unknown job id 999");
+    fails_with(&s, &["show", "nine"], "invalid value 'nine'");
+}
+
+#[test]
+fn a_duration_that_does_not_parse_is_named() {
+    let s = Scratch::new();
+    fails_with(&s, &["--stale-after", "3 parsecs", "status"], "\"3 parsecs\" is not a duration");
+    fails_with(&s, &["enqueue", "--timeout", "soon", "--", "true"], "\"soon\" is not a duration");
+    fails_with(&s, &["enqueue", "--at", "tomorrow-ish", "--", "true"], "is neither an RFC 3339 time");
+    fails_with(&s, &["jobs", "--state", "sleeping"], "\"sleeping\" is not a state");
+}
+
+#[tokio::test]
+async fn nothing_queued_is_lost_by_a_bad_command() {
+    let s = Scratch::new();
+    let id = s.enqueue(&[], "true");
+    fails_with(&s, &["run", "missing.txt"], "cannot read");
+    fails_with(&s, &["work", "--stale-after", "never"], "not a duration");
+    let store = s.store().await;
+    assert_eq!(store.job(id).await.unwrap().state, JobState::Queued);
+}

@@ -1,0 +1,106 @@
+//! `leasehold run`, `enqueue`, `work --until-empty`, `show`, `jobs`,
+//! `events` end to end through the built binary on a SQLite file.
+
+mod cli_support;
+
+use cli_support::{Scratch, examples, succeeded_attempts, summary};
+use leasehold::store::JobState;
+use predicates::prelude::*;
+use std::process::Command;
+
+#[tokio::test]
+async fn run_works_the_example_workload_and_every_output_verifies() {
+    let s = Scratch::new();
+    let work = s.path("work");
+    let made = Command::new(examples().join("make-workload.sh")).arg(&work).arg("12").status().unwrap();
+    assert!(made.success());
+    let out = s.cmd(&["run", work.join("jobs.txt").to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let sum = summary(&out.stdout);
+    assert_eq!(sum["jobs"], "24");
+    assert_eq!(sum["done"], "24");
+    assert_eq!(sum["dead-lettered"], "0");
+    assert_eq!(sum["failed then retried"], "0");
+    assert!(sum["time taken"].ends_with('s'));
+    let verified = Command::new(examples().join("verify-workload.sh")).arg(&work).status().unwrap();
+    assert!(verified.success(), "every .gz and checksum the jobs wrote is right");
+    // Not a terminal: plain progress lines, no bar.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("progress: "));
+}
+
+#[tokio::test]
+async fn a_failing_line_is_retried_then_dead_lettered_and_run_exits_1() {
+    let s = Scratch::new();
+    let jobs = s.jobs_file(&["# a comment", "", "echo fine", "sh -c 'echo broken >&2; exit 3'"]);
+    let out = s.cmd(&["run", jobs.to_str().unwrap(), "--max-attempts", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let sum = summary(&out.stdout);
+    assert_eq!((sum["jobs"].as_str(), sum["done"].as_str()), ("2", "1"));
+    assert_eq!(sum["failed then retried"], "1", "the first failure was retried");
+    assert_eq!(sum["dead-lettered"], "1", "the second, on the last attempt, dead-lettered");
+
+    let store = s.store().await;
+    let dead = store.list_jobs(None, Some(JobState::Dead), 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].last_error.as_deref(), Some("exit code 3"));
+    s.cmd(&["show", &dead[0].id.to_string()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("state:     dead"))
+        .stdout(predicate::str::contains("exit:    3"))
+        .stdout(predicate::str::contains("broken"))
+        .stdout(predicate::str::contains("attempt 2: failed"));
+}
+
+#[tokio::test]
+async fn enqueue_then_work_until_empty_runs_it_and_show_prints_its_output() {
+    let s = Scratch::new();
+    let id = s.enqueue(&["--queue", "q1", "--timeout", "1m"], "echo hello from leasehold");
+    let again = s.enqueue(&["--queue", "q1", "--idempotency-key", "k"], "echo once");
+    let dup = s.enqueue(&["--queue", "q1", "--idempotency-key", "k"], "echo once");
+    assert_eq!(again, dup, "the same idempotency key queues nothing new");
+    s.cmd(&["work", "--queue", "q1", "--until-empty"]).timeout(std::time::Duration::from_secs(30)).assert().success();
+
+    let store = s.store().await;
+    let job = store.job(id).await.unwrap();
+    assert_eq!(job.state, JobState::Succeeded);
+    assert_eq!(succeeded_attempts(&job), 1);
+    assert_eq!(store.results(id).await.unwrap()[0].1["output"], "hello from leasehold\n");
+    s.cmd(&["show", &id.to_string()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("hello from leasehold"))
+        .stdout(predicate::str::contains("exit:    0"))
+        .stdout(predicate::str::contains("timeout:   1m"));
+    s.cmd(&["jobs", "--state", "succeeded", "--queue", "q1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("echo hello from leasehold"));
+    s.cmd(&["status"]).assert().success().stdout(predicate::str::contains("q1"));
+}
+
+#[tokio::test]
+async fn enqueue_at_a_later_time_leaves_the_job_queued_until_due() {
+    let s = Scratch::new();
+    let id = s.enqueue(&["--at", "1h"], "true");
+    let store = s.store().await;
+    let job = store.job(id).await.unwrap();
+    assert_eq!(job.state, JobState::Queued);
+    assert!(job.run_at.since(job.created_at) >= 3_599_000, "due an hour after it was queued");
+}
+
+#[tokio::test]
+async fn events_shows_what_the_worker_logged() {
+    let s = Scratch::new();
+    let jobs = s.jobs_file(&["true", "true"]);
+    s.cmd(&["run", jobs.to_str().unwrap()]).assert().success();
+    let out = s.cmd(&["events", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let kinds: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("one JSON event per line")["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "performed").count(), 2);
+    assert_eq!(kinds.iter().filter(|k| *k == "claimed").count(), 2);
+    s.cmd(&["events"]).assert().success().stdout(predicate::str::contains("performed"));
+}

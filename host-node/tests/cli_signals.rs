@@ -1,0 +1,48 @@
+//! Ctrl-C on `leasehold work`: the first interrupt drains the jobs in flight
+//! and exits 0; a second one ends the running commands.
+
+mod cli_support;
+
+use cli_support::{Scratch, signal, wait_exit, wait_for_state};
+use leasehold::store::{AttemptOutcome, JobState};
+use rustix::process::Signal;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_interrupt_lets_the_running_command_finish_then_exits_0() {
+    let s = Scratch::new();
+    let id = s.enqueue(&[], "sh -c 'sleep 1; echo finished'");
+    let later = s.enqueue(&["--at", "1s"], "true");
+    let mut worker = s.spawn(&["work", "--concurrency", "1"]);
+    let store = s.store().await;
+    wait_for_state(&store, id, JobState::Running, Duration::from_secs(20)).await;
+    signal(&worker, Signal::INT);
+    let status = wait_exit(&mut worker, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "a drained worker exits 0");
+
+    let job = store.job(id).await.unwrap();
+    assert_eq!(job.state, JobState::Succeeded, "the job in flight finished");
+    assert_eq!(store.results(id).await.unwrap()[0].1["output"], "finished\n");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(store.job(later).await.unwrap().state, JobState::Queued, "no claims after the interrupt");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_interrupt_ends_the_running_command_and_its_attempt_fails() {
+    let s = Scratch::new();
+    let id = s.enqueue(&[], "sleep 60");
+    let mut worker = s.spawn(&["work", "--concurrency", "1", "--grace", "1s"]);
+    let store = s.store().await;
+    wait_for_state(&store, id, JobState::Running, Duration::from_secs(20)).await;
+    signal(&worker, Signal::INT);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&worker, Signal::TERM);
+    let status = wait_exit(&mut worker, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+
+    let job = store.job(id).await.unwrap();
+    assert_eq!(job.state, JobState::Queued, "the ended attempt is retried later, not lost");
+    let attempt = &job.attempt_log[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Failed);
+    assert_eq!(attempt.error.as_deref(), Some("stopped by a second interrupt"));
+}
