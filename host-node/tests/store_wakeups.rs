@@ -105,3 +105,14 @@ async fn notify_from_another_store_wakes_a_postgres_listener() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn close_after_listen_returns() {
+    // On PostgreSQL the LISTEN task holds a pooled connection; close must end
+    // it rather than wait for it forever.
+    for db in backends("wake_close").await {
+        let wakeups = db.store.listen("mail").await.unwrap();
+        drop(wakeups);
+        tokio::time::timeout(SOON, db.store.close()).await.unwrap_or_else(|_| panic!("{}: close hung", db.label()));
+    }
+}

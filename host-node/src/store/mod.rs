@@ -837,6 +837,16 @@ impl Store {
 
     /// Closes the pool: waits for checked-out connections to come back.
     pub async fn close(&self) {
+        // The LISTEN task holds a pooled connection: end it first, or the
+        // pool's close would wait for that connection forever.
+        #[cfg(feature = "postgres")]
+        {
+            let task = self.inner.listener.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(task) = task {
+                task.abort();
+                let _ = task.await;
+            }
+        }
         dispatch!(self, |pool| pool.close().await)
     }
 }
