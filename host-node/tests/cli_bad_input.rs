@@ -72,3 +72,21 @@ async fn nothing_queued_is_lost_by_a_bad_command() {
     let store = s.store().await;
     assert_eq!(store.job(id).await.unwrap().state, JobState::Queued);
 }
+
+#[test]
+fn a_mistyped_enqueue_option_is_refused_not_queued_as_the_command() {
+    let s = Scratch::new();
+    fails_with(&s, &["enqueue", "--max-attemps", "5", "--", "true"], "--max-attemps");
+    let out = s.cmd(&["jobs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no jobs"), "nothing was queued");
+}
+
+#[test]
+fn bad_lease_timings_are_refused_before_anything_is_queued() {
+    let s = Scratch::new();
+    let jobs = s.dir.path().join("jobs.txt");
+    std::fs::write(&jobs, "true\n").unwrap();
+    fails_with(&s, &["run", jobs.to_str().unwrap(), "--stale-after", "0s"], "nothing was queued");
+    let out = s.cmd(&["jobs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no jobs"));
+}

@@ -118,8 +118,9 @@ pub struct EnqueueArgs {
     /// id and queues nothing.
     #[arg(long)]
     pub idempotency_key: Option<String>,
-    /// The command line (after `--`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The command line, after `--` (required, so a mistyped option is never
+    /// queued as a command).
+    #[arg(required = true, last = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
 }
 

@@ -13,6 +13,26 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+/// A worker killed outright (SIGKILL) cannot stop its commands, and its job
+/// will be reclaimed and run again: so the command's process gets SIGKILL
+/// when its worker dies (Linux `PR_SET_PDEATHSIG`). Processes the command
+/// started itself are not covered.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call (prctl); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
 /// How much of a command's output is kept: the last 64 KiB of stdout and
 /// stderr, interleaved as they arrive.
 pub const OUTPUT_TAIL_BYTES: usize = 64 * 1024;
@@ -20,6 +40,13 @@ pub const OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 /// Characters that make a line need `sh -c`.
 const SHELL_SPECIAL: &[char] = &[
     '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', '*', '?', '[', ']', '#', '~', '{', '}', '=', '\n',
+];
+
+/// Commands that exist only inside a shell: a line starting with one runs
+/// under `sh -c` too.
+const SHELL_BUILTINS: &[&str] = &[
+    "exit", "cd", "export", "source", ".", "set", "unset", "alias", "eval", "exec", "read", "ulimit", "umask",
+    "trap", "wait", "shift", "return", "readonly", "type", "command", "if", "for", "while", "until", "case",
 ];
 
 /// How a line is run.
@@ -38,7 +65,8 @@ impl Invocation {
         if line.is_empty() {
             return None;
         }
-        if line.contains(SHELL_SPECIAL) {
+        let first = line.split_whitespace().next().unwrap_or_default();
+        if line.contains(SHELL_SPECIAL) || SHELL_BUILTINS.contains(&first) {
             return Some(Invocation::Shell(line.to_string()));
         }
         Some(Invocation::Direct(line.split_whitespace().map(str::to_string).collect()))
@@ -118,6 +146,7 @@ const DRAIN: Duration = Duration::from_millis(200);
 pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeout: Option<Duration>, grace: Duration) -> Run {
     let mut cmd = invocation.command();
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+    die_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return Run { ended: Ended::NotStarted(e.to_string()), output: Vec::new() },
@@ -174,7 +203,7 @@ mod tests {
 
     #[test]
     fn a_line_with_shell_syntax_runs_under_sh() {
-        for line in ["echo a | wc -c", "cd /tmp && ls", "echo $HOME", "ls *.txt", "A=1 env", "echo 'quoted'"] {
+        for line in ["echo a | wc -c", "cd /tmp && ls", "echo $HOME", "ls *.txt", "A=1 env", "echo 'quoted'", "exit 3", "cd /tmp"] {
             assert_eq!(Invocation::parse(line), Some(Invocation::Shell(line.into())), "{line}");
         }
     }

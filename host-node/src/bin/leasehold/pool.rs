@@ -64,6 +64,22 @@ impl Interrupts {
     }
 }
 
+/// Checks the lease timings the way the runner will, with the flags' names,
+/// so a bad pair is refused before anything is queued.
+pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -> Result<(), CliError> {
+    let input = leasehold::core::OptionsInput {
+        interval_ms: 1_000.0,
+        stale_after_ms: stale_after.as_millis() as f64,
+        heartbeat: true,
+        heartbeat_every_ms: heartbeat_every.map(|d| d.as_millis() as f64),
+        ..Default::default()
+    };
+    input.validate().map(drop).map_err(|e| {
+        let message = e.to_string().replace("heartbeatEveryMs", "--heartbeat-every").replace("staleAfterMs", "--stale-after");
+        CliError::input(format!("invalid lease timings (nothing was queued): {message}"))
+    })
+}
+
 /// A running pool.
 pub struct Pool {
     runner: JobRunner,
