@@ -81,12 +81,26 @@ async fn connect(global: &Global) -> Result<Store, CliError> {
     Ok(Store::connect_with(&global.database, config).await?)
 }
 
+/// Read-only commands never create a database: a mistyped SQLite path is an
+/// error, not an empty queue.
+fn refuse_missing_sqlite_file(url: &str) -> Result<(), CliError> {
+    let Some(path) = url.strip_prefix("sqlite://") else { return Ok(()) };
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() || path == ":memory:" || std::path::Path::new(path).exists() {
+        return Ok(());
+    }
+    Err(CliError::input(format!("no database at {path} (nothing has been queued there yet)")))
+}
+
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let global = &cli.global;
     let events = events::folder(&global.database, global.events.as_deref());
     if let Command::Events(args) = &cli.command {
         events::show(&events, args.follow, args.json).await?;
         return Ok(0);
+    }
+    if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_)) {
+        refuse_missing_sqlite_file(&global.database)?;
     }
     let store = connect(global).await?;
     let code = match &cli.command {
