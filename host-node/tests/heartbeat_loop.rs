@@ -184,14 +184,31 @@ fn lapsed(ms: u64) -> LeaseEnded {
     LeaseEnded::Lapsed { unconfirmed: Duration::from_millis(ms) }
 }
 
-/// Captures WARN and above from this thread (the paused runtime is
-/// current-thread) into a buffer.
+/// Captures WARN and above emitted on this thread (the paused runtime is
+/// current-thread, so the loop's events land here) into a buffer.
+///
+/// Why one global subscriber and not `set_default` per test: tracing caches
+/// each callsite's interest process-wide, computed on whichever thread hits it
+/// first. A sibling test with no subscriber would cache "never" and this
+/// test's capture would see nothing (a flake seen in CI). With a global
+/// subscriber every thread agrees; the writer picks the buffer per thread.
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
-impl std::io::Write for Logs {
+thread_local! {
+    static CAPTURE: std::cell::RefCell<Option<Logs>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes to the current thread's capture buffer, or nowhere.
+struct ThreadCapture;
+
+impl std::io::Write for ThreadCapture {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
+        CAPTURE.with(|capture| {
+            if let Some(logs) = capture.borrow().as_ref() {
+                logs.0.lock().unwrap().extend_from_slice(bytes);
+            }
+        });
         Ok(bytes.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -199,21 +216,35 @@ impl std::io::Write for Logs {
     }
 }
 
-impl<'a> MakeWriter<'a> for Logs {
-    type Writer = Logs;
-    fn make_writer(&'a self) -> Logs {
-        self.clone()
+impl<'a> MakeWriter<'a> for ThreadCapture {
+    type Writer = ThreadCapture;
+    fn make_writer(&'a self) -> ThreadCapture {
+        ThreadCapture
+    }
+}
+
+/// Stops this thread's capture when dropped.
+struct CaptureGuard;
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        CAPTURE.with(|capture| capture.borrow_mut().take());
     }
 }
 
 impl Logs {
-    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+    fn capture() -> (Logs, CaptureGuard) {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(ThreadCapture)
+                .with_max_level(tracing::Level::WARN)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber in this test binary");
+        });
         let logs = Logs::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(logs.clone())
-            .with_max_level(tracing::Level::WARN)
-            .finish();
-        (logs.clone(), tracing::subscriber::set_default(subscriber))
+        CAPTURE.with(|capture| *capture.borrow_mut() = Some(logs.clone()));
+        (logs, CaptureGuard)
     }
     fn count(&self, message: &str) -> usize {
         String::from_utf8_lossy(&self.0.lock().unwrap()).matches(message).count()
