@@ -12,6 +12,8 @@
 //! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
 //!   hard-codes none of them.
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
+//! - [`JsTraceRing`] (`TraceRing`): the core's trace ring behind
+//!   `createJobTraceSink` / `resumeJobTrace` ([`trace`]).
 //!
 //! The JS glue in `pkg/src/runner.js` owns the user's callbacks, the items,
 //! abort controllers, the one timer and the promises, and calls [`Core`] once
@@ -28,8 +30,10 @@
 pub mod options;
 pub mod protocol;
 mod runner;
+pub mod trace;
 
 pub use runner::Core;
+pub use trace::JsTraceRing;
 
 use js_sys::{Array, Object, Reflect};
 use leasehold_core::backoff::MAX_DELAY_MS;

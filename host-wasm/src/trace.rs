@@ -1,0 +1,525 @@
+//! The trace ring behind seed 000's `createJobTraceSink` and
+//! `resumeJobTrace`, as JS sees it: [`JsTraceRing`] (`TraceRing` in JS) holds
+//! the core's [`TraceRing`], records the event objects a runner hands its
+//! `onEvent`, and answers spans and the saved ring as plain JS objects in
+//! the core's documented shape (see [`leasehold_core::trace_ring`]).
+//!
+//! Spans are built, cut and (de)serialised by the core's code and its
+//! `serde` impls alone (through serde-wasm-bindgen: straight to and from JS
+//! objects, and about half the module size serde_json's text parser costs),
+//! so neither this crate nor the JS glue holds any span code.
+//!
+//! Why events are read here rather than flattened to numbers by the glue:
+//! every field is read through a `catch` getter, so an event that is not
+//! what the runner builds (a missing field, a throwing getter, `null`) is
+//! refused with a `TypeError` naming the field, and no JS exception ever
+//! unwinds through a `&mut self` method (which would leave wasm-bindgen's
+//! borrow flag held and the ring unusable). No panic is reachable either:
+//! numbers are converted with saturating casts and capped at 2^53 − 1, so
+//! every span converts back to JS numbers.
+
+use core::fmt;
+
+use leasehold_core::Millis;
+use leasehold_core::event::{Event, PassReport};
+use leasehold_core::trace_ring::{
+    DEFAULT_TRACE_CAPACITY, ItemSpan, PassSpan, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError,
+};
+use wasm_bindgen::prelude::*;
+
+use crate::options::kind_of;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A runner event (`{ type, name, at, item?, ... }`), read field by field.
+    type EventObject;
+
+    #[wasm_bindgen(method, structural, getter = type, catch)]
+    fn kind(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn name(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn at(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn item(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter = durationMs, catch)]
+    fn duration_ms(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter = nextDelayMs, catch)]
+    fn next_delay_ms(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn report(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn lapsed(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter = unconfirmedMs, catch)]
+    fn unconfirmed_ms(this: &EventObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn error(this: &EventObject) -> Result<JsValue, JsValue>;
+
+    /// A pass report (`{ claimed, performed, failed, claimLost }`).
+    type ReportObject;
+
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn claimed(this: &ReportObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn performed(this: &ReportObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter, catch)]
+    fn failed(this: &ReportObject) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, structural, getter = claimLost, catch)]
+    fn claim_lost(this: &ReportObject) -> Result<JsValue, JsValue>;
+
+    /// `String(value)`: the error text of an `Error` (`"Name: message"`) or
+    /// of any value JSON can not show.
+    #[wasm_bindgen(js_name = String, catch)]
+    fn js_string(value: &JsValue) -> Result<String, JsValue>;
+}
+
+/// Which export is asking: error messages start with its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// `createJobTraceSink(options)`.
+    Create,
+    /// `resumeJobTrace(saved, options)`.
+    Resume,
+    /// The sink itself, called with an event.
+    Sink,
+}
+
+impl Caller {
+    fn js_name(self) -> &'static str {
+        match self {
+            Caller::Create => "createJobTraceSink",
+            Caller::Resume => "resumeJobTrace",
+            Caller::Sink => "JobTraceSink",
+        }
+    }
+}
+
+/// Why a ring could not be made or an event recorded. `Display` (after the
+/// caller's name) is the message of the JS error, which names what was wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceError {
+    /// A value of the wrong kind (`TypeError`): `what` is e.g. `options`,
+    /// `capacity`, `onSpan`, `saved`, `event.at`.
+    WrongKind {
+        /// The value's JS name.
+        what: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// What was given (`typeof`, or `null`).
+        got: &'static str,
+    },
+    /// `capacity` is NaN or infinite (`TypeError`, as the runner's options).
+    NotFinite {
+        /// The value given, as `String(value)` shows it.
+        got: String,
+    },
+    /// `capacity` is a number but not an integer in 1..=2^32 − 1 (`RangeError`).
+    Capacity {
+        /// The value given, as `String(value)` shows it.
+        got: String,
+    },
+    /// A saved ring's own capacity is 0 (`RangeError`).
+    SavedCapacity,
+    /// A saved ring of another format version (`RangeError`).
+    Version {
+        /// The version found.
+        found: u32,
+    },
+    /// The saved ring is not the documented shape (`TypeError`): `message`
+    /// says what is wrong and where.
+    Malformed {
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// An event with a `type` the runner never emits (`TypeError`).
+    UnknownEvent {
+        /// The `type` given.
+        found: String,
+    },
+    /// Reading a value threw (a getter, `toJSON`, a proxy trap); `message`
+    /// is what it threw (`TypeError`).
+    Unreadable {
+        /// The value's JS name.
+        what: &'static str,
+        /// What reading it threw.
+        message: String,
+    },
+}
+
+impl TraceError {
+    /// Whether JS throws a `TypeError` (wrong kind or shape) rather than a
+    /// `RangeError` (a number out of range, a version not understood).
+    pub fn is_type_error(&self) -> bool {
+        !matches!(self, TraceError::Capacity { .. } | TraceError::SavedCapacity | TraceError::Version { .. })
+    }
+
+    /// The JS error to throw: `"<caller>: <self>"` as a `TypeError` or
+    /// `RangeError`.
+    pub fn to_js(&self, caller: Caller) -> JsValue {
+        let message = format!("{}: {self}", caller.js_name());
+        if self.is_type_error() {
+            js_sys::TypeError::new(&message).into()
+        } else {
+            js_sys::RangeError::new(&message).into()
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TraceError::WrongKind { what, expected, got } => write!(f, "{what} must be {expected}, got {got}"),
+            TraceError::NotFinite { got } => write!(f, "capacity must be a finite number, got {got}"),
+            TraceError::Capacity { got } => {
+                write!(f, "capacity must be an integer from 1 to {}, got {got}", u32::MAX)
+            }
+            TraceError::SavedCapacity => write!(f, "saved.capacity is 0: {}", TraceRingError::ZeroCapacity),
+            TraceError::Version { found } => {
+                write!(f, "saved.version: {}", TraceRingError::UnknownVersion { found: *found })
+            }
+            TraceError::Malformed { message } => f.write_str(message),
+            TraceError::UnknownEvent { found } => write!(f, "event.type \"{found}\" is not a runner event type"),
+            TraceError::Unreadable { what, message } => write!(f, "reading {what} threw: {message}"),
+        }
+    }
+}
+
+/// The text of a thrown JS value, for [`TraceError::Unreadable`].
+fn thrown(error: &JsValue) -> String {
+    js_string(error).unwrap_or_else(|_| String::from("an unprintable value"))
+}
+
+/// Reads a field through a `catch` getter.
+fn field(what: &'static str, read: Result<JsValue, JsValue>) -> Result<JsValue, TraceError> {
+    read.map_err(|e| TraceError::Unreadable { what, message: thrown(&e) })
+}
+
+fn number(what: &'static str, value: &JsValue) -> Result<f64, TraceError> {
+    value.as_f64().ok_or(TraceError::WrongKind { what, expected: "a number", got: kind_of(value) })
+}
+
+/// A number field, as the runner's saturating conversion reads it: fractions
+/// truncated, NaN and negatives 0; capped at [`MAX_SAFE`] so it converts
+/// back to a JS number exactly.
+fn count<T>(what: &'static str, read: Result<JsValue, JsValue>, cast: fn(f64) -> T) -> Result<T, TraceError> {
+    field(what, read).and_then(|v| number(what, &v)).map(cast)
+}
+
+/// The largest integer a JS number holds exactly, 2^53 − 1.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+fn u64_of(value: f64) -> u64 {
+    value.min(MAX_SAFE) as u64
+}
+
+fn millis(value: f64) -> Millis {
+    Millis(u64_of(value))
+}
+
+fn u32_of(value: f64) -> u32 {
+    value as u32
+}
+
+/// The text of an error payload: a string as it is, an `Error` as
+/// `String(error)` (`"Error: boom"`), anything else as JSON when it has a JSON
+/// form, else `String(value)`. The core cuts it to
+/// [`leasehold_core::trace_ring::MAX_ERROR_TEXT`] bytes.
+fn describe(error: &JsValue) -> String {
+    if let Some(text) = error.as_string() {
+        return text;
+    }
+    if error.is_object() && !error.is_instance_of::<js_sys::Error>() {
+        if let Some(json) = js_sys::JSON::stringify(error).ok().and_then(|s| JsValue::from(s).as_string()) {
+            return json;
+        }
+    }
+    js_string(error).unwrap_or_else(|_| String::from("(an error that can not be shown as text)"))
+}
+
+/// The runner event `value` as the core's [`Event`], with the event object
+/// itself as the error payload (described only if the ring keeps its text),
+/// and its runner name.
+fn read_event(value: &JsValue) -> Result<(String, Event<&EventObject>), TraceError> {
+    if !value.is_object() {
+        return Err(TraceError::WrongKind { what: "event", expected: "an object", got: kind_of(value) });
+    }
+    let event: &EventObject = value.unchecked_ref();
+    let kind = field("event.type", event.kind())?;
+    let Some(kind) = kind.as_string() else {
+        return Err(TraceError::WrongKind { what: "event.type", expected: "a string", got: kind_of(&kind) });
+    };
+    let name = field("event.name", event.name())?;
+    let Some(name) = name.as_string() else {
+        return Err(TraceError::WrongKind { what: "event.name", expected: "a string", got: kind_of(&name) });
+    };
+    let at = count("event.at", event.at(), millis)?;
+    let item = || count("event.item", event.item(), u32_of);
+    let read = match kind.as_str() {
+        "pass-start" => Event::PassStart { at },
+        "pass-end" => Event::PassEnd {
+            at,
+            report: read_report(&field("event.report", event.report())?)?,
+            next_delay_ms: count("event.nextDelayMs", event.next_delay_ms(), u64_of)?,
+        },
+        "claimed" => Event::Claimed { at, item: item()? },
+        "claim-failed" => Event::ClaimFailed { at, error: event },
+        "performed" => {
+            Event::Performed { at, item: item()?, duration_ms: count("event.durationMs", event.duration_ms(), u64_of)? }
+        }
+        "item-failed" => Event::ItemFailed { at, item: item()?, error: event },
+        "heartbeat" => Event::Heartbeat { at, item: item()? },
+        "heartbeat-failed" => Event::HeartbeatFailed { at, item: item()?, error: event },
+        "claim-lost" => {
+            let unconfirmed = field("event.unconfirmedMs", event.unconfirmed_ms())?;
+            Event::ClaimLost {
+                at,
+                item: item()?,
+                lapsed: field("event.lapsed", event.lapsed())?.is_truthy(),
+                // Present only for a lapsed claim.
+                unconfirmed_ms: if unconfirmed.is_undefined() {
+                    0
+                } else {
+                    number("event.unconfirmedMs", &unconfirmed).map(u64_of)?
+                },
+            }
+        }
+        _ => return Err(TraceError::UnknownEvent { found: kind }),
+    };
+    Ok((name, read))
+}
+
+fn read_report(value: &JsValue) -> Result<PassReport, TraceError> {
+    if !value.is_object() {
+        return Err(TraceError::WrongKind { what: "event.report", expected: "an object", got: kind_of(value) });
+    }
+    let report: &ReportObject = value.unchecked_ref();
+    Ok(PassReport {
+        claimed: count("event.report.claimed", report.claimed(), u32_of)?,
+        performed: count("event.report.performed", report.performed(), u32_of)?,
+        failed: count("event.report.failed", report.failed(), u32_of)?,
+        claim_lost: count("event.report.claimLost", report.claim_lost(), u32_of)?,
+    })
+}
+
+/// Reads the sink options (`{ capacity?, onSpan? }`, or nothing): the
+/// capacity when given. `onSpan` is the glue's; only its kind is checked.
+fn read_options(options: &JsValue) -> Result<Option<usize>, TraceError> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(None);
+    }
+    if !options.is_object() {
+        return Err(TraceError::WrongKind { what: "options", expected: "an object", got: kind_of(options) });
+    }
+    let get = |what: &'static str, key: &str| field(what, js_sys::Reflect::get(options, &JsValue::from_str(key)));
+    let on_span = get("onSpan", "onSpan")?;
+    if !(on_span.is_undefined() || on_span.is_null() || on_span.is_function()) {
+        return Err(TraceError::WrongKind { what: "onSpan", expected: "a function", got: kind_of(&on_span) });
+    }
+    let capacity = get("capacity", "capacity")?;
+    if capacity.is_undefined() || capacity.is_null() {
+        return Ok(None);
+    }
+    let got = number("capacity", &capacity)?;
+    if !got.is_finite() {
+        return Err(TraceError::NotFinite { got: js_string(&capacity).unwrap_or_default() });
+    }
+    if got < 1.0 || got > f64::from(u32::MAX) || got.fract() != 0.0 {
+        // JS shows the number: formatting an f64 here would cost the module
+        // Rust's float printer.
+        return Err(TraceError::Capacity { got: js_string(&capacity).unwrap_or_default() });
+    }
+    // wasm32: usize is 32 bits, so every accepted value fits.
+    Ok(Some(got as usize))
+}
+
+/// Just the version, read before the rest, so that a ring of another
+/// version is refused for its version rather than for its shape.
+#[derive(serde::Deserialize)]
+#[serde(expecting = "a saved trace: an object with version, capacity, dropped and spans")]
+struct Probe {
+    version: u32,
+}
+
+/// Reads a saved ring (an object, or its JSON text): its version first,
+/// then its shape.
+fn read_saved(saved: &JsValue) -> Result<SavedTrace, TraceError> {
+    let saved = match saved.as_string() {
+        Some(text) => js_sys::JSON::parse(&text)
+            .map_err(|thrown| TraceError::Malformed { message: format!("saved is not JSON: {}", describe(&thrown)) })?,
+        None if saved.is_object() => saved.clone(),
+        None => {
+            return Err(TraceError::WrongKind {
+                what: "saved",
+                expected: "a saved trace (an object, or its JSON text)",
+                got: kind_of(saved),
+            });
+        }
+    };
+    let probe: Probe = serde_wasm_bindgen::from_value(saved.clone()).map_err(|e| malformed(&saved, e))?;
+    if probe.version != TRACE_FORMAT_VERSION {
+        return Err(TraceError::Version { found: probe.version });
+    }
+    serde_wasm_bindgen::from_value(saved.clone()).map_err(|e| malformed(&saved, e))
+}
+
+/// `saved`'s error, with where it is: serde says what is wrong (a missing
+/// field, a value of the wrong kind, an unknown outcome) but not where, so
+/// the first span, and the first item in it, that does not read alone is
+/// named (`saved.spans[3].items[1]`). Runs only on a failure.
+fn malformed(saved: &JsValue, error: serde_wasm_bindgen::Error) -> TraceError {
+    let mut path = String::from("saved");
+    if let Some((i, span)) = first_bad::<PassSpan>(saved, "spans") {
+        path = format!("saved.spans[{i}]");
+        if let Some((j, _)) = first_bad::<ItemSpan>(&span, "items") {
+            path = format!("{path}.items[{j}]");
+        }
+    }
+    let message =
+        JsValue::from(error).dyn_into::<js_sys::Error>().map_or_else(|_| String::new(), |e| e.message().into());
+    TraceError::Malformed { message: format!("{path}: {message}") }
+}
+
+/// The index and value of the first element of array `target[key]` that
+/// does not deserialise as a `T`.
+fn first_bad<T: serde::de::DeserializeOwned>(target: &JsValue, key: &str) -> Option<(u32, JsValue)> {
+    let list = js_sys::Reflect::get(target, &JsValue::from_str(key)).ok()?;
+    let list = list.dyn_into::<js_sys::Array>().ok()?;
+    (0..list.length()).map(|i| (i, list.get(i))).find(|(_, v)| serde_wasm_bindgen::from_value::<T>(v.clone()).is_err())
+}
+
+/// `value` as a plain JS object: `None` as `null` (the saved shape's), no
+/// `Map`s. Values are capped integers and strings, so it can not fail; if
+/// it did, the error is what JS gets.
+fn to_js(value: &impl serde::Serialize) -> Result<JsValue, JsValue> {
+    let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
+    value.serialize(&serializer).map_err(JsValue::from)
+}
+
+/// One trace ring (`TraceRing` in JS), behind one `createJobTraceSink` or
+/// `resumeJobTrace` sink.
+#[wasm_bindgen(js_name = TraceRing)]
+pub struct JsTraceRing {
+    ring: TraceRing,
+}
+
+#[wasm_bindgen(js_class = TraceRing)]
+impl JsTraceRing {
+    /// `TraceRing.create(options)`: an empty ring of `options.capacity` spans
+    /// (default [`DEFAULT_TRACE_CAPACITY`], 100).
+    ///
+    /// # Errors
+    /// `createJobTraceSink:`-prefixed: a `TypeError` when `options` is not an
+    /// object or nothing, `onSpan` not a function, `capacity` not a finite
+    /// number; a `RangeError` when `capacity` is not an integer in
+    /// 1..=2^32 − 1.
+    pub fn create(options: &JsValue) -> Result<JsTraceRing, JsValue> {
+        let capacity = read_options(options).map_err(|e| e.to_js(Caller::Create))?;
+        let ring = TraceRing::new(capacity.unwrap_or(DEFAULT_TRACE_CAPACITY))
+            .map_err(|_| TraceError::Capacity { got: String::from("0") }.to_js(Caller::Create))?;
+        Ok(JsTraceRing { ring })
+    }
+
+    /// `TraceRing.resume(saved, options)`: a ring that goes on from `saved`
+    /// (what [`JsTraceRing::save`] gave, or its JSON text),
+    /// with `options.capacity` when given, else the saved one; when the
+    /// saved spans exceed it, the oldest go and count as dropped.
+    ///
+    /// # Errors
+    /// `resumeJobTrace:`-prefixed: the option errors of
+    /// [`JsTraceRing::create`]; a `TypeError` when `saved` is neither an
+    /// object nor a string, the string is not JSON, or it is not the
+    /// documented shape (the message names the first bad span and item, e.g.
+    /// `saved.spans[0].items[1]`, and what is wrong there); a
+    /// `RangeError` for another format version or a saved capacity of 0.
+    pub fn resume(saved: &JsValue, options: &JsValue) -> Result<JsTraceRing, JsValue> {
+        let capacity = read_options(options).map_err(|e| e.to_js(Caller::Resume))?;
+        let saved = read_saved(saved).map_err(|e| e.to_js(Caller::Resume))?;
+        let ring = TraceRing::resume(saved, capacity).map_err(|e| {
+            match e {
+                // The option was checked: a zero can only be the saved one.
+                TraceRingError::UnknownVersion { found } => TraceError::Version { found },
+                _ => TraceError::SavedCapacity,
+            }
+            .to_js(Caller::Resume)
+        })?;
+        Ok(JsTraceRing { ring })
+    }
+
+    /// Records one runner event (`{ type, name, at, ... }` as `onEvent`
+    /// receives it). Answers whether it finished a span (read it with
+    /// [`JsTraceRing::latest`]). Events of a runner with no pass open are
+    /// ignored (a pass that claimed nothing opens none).
+    ///
+    /// # Errors
+    /// A `JobTraceSink:`-prefixed `TypeError` naming the field when `event`
+    /// is not a runner event: not an object, an unknown `type`, a field of
+    /// the wrong kind, a getter that throws. The ring is left as it was.
+    pub fn record(&mut self, event: &JsValue) -> Result<bool, JsValue> {
+        let (name, event) = read_event(event).map_err(|e| e.to_js(Caller::Sink))?;
+        let finished = self.ring.record_with(&name, &event, |e| match e.error() {
+            Ok(error) => describe(&error),
+            Err(thrown_value) => format!("(reading the error threw: {})", thrown(&thrown_value)),
+        });
+        Ok(finished.is_some())
+    }
+
+    /// The finished spans, oldest first: an array of plain span objects
+    /// (the core's span shape).
+    ///
+    /// # Errors
+    /// None in practice (see [`to_js`]).
+    pub fn spans(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.ring.spans().collect::<Vec<_>>())
+    }
+
+    /// The newest finished span as a plain object, or `undefined` when there
+    /// is none.
+    ///
+    /// # Errors
+    /// None in practice (see [`to_js`]).
+    pub fn latest(&self) -> Result<JsValue, JsValue> {
+        self.ring.spans().next_back().map_or(Ok(JsValue::UNDEFINED), to_js)
+    }
+
+    /// The ring as saved: a plain object `{ version, capacity, dropped,
+    /// spans }` (the shape documented in [`leasehold_core::trace_ring`]),
+    /// ready for `JSON.stringify`. Passes still open are left out.
+    ///
+    /// # Errors
+    /// None in practice (see [`to_js`]).
+    pub fn save(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.ring.save())
+    }
+
+    /// The most spans the ring keeps.
+    #[wasm_bindgen(getter)]
+    pub fn capacity(&self) -> f64 {
+        self.ring.capacity() as f64
+    }
+
+    /// Spans dropped because the ring was full, over the ring's life
+    /// (including before it was saved).
+    #[wasm_bindgen(getter)]
+    pub fn dropped(&self) -> f64 {
+        self.ring.dropped() as f64
+    }
+
+    /// Finished spans held.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> f64 {
+        self.ring.len() as f64
+    }
+
+    /// Passes that started and have not ended.
+    #[wasm_bindgen(getter, js_name = openPasses)]
+    pub fn open_passes(&self) -> f64 {
+        self.ring.open_passes() as f64
+    }
+}
+
+impl JsTraceRing {
+    /// The core ring, read-only (for tests and native callers).
+    pub fn ring(&self) -> &TraceRing {
+        &self.ring
+    }
+}
