@@ -7,7 +7,7 @@
 mod common;
 use js_sys::{Function, JSON, Reflect};
 use leasehold_wasm::JsTraceRing;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 /// A JS value from an expression.

@@ -54,4 +54,7 @@ test('a runner in headless Chromium performs an in-page queue and reports its pa
   assert.ok(result.events.heartbeat >= 1, 'long items were renewed');
   assert.equal(result.events.claimed, 40);
   assert.equal(result.defaultBatchLimit, 25);
+  assert.equal(result.trace.outcomes.length, 40, 'the trace sink recorded the pass');
+  assert.equal(result.trace.outcomes.filter((o) => o === 'claim-lost').length, 1);
+  assert.equal(result.trace.resumed, 1, 'and resumed from its JSON');
 });

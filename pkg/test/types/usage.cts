@@ -12,3 +12,5 @@ runner.start();
 const lost: leasehold.JobClaimLostError = new leasehold.JobClaimLostError('typed-cjs');
 void lost.code;
 void leasehold.default.jobBackoff(5).maxMs;
+const sink = leasehold.createJobTraceSink();
+void leasehold.resumeJobTrace(sink.save()).spans().length;

@@ -43,3 +43,17 @@ void [same, limit, reason.lapsed, reason.job];
 createJobRunner({ name: 'x', staleAfterMs: 1, claim: async () => null, perform: async () => {} });
 // @ts-expect-error perform receives the claimed row
 createJobRunner<Row>({ name: 'x', intervalMs: 1, staleAfterMs: 1, claim: async () => null, perform: async (row: string) => {} });
+
+// The trace ring.
+import { createJobTraceSink, resumeJobTrace, type JobTraceSink, type JobTraceSpan, type SavedJobTrace } from 'leasehold';
+const sink: JobTraceSink = createJobTraceSink({ capacity: 50, onSpan: (span: JobTraceSpan) => span.items[0]?.durationMs.toFixed() });
+createJobRunner<Row>({ name: 'traced', intervalMs: 1, staleAfterMs: 1, claim: async () => null, perform: async () => {}, onEvent: sink });
+const saved: SavedJobTrace = sink.save();
+const outcome: 'performed' | 'failed' | 'claim-lost' | 'unsettled' | undefined = sink.spans()[0]?.items[0]?.outcome;
+void [outcome, sink.capacity, sink.dropped, saved.version];
+resumeJobTrace(JSON.stringify(sink), { capacity: 10 }).dispose();
+resumeJobTrace(saved);
+// @ts-expect-error capacity is a number
+createJobTraceSink({ capacity: '10' });
+// @ts-expect-error saved is a saved trace or its text
+resumeJobTrace(42);
