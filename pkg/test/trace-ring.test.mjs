@@ -184,3 +184,25 @@ test('exported by the CommonJS entry as the same functions', () => {
   assert.equal(cjs.resumeJobTrace, resumeJobTrace);
   assert.equal(cjs.default.createJobTraceSink, createJobTraceSink);
 });
+
+test('dispose gives the ring\'s memory back: filling and disposing rings again and again does not grow wasm memory', () => {
+  const bindings = createRequire(import.meta.url)('../dist/node/leasehold.js');
+  const fill = () => {
+    const sink = createJobTraceSink({ capacity: 100 });
+    for (let pass = 0; pass < 150; pass += 1) {
+      const at = pass * 100;
+      sink({ type: 'pass-start', name: 'mem', at });
+      for (let item = 0; item < 5; item += 1) {
+        sink({ type: 'claimed', name: 'mem', at: at + item, item });
+        sink({ type: 'item-failed', name: 'mem', at: at + item + 1, item, error: new Error('x'.repeat(200)) });
+      }
+      sink({ type: 'pass-end', name: 'mem', at: at + 9, report: { claimed: 5, performed: 0, failed: 5, claimLost: 0 }, nextDelayMs: 1 });
+    }
+    assert.equal(sink.size, 100);
+    sink.dispose();
+  };
+  fill();
+  const before = bindings.wasmMemory().buffer.byteLength;
+  for (let round = 0; round < 40; round += 1) fill();
+  assert.equal(bindings.wasmMemory().buffer.byteLength, before);
+});
