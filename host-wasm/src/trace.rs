@@ -28,6 +28,7 @@ use leasehold_core::trace_ring::{
 use wasm_bindgen::prelude::*;
 
 use crate::options::kind_of;
+use crate::protocol;
 
 #[wasm_bindgen]
 extern "C" {
@@ -195,7 +196,7 @@ fn field(what: &'static str, read: Result<JsValue, JsValue>) -> Result<JsValue, 
 }
 
 fn number(what: &'static str, value: &JsValue) -> Result<f64, TraceError> {
-    value.as_f64().ok_or(TraceError::WrongKind { what, expected: "a number", got: kind_of(value) })
+    value.as_f64().ok_or_else(|| TraceError::WrongKind { what, expected: "a number", got: kind_of(value) })
 }
 
 /// A number field, as the runner's saturating conversion reads it: fractions
@@ -236,56 +237,83 @@ fn describe(error: &JsValue) -> String {
     js_string(error).unwrap_or_else(|_| String::from("(an error that can not be shown as text)"))
 }
 
-/// The runner event `value` as the core's [`Event`], with the event object
-/// itself as the error payload (described only if the ring keeps its text),
-/// and its runner name.
-fn read_event(value: &JsValue) -> Result<(String, Event<&EventObject>), TraceError> {
-    if !value.is_object() {
-        return Err(TraceError::WrongKind { what: "event", expected: "an object", got: kind_of(value) });
+/// Reads runner events, keeping the JS strings it compares against: the
+/// nine `type` strings, and the last runner name with its Rust copy. Comparing
+/// JS strings (`===`) costs one call; copying one into wasm memory costs
+/// several, and these two would be copied for every event.
+struct EventReader {
+    /// The `type` strings, in [`protocol::EVENTS`] order.
+    types: Vec<JsValue>,
+    /// The last runner name read, as JS and Rust strings.
+    name: Option<(JsValue, String)>,
+}
+
+impl EventReader {
+    fn new() -> Self {
+        EventReader { types: protocol::EVENTS.iter().map(|e| JsValue::from_str(e.type_name())).collect(), name: None }
     }
-    let event: &EventObject = value.unchecked_ref();
-    let kind = field("event.type", event.kind())?;
-    let Some(kind) = kind.as_string() else {
-        return Err(TraceError::WrongKind { what: "event.type", expected: "a string", got: kind_of(&kind) });
-    };
-    let name = field("event.name", event.name())?;
-    let Some(name) = name.as_string() else {
-        return Err(TraceError::WrongKind { what: "event.name", expected: "a string", got: kind_of(&name) });
-    };
-    let at = count("event.at", event.at(), millis)?;
-    let item = || count("event.item", event.item(), u32_of);
-    let read = match kind.as_str() {
-        "pass-start" => Event::PassStart { at },
-        "pass-end" => Event::PassEnd {
-            at,
-            report: read_report(&field("event.report", event.report())?)?,
-            next_delay_ms: count("event.nextDelayMs", event.next_delay_ms(), u64_of)?,
-        },
-        "claimed" => Event::Claimed { at, item: item()? },
-        "claim-failed" => Event::ClaimFailed { at, error: event },
-        "performed" => {
-            Event::Performed { at, item: item()?, duration_ms: count("event.durationMs", event.duration_ms(), u64_of)? }
+
+    /// The runner event `value` as the core's [`Event`], with the event
+    /// object itself as the error payload (described only if the ring keeps
+    /// its text), and its runner name.
+    fn read<'a>(&mut self, value: &'a JsValue) -> Result<(&str, Event<&'a EventObject>), TraceError> {
+        if !value.is_object() {
+            return Err(TraceError::WrongKind { what: "event", expected: "an object", got: kind_of(value) });
         }
-        "item-failed" => Event::ItemFailed { at, item: item()?, error: event },
-        "heartbeat" => Event::Heartbeat { at, item: item()? },
-        "heartbeat-failed" => Event::HeartbeatFailed { at, item: item()?, error: event },
-        "claim-lost" => {
-            let unconfirmed = field("event.unconfirmedMs", event.unconfirmed_ms())?;
-            Event::ClaimLost {
+        let event: &EventObject = value.unchecked_ref();
+        let kind = field("event.type", event.kind())?;
+        let Some(index) = self.types.iter().position(|t| *t == kind) else {
+            return Err(match kind.as_string() {
+                Some(found) => TraceError::UnknownEvent { found },
+                None => TraceError::WrongKind { what: "event.type", expected: "a string", got: kind_of(&kind) },
+            });
+        };
+        let name = field("event.name", event.name())?;
+        if !matches!(&self.name, Some((last, _)) if *last == name) {
+            let Some(text) = name.as_string() else {
+                return Err(TraceError::WrongKind { what: "event.name", expected: "a string", got: kind_of(&name) });
+            };
+            self.name = Some((name, text));
+        }
+        let at = count("event.at", event.at(), millis)?;
+        let item = || count("event.item", event.item(), u32_of);
+        let read = match protocol::EVENTS.get(index) {
+            Some(Event::PassStart { .. }) => Event::PassStart { at },
+            Some(Event::PassEnd { .. }) => Event::PassEnd {
+                at,
+                report: read_report(&field("event.report", event.report())?)?,
+                next_delay_ms: count("event.nextDelayMs", event.next_delay_ms(), u64_of)?,
+            },
+            Some(Event::Claimed { .. }) => Event::Claimed { at, item: item()? },
+            Some(Event::ClaimFailed { .. }) => Event::ClaimFailed { at, error: event },
+            Some(Event::Performed { .. }) => Event::Performed {
                 at,
                 item: item()?,
-                lapsed: field("event.lapsed", event.lapsed())?.is_truthy(),
-                // Present only for a lapsed claim.
-                unconfirmed_ms: if unconfirmed.is_undefined() {
-                    0
-                } else {
-                    number("event.unconfirmedMs", &unconfirmed).map(u64_of)?
-                },
+                duration_ms: count("event.durationMs", event.duration_ms(), u64_of)?,
+            },
+            Some(Event::ItemFailed { .. }) => Event::ItemFailed { at, item: item()?, error: event },
+            Some(Event::Heartbeat { .. }) => Event::Heartbeat { at, item: item()? },
+            Some(Event::HeartbeatFailed { .. }) => Event::HeartbeatFailed { at, item: item()?, error: event },
+            Some(Event::ClaimLost { .. }) => {
+                let unconfirmed = field("event.unconfirmedMs", event.unconfirmed_ms())?;
+                Event::ClaimLost {
+                    at,
+                    item: item()?,
+                    lapsed: field("event.lapsed", event.lapsed())?.is_truthy(),
+                    // Present only for a lapsed claim.
+                    unconfirmed_ms: if unconfirmed.is_undefined() {
+                        0
+                    } else {
+                        number("event.unconfirmedMs", &unconfirmed).map(u64_of)?
+                    },
+                }
             }
-        }
-        _ => return Err(TraceError::UnknownEvent { found: kind }),
-    };
-    Ok((name, read))
+            // `position` found it among these; a kind the core adds later
+            // is not one this reader knows.
+            _ => return Err(TraceError::UnknownEvent { found: kind.as_string().unwrap_or_default() }),
+        };
+        Ok((self.name.as_ref().map_or("", |(_, text)| text.as_str()), read))
+    }
 }
 
 fn read_report(value: &JsValue) -> Result<PassReport, TraceError> {
@@ -400,6 +428,7 @@ fn to_js(value: &impl serde::Serialize) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = TraceRing)]
 pub struct JsTraceRing {
     ring: TraceRing,
+    reader: EventReader,
 }
 
 #[wasm_bindgen(js_class = TraceRing)]
@@ -416,7 +445,7 @@ impl JsTraceRing {
         let capacity = read_options(options).map_err(|e| e.to_js(Caller::Create))?;
         let ring = TraceRing::new(capacity.unwrap_or(DEFAULT_TRACE_CAPACITY))
             .map_err(|_| TraceError::Capacity { got: String::from("0") }.to_js(Caller::Create))?;
-        Ok(JsTraceRing { ring })
+        Ok(JsTraceRing { ring, reader: EventReader::new() })
     }
 
     /// `TraceRing.resume(saved, options)`: a ring that goes on from `saved`
@@ -442,7 +471,7 @@ impl JsTraceRing {
             }
             .to_js(Caller::Resume)
         })?;
-        Ok(JsTraceRing { ring })
+        Ok(JsTraceRing { ring, reader: EventReader::new() })
     }
 
     /// Records one runner event (`{ type, name, at, ... }` as `onEvent`
@@ -455,8 +484,8 @@ impl JsTraceRing {
     /// is not a runner event: not an object, an unknown `type`, a field of
     /// the wrong kind, a getter that throws. The ring is left as it was.
     pub fn record(&mut self, event: &JsValue) -> Result<bool, JsValue> {
-        let (name, event) = read_event(event).map_err(|e| e.to_js(Caller::Sink))?;
-        let finished = self.ring.record_with(&name, &event, |e| match e.error() {
+        let (name, event) = self.reader.read(event).map_err(|e| e.to_js(Caller::Sink))?;
+        let finished = self.ring.record_with(name, &event, |e| match e.error() {
             Ok(error) => describe(&error),
             Err(thrown_value) => format!("(reading the error threw: {})", thrown(&thrown_value)),
         });

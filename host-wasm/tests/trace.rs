@@ -268,3 +268,46 @@ fn a_bad_saved_ring_is_refused_saying_what_and_where() {
     };
     assert_eq!(refusal(error).0, "RangeError", "the option is checked before the saved ring");
 }
+
+#[wasm_bindgen_test]
+fn interleaved_runners_keep_their_own_passes() {
+    let mut ring = create("{}");
+    record(&mut ring, "{ type: 'pass-start', name: 'a', at: 1 }");
+    record(&mut ring, "{ type: 'pass-start', name: 'b', at: 2 }");
+    record(&mut ring, "{ type: 'claimed', name: 'a', at: 3, item: 0 }");
+    record(&mut ring, "{ type: 'claimed', name: 'b', at: 4, item: 0 }");
+    record(&mut ring, "{ type: 'claimed', name: 'b', at: 5, item: 1 }");
+    record(&mut ring, "{ type: 'performed', name: 'b', at: 6, item: 1, durationMs: 1 }");
+    record(&mut ring, "{ type: 'performed', name: 'a', at: 7, item: 0, durationMs: 4 }");
+    assert_eq!(ring.open_passes(), 2.0);
+    assert!(record(
+        &mut ring,
+        "{ type: 'pass-end', name: 'a', at: 8, report: { claimed: 1, performed: 1, failed: 0, claimLost: 0 }, nextDelayMs: 1 }"
+    ));
+    assert!(record(
+        &mut ring,
+        "{ type: 'pass-end', name: 'b', at: 9, report: { claimed: 2, performed: 1, failed: 0, claimLost: 0 }, nextDelayMs: 1 }"
+    ));
+    let spans = js_sys::Array::from(&ring.spans().expect("spans"));
+    let shape: Vec<(String, Vec<String>)> = spans
+        .iter()
+        .map(|s| {
+            let outcomes = js_sys::Array::from(&get(&s, "items"))
+                .iter()
+                .map(|i| get(&i, "outcome").as_string().unwrap())
+                .collect();
+            (get(&s, "name").as_string().unwrap(), outcomes)
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("a".to_string(), vec!["performed".to_string()]),
+            ("b".to_string(), vec!["unsettled".to_string(), "performed".to_string()])
+        ]
+    );
+    let (kind, message) = refusal(
+        ring.record(&js("{ type: new String('claimed'), name: 'a', at: 1, item: 0 }")).expect_err("a String object"),
+    );
+    assert_eq!((kind, message.as_str()), ("TypeError", "JobTraceSink: event.type must be a string, got object"));
+}
