@@ -5,9 +5,12 @@
 //! the core's documented shape (see [`leasehold_core::trace_ring`]).
 //!
 //! Spans are built, cut and (de)serialised by the core's code and its
-//! `serde` impls alone (through serde-wasm-bindgen: straight to and from JS
-//! objects, and about half the module size serde_json's text parser costs),
-//! so neither this crate nor the JS glue holds any span code.
+//! `serde` impls alone, so neither this crate nor the JS glue holds any span
+//! code. They cross through serde-wasm-bindgen, straight to and from JS
+//! objects: with serde_json (text, parsed by `JSON.parse`) instead, the
+//! optimised module was 80.6 kB gzipped rather than 56.8 kB, over the
+//! package's 60 KiB budget (issue 3), and serde_path_to_error on top of it
+//! cost 5 kB more; so where a saved ring is wrong is found by `malformed`.
 //!
 //! Why events are read here rather than flattened to numbers by the glue:
 //! every field is read through a `catch` getter, so an event that is not
@@ -72,6 +75,10 @@ extern "C" {
     /// of any value JSON can not show.
     #[wasm_bindgen(js_name = String, catch)]
     fn js_string(value: &JsValue) -> Result<String, JsValue>;
+
+    /// `JSON.parse(text)` of a JS string, without copying it through wasm.
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// Which export is asking: error messages start with its name.
@@ -370,19 +377,35 @@ struct Probe {
 
 /// Reads a saved ring (an object, or its JSON text): its version first,
 /// then its shape.
+///
+/// An object is read as `JSON.stringify` shows it (so a sink itself, with its
+/// `toJSON`, is a saved ring too) and parsed back into a plain copy first: the
+/// copy has no getters, proxies or cycles, so nothing can throw while serde
+/// walks it (an exception unwinding through wasm frames would leak their
+/// stack), and whatever throws while copying is a `TypeError` naming `saved`.
 fn read_saved(saved: &JsValue) -> Result<SavedTrace, TraceError> {
-    let saved = match saved.as_string() {
-        Some(text) => js_sys::JSON::parse(&text)
-            .map_err(|thrown| TraceError::Malformed { message: format!("saved is not JSON: {}", describe(&thrown)) })?,
-        None if saved.is_object() => saved.clone(),
-        None => {
-            return Err(TraceError::WrongKind {
-                what: "saved",
-                expected: "a saved trace (an object, or its JSON text)",
-                got: kind_of(saved),
-            });
-        }
+    let not_saved = || TraceError::WrongKind {
+        what: "saved",
+        expected: "a saved trace (an object, or its JSON text)",
+        got: kind_of(saved),
     };
+    let text = if saved.is_string() {
+        saved.clone()
+    } else if saved.is_object() || saved.is_function() {
+        let text = JsValue::from(
+            js_sys::JSON::stringify(saved)
+                .map_err(|e| TraceError::Unreadable { what: "saved", message: thrown(&e) })?,
+        );
+        // `undefined` for a function without `toJSON`.
+        if !text.is_string() {
+            return Err(not_saved());
+        }
+        text
+    } else {
+        return Err(not_saved());
+    };
+    let saved = json_parse(&text)
+        .map_err(|thrown| TraceError::Malformed { message: format!("saved is not JSON: {}", describe(&thrown)) })?;
     let probe: Probe = serde_wasm_bindgen::from_value(saved.clone()).map_err(|e| malformed(&saved, e))?;
     if probe.version != TRACE_FORMAT_VERSION {
         return Err(TraceError::Version { found: probe.version });
@@ -449,14 +472,16 @@ impl JsTraceRing {
     }
 
     /// `TraceRing.resume(saved, options)`: a ring that goes on from `saved`
-    /// (what [`JsTraceRing::save`] gave, or its JSON text),
+    /// (what [`JsTraceRing::save`] gave, its JSON text, or anything whose
+    /// `JSON.stringify` is that text, such as a sink),
     /// with `options.capacity` when given, else the saved one; when the
     /// saved spans exceed it, the oldest go and count as dropped.
     ///
     /// # Errors
     /// `resumeJobTrace:`-prefixed: the option errors of
     /// [`JsTraceRing::create`]; a `TypeError` when `saved` is neither an
-    /// object nor a string, the string is not JSON, or it is not the
+    /// object nor a string, `JSON.stringify` throws on it (a getter, a
+    /// cycle), the text is not JSON, or it is not the
     /// documented shape (the message names the first bad span and item, e.g.
     /// `saved.spans[0].items[1]`, and what is wrong there); a
     /// `RangeError` for another format version or a saved capacity of 0.
@@ -496,7 +521,7 @@ impl JsTraceRing {
     /// (the core's span shape).
     ///
     /// # Errors
-    /// None in practice (see [`to_js`]).
+    /// None in practice: plain integers and strings always convert.
     pub fn spans(&self) -> Result<JsValue, JsValue> {
         to_js(&self.ring.spans().collect::<Vec<_>>())
     }
@@ -505,7 +530,7 @@ impl JsTraceRing {
     /// is none.
     ///
     /// # Errors
-    /// None in practice (see [`to_js`]).
+    /// None in practice: plain integers and strings always convert.
     pub fn latest(&self) -> Result<JsValue, JsValue> {
         self.ring.spans().next_back().map_or(Ok(JsValue::UNDEFINED), to_js)
     }
@@ -515,7 +540,7 @@ impl JsTraceRing {
     /// ready for `JSON.stringify`. Passes still open are left out.
     ///
     /// # Errors
-    /// None in practice (see [`to_js`]).
+    /// None in practice: plain integers and strings always convert.
     pub fn save(&self) -> Result<JsValue, JsValue> {
         to_js(&self.ring.save())
     }

@@ -220,6 +220,11 @@ fn a_saved_ring_resumes_from_its_object_or_its_text_and_goes_on() {
             .collect();
         assert_eq!(names, ["b", "c", "d"]);
     }
+    let with_to_json = js_sys::Object::new();
+    let to_json = Function::new_with_args("", &format!("return {text};"));
+    Reflect::set(&with_to_json, &JsValue::from_str("toJSON"), &to_json).expect("set");
+    let via = JsTraceRing::resume(&with_to_json, &JsValue::UNDEFINED).expect("read as JSON.stringify shows it");
+    assert_eq!(json(&via.save().expect("save")), text, "a value with toJSON (a sink) is read as its JSON");
     let smaller = JsTraceRing::resume(&saved, &js("{ capacity: 1 }")).expect("resumes");
     assert_eq!((smaller.capacity(), smaller.size(), smaller.dropped()), (1.0, 1.0, 1.0), "the oldest goes");
 }
@@ -229,7 +234,7 @@ fn a_bad_saved_ring_is_refused_saying_what_and_where() {
     let good = r#"{"name":"a","start":1,"end":2,"report":{"claimed":1,"performed":1,"failed":0,"claimLost":0},"nextDelayMs":5,"claimError":null,"items":[{"item":0,"start":1,"end":2,"durationMs":1,"outcome":"performed","heartbeats":0,"heartbeatFailures":0,"lapsed":false,"error":null}]}"#;
     let bad_outcome = good.replace(r#""outcome":"performed""#, r#""outcome":"done""#);
     let no_start = good.replacen(r#""start":1,"#, "", 1);
-    let cases: Vec<(JsValue, &str, String)> = vec![
+    let mut cases: Vec<(JsValue, &str, String)> = vec![
         (JsValue::from(3), "TypeError", "saved must be a saved trace (an object, or its JSON text), got number".into()),
         (JsValue::UNDEFINED, "TypeError", "got undefined".into()),
         (JsValue::from_str("{"), "TypeError", "saved is not JSON: SyntaxError".into()),
@@ -253,6 +258,17 @@ fn a_bad_saved_ring_is_refused_saying_what_and_where() {
             "saved.spans[0]: missing field `start`".into(),
         ),
     ];
+    cases.push((
+        js("(() => { const c = { version: 1, capacity: 3, dropped: 0, spans: [] }; c.self = c; return c; })()"),
+        "TypeError",
+        "reading saved threw: TypeError: Converting circular structure to JSON".into(),
+    ));
+    cases.push((
+        js("{ version: 1, capacity: 3, get dropped() { throw new Error('getter') }, spans: [] }"),
+        "TypeError",
+        "reading saved threw: Error: getter".into(),
+    ));
+    cases.push((js("() => 1"), "TypeError", "got function".into()));
     for (saved, kind, named) in cases {
         let Err(error) = JsTraceRing::resume(&saved, &JsValue::UNDEFINED) else { panic!("{named}: accepted") };
         let (got_kind, message) = refusal(error);

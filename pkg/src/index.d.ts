@@ -273,13 +273,18 @@ export interface JobTraceSink {
 export declare function createJobTraceSink(options?: JobTraceOptions): JobTraceSink;
 
 /**
- * A trace sink that goes on from a saved ring (the object `save()` gave, or its JSON text), so a
- * restarted process keeps its recent history. With a smaller `capacity` the oldest spans go.
- * @throws TypeError when `saved` is not an object or string, not JSON, or not the saved shape (the
- *   message names the first bad span and item, e.g. `saved.spans[3].items[1]`, and what is wrong).
+ * A trace sink that goes on from a saved ring (the object `save()` gave, its JSON text, or a sink
+ * itself, read as `JSON.stringify` shows it), so a restarted process keeps its recent history.
+ * With a smaller `capacity` the oldest spans go.
+ * @throws TypeError when `saved` is not an object or string, reading it throws (a getter, a cycle),
+ *   it is not JSON, or not the saved shape (the message names the first bad span and item, e.g.
+ *   `saved.spans[3].items[1]`, and what is wrong).
  * @throws RangeError for another format `version`, a saved `capacity` of 0, or a bad `capacity` option.
  */
-export declare function resumeJobTrace(saved: SavedJobTrace | string, options?: JobTraceOptions): JobTraceSink;
+export declare function resumeJobTrace(
+  saved: SavedJobTrace | JobTraceSink | string,
+  options?: JobTraceOptions,
+): JobTraceSink;
 
 declare const leasehold: {
   createJobRunner: typeof createJobRunner;

@@ -117,6 +117,10 @@ test('saved: JSON.stringify(sink) resumes with resumeJobTrace, keeping the histo
     sink.dispose();
   }
 
+  const copy = resumeJobTrace(resumeJobTrace(text), { capacity: 5 });
+  assert.deepEqual(copy.spans(), saved.spans, 'a sink itself is a saved ring (its toJSON)');
+  assert.equal(copy.capacity, 5);
+
   const smaller = resumeJobTrace(text, { capacity: 1 });
   assert.equal(smaller.capacity, 1);
   assert.equal(smaller.dropped, 2);
@@ -138,6 +142,10 @@ test('bad saved input and bad options are refused with TypeError or RangeError n
     [() => resumeJobTrace({ ...saved, spans: [span, { ...span, end: 'late' }] }), TypeError, /saved\.spans\[1\]: invalid type/],
     [() => resumeJobTrace({ ...saved, spans: [{ ...span, items: [{ ...span.items[0], outcome: 'done' }] }] }), TypeError,
       /saved\.spans\[0\]\.items\[0\]: unknown variant `done`/],
+    [() => resumeJobTrace({ ...saved, get dropped() { throw new Error('getter'); } }), TypeError,
+      /resumeJobTrace: reading saved threw: Error: getter/],
+    [() => { const cyclic = { ...saved }; cyclic.self = cyclic; return resumeJobTrace(cyclic); }, TypeError,
+      /reading saved threw: TypeError: Converting circular structure to JSON/],
     [() => resumeJobTrace(saved, { capacity: 0 }), RangeError, /resumeJobTrace: capacity must be an integer from 1/],
     [() => createJobTraceSink({ capacity: 0 }), RangeError, /createJobTraceSink: capacity must be an integer from 1 to 4294967295, got 0/],
     [() => createJobTraceSink({ capacity: 1.5 }), RangeError, /capacity .* got 1\.5/],
