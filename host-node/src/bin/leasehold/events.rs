@@ -159,7 +159,8 @@ fn read_new(folder: &Path, cursors: &mut BTreeMap<PathBuf, Cursor>) -> Result<Ve
 /// The logged event for one attempt's settlement: type `job-done`,
 /// `job-retrying`, `job-dead-lettered` or `job-lost`; body `{"job": id,
 /// "attempt": n, "reclaimed": bool}` plus `error` (failures), `retryAt` (ms
-/// since the Unix epoch, retries) and `lapsed` (lost claims).
+/// since the Unix epoch, retries) and `lapsed` (lost claims); stamped now,
+/// so it sorts with the runner's events.
 pub fn settlement_draft(job: &ClaimedJob, settlement: &Settlement) -> EventDraft {
     let mut body = json!({ "job": job.id.0, "attempt": job.attempt, "reclaimed": job.reclaimed });
     let kind = match settlement {
@@ -178,7 +179,8 @@ pub fn settlement_draft(job: &ClaimedJob, settlement: &Settlement) -> EventDraft
             "job-lost"
         }
     };
-    EventDraft::new(kind).body(body)
+    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    EventDraft::new(kind).at(now).body(body)
 }
 
 /// Runner trace events that name items by their position in a pass, not by
