@@ -25,6 +25,7 @@
 //! casts, slots are bounds-checked by the core, options are checked before the
 //! core sees them. The `wasm` profile aborts on panic regardless.
 
+pub mod lease;
 pub mod options;
 pub mod protocol;
 mod runner;
