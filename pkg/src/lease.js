@@ -151,8 +151,11 @@ function createLeaseApi(wasm) {
 
     /* Executes the steps one input produced. `answered` is the store answer
        that was fed, if any: a `failed` step warns with its error, a `lost`
-       step ends with its outcome. */
-    function apply(records, answered) {
+       step ends with its outcome. A deadline already due (a held pulse
+       released by the answer) is handled at once, as a timer of 0 ms would
+       be, but without waiting a turn: one follow-up always moves the core's
+       deadline past `now`. */
+    function apply(records, answered, followUp = true) {
       for (let b = 0; b < records.length && !over; b += STRIDE) {
         const code = records[b];
         if (code === OP_RENEW) send('heartbeat', records[b + 1], records[b + 2]);
@@ -166,7 +169,11 @@ function createLeaseApi(wasm) {
         else if (code === OP_LOST) finish(Object.freeze({ type: 'lost', outcome: answered.outcome, at: records[b + 1] }));
         else if (code === OP_LAPSED) lapse(records[b + 1]);
       }
-      if (!over) arm();
+      if (over) return;
+      const deadline = supervisor.deadline();
+      const now = time();
+      if (followUp && deadline >= 0 && deadline <= now) apply(supervisor.timeout(now), undefined, false);
+      else arm();
     }
 
     function send(kind, call, at) {
