@@ -275,22 +275,17 @@ function createLeaseApi(wasm) {
       /* The work settling while the lease holds ends the loop; after the
          lease ended (its signal aborted), what the work settled to is only
          the proof that it stopped, and the answer is the lease's end. */
+      const settled = (answer) => {
+        if (lease.signal.aborted) lease.ended.then(resolve);
+        else {
+          lease.stop();
+          answer();
+        }
+      };
       settle(
         output,
-        (value) => {
-          if (lease.signal.aborted) lease.ended.then(resolve);
-          else {
-            lease.stop();
-            resolve({ type: 'finished', value });
-          }
-        },
-        (error) => {
-          if (lease.signal.aborted) lease.ended.then(resolve);
-          else {
-            lease.stop();
-            reject(error);
-          }
-        },
+        (value) => settled(() => resolve({ type: 'finished', value })),
+        (error) => settled(() => reject(error)),
       );
     });
   }
