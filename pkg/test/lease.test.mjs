@@ -495,3 +495,26 @@ test('heartbeatLoop answers a handle: ended, signal, stop', async () => {
   await settle();
   assert.deepEqual(await lease.ended, { type: 'stopped' });
 });
+
+test('the browser build carries the same lease API (web/lease.mjs over the web wasm)', async (t) => {
+  const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'web');
+  const { readFile } = await import('node:fs/promises');
+  const wasm = await import(path.join(dist, 'leasehold.js'));
+  wasm.initSync({ module: await readFile(path.join(dist, 'leasehold_bg.wasm')) });
+  const { createLeaseApi } = await import(path.join(dist, 'lease.mjs'));
+  const web = createLeaseApi(wasm);
+  assert.deepEqual(Object.keys(web).sort(),
+    ['LEASE_LOST', 'LeaseLostError', 'heartbeatLoop', 'leaseLiveness', 'leasePolicy', 'runSupervised', 'sameHostIncarnation']);
+  assert.equal(web.leaseLiveness(5000)(OWNER, { claimant: OWNER, heartbeatAtMs: 10_999, nowMs: 16_000 }), false);
+  assert.throws(() => web.leasePolicy({ writeToleranceMs: 12_000 }), { name: 'RangeError', message: /must be less than staleAfterMs/ });
+  const clock = virtualTime(t, 0);
+  const s = scripted([after(0, 'LostToNewerToken')]);
+  const lease = web.heartbeatLoop({ runId: 'run-1', owner: OWNER, store: s.store, logger: quiet });
+  let end;
+  lease.ended.then((e) => {
+    end = e;
+  });
+  await clock.until(() => end !== undefined);
+  assert.deepEqual(end, lost('LostToNewerToken', 2000));
+  assert.ok(lease.signal.reason instanceof web.LeaseLostError);
+});

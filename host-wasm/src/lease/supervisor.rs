@@ -139,7 +139,8 @@ impl LeaseSupervisor {
     }
 
     /// Call `call` (a renewal or the reconfirmation) resolved with `outcome`:
-    /// updated when [`is_updated`], else a lost fence.
+    /// updated when `is_updated(outcome)` (the string `'Updated'` or a
+    /// `{ _tag: 'Updated' }` object), else a lost fence.
     pub fn answered(&mut self, now: f64, call: u32, outcome: &JsValue) -> Float64Array {
         let answer = if is_updated(outcome) { Answer::Updated } else { Answer::Lost };
         self.run(|s, mut out| s.answer(at(now), call, answer, &mut out))
