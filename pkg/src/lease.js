@@ -134,17 +134,21 @@ function createLeaseApi(wasm) {
     let receiptTimer;
     let receipts = 0;
 
-    function clearTimers() {
+    /* Supervision is over: no timer fires, no answer is fed, and the wasm
+       supervisor is freed now rather than whenever the GC finalizes it. */
+    function close() {
+      if (over) return;
+      over = true;
       if (timer !== undefined) clearTimeout(timer);
       if (receiptTimer !== undefined) clearTimeout(receiptTimer);
       timer = undefined;
       receiptTimer = undefined;
       armedAt = -1;
+      supervisor.free();
     }
 
     function finish(end) {
-      over = true;
-      clearTimers();
+      close();
       controller.abort(new LeaseLostError(runId, end));
       resolveEnded(end);
     }
@@ -216,8 +220,7 @@ function createLeaseApi(wasm) {
 
     /* Seed 003: warn, run `onLapse(unconfirmedMs)`, then interrupt. */
     function lapse(unconfirmedMs) {
-      over = true;
-      clearTimers();
+      close();
       warn('run lease lapsed; interrupting owned work', { runId, owner, unconfirmedMs });
       const end = Object.freeze({ type: 'lapsed', unconfirmedMs });
       const hook = onLapse === undefined ? undefined : attempt(onLapse, unconfirmedMs);
@@ -258,8 +261,7 @@ function createLeaseApi(wasm) {
       signal: controller.signal,
       stop() {
         if (over) return;
-        over = true;
-        clearTimers();
+        close();
         resolveEnded(STOPPED);
       },
     };
