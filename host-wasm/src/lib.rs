@@ -12,6 +12,9 @@
 //! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
 //!   hard-codes none of them.
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
+//! - [`lease`]: run leases (seed 003) — `LeaseSupervisor` behind the glue's
+//!   `heartbeatLoop` (`pkg/src/lease.js`), `leasePolicy`, lease-only liveness,
+//!   `sameHostIncarnation`.
 //!
 //! The JS glue in `pkg/src/runner.js` owns the user's callbacks, the items,
 //! abort controllers, the one timer and the promises, and calls [`Core`] once
@@ -25,6 +28,7 @@
 //! casts, slots are bounds-checked by the core, options are checked before the
 //! core sees them. The `wasm` profile aborts on panic regardless.
 
+pub mod lease;
 pub mod options;
 pub mod protocol;
 mod runner;

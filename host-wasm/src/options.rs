@@ -82,7 +82,7 @@ impl fmt::Display for OptionsError {
 }
 
 /// `typeof value`, with `null` told apart from objects.
-fn kind_of(value: &JsValue) -> &'static str {
+pub(crate) fn kind_of(value: &JsValue) -> &'static str {
     if value.is_null() {
         return "null";
     }

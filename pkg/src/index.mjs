@@ -5,4 +5,5 @@ import { createRequire } from 'node:module';
 const api = createRequire(import.meta.url)('./index.cjs');
 
 export const { createJobRunner, jobBackoff, DEFAULT_JOB_BATCH_LIMIT, JOB_CLAIM_LOST, JobClaimLostError } = api;
+export const { heartbeatLoop, runSupervised, leaseLiveness, sameHostIncarnation, leasePolicy, LEASE_LOST, LeaseLostError } = api;
 export default api;

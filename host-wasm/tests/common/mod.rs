@@ -38,10 +38,15 @@ pub fn with(key: &str, value: impl Into<JsValue>) -> JsValue {
 /// What `new Core(options)` threw: (kind, message), kind `TypeError` or
 /// `RangeError` (or `other`).
 pub fn refusal(options: &JsValue) -> (&'static str, String) {
-    let error = match Core::new(options) {
+    match Core::new(options) {
         Ok(_) => panic!("options were accepted"),
-        Err(error) => error,
-    };
+        Err(error) => thrown(error),
+    }
+}
+
+/// A thrown JS error as (kind, message), kind `TypeError` or `RangeError`
+/// (or `other`).
+pub fn thrown(error: JsValue) -> (&'static str, String) {
     let kind = if error.is_instance_of::<js_sys::TypeError>() {
         "TypeError"
     } else if error.is_instance_of::<js_sys::RangeError>() {
