@@ -7,9 +7,14 @@
 //! drained"). Renewals are the store's fenced heartbeat; the handler's outcome
 //! is written with the fenced `complete` / `fail` (retry with backoff, then
 //! dead letter), after its result, if any, with `record_result`.
+//!
+//! A failed attempt that was settled (queued again or dead-lettered) is, to
+//! the runner, work performed: the failure belongs to the job, not to the
+//! pass, so it does not back the pass off. Job outcomes are reported to the
+//! [`Worker::on_settled`] hook instead.
 
 use crate::runner::{AbortSignal, BoxError, Clock, Job, TokioClock};
-use crate::store::{ClaimedJob, Store};
+use crate::store::{ClaimedJob, FailOutcome, Store};
 use leasehold_core::lease::OwnerId;
 use leasehold_core::Millis;
 use std::collections::VecDeque;
@@ -34,6 +39,38 @@ pub trait Handler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<serde_json::Value>, BoxError>> + Send;
 }
 
+/// How one attempt of a job ended, as the worker settled it: what
+/// [`Worker::on_settled`] is told once per attempt handed to the handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// The handler succeeded and the job is done.
+    Completed,
+    /// The handler failed with `error`; attempts remain, so the job is queued
+    /// again, due at `at` (ms since the Unix epoch, the retry backoff).
+    Retrying {
+        /// The new due time.
+        at: Millis,
+        /// The handler's error, as text.
+        error: String,
+    },
+    /// The handler failed with `error` on the last attempt: the job is
+    /// dead-lettered.
+    DeadLettered {
+        /// The handler's error, as text.
+        error: String,
+    },
+    /// The claim was lost (another worker holds the job, or the job is gone)
+    /// or lapsed before the outcome could be written: nothing was written.
+    Lost {
+        /// True when supervision lapsed the claim (renewals stopped
+        /// confirming) rather than a write answering that it is lost.
+        lapsed: bool,
+    },
+}
+
+/// The hook [`Worker::on_settled`] installs.
+type SettledHook = Arc<dyn Fn(&ClaimedJob, &Settlement) + Send + Sync>;
+
 /// Page items older than this (since their page was claimed, on the runner's
 /// clock) are renewed before they are handed over, so the runner's view of
 /// the lease stamp never lags the store's by more than a small slice of the
@@ -55,6 +92,7 @@ pub struct Worker<H> {
     page: Mutex<Page>,
     clock: TokioClock,
     handler: H,
+    on_settled: Option<SettledHook>,
 }
 
 impl<H: Handler> Worker<H> {
@@ -70,6 +108,7 @@ impl<H: Handler> Worker<H> {
             page: Mutex::new(Page { jobs: VecDeque::new(), claimed_at: Millis::ZERO }),
             clock: TokioClock::new(),
             handler,
+            on_settled: None,
         }
     }
 
@@ -86,6 +125,22 @@ impl<H: Handler> Worker<H> {
     pub fn page_size(mut self, page: usize) -> Self {
         self.page_size = page.clamp(1, crate::store::MAX_PAGE);
         self
+    }
+
+    /// Calls `hook` with each attempt's [`Settlement`] once it is written (or
+    /// known lost), from the task that performs the job: keep it quick (the
+    /// command-line tool appends it to its event log). Replaces an earlier
+    /// hook.
+    #[must_use]
+    pub fn on_settled(mut self, hook: impl Fn(&ClaimedJob, &Settlement) + Send + Sync + 'static) -> Self {
+        self.on_settled = Some(Arc::new(hook));
+        self
+    }
+
+    fn settled(&self, job: &ClaimedJob, settlement: Settlement) {
+        if let Some(hook) = &self.on_settled {
+            hook(job, &settlement);
+        }
     }
 
     /// The identity claims are recorded under.
@@ -132,7 +187,10 @@ impl<H: Handler> Job for Worker<H> {
     async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
         let outcome = self.handler.handle(&job, signal.clone()).await;
         // Lost or lapsed: settle nothing, the job is somebody else's now.
-        signal.check()?;
+        if let Err(lost) = signal.check() {
+            self.settled(&job, Settlement::Lost { lapsed: lost.lapsed });
+            return Err(lost.into());
+        }
         let now = self.clock.now();
         match outcome {
             Ok(result) => {
@@ -141,11 +199,19 @@ impl<H: Handler> Job for Worker<H> {
                 }
                 let fence = self.store.complete(job.fence(), now).await?;
                 if !fence.is_updated() {
+                    self.settled(&job, Settlement::Lost { lapsed: false });
                     return Err(format!("job {} lost its fence before completing: {fence:?}", job.id.0).into());
                 }
+                self.settled(&job, Settlement::Completed);
             }
             Err(error) => {
-                self.store.fail(job.fence(), &error.to_string(), now).await?;
+                let error = error.to_string();
+                let settlement = match self.store.fail(job.fence(), &error, now).await? {
+                    FailOutcome::Retrying { at } => Settlement::Retrying { at, error },
+                    FailOutcome::DeadLettered => Settlement::DeadLettered { error },
+                    FailOutcome::Lost(_) => Settlement::Lost { lapsed: false },
+                };
+                self.settled(&job, settlement);
             }
         }
         Ok(())

@@ -90,17 +90,30 @@ async fn enqueue_at_a_later_time_leaves_the_job_queued_until_due() {
 }
 
 #[tokio::test]
-async fn events_shows_what_the_worker_logged() {
+async fn events_shows_each_job_settlement_by_id() {
     let s = Scratch::new();
-    let jobs = s.jobs_file(&["true", "true"]);
-    s.cmd(&["run", jobs.to_str().unwrap()]).assert().success();
+    let jobs = s.jobs_file(&["true", "sh -c 'exit 4'"]);
+    s.cmd(&["run", jobs.to_str().unwrap(), "--max-attempts", "1"]).assert().code(1);
     let out = s.cmd(&["events", "--json"]).output().unwrap();
     assert!(out.status.success());
-    let kinds: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("one JSON event per line")["type"].as_str().unwrap().to_owned())
+        .map(|l| serde_json::from_str(l).expect("one JSON event per line"))
         .collect();
-    assert_eq!(kinds.iter().filter(|k| *k == "performed").count(), 2);
-    assert_eq!(kinds.iter().filter(|k| *k == "claimed").count(), 2);
-    s.cmd(&["events"]).assert().success().stdout(predicate::str::contains("performed"));
+    let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).cloned().collect::<Vec<_>>();
+    let done = of("job-done");
+    let dead = of("job-dead-lettered");
+    assert_eq!(done.len(), 1, "{events:?}");
+    assert_eq!(dead.len(), 1, "{events:?}");
+    assert_eq!(dead[0]["body"]["error"], "exit code 4");
+    assert_eq!(dead[0]["body"]["attempt"], 1);
+    let ids: Vec<u64> = [&done[0], &dead[0]].iter().map(|e| e["body"]["job"].as_u64().expect("a job id")).collect();
+    assert_ne!(ids[0], ids[1]);
+    // The runner's trace is there too, by position in the pass.
+    assert_eq!(of("claimed").len(), 2);
+    let text = s.cmd(&["events"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("job-done          job {} attempt 1", ids[0])), "{text}");
+    assert!(text.contains(&format!("job-dead-lettered job {} attempt 1: exit code 4", ids[1])), "{text}");
+    assert!(!text.contains(" claimed "), "lines leave out the item events: {text}");
 }

@@ -97,3 +97,69 @@ async fn an_incarnation_reclaims_its_own_stale_job_though_its_pid_is_alive() {
     assert!(again.token > first.token);
     assert!(again.reclaimed);
 }
+
+/// Succeeds for `{"n": 1}`, fails for `{"n": 2}`, and for `{"n": 3}` hands its
+/// own claim back (the first time) before answering, so the completion finds
+/// the fence gone.
+struct Mixed {
+    store: Store,
+    released: std::sync::atomic::AtomicBool,
+}
+
+impl Handler for Mixed {
+    async fn handle(&self, job: &ClaimedJob, _signal: AbortSignal) -> Result<Option<serde_json::Value>, BoxError> {
+        match job.payload["n"].as_i64() {
+            Some(2) => Err("exit code 2".into()),
+            Some(3) if !self.released.swap(true, std::sync::atomic::Ordering::SeqCst) => {
+                self.store.release_many(&[job.fence()], now()).await?;
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_attempt_is_reported_to_the_settled_hook_with_its_outcome() {
+    use leasehold::store::{RetryBackoff, StoreConfig};
+    use leasehold::worker::Settlement;
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let retry = RetryBackoff { initial: Duration::from_millis(50), max: Duration::from_millis(50) };
+    let store = Store::connect_with(&url, StoreConfig::default().with_retry(retry)).await.unwrap();
+    let twice = EnqueueOptions { max_attempts: 2, ..EnqueueOptions::default() };
+    let mut ids = Vec::new();
+    for n in 1..=3 {
+        ids.push(store.enqueue("q", &serde_json::json!({ "n": n }), &twice, now()).await.unwrap().0);
+    }
+    let seen: Arc<Mutex<Vec<(i64, u32, Settlement)>>> = Arc::default();
+    let worker = Worker::new(store.clone(), "q", Mixed { store: store.clone(), released: false.into() }).on_settled({
+        let seen = Arc::clone(&seen);
+        move |job, settlement| seen.lock().unwrap().push((job.id.0, job.attempt, settlement.clone()))
+    });
+    // Three claims a pass: job 3, handed back at once, waits for the next.
+    let runner = JobRunner::builder("test.settled").stale_after(Duration::from_secs(10)).batch_limit(3).spawn(worker).unwrap();
+    let before = now();
+    runner.tick().await;
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 3, "one settlement per attempt: {seen:?}");
+        assert_eq!(seen[0], (ids[0], 1, Settlement::Completed));
+        match &seen[1] {
+            (id, 1, Settlement::Retrying { at, error }) if *id == ids[1] => {
+                assert_eq!(error, "exit code 2");
+                assert!(at.0 >= before.0 + 50, "due after the retry backoff");
+            }
+            other => panic!("job 2's first attempt: {other:?}"),
+        }
+        assert_eq!(seen[2], (ids[2], 1, Settlement::Lost { lapsed: false }), "the completion found the fence gone");
+    }
+    // Past the backoff the retry runs its last attempt and dead-letters.
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    runner.tick().await;
+    runner.dispose().await;
+    let seen = seen.lock().unwrap();
+    let last = seen.iter().find(|(id, attempt, _)| *id == ids[1] && *attempt == 2).expect("job 2 tried again");
+    assert_eq!(last.2, Settlement::DeadLettered { error: "exit code 2".to_owned() });
+}

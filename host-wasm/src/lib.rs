@@ -14,6 +14,9 @@
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
 //! - [`JsTraceRing`] (`TraceRing`): the core's trace ring behind
 //!   `createJobTraceSink` / `resumeJobTrace` ([`trace`]).
+//! - [`lease`]: run leases (seed 003) — `LeaseSupervisor` behind the glue's
+//!   `heartbeatLoop` (`pkg/src/lease.js`), `leasePolicy`, lease-only liveness,
+//!   `sameHostIncarnation`.
 //!
 //! The JS glue in `pkg/src/runner.js` owns the user's callbacks, the items,
 //! abort controllers, the one timer and the promises, and calls [`Core`] once
@@ -27,6 +30,7 @@
 //! casts, slots are bounds-checked by the core, options are checked before the
 //! core sees them. The `wasm` profile aborts on panic regardless.
 
+pub mod lease;
 pub mod options;
 pub mod protocol;
 mod runner;

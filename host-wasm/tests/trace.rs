@@ -25,7 +25,7 @@ fn json(value: &JsValue) -> String {
 
 /// (kind, message) of a refusal.
 fn refusal(error: JsValue) -> (&'static str, String) {
-    common::thrown(&error)
+    common::thrown(error)
 }
 
 fn create(options: &str) -> JsTraceRing {

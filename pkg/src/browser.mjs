@@ -3,12 +3,15 @@
    before anything is exported (top-level await), so the API is ready on import. */
 import init, * as wasm from './web/leasehold.js';
 import { createApi } from './web/runner.mjs';
+import { createLeaseApi } from './web/lease.mjs';
 import { createTraceApi } from './web/trace.mjs';
 
 await init({ module_or_path: new URL('./web/leasehold_bg.wasm', import.meta.url) });
 const api = createApi(wasm);
+Object.assign(api, createLeaseApi(wasm));
 Object.assign(api, createTraceApi(wasm));
 
 export const { createJobRunner, jobBackoff, DEFAULT_JOB_BATCH_LIMIT, JOB_CLAIM_LOST, JobClaimLostError } = api;
+export const { heartbeatLoop, runSupervised, leaseLiveness, sameHostIncarnation, leasePolicy, LEASE_LOST, LeaseLostError } = api;
 export const { createJobTraceSink, resumeJobTrace } = api;
 export default api;

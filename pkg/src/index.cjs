@@ -3,5 +3,6 @@
    module, so one process holds one wasm instance). The wasm module is
    compiled and instantiated synchronously on first require. */
 const api = require('./runner.js').createApi(require('./node/leasehold.js'));
+Object.assign(api, require('./lease.js').createLeaseApi(require('./node/leasehold.js')));
 Object.assign(api, require('./trace.js').createTraceApi(require('./node/leasehold.js')));
 module.exports = { ...api, default: api };

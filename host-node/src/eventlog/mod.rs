@@ -186,6 +186,10 @@ impl EventLog {
         self.broken = true;
         storage.remove(&sibling(&path, ".compact")).map_err(io_err("remove stale compaction file", &path))?;
         let bytes = storage.read(&path).map_err(io_err("read", &path))?;
+        // A log created where none was, at open, is the first run's normal
+        // case: said in the notice, not on stderr. A log that vanished while
+        // it was written, or was corrupt, is announced.
+        let first_creation = bytes.is_none() && previous.is_none();
         let reason = match bytes.as_deref().map(summarize) {
             None => format!("no event log at {}", path.display()),
             Some(Err(corruption)) => {
@@ -221,7 +225,9 @@ impl EventLog {
         let epoch = new_epoch(previous.or((self.epoch != 0).then_some(self.epoch)));
         self.create(epoch)?;
         let text = format!("{reason}: a new event log (epoch {epoch}) starts and every source is derived again");
-        announce(&text);
+        if !first_creation {
+            announce(&text);
+        }
         Ok((true, Some(text)))
     }
 

@@ -93,7 +93,14 @@ impl TraceJournal {
     /// Appends a core `event` (errors shown through `Display`) and kicks the
     /// pump.
     pub fn record<E: Display>(&self, event: &Event<E>) {
-        let draft = draft_of(event);
+        self.note(draft_of(event));
+    }
+
+    /// Appends an event of the caller's own beside the runner's (the
+    /// command-line tool notes each job's settlement: `job-done`, …) and
+    /// kicks the pump. The draft's identity fields join the journal's
+    /// `{"runner": name}`; without an `at` it is stamped when logged.
+    pub fn note(&self, draft: EventDraft) {
         {
             let mut entries = self.lock();
             if entries.drafts.len() >= self.capacity {

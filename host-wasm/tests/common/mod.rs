@@ -40,13 +40,13 @@ pub fn with(key: &str, value: impl Into<JsValue>) -> JsValue {
 pub fn refusal(options: &JsValue) -> (&'static str, String) {
     match Core::new(options) {
         Ok(_) => panic!("options were accepted"),
-        Err(error) => thrown(&error),
+        Err(error) => thrown(error),
     }
 }
 
 /// A thrown JS error as (kind, message), kind `TypeError` or `RangeError`
 /// (or `other`).
-pub fn thrown(error: &JsValue) -> (&'static str, String) {
+pub fn thrown(error: JsValue) -> (&'static str, String) {
     let kind = if error.is_instance_of::<js_sys::TypeError>() {
         "TypeError"
     } else if error.is_instance_of::<js_sys::RangeError>() {

@@ -64,7 +64,8 @@ pub enum Command {
     Jobs(JobsArgs),
     /// One job: its command, state and every attempt with its owner, exit code and output.
     Show(ShowArgs),
-    /// The workers' event log (claims, completions, failures, lost claims).
+    /// The workers' event log: each attempt's settlement by job id (done, retrying,
+    /// dead-lettered, lost) and the runners' passes and failures.
     Events(EventsArgs),
 }
 
@@ -164,7 +165,7 @@ pub struct EventsArgs {
     /// Keep printing events as workers log them.
     #[arg(long)]
     pub follow: bool,
-    /// One JSON object per line instead of text.
+    /// One JSON object per line instead of text, with the runners' per-item trace too.
     #[arg(long)]
     pub json: bool,
 }

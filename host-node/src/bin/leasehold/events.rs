@@ -1,6 +1,9 @@
-//! The workers' event log: each worker process records its runner's trace
-//! events (claims, completions, failures, lost claims, passes) through the
-//! pump into its own log file, and `leasehold events` merges them.
+//! The workers' event log: each worker process records each job's
+//! settlement (`job-done`, `job-retrying`, `job-dead-lettered`, `job-lost`,
+//! with the job id and attempt) and its runner's trace events (passes,
+//! claims, renewals, by position in the pass) through the pump into its own
+//! log file, and `leasehold events` merges them: the job events and the
+//! runner's failures as lines, everything with `--json`.
 //!
 //! One file per worker slot, in one folder: an event log has a single writer,
 //! and several workers share one database. A process takes the first slot
@@ -12,7 +15,10 @@
 
 use crate::fail::CliError;
 use leasehold::eventlog::{EventRecord, LoggedEvent, ReadError, read_log};
-use leasehold::pump::{DEFAULT_TRACE_JOURNAL_CAPACITY, EventSource, Pump, PumpOptions, TraceJournal};
+use leasehold::pump::{DEFAULT_TRACE_JOURNAL_CAPACITY, EventDraft, EventSource, Pump, PumpOptions, TraceJournal};
+use leasehold::store::ClaimedJob;
+use leasehold::worker::Settlement;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -114,7 +120,7 @@ pub async fn show(folder: &Path, follow: bool, json: bool) -> Result<(), CliErro
     loop {
         let mut fresh = read_new(folder, &mut cursors)?;
         fresh.sort_by_key(|e| e.event.at);
-        let text: String = fresh.iter().map(|logged| line(&logged.event, json) + "\n").collect();
+        let text: String = fresh.iter().filter_map(|logged| line(&logged.event, json)).map(|l| l + "\n").collect();
         if !crate::fail::print(&text) {
             return Ok(()); // the reader went away
         }
@@ -150,13 +156,75 @@ fn read_new(folder: &Path, cursors: &mut BTreeMap<PathBuf, Cursor>) -> Result<Ve
     Ok(fresh)
 }
 
-/// One event as text (`TIME RUNNER TYPE BODY`) or as its JSON.
-fn line(event: &EventRecord, json: bool) -> String {
+/// The logged event for one attempt's settlement: type `job-done`,
+/// `job-retrying`, `job-dead-lettered` or `job-lost`; body `{"job": id,
+/// "attempt": n, "reclaimed": bool}` plus `error` (failures), `retryAt` (ms
+/// since the Unix epoch, retries) and `lapsed` (lost claims); stamped now,
+/// so it sorts with the runner's events.
+pub fn settlement_draft(job: &ClaimedJob, settlement: &Settlement) -> EventDraft {
+    let mut body = json!({ "job": job.id.0, "attempt": job.attempt, "reclaimed": job.reclaimed });
+    let kind = match settlement {
+        Settlement::Completed => "job-done",
+        Settlement::Retrying { at, error } => {
+            body["error"] = json!(error);
+            body["retryAt"] = json!(at.0);
+            "job-retrying"
+        }
+        Settlement::DeadLettered { error } => {
+            body["error"] = json!(error);
+            "job-dead-lettered"
+        }
+        Settlement::Lost { lapsed } => {
+            body["lapsed"] = json!(lapsed);
+            "job-lost"
+        }
+    };
+    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    EventDraft::new(kind).at(now).body(body)
+}
+
+/// Runner trace events that name items by their position in a pass, not by
+/// job: the job events say the same with the job id, so lines leave these
+/// out (`--json` keeps them).
+const ITEM_EVENTS: [&str; 5] = ["pass-start", "claimed", "performed", "item-failed", "heartbeat"];
+
+/// One event as text (`TIME RUNNER TYPE DETAILS`) or as its JSON; `None` for
+/// an event lines leave out.
+fn line(event: &EventRecord, json: bool) -> Option<String> {
     if json {
-        return serde_json::to_string(event).unwrap_or_default();
+        return serde_json::to_string(event).ok();
+    }
+    if ITEM_EVENTS.contains(&event.kind.as_str()) {
+        return None;
     }
     let at = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(event.at));
     let runner = event.identity.get("runner").and_then(|r| r.as_str()).unwrap_or(&event.source);
-    let body = if event.body.is_null() { String::new() } else { event.body.to_string() };
-    format!("{at}  {runner}  {:<16} {body}", event.kind)
+    Some(format!("{at}  {runner}  {:<17} {}", event.kind, details(&event.kind, &event.body)))
+}
+
+/// The body of an event in words: `job 17 attempt 2 (reclaimed): exit code
+/// 1, retry at TIME` for job events, the JSON body for the rest.
+fn details(kind: &str, body: &Value) -> String {
+    let Some(job) = body.get("job").and_then(Value::as_u64).filter(|_| kind.starts_with("job-")) else {
+        return if body.is_null() { String::new() } else { body.to_string() };
+    };
+    let mut text = format!("job {job}");
+    if let Some(attempt) = body.get("attempt").and_then(Value::as_u64) {
+        text += &format!(" attempt {attempt}");
+    }
+    if body.get("reclaimed").and_then(Value::as_bool) == Some(true) {
+        text += " (reclaimed from a lost worker)";
+    }
+    if let Some(error) = body.get("error").and_then(Value::as_str) {
+        text += &format!(": {error}");
+    }
+    if let Some(at) = body.get("retryAt").and_then(Value::as_u64) {
+        text += &format!(", retry at {}", humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(at)));
+    }
+    match body.get("lapsed").and_then(Value::as_bool) {
+        Some(true) => text += ": the lease lapsed (renewals stopped confirming); command stopped, nothing recorded",
+        Some(false) => text += ": the claim was lost (another worker holds the job); command stopped, nothing recorded",
+        None => {}
+    }
+    text
 }

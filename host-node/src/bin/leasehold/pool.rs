@@ -1,6 +1,7 @@
 //! A pool of command workers on one queue: the store's [`Worker`] with the
 //! command handler under a [`JobRunner`], woken by the queue's wake-ups, its
-//! trace events recorded to the event log, and the two-step shutdown.
+//! trace events and each job's settlement recorded to the event log, and the
+//! two-step shutdown.
 
 use crate::events::Recorder;
 use crate::fail::CliError;
@@ -98,12 +99,16 @@ impl Pool {
         // stops claiming) never strands claimed-but-unstarted jobs in a page
         // until their leases go stale.
         let claiming = Arc::new(AtomicBool::new(true));
-        let worker = Draining {
-            inner: Worker::new(store.clone(), config.queue, handler).lease(config.stale_after).page_size(1),
-            claiming: Arc::clone(&claiming),
-        };
         let name = format!("leasehold.{}", config.queue);
         let recorder = Recorder::open(config.events, &name).await?;
+        let settlements = recorder.journal.clone();
+        let worker = Draining {
+            inner: Worker::new(store.clone(), config.queue, handler)
+                .lease(config.stale_after)
+                .page_size(1)
+                .on_settled(move |job, settlement| settlements.note(crate::events::settlement_draft(job, settlement))),
+            claiming: Arc::clone(&claiming),
+        };
         let journal = recorder.journal.clone();
         let mut builder = JobRunner::builder(name)
             .interval(IDLE_INTERVAL)

@@ -1,0 +1,215 @@
+//! [`LeaseSupervisor`]: the core's heartbeat supervision
+//! ([`leasehold_core::supervision::Supervisor`]) shaped as seed 003
+//! `heartbeatLoop` uses it — pulses one interval after the previous one
+//! completed ([`Cadence::AfterPulse`]), a separate `reconfirm` store call at
+//! the deadline ([`Reconfirm::Separate`]) — driven by the JS glue with time
+//! passed in.
+//!
+//! Each input answers the steps it produced as a `Float64Array` of records,
+//! [`STRIDE`] numbers each, `[op, a, b, c]`:
+//!
+//! | op | step | fields |
+//! |---|---|---|
+//! | 1 | renew | `call, at`: call `store.heartbeat(runId, owner, at)` |
+//! | 2 | reconfirm | `call, at`: call `store.reconfirm(runId, owner, at)` |
+//! | 3 | confirmed | `call, at`: the call sent at `at` renewed the lease |
+//! | 4 | failed | `call, at, first`: it raised; `first` is 1 for the first failure of an outage (warn then) |
+//! | 5 | reconfirmed | `unconfirmedMs, budgetMs`: run `onReconfirm(unconfirmedMs)` bounded by `budgetMs` |
+//! | 6 | lost | `at`: the call sent at `at` answered a lost fence; supervision ended |
+//! | 7 | lapsed | `unconfirmedMs`: run `onLapse`, then end; supervision ended |
+//!
+//! Few steps per input and one input per store answer or timer: a copied
+//! array costs less than the glue would spend keeping a view of wasm memory.
+//! The opcodes reach the glue through [`supervisor_protocol`].
+//!
+//! Times are the glue's `now()` readings in ms: fractions truncated, NaN and
+//! negatives 0. Call ids are the ones a renew/reconfirm record gave; an
+//! answer for an unknown or abandoned call is ignored by the core.
+
+use js_sys::{Array, Float64Array, Object, Reflect};
+use leasehold_core::supervision::{Answer, Cadence, Reconfirm, Step, SupervisionPolicy, Supervisor};
+use leasehold_core::lease::LeasePolicy;
+use leasehold_core::Millis;
+use wasm_bindgen::prelude::*;
+
+/// Numbers per step record.
+pub const STRIDE: usize = 4;
+
+/// Step opcodes (see the module docs for their fields).
+pub mod op {
+    /// Send a renewal (`store.heartbeat`).
+    pub const RENEW: u8 = 1;
+    /// Send the reconfirmation (`store.reconfirm`).
+    pub const RECONFIRM: u8 = 2;
+    /// A call confirmed.
+    pub const CONFIRMED: u8 = 3;
+    /// A call raised.
+    pub const FAILED: u8 = 4;
+    /// A reconfirmation renewed the lease after a gap.
+    pub const RECONFIRMED: u8 = 5;
+    /// The fence was lost.
+    pub const LOST: u8 = 6;
+    /// The lease lapsed.
+    pub const LAPSED: u8 = 7;
+}
+
+fn at(now: f64) -> Millis {
+    // `as` truncates fractions and saturates: NaN and negatives are 0.
+    Millis(now as u64)
+}
+
+fn ms(value: u64) -> f64 {
+    value as f64
+}
+
+/// One step as a record (exactly [`STRIDE`] numbers), or `None` for a step
+/// this host does not know.
+pub fn encode(step: Step) -> Option<[f64; STRIDE]> {
+    let record = |code: u8, a: f64, b: f64, c: f64| [f64::from(code), a, b, c];
+    Some(match step {
+        Step::Renew { call, at } => record(op::RENEW, f64::from(call), ms(at.0), 0.0),
+        Step::Reconfirm { call, at } => record(op::RECONFIRM, f64::from(call), ms(at.0), 0.0),
+        Step::Confirmed { call, at } => record(op::CONFIRMED, f64::from(call), ms(at.0), 0.0),
+        Step::Failed { call, at, first_in_outage } => {
+            record(op::FAILED, f64::from(call), ms(at.0), if first_in_outage { 1.0 } else { 0.0 })
+        }
+        Step::Reconfirmed { unconfirmed_ms, budget_ms } => record(op::RECONFIRMED, ms(unconfirmed_ms), ms(budget_ms), 0.0),
+        Step::Lost { at } => record(op::LOST, ms(at.0), 0.0, 0.0),
+        Step::Lapsed { unconfirmed_ms } => record(op::LAPSED, ms(unconfirmed_ms), 0.0, 0.0),
+    })
+}
+
+/// Whether a store answered seed 003's `Updated`: the string `'Updated'`, or
+/// a tagged outcome object whose `_tag` is `'Updated'` (the seed's
+/// `FenceOutcome` shape). Anything else is a lost fence; a `_tag` getter that
+/// throws counts as anything else.
+pub fn is_updated(outcome: &JsValue) -> bool {
+    if let Some(tag) = outcome.as_string() {
+        return tag == "Updated";
+    }
+    outcome.is_object()
+        && Reflect::get(outcome, &JsValue::from_str("_tag")).is_ok_and(|tag| tag.as_string().as_deref() == Some("Updated"))
+}
+
+/// One run's lease under heartbeat supervision (seed 003 `heartbeatLoop`).
+/// See the module docs for the records its inputs answer.
+#[wasm_bindgen]
+pub struct LeaseSupervisor {
+    supervision: SupervisionPolicy,
+    supervisor: Supervisor,
+    warnings: Vec<String>,
+}
+
+#[wasm_bindgen]
+impl LeaseSupervisor {
+    /// `new LeaseSupervisor(options)`: checks `heartbeatLoop`'s options and
+    /// reads their policy ([`super::read_loop_options`]). Supervision starts
+    /// with [`LeaseSupervisor::start`], once the glue may read its clock.
+    ///
+    /// # Errors
+    /// A `TypeError` or `RangeError` naming the option or the broken relation.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: &JsValue) -> Result<LeaseSupervisor, JsValue> {
+        let (policy, warnings) = super::read_loop_options(options)?;
+        Ok(LeaseSupervisor::with_policy(policy, warnings))
+    }
+
+    /// Starts (or restarts) supervising at `now`, the lease as it stands
+    /// counting as confirmed then (seed 003: the caller has just claimed or
+    /// renewed it). The first pulse is due one `heartbeatIntervalMs` later;
+    /// read [`LeaseSupervisor::deadline`].
+    pub fn start(&mut self, now: f64) {
+        self.supervisor = Supervisor::new(self.supervision, at(now), at(now));
+    }
+
+    /// The policy's warnings (a safe but wasteful set), as messages to log.
+    pub fn warnings(&self) -> Array {
+        self.warnings.iter().map(|w| JsValue::from_str(w)).collect()
+    }
+
+    /// When to call [`LeaseSupervisor::timeout`] next, ms; `-1` once
+    /// supervision ended.
+    pub fn deadline(&self) -> f64 {
+        self.supervisor.next_deadline().map_or(-1.0, |m| ms(m.0))
+    }
+
+    /// The timer set for [`LeaseSupervisor::deadline`] fired at `now`.
+    pub fn timeout(&mut self, now: f64) -> Float64Array {
+        self.run(|s, mut out| s.handle_timeout(at(now), &mut out))
+    }
+
+    /// Call `call` (a renewal or the reconfirmation) resolved with `outcome`:
+    /// updated when `is_updated(outcome)` (the string `'Updated'` or a
+    /// `{ _tag: 'Updated' }` object), else a lost fence.
+    pub fn answered(&mut self, now: f64, call: u32, outcome: &JsValue) -> Float64Array {
+        let answer = if is_updated(outcome) { Answer::Updated } else { Answer::Lost };
+        self.run(|s, mut out| s.answer(at(now), call, answer, &mut out))
+    }
+
+    /// Call `call` threw or rejected: the lease is as it was.
+    pub fn raised(&mut self, now: f64, call: u32) -> Float64Array {
+        self.run(|s, mut out| s.answer(at(now), call, Answer::Failed, &mut out))
+    }
+
+    /// The `onReconfirm` receipt threw, rejected, or overran its budget: the
+    /// lease lapses.
+    #[wasm_bindgen(js_name = receiptFailed)]
+    pub fn receipt_failed(&mut self, now: f64) -> Float64Array {
+        self.run(|s, mut out| s.receipt_failed(at(now), &mut out))
+    }
+
+    /// Whether supervision ended (lost or lapsed).
+    pub fn ended(&self) -> bool {
+        self.supervisor.ended()
+    }
+}
+
+impl LeaseSupervisor {
+    /// A supervisor for a checked `policy` (seed 003 `heartbeatLoop`'s
+    /// shape: [`Cadence::AfterPulse`], [`Reconfirm::Separate`]), started at 0
+    /// until [`LeaseSupervisor::start`]; `warnings` are what the glue logs.
+    pub fn with_policy(policy: LeasePolicy, warnings: Vec<String>) -> LeaseSupervisor {
+        let supervision = policy.supervision(Cadence::AfterPulse, Reconfirm::Separate);
+        LeaseSupervisor { supervision, supervisor: Supervisor::new(supervision, Millis::ZERO, Millis::ZERO), warnings }
+    }
+
+    /// Feeds one input and collects its steps as records.
+    fn run(&mut self, input: impl FnOnce(&mut Supervisor, &mut dyn FnMut(Step))) -> Float64Array {
+        let mut records: Vec<f64> = Vec::with_capacity(2 * STRIDE);
+        input(&mut self.supervisor, &mut |step| {
+            if let Some(record) = encode(step) {
+                records.extend_from_slice(&record);
+            }
+        });
+        Float64Array::from(&records[..])
+    }
+
+    /// The core supervisor, read-only (for tests).
+    pub fn supervisor(&self) -> &Supervisor {
+        &self.supervisor
+    }
+}
+
+/// The step protocol, read once by the glue: `{ stride, maxDelayMs, ops: {
+/// renew, reconfirm, confirmed, failed, reconfirmed, lost, lapsed } }`
+/// (`maxDelayMs`: the longest `setTimeout` delay, 2^31 − 1).
+#[wasm_bindgen(js_name = supervisorProtocol)]
+pub fn supervisor_protocol() -> Object {
+    let ops = Object::new();
+    for (name, code) in [
+        ("renew", op::RENEW),
+        ("reconfirm", op::RECONFIRM),
+        ("confirmed", op::CONFIRMED),
+        ("failed", op::FAILED),
+        ("reconfirmed", op::RECONFIRMED),
+        ("lost", op::LOST),
+        ("lapsed", op::LAPSED),
+    ] {
+        crate::set(&ops, name, code);
+    }
+    let out = Object::new();
+    crate::set(&out, "stride", STRIDE as u32);
+    crate::set(&out, "maxDelayMs", leasehold_core::backoff::MAX_DELAY_MS as f64);
+    crate::set(&out, "ops", ops);
+    out
+}
