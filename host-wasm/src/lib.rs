@@ -12,8 +12,12 @@
 //! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
 //!   hard-codes none of them.
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
-//! - [`JsTraceRing`] (`TraceRing`): the core's trace ring behind
-//!   `createJobTraceSink` / `resumeJobTrace` ([`trace`]).
+//! - [`trace`] (`TraceRing`): the core's trace ring behind
+//!   `createJobTraceSink` / `resumeJobTrace`. With the features `runner` and
+//!   `trace` (both by default) one crate builds two modules:
+//!   `scripts/build-pkg.sh` builds the runner's (runner and leases) and the
+//!   trace ring's apart, so the serde code of the latter weighs only on users
+//!   of the trace sink.
 //! - [`lease`]: run leases (seed 003) — `LeaseSupervisor` behind the glue's
 //!   `heartbeatLoop` (`pkg/src/lease.js`), `leasePolicy`, lease-only liveness,
 //!   `sameHostIncarnation`.
@@ -30,27 +34,36 @@
 //! casts, slots are bounds-checked by the core, options are checked before the
 //! core sees them. The `wasm` profile aborts on panic regardless.
 
+#[cfg(feature = "runner")]
 pub mod lease;
 pub mod options;
 pub mod protocol;
+#[cfg(feature = "runner")]
 mod runner;
+#[cfg(feature = "trace")]
 pub mod trace;
 
+#[cfg(feature = "runner")]
 pub use runner::Core;
+#[cfg(feature = "trace")]
 pub use trace::JsTraceRing;
 
+#[cfg(feature = "runner")]
 use js_sys::{Array, Object, Reflect};
+#[cfg(feature = "runner")]
 use leasehold_core::backoff::MAX_DELAY_MS;
+#[cfg(feature = "runner")]
 use leasehold_core::options::DEFAULT_JOB_BATCH_LIMIT;
 use wasm_bindgen::prelude::*;
 
-/// The module's `WebAssembly.Memory`, whose buffer holds every [`Core`]'s
-/// action buffer.
+/// The module's `WebAssembly.Memory`, whose buffer holds every `Core`'s
+/// action buffer (in the trace module: every trace ring).
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn memory() -> JsValue {
     wasm_bindgen::memory()
 }
 
+#[cfg(feature = "runner")]
 fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
     // Defining a data property on a fresh plain object cannot fail.
     let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());
@@ -59,6 +72,7 @@ fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
 /// Seed 000 `jobBackoff(intervalMs)`: `{ initialMs: interval, maxMs:
 /// max(interval, min(60000, interval × 10)), multiplier: 2 }`, a plain object
 /// (computed by [`leasehold_core::job_backoff`]).
+#[cfg(feature = "runner")]
 #[wasm_bindgen(js_name = jobBackoff)]
 pub fn job_backoff(interval_ms: f64) -> Object {
     let backoff = leasehold_core::job_backoff(interval_ms);
@@ -74,6 +88,7 @@ pub fn job_backoff(interval_ms: f64) -> Object {
 /// abort, drop, log, passEnded, more, event }, events: [type strings by
 /// opcode − ops.event], logMessages: [suffix by log code],
 /// defaultBatchLimit, maxDelayMs }`.
+#[cfg(feature = "runner")]
 #[wasm_bindgen]
 pub fn protocol() -> Object {
     use protocol::op;

@@ -5,11 +5,16 @@ import init, * as wasm from './web/leasehold.js';
 import { createApi } from './web/runner.mjs';
 import { createLeaseApi } from './web/lease.mjs';
 import { createTraceApi } from './web/trace.mjs';
+import initTrace, * as traceWasm from './web/leasehold_trace.js';
 
-await init({ module_or_path: new URL('./web/leasehold_bg.wasm', import.meta.url) });
+/* The trace ring's module (leasehold_trace_bg.wasm) is fetched alongside. */
+await Promise.all([
+  init({ module_or_path: new URL('./web/leasehold_bg.wasm', import.meta.url) }),
+  initTrace({ module_or_path: new URL('./web/leasehold_trace_bg.wasm', import.meta.url) }),
+]);
 const api = createApi(wasm);
 Object.assign(api, createLeaseApi(wasm));
-Object.assign(api, createTraceApi(wasm));
+Object.assign(api, createTraceApi(() => traceWasm));
 
 export const { createJobRunner, jobBackoff, DEFAULT_JOB_BATCH_LIMIT, JOB_CLAIM_LOST, JobClaimLostError } = api;
 export const { heartbeatLoop, runSupervised, leaseLiveness, sameHostIncarnation, leasePolicy, LEASE_LOST, LeaseLostError } = api;

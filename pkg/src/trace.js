@@ -13,7 +13,14 @@
  * build script wraps it as an ES module).
  */
 
-function createTraceApi(wasm) {
+/* `load()` answers the trace ring's own module (leasehold_trace.js), built
+   apart from the runner's so that its serde code costs only its users: in
+   Node.js it is first required (compiled and instantiated) when the first
+   sink is made. */
+function createTraceApi(load) {
+  let wasm;
+  const rings = () => (wasm === undefined ? (wasm = load()) : wasm).TraceRing;
+
   /* The ring's wasm memory is freed by `dispose()`, or, for a sink simply
      dropped, by the FinalizationRegistry wasm-bindgen attaches to every ring
      object once the sink (the only holder of its ring) is collected. */
@@ -66,12 +73,12 @@ function createTraceApi(wasm) {
 
   /** A sink over an empty ring. Throws TypeError/RangeError naming the bad option. */
   function createJobTraceSink(options) {
-    return sinkOver(wasm.TraceRing.create(options), options);
+    return sinkOver(rings().create(options), options);
   }
 
   /** A sink that goes on from a saved ring (an object or its JSON text). */
   function resumeJobTrace(saved, options) {
-    return sinkOver(wasm.TraceRing.resume(saved, options), options);
+    return sinkOver(rings().resume(saved, options), options);
   }
 
   return { createJobTraceSink, resumeJobTrace };

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { spawnSync } from 'node:child_process';
 import { createJobRunner, createJobTraceSink, resumeJobTrace, base, queue, virtualTime } from './helpers.mjs';
 
 const after = (ms, value) => new Promise((resolve) => setTimeout(() => resolve(value), ms));
@@ -194,7 +195,7 @@ test('exported by the CommonJS entry as the same functions', () => {
 });
 
 test('dispose gives the ring\'s memory back: filling and disposing rings again and again does not grow wasm memory', () => {
-  const bindings = createRequire(import.meta.url)('../dist/node/leasehold.js');
+  const bindings = createRequire(import.meta.url)('../dist/node/leasehold_trace.js');
   const fill = () => {
     const sink = createJobTraceSink({ capacity: 100 });
     for (let pass = 0; pass < 150; pass += 1) {
@@ -213,4 +214,18 @@ test('dispose gives the ring\'s memory back: filling and disposing rings again a
   const before = bindings.wasmMemory().buffer.byteLength;
   for (let round = 0; round < 40; round += 1) fill();
   assert.equal(bindings.wasmMemory().buffer.byteLength, before);
+});
+
+test('the trace ring\'s wasm module is loaded in Node.js only once a sink is made', () => {
+  const script = `
+    const lib = require('leasehold');
+    const loaded = () => Object.keys(require.cache).some((f) => f.endsWith('leasehold_trace.js'));
+    const before = loaded();
+    lib.createJobRunner({ name: 'n', intervalMs: 10, claim: () => null, perform: () => {} });
+    const withRunner = loaded();
+    lib.createJobTraceSink();
+    console.log(JSON.stringify([before, withRunner, loaded()]));`;
+  const run = spawnSync(process.execPath, ['-e', script], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), [false, false, true]);
 });

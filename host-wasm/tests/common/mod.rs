@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use js_sys::{Function, Object, Reflect};
+#[cfg(feature = "runner")]
 use leasehold_wasm::Core;
+#[cfg(feature = "runner")]
 use leasehold_wasm::protocol::{CAPACITY, DEADLINE, END, HEADER, STRIDE};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -35,6 +37,7 @@ pub fn with(key: &str, value: impl Into<JsValue>) -> JsValue {
     o
 }
 
+#[cfg(feature = "runner")]
 /// What `new Core(options)` threw: (kind, message), kind `TypeError` or
 /// `RangeError` (or `other`).
 pub fn refusal(options: &JsValue) -> (&'static str, String) {
@@ -65,6 +68,7 @@ pub struct Record {
     pub fields: Vec<f64>,
 }
 
+#[cfg(feature = "runner")]
 /// The records written since the buffer was last consumed, then consumes them
 /// (as the glue does).
 pub fn take(core: &mut Core) -> Vec<Record> {
@@ -86,6 +90,7 @@ pub fn ops(records: &[Record]) -> Vec<u8> {
     records.iter().map(|r| r.op).collect()
 }
 
+#[cfg(feature = "runner")]
 /// The deadline slot: `None` for -1.
 pub fn deadline(core: &Core) -> Option<f64> {
     let d = core.buffer()[DEADLINE];
