@@ -6,11 +6,13 @@
 //!
 //! Spans are built, cut and (de)serialised by the core's code and its
 //! `serde` impls alone, so neither this crate nor the JS glue holds any span
-//! code. They cross through serde-wasm-bindgen, straight to and from JS
-//! objects: with serde_json (text, parsed by `JSON.parse`) instead, the
-//! optimised module was 80.6 kB gzipped rather than 56.8 kB, over the
-//! package's 60 KiB budget (issue 3), and serde_path_to_error on top of it
-//! cost 5 kB more; so where a saved ring is wrong is found by `malformed`.
+//! code. They go out through serde-wasm-bindgen, straight to plain JS
+//! objects, and come back through [`crate::from_js`], which says where a
+//! saved ring is wrong without serde's float-printing messages. (With
+//! serde_json text both ways, the runner and the ring in one module were
+//! 80.6 kB gzipped; serde-wasm-bindgen both ways, 56.8 kB; this module alone
+//! is 37.9 kB, the runner's 35.1 kB.) This is built as a wasm module of its
+//! own (feature `trace`), so its serde code weighs only on users of the sink.
 //!
 //! Why events are read here rather than flattened to numbers by the glue:
 //! every field is read through a `catch` getter, so an event that is not
@@ -25,11 +27,10 @@ use core::fmt;
 
 use leasehold_core::Millis;
 use leasehold_core::event::{Event, PassReport};
-use leasehold_core::trace_ring::{
-    DEFAULT_TRACE_CAPACITY, ItemSpan, PassSpan, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError,
-};
+use leasehold_core::trace_ring::{DEFAULT_TRACE_CAPACITY, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError};
 use wasm_bindgen::prelude::*;
 
+use crate::from_js;
 use crate::options::kind_of;
 use crate::protocol;
 
@@ -406,36 +407,16 @@ fn read_saved(saved: &JsValue) -> Result<SavedTrace, TraceError> {
     };
     let saved = json_parse(&text)
         .map_err(|thrown| TraceError::Malformed { message: format!("saved is not JSON: {}", describe(&thrown)) })?;
-    let probe: Probe = serde_wasm_bindgen::from_value(saved.clone()).map_err(|e| malformed(&saved, e))?;
+    let probe: Probe = from_js::from_value(saved.clone()).map_err(malformed)?;
     if probe.version != TRACE_FORMAT_VERSION {
         return Err(TraceError::Version { found: probe.version });
     }
-    serde_wasm_bindgen::from_value(saved.clone()).map_err(|e| malformed(&saved, e))
+    from_js::from_value(saved).map_err(malformed)
 }
 
-/// `saved`'s error, with where it is: serde says what is wrong (a missing
-/// field, a value of the wrong kind, an unknown outcome) but not where, so
-/// the first span, and the first item in it, that does not read alone is
-/// named (`saved.spans[3].items[1]`). Runs only on a failure.
-fn malformed(saved: &JsValue, error: serde_wasm_bindgen::Error) -> TraceError {
-    let mut path = String::from("saved");
-    if let Some((i, span)) = first_bad::<PassSpan>(saved, "spans") {
-        path = format!("saved.spans[{i}]");
-        if let Some((j, _)) = first_bad::<ItemSpan>(&span, "items") {
-            path = format!("{path}.items[{j}]");
-        }
-    }
-    let message =
-        JsValue::from(error).dyn_into::<js_sys::Error>().map_or_else(|_| String::new(), |e| e.message().into());
-    TraceError::Malformed { message: format!("{path}: {message}") }
-}
-
-/// The index and value of the first element of array `target[key]` that
-/// does not deserialise as a `T`.
-fn first_bad<T: serde::de::DeserializeOwned>(target: &JsValue, key: &str) -> Option<(u32, JsValue)> {
-    let list = js_sys::Reflect::get(target, &JsValue::from_str(key)).ok()?;
-    let list = list.dyn_into::<js_sys::Array>().ok()?;
-    (0..list.length()).map(|i| (i, list.get(i))).find(|(_, v)| serde_wasm_bindgen::from_value::<T>(v.clone()).is_err())
+/// `saved`'s error: where (`saved.spans[3].items[1].outcome`) and what.
+fn malformed(error: from_js::Error) -> TraceError {
+    TraceError::Malformed { message: format!("saved{}: {}", error.path, error.message) }
 }
 
 /// `value` as a plain JS object: `None` as `null` (the saved shape's), no
@@ -482,8 +463,8 @@ impl JsTraceRing {
     /// [`JsTraceRing::create`]; a `TypeError` when `saved` is neither an
     /// object nor a string, `JSON.stringify` throws on it (a getter, a
     /// cycle), the text is not JSON, or it is not the
-    /// documented shape (the message names the first bad span and item, e.g.
-    /// `saved.spans[0].items[1]`, and what is wrong there); a
+    /// documented shape (the message gives the path, e.g.
+    /// `saved.spans[0].items[1].outcome`, and what is wrong there); a
     /// `RangeError` for another format version or a saved capacity of 0.
     pub fn resume(saved: &JsValue, options: &JsValue) -> Result<JsTraceRing, JsValue> {
         let capacity = read_options(options).map_err(|e| e.to_js(Caller::Resume))?;

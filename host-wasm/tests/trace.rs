@@ -246,11 +246,20 @@ fn a_bad_saved_ring_is_refused_saying_what_and_where() {
             "saved.version: saved trace has format version 2; this build reads version 1".into(),
         ),
         (js("{ version: 1, capacity: 0, dropped: 0, spans: [] }"), "RangeError", "saved.capacity is 0".into()),
-        (js("{ version: 1, capacity: 3, dropped: -1, spans: [] }"), "TypeError", "saved: ".into()),
+        (
+            js("{ version: 1, capacity: 3, dropped: -1, spans: [] }"),
+            "TypeError",
+            "saved.dropped: expected u64, got -1".into(),
+        ),
+        (
+            js("{ version: 1, capacity: 3, dropped: 0.5, spans: [] }"),
+            "TypeError",
+            "saved.dropped: expected u64, got a number with a fraction".into(),
+        ),
         (
             JsValue::from_str(&format!(r#"{{"version":1,"capacity":3,"dropped":0,"spans":[{good},{bad_outcome}]}}"#)),
             "TypeError",
-            "saved.spans[1].items[0]: unknown variant `done`".into(),
+            "saved.spans[1].items[0].outcome: unknown variant `done`".into(),
         ),
         (
             JsValue::from_str(&format!(r#"{{"version":1,"capacity":3,"dropped":0,"spans":[{no_start}]}}"#)),

@@ -277,8 +277,8 @@ export declare function createJobTraceSink(options?: JobTraceOptions): JobTraceS
  * itself, read as `JSON.stringify` shows it), so a restarted process keeps its recent history.
  * With a smaller `capacity` the oldest spans go.
  * @throws TypeError when `saved` is not an object or string, reading it throws (a getter, a cycle),
- *   it is not JSON, or not the saved shape (the message names the first bad span and item, e.g.
- *   `saved.spans[3].items[1]`, and what is wrong).
+ *   it is not JSON, or not the saved shape (the message gives the path, e.g.
+ *   `saved.spans[3].items[1].outcome`, and what is wrong there).
  * @throws RangeError for another format `version`, a saved `capacity` of 0, or a bad `capacity` option.
  */
 export declare function resumeJobTrace(
