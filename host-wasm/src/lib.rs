@@ -41,8 +41,6 @@ pub mod protocol;
 #[cfg(feature = "runner")]
 mod runner;
 #[cfg(feature = "trace")]
-pub mod from_js;
-#[cfg(feature = "trace")]
 pub mod trace;
 
 #[cfg(feature = "runner")]

@@ -7,12 +7,9 @@
 //! Spans are built, cut and (de)serialised by the core's code and its
 //! `serde` impls alone, so neither this crate nor the JS glue holds any span
 //! code. They go out through serde-wasm-bindgen, straight to plain JS
-//! objects, and come back through [`crate::from_js`], which says where a
-//! saved ring is wrong without serde's float-printing messages. (With
-//! serde_json text both ways, the runner and the ring in one module were
-//! 80.6 kB gzipped; serde-wasm-bindgen both ways, 56.8 kB; this module alone
-//! is 37.9 kB, the runner's 35.1 kB.) This is built as a wasm module of its
-//! own (feature `trace`), so its serde code weighs only on users of the sink.
+//! objects, and come back the same way (from a plain copy `JSON.parse`
+//! makes), with serde_path_to_error saying where a saved ring is wrong. This is built as a wasm module of its own (feature
+//! `trace`), so its serde code weighs only on users of the sink.
 //!
 //! Why events are read here rather than flattened to numbers by the glue:
 //! every field is read through a `catch` getter, so an event that is not
@@ -30,7 +27,6 @@ use leasehold_core::event::{Event, PassReport};
 use leasehold_core::trace_ring::{DEFAULT_TRACE_CAPACITY, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError};
 use wasm_bindgen::prelude::*;
 
-use crate::from_js;
 use crate::options::kind_of;
 use crate::protocol;
 
@@ -407,16 +403,26 @@ fn read_saved(saved: &JsValue) -> Result<SavedTrace, TraceError> {
     };
     let saved = json_parse(&text)
         .map_err(|thrown| TraceError::Malformed { message: format!("saved is not JSON: {}", describe(&thrown)) })?;
-    let probe: Probe = from_js::from_value(saved.clone()).map_err(malformed)?;
+    let probe: Probe = parse(&saved)?;
     if probe.version != TRACE_FORMAT_VERSION {
         return Err(TraceError::Version { found: probe.version });
     }
-    from_js::from_value(saved).map_err(malformed)
+    parse(&saved)
 }
 
-/// `saved`'s error: where (`saved.spans[3].items[1].outcome`) and what.
-fn malformed(error: from_js::Error) -> TraceError {
-    TraceError::Malformed { message: format!("saved{}: {}", error.path, error.message) }
+/// `saved` (a plain copy from `JSON.parse`) read as `T` by
+/// serde-wasm-bindgen; an error says where (`saved.spans[3].items[1].outcome`,
+/// by serde_path_to_error) and what.
+fn parse<T: serde::de::DeserializeOwned>(saved: &JsValue) -> Result<T, TraceError> {
+    let reader = serde_wasm_bindgen::Deserializer::from(saved.clone());
+    serde_path_to_error::deserialize(reader).map_err(|error| {
+        let path = error.path().to_string();
+        let at = if path == "." { String::new() } else { format!(".{path}") };
+        // serde-wasm-bindgen's errors are JS `Error`s: their text is "Error: …".
+        let text = error.into_inner().to_string();
+        let what = text.strip_prefix("Error: ").unwrap_or(&text);
+        TraceError::Malformed { message: format!("saved{at}: {what}") }
+    })
 }
 
 /// `value` as a plain JS object: `None` as `null` (the saved shape's), no

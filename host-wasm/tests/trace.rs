@@ -249,12 +249,12 @@ fn a_bad_saved_ring_is_refused_saying_what_and_where() {
         (
             js("{ version: 1, capacity: 3, dropped: -1, spans: [] }"),
             "TypeError",
-            "saved.dropped: expected u64, got -1".into(),
+            "saved.dropped: invalid type: floating point `-1.0`, expected u64".into(),
         ),
         (
             js("{ version: 1, capacity: 3, dropped: 0.5, spans: [] }"),
             "TypeError",
-            "saved.dropped: expected u64, got a number with a fraction".into(),
+            "saved.dropped: invalid type: floating point `0.5`, expected u64".into(),
         ),
         (
             JsValue::from_str(&format!(r#"{{"version":1,"capacity":3,"dropped":0,"spans":[{good},{bad_outcome}]}}"#)),

@@ -140,7 +140,7 @@ test('bad saved input and bad options are refused with TypeError or RangeError n
     [() => resumeJobTrace({ capacity: 3 }), TypeError, /saved: missing field `version`/],
     [() => resumeJobTrace({ ...saved, version: 2 }), RangeError, /saved\.version: saved trace has format version 2; this build reads version 1/],
     [() => resumeJobTrace({ ...saved, capacity: 0 }), RangeError, /saved\.capacity is 0/],
-    [() => resumeJobTrace({ ...saved, spans: [span, { ...span, end: 'late' }] }), TypeError, /saved\.spans\[1\]\.end: expected u64, got a string/],
+    [() => resumeJobTrace({ ...saved, spans: [span, { ...span, end: 'late' }] }), TypeError, /saved\.spans\[1\]\.end: invalid type: string "late", expected u64/],
     [() => resumeJobTrace({ ...saved, spans: [{ ...span, items: [{ ...span.items[0], outcome: 'done' }] }] }), TypeError,
       /saved\.spans\[0\]\.items\[0\]\.outcome: unknown variant `done`/],
     [() => resumeJobTrace({ ...saved, get dropped() { throw new Error('getter'); } }), TypeError,
