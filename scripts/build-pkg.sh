@@ -72,7 +72,7 @@ cp pkg/src/index.d.ts "$dist/index.d.ts"
 cp pkg/src/index.d.ts "$dist/index.d.mts"
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES
 # module: the CommonJS source runs inside a function that receives a `module` object, and its
-# one export is re-exported. Arguments: the file's name in pkg/src and its export.
+# exports are re-exported. Arguments: the file's name in pkg/src and its exports.
 glue() {
   local name=${1%.js}
   cp "pkg/src/$1" "$dist/"
@@ -85,6 +85,7 @@ glue() {
     echo "export const { $2 } = module.exports;"
   } >"$dist/web/$name.mjs"
 }
+glue timing.js 'settle, attempt, unrefTimer, createDeadlineTimer' # shared by the two below
 glue runner.js createApi
 glue lease.js createLeaseApi  # run leases
 glue trace.js createTraceApi  # the trace sink

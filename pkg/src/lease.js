@@ -52,27 +52,6 @@ class LeaseLostError extends Error {
   }
 }
 
-/** Hands `value` (a promise, a thenable or a plain value) to `ok`/`fail`, never synchronously. */
-function settle(value, ok, fail) {
-  (value instanceof Promise ? value : Promise.resolve(value)).then(ok, fail);
-}
-
-/** Calls `fn(...args)`, turning a synchronous throw into a rejection. */
-function attempt(fn, ...args) {
-  try {
-    return fn(...args);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/** A timer that never keeps a Node.js process alive on its own. */
-function unrefTimer(fn, delay) {
-  const timer = setTimeout(fn, delay);
-  if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
-  return timer;
-}
-
 /**
  * `warn(message, meta)` through the `logger` option: a logger object, or a
  * function answering one at each line (createJobRunner's form); default
@@ -94,7 +73,9 @@ function warner(option) {
 
 const STOPPED = Object.freeze({ type: 'stopped' });
 
-function createLeaseApi(wasm) {
+/* `timing`: timing.js, handed over by the entry (the browser build has no require). */
+function createLeaseApi(wasm, timing) {
+  const { settle, attempt, unrefTimer, createDeadlineTimer } = timing;
   const P = wasm.supervisorProtocol();
   const STRIDE = P.stride;
   const MAX_DELAY_MS = P.maxDelayMs;
@@ -122,15 +103,12 @@ function createLeaseApi(wasm) {
     /* Set once the lease ended or the loop was stopped: answers, timers and
        receipts still on their way are ignored. */
     let over = false;
-    let timer;
-    let armedAt = -1;
-    /* The latest deadline a timer fired for: a timer that fires means its
-       deadline has come even when `now()` lags (runner.js does the same). */
-    let floor = 0;
-    const time = () => {
-      const now = clock();
-      return now > floor ? now : floor;
-    };
+    /* One timer, for the supervisor's next deadline, and the loop's time:
+       max(now(), the latest deadline a timer fired for) (timing.js). */
+    const timer = createDeadlineTimer(clock, MAX_DELAY_MS, (now) => {
+      if (!over) apply(supervisor.timeout(now), undefined);
+    });
+    const time = timer.time;
     let receiptTimer;
     let receipts = 0;
 
@@ -139,11 +117,9 @@ function createLeaseApi(wasm) {
     function close() {
       if (over) return;
       over = true;
-      if (timer !== undefined) clearTimeout(timer);
+      timer.disarm();
       if (receiptTimer !== undefined) clearTimeout(receiptTimer);
-      timer = undefined;
       receiptTimer = undefined;
-      armedAt = -1;
       supervisor.free();
     }
 
@@ -234,22 +210,9 @@ function createLeaseApi(wasm) {
       );
     }
 
-    /* One timer, for the supervisor's next deadline; moved when it changes. */
+    /* The timer moves whenever the supervisor's deadline changes. */
     function arm() {
-      const deadline = supervisor.deadline();
-      if (deadline < 0 || (timer !== undefined && armedAt === deadline)) return;
-      if (timer !== undefined) clearTimeout(timer);
-      const now = time();
-      const delay = Math.min(MAX_DELAY_MS, Math.max(0, deadline - now));
-      armedAt = delay === MAX_DELAY_MS ? now + delay : deadline;
-      timer = unrefTimer(fired, delay);
-    }
-
-    function fired() {
-      if (armedAt > floor) floor = armedAt;
-      timer = undefined;
-      armedAt = -1;
-      if (!over) apply(supervisor.timeout(time()), undefined);
+      timer.arm(supervisor.deadline(), false);
     }
 
     for (const message of supervisor.warnings()) warn(message, { runId, owner });

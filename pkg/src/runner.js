@@ -42,12 +42,9 @@ const IDLE = Object.freeze({ claimed: 0, performed: 0, failed: 0, claimLost: 0 }
 const noop = () => undefined;
 const consoleLogger = () => console;
 
-/** Hands `value` (a promise, a thenable or a plain value) to `ok`/`fail`, never synchronously. */
-function settle(value, ok, fail) {
-  (value instanceof Promise ? value : Promise.resolve(value)).then(ok, fail);
-}
-
-function createApi(wasm) {
+/* `timing`: timing.js, handed over by the entry (the browser build has no require). */
+function createApi(wasm, timing) {
+  const { settle, createDeadlineTimer } = timing;
   const P = wasm.protocol();
   const { stride: STRIDE, header: HEADER, end: END, deadline: DEADLINE } = P;
   const LEN = HEADER + P.capacity * STRIDE;
@@ -107,18 +104,13 @@ function createApi(wasm) {
 
     let draining = false;
     let more = false;
-    let timer;
-    let armedAt = -1;
-    /* The latest deadline a timer fired for. The runner's time is
-       max(now(), floor): a timer that fires means its deadline has come even
-       when `now()` lags or stands still (a test's fake clock), and every input
-       after it is stamped no earlier, so the next delay is measured from there
-       rather than fired at once. */
-    let floor = 0;
-    const time = () => {
-      const now = clock();
-      return now > floor ? now : floor;
-    };
+    /* One timer per runner, for the core's next deadline, and the runner's
+       time: max(now(), the latest deadline a timer fired for) (timing.js). */
+    const timer = createDeadlineTimer(clock, MAX_DELAY_MS, (now) => {
+      core.timeout(now);
+      run();
+    });
+    const time = timer.time;
 
     const report = (b, f) => ({ claimed: f[b], performed: f[b + 1], failed: f[b + 2], claimLost: f[b + 3] });
 
@@ -318,37 +310,18 @@ function createApi(wasm) {
       }
     }
 
-    /* One timer per runner, for the core's next deadline. It is moved only
-       when a deadline comes earlier than the one it is set for; when the
-       deadline goes later or away (the item it was for settled), the timer
-       stays: it fires, the core finds nothing due, and it is set again for
-       whatever is next. So a stream of short items costs no timer calls. */
-    function arm(deadline) {
-      if (deadline < 0 || (timer !== undefined && armedAt <= deadline)) return;
-      if (timer !== undefined) clearTimeout(timer);
-      const now = time();
-      const delay = Math.min(MAX_DELAY_MS, Math.max(0, deadline - now));
-      armedAt = delay === MAX_DELAY_MS ? now + delay : deadline;
-      timer = setTimeout(fired, delay);
-      /* A poll loop is never the reason a process stays alive. */
-      if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
+    /* The timer is moved only when a deadline comes earlier than the one it
+       is set for; when the deadline goes later or away (the item it was for
+       settled), the timer stays: it fires, the core finds nothing due, and it
+       is set again for whatever is next. So a stream of short items costs no
+       timer calls. A poll loop is never the reason a process stays alive. */
+    function arm(at) {
+      timer.arm(at, true);
     }
 
     /* After stop or dispose with nothing left to wait for, the timer goes. */
     function disarm() {
-      if (timer !== undefined && view()[DEADLINE] < 0) {
-        clearTimeout(timer);
-        timer = undefined;
-        armedAt = -1;
-      }
-    }
-
-    function fired() {
-      if (armedAt > floor) floor = armedAt;
-      timer = undefined;
-      armedAt = -1;
-      core.timeout(time());
-      run();
+      if (view()[DEADLINE] < 0) timer.disarm();
     }
 
     return {

@@ -502,7 +502,8 @@ test('the browser build carries the same lease API (web/lease.mjs over the web w
   const wasm = await import(path.join(dist, 'leasehold.js'));
   wasm.initSync({ module: await readFile(path.join(dist, 'leasehold_bg.wasm')) });
   const { createLeaseApi } = await import(path.join(dist, 'lease.mjs'));
-  const web = createLeaseApi(wasm);
+  const timing = await import(path.join(dist, 'timing.mjs'));
+  const web = createLeaseApi(wasm, timing);
   assert.deepEqual(Object.keys(web).sort(),
     ['LEASE_LOST', 'LeaseLostError', 'heartbeatLoop', 'leaseLiveness', 'leasePolicy', 'runSupervised', 'sameHostIncarnation']);
   assert.equal(web.leaseLiveness(5000)(OWNER, { claimant: OWNER, heartbeatAtMs: 10_999, nowMs: 16_000 }), false);
