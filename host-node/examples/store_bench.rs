@@ -479,7 +479,10 @@ async fn perform(job: &ClaimedJob, coalescer: &Coalescer) {
 /// Page claims ahead of the performers (up to two pages leased and waiting),
 /// `inflight` performers, completions coalesced.
 async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, stats: &Arc<Stats>) {
-    let (tx, mut rx) = mpsc::channel::<ClaimedJob>(page);
+    // Room for two pages: the next page's claim goes out while a whole page
+    // still waits, so its round trip (a commit) overlaps the work instead of
+    // stalling the performers once per page.
+    let (tx, mut rx) = mpsc::channel::<ClaimedJob>(2 * page);
     let claimer = {
         let store = store.clone();
         let me = me.clone();
