@@ -754,6 +754,20 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
     Ok(Some(record))
 }
 
+/// Vacuums the jobs table (see [`super::vacuum`]): `SKIP_LOCKED`, so it
+/// neither waits for nor queues behind another process's vacuum of it.
+/// Errors are logged: this is upkeep, no caller waits for it.
+pub(crate) async fn vacuum(pool: &PgPool) {
+    let started = std::time::Instant::now();
+    match sqlx::raw_sql("VACUUM (SKIP_LOCKED) leasehold_jobs")
+        .execute(pool)
+        .await
+    {
+        Ok(_) => tracing::debug!(elapsed = ?started.elapsed(), "vacuumed leasehold_jobs"),
+        Err(error) => tracing::warn!(%error, "VACUUM leasehold_jobs failed"),
+    }
+}
+
 /// The store's LISTEN connection on [`NOTIFY_CHANNEL`], and the schema its
 /// tables live in. Notifications are `<schema>/<queue>`: the channel is
 /// database-wide, and two stores in different schemas of one database must
