@@ -1,7 +1,7 @@
-//! PostgreSQL upkeep: a store vacuums its jobs table after every
-//! `vacuum_every` jobs it claimed (so the dead index entries claims leave
-//! at the head of the queue stop slowing the next claims), and never when
-//! that is off.
+//! PostgreSQL upkeep: a store vacuums its jobs table once its claims have
+//! walked enough dead index entries (`vacuum_every`: the entries claims
+//! leave at the head of the queue, which slow every later claim), and never
+//! when that is off.
 
 #![cfg(feature = "postgres")]
 
@@ -59,6 +59,7 @@ async fn claims_past_vacuum_every_vacuum_the_jobs_table() {
     // The vacuum runs in the background: wait for it, within reason.
     let deadline = Instant::now() + Duration::from_secs(20);
     while vacuums(&db.url).await == 0 {
+        // Pages of 4 walk 0 + 4 + 8 = 12 >= 5²/2 dead entries by the third.
         assert!(
             Instant::now() < deadline,
             "no vacuum after 12 claims with vacuum_every 5"

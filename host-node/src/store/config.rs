@@ -59,7 +59,7 @@ impl RetryBackoff {
 
 /// A store's settings. `Default`: lease-only liveness, [`RetryBackoff::default`],
 /// the backend's pool size, a 5 s connect timeout, migrations on connect, a
-/// vacuum of the jobs table every 10,000 claims (PostgreSQL).
+/// vacuum of the jobs table after 10,000 single claims (PostgreSQL).
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct StoreConfig {
@@ -79,13 +79,17 @@ pub struct StoreConfig {
     pub connect_timeout: Duration,
     /// Whether `connect` installs the queue's migrations.
     pub migrate: bool,
-    /// PostgreSQL only: after each this many jobs claimed through this
-    /// store, it runs `VACUUM (SKIP_LOCKED) leasehold_jobs` in the
-    /// background (one at a time; a failure is logged, never returned).
+    /// PostgreSQL only: the store runs `VACUUM (SKIP_LOCKED)
+    /// leasehold_jobs` in the background (one at a time; a failure is
+    /// logged, never returned) after this many jobs claimed one per claim
+    /// since its last vacuum, or ten times as many claimed in pages of 100.
     /// Every claim leaves a dead entry at the head of the queued-jobs index,
-    /// where the next claim's scan starts, and autovacuum comes round only
-    /// once a minute by default: without this, a busy queue's claims slow
-    /// down as they work. `None` (or 0) leaves the table to autovacuum.
+    /// where each later claim statement starts its scan, and autovacuum comes
+    /// round only once a minute by default: without this, a busy queue's
+    /// claims slow down as they work. The schedule estimates the entries
+    /// the claims walked (jobs claimed since the last vacuum, per claim
+    /// statement, empty polls included) and vacuums when they reach
+    /// `vacuum_every² / 2`. `None` (or 0) leaves the table to autovacuum.
     /// Default 10,000. Needs the table's owner (or a superuser) to do
     /// anything; others get a server warning and no vacuum.
     pub vacuum_every: Option<u32>,
@@ -135,8 +139,9 @@ impl StoreConfig {
         self
     }
 
-    /// Sets how many claimed jobs between two vacuums of the jobs table
-    /// (PostgreSQL); `None` leaves it to autovacuum.
+    /// Sets how many jobs claimed one per claim between two vacuums of the
+    /// jobs table (PostgreSQL; see [`StoreConfig::vacuum_every`]); `None`
+    /// leaves it to autovacuum.
     pub fn with_vacuum_every(mut self, claims: Option<u32>) -> Self {
         self.vacuum_every = claims;
         self

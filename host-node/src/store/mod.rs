@@ -477,8 +477,9 @@ impl Store {
         Ok((done, page))
     }
 
-    /// Counts `n` jobs claimed; on PostgreSQL, starts the background vacuum
-    /// of the jobs table when one is due (see [`StoreConfig::vacuum_every`]).
+    /// Counts one claim statement that claimed `n` jobs; on PostgreSQL,
+    /// starts the background vacuum of the jobs table when one is due (see
+    /// [`StoreConfig::vacuum_every`]).
     fn claimed(&self, n: usize) {
         #[cfg(feature = "postgres")]
         if let Backend::Postgres(pool) = &self.inner.backend {

@@ -9,20 +9,31 @@
 //! as it works. Autovacuum visits a database at most once per
 //! `autovacuum_naptime` (one minute by default), by which time a busy
 //! queue has left tens of thousands. So the store vacuums the table itself,
-//! in the background, after every [`StoreConfig::vacuum_every`] jobs it
-//! claimed.
+//! in the background, as its own claims' walks add up (see
+//! [`VacuumSchedule`] and [`StoreConfig::vacuum_every`]).
 //!
 //! [`StoreConfig::vacuum_every`]: super::StoreConfig::vacuum_every
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-/// Counts a store's claimed jobs and says when a vacuum is due; at most one
-/// runs at a time per store.
+/// Counts the dead index entries this store's claims have walked since its
+/// last vacuum and says when the next is due; at most one runs at a time
+/// per store.
+///
+/// The walk of one claim statement is estimated as the jobs claimed since
+/// the last vacuum (each left one dead entry at the head). One job per
+/// claim, the walks add up to `J²/2` after `J` jobs; a vacuum is due when
+/// they reach `every²/2`: after `every` jobs claimed one at a time, after
+/// `10 × every` claimed in pages of 100 (whose walks are shared by 100 jobs),
+/// and, when claims find nothing, after enough empty polls over the same
+/// dead head.
 #[derive(Debug)]
 pub(crate) struct VacuumSchedule {
-    every: Option<u64>,
-    claimed: AtomicU64,
+    /// `every²/2`, or `None`: never.
+    due_at: Option<u64>,
+    /// (jobs claimed, entries walked) since the last vacuum.
+    since: Mutex<(u64, u64)>,
     running: Arc<AtomicBool>,
 }
 
@@ -39,30 +50,35 @@ impl Drop for VacuumTurn {
 }
 
 impl VacuumSchedule {
-    /// A schedule that asks for a vacuum after each `every` claimed jobs;
-    /// `None` or `Some(0)` never does.
+    /// A schedule for `StoreConfig::vacuum_every`; `None` or `Some(0)`
+    /// never asks for a vacuum.
     pub(crate) fn new(every: Option<u32>) -> Self {
         VacuumSchedule {
-            every: every.filter(|n| *n > 0).map(u64::from),
-            claimed: AtomicU64::new(0),
+            due_at: every
+                .filter(|n| *n > 0)
+                .map(|n| u64::from(n) * u64::from(n) / 2),
+            since: Mutex::new((0, 0)),
             running: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// Counts `n` more claimed jobs. Answers the turn to run a vacuum when
-    /// the count crossed a multiple of `every` and none is running; a
-    /// crossing while one runs is skipped (that vacuum is still removing
-    /// the same dead entries).
+    /// Counts one claim statement that claimed `n` jobs (0 for an empty
+    /// poll). Answers the turn to run a vacuum when one is due and none is
+    /// running (then the count starts again); while one runs, the count
+    /// goes on.
     pub(crate) fn claimed(&self, n: usize) -> Option<VacuumTurn> {
-        let every = self.every?;
-        let n = n as u64;
-        let before = self.claimed.fetch_add(n, Ordering::Relaxed);
-        if (before + n) / every == before / every {
+        let due_at = self.due_at?;
+        let mut since = self.since.lock().unwrap_or_else(|e| e.into_inner());
+        let (jobs, walked) = &mut *since;
+        *walked = walked.saturating_add(*jobs);
+        *jobs = jobs.saturating_add(n as u64);
+        if *walked < due_at {
             return None;
         }
         self.running
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .ok()?;
+        *since = (0, 0);
         Some(VacuumTurn {
             running: self.running.clone(),
         })
@@ -73,30 +89,59 @@ impl VacuumSchedule {
 mod tests {
     use super::*;
 
+    /// Claim statements of `n` jobs until a vacuum is due; how many jobs.
+    fn jobs_until_due(s: &VacuumSchedule, n: usize) -> usize {
+        let mut jobs = 0;
+        loop {
+            jobs += n;
+            if s.claimed(n).is_some() {
+                return jobs;
+            }
+            assert!(jobs < 10_000_000, "never due");
+        }
+    }
+
     #[test]
-    fn a_vacuum_is_due_each_time_the_count_crosses_a_multiple() {
-        let s = VacuumSchedule::new(Some(10));
-        assert!(s.claimed(9).is_none());
-        let turn = s.claimed(1).expect("10 claimed");
-        drop(turn);
-        assert!(s.claimed(9).is_none());
-        assert!(s.claimed(25).is_some(), "a page that jumps past 20 and 30");
+    fn one_job_per_claim_vacuums_after_every_jobs() {
+        let s = VacuumSchedule::new(Some(100));
+        // Statement k walks k-1 entries: 0 + 1 + ... + 100 = 5050 >= 5000.
+        assert_eq!(jobs_until_due(&s, 1), 101);
+        assert_eq!(jobs_until_due(&s, 1), 101, "the count starts again");
+    }
+
+    #[test]
+    fn pages_of_100_vacuum_ten_times_less_often() {
+        let s = VacuumSchedule::new(Some(1000));
+        let jobs = jobs_until_due(&s, 100);
+        assert!((10_000..=10_100).contains(&jobs), "{jobs}");
+    }
+
+    #[test]
+    fn empty_polls_over_a_dead_head_come_due() {
+        let s = VacuumSchedule::new(Some(100));
+        assert!(s.claimed(50).is_none());
+        let polls = (1..).find(|_| s.claimed(0).is_some()).unwrap();
+        assert_eq!(polls, 100, "each empty poll walks the 50 dead entries");
     }
 
     #[test]
     fn no_second_vacuum_while_one_runs() {
-        let s = VacuumSchedule::new(Some(1));
-        let turn = s.claimed(1).expect("first");
-        assert!(s.claimed(1).is_none(), "one is running");
+        let s = VacuumSchedule::new(Some(2));
+        assert!(s.claimed(5).is_none());
+        let turn = s.claimed(0).expect("due");
+        assert!(s.claimed(5).is_none());
+        assert!(s.claimed(0).is_none(), "due again, but one is running");
         drop(turn);
-        assert!(s.claimed(1).is_some());
+        assert!(s.claimed(0).is_some());
     }
 
     #[test]
     fn none_or_zero_never_vacuums() {
         for every in [None, Some(0)] {
             let s = VacuumSchedule::new(every);
-            assert!(s.claimed(1_000_000).is_none());
+            for _ in 0..1000 {
+                assert!(s.claimed(1000).is_none());
+            }
         }
     }
 }
