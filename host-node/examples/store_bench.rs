@@ -25,6 +25,9 @@
 //! Alongside: `pgbench -b simple-update -c 4` tps on the same cluster, and each
 //! worker process's peak memory (VmHWM).
 //!
+//! `--vacuum-every N` sets the workers' `StoreConfig::vacuum_every` (0: the
+//! jobs table is left to autovacuum), to compare.
+//!
 //! The PostgreSQL URL comes from `--pg-url` or `LEASEHOLD_TEST_PG_URL`; without
 //! one the PostgreSQL runs are skipped (one line says so).
 
@@ -61,6 +64,8 @@ struct Args {
     page: usize,
     workers: usize,
     pgbench_secs: u32,
+    /// `StoreConfig::vacuum_every` of the workers (0: off).
+    vacuum_every: u32,
     /// Which runs: any of pgbench, pg-pages, pg-single, pg-fused, sqlite-pages, sqlite-single.
     only: Option<Vec<String>>,
 }
@@ -81,6 +86,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Args {
         page: 100,
         workers: 2,
         pgbench_secs: 10,
+        vacuum_every: StoreConfig::default().vacuum_every.unwrap_or(0),
         only: None,
     };
     while let Some(flag) = it.next() {
@@ -92,6 +98,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Args {
             "--page" => args.page = value().parse().expect("--page N"),
             "--workers" => args.workers = value().parse().expect("--workers N"),
             "--pgbench-secs" => args.pgbench_secs = value().parse().expect("--pgbench-secs N"),
+            "--vacuum-every" => args.vacuum_every = value().parse().expect("--vacuum-every N"),
             "--only" => args.only = Some(value().split(',').map(str::to_owned).collect()),
             other => panic!("unknown flag {other}"),
         }
@@ -283,6 +290,7 @@ async fn run_workers(url: &str, args: &Args, mode: &str, workers: usize) -> Vec<
                     mode,
                     &args.inflight.to_string(),
                     &args.page.to_string(),
+                    &args.vacuum_every.to_string(),
                 ])
                 .stdout(Stdio::piped())
                 .spawn()
@@ -382,8 +390,8 @@ async fn pgbench_tps(url: &str, secs: u32) -> Result<f64, String> {
 // ---------------------------------------------------------------- worker process
 
 fn worker_main(args: Vec<String>) {
-    let [url, mode, inflight, page] = args.as_slice() else {
-        panic!("worker URL MODE INFLIGHT PAGE")
+    let [url, mode, inflight, page, vacuum_every] = args.as_slice() else {
+        panic!("worker URL MODE INFLIGHT PAGE VACUUM_EVERY")
     };
     let inflight: usize = inflight.parse().expect("inflight");
     let page: usize = page.parse().expect("page");
@@ -392,7 +400,10 @@ fn worker_main(args: Vec<String>) {
         .build()
         .expect("runtime");
     let stats = runtime.block_on(async {
-        let config = StoreConfig::default().with_max_connections(inflight as u32 + 2);
+        let vacuum_every: u32 = vacuum_every.parse().expect("vacuum_every");
+        let config = StoreConfig::default()
+            .with_max_connections(inflight as u32 + 2)
+            .with_vacuum_every(Some(vacuum_every));
         let store = Store::connect_with(url, config)
             .await
             .expect("worker connects");
@@ -479,7 +490,10 @@ async fn perform(job: &ClaimedJob, coalescer: &Coalescer) {
 /// Page claims ahead of the performers (up to two pages leased and waiting),
 /// `inflight` performers, completions coalesced.
 async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, stats: &Arc<Stats>) {
-    let (tx, mut rx) = mpsc::channel::<ClaimedJob>(page);
+    // Room for two pages: the next page's claim goes out while a whole page
+    // still waits, so its round trip (a commit) overlaps the work instead of
+    // stalling the performers once per page.
+    let (tx, mut rx) = mpsc::channel::<ClaimedJob>(2 * page);
     let claimer = {
         let store = store.clone();
         let me = me.clone();

@@ -89,6 +89,8 @@ mod rows;
 mod schema;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "postgres")]
+mod vacuum;
 pub mod validate;
 pub mod wake;
 
@@ -168,6 +170,9 @@ struct Inner {
     refused: Mutex<HashMap<i64, u64>>,
     #[cfg(feature = "postgres")]
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// When this store next vacuums the jobs table (PostgreSQL).
+    #[cfg(feature = "postgres")]
+    vacuum: vacuum::VacuumSchedule,
 }
 
 impl std::fmt::Debug for Inner {
@@ -245,12 +250,14 @@ impl Store {
         let store = Store {
             inner: Arc::new(Inner {
                 backend,
-                config,
                 retry_ms,
                 wakers: wake::LocalWakers::default(),
                 refused: Mutex::new(HashMap::new()),
                 #[cfg(feature = "postgres")]
                 listener: Mutex::new(None),
+                #[cfg(feature = "postgres")]
+                vacuum: vacuum::VacuumSchedule::new(config.vacuum_every),
+                config,
             }),
         };
         if migrate {
@@ -444,6 +451,7 @@ impl Store {
         };
         let (round, done): (ClaimRound, Vec<i64>) =
             dispatch!(self, |pool| imp::claim(pool, &request).await)?;
+        self.claimed(round.claimed.len());
         if round.stale.is_empty() {
             return Ok((done, round.claimed));
         }
@@ -467,6 +475,24 @@ impl Store {
         }
         page.extend(round.claimed);
         Ok((done, page))
+    }
+
+    /// Counts one claim statement that claimed `n` jobs; on PostgreSQL,
+    /// starts the background vacuum of the jobs table when one is due (see
+    /// [`StoreConfig::vacuum_every`]).
+    fn claimed(&self, n: usize) {
+        #[cfg(feature = "postgres")]
+        if let Backend::Postgres(pool) = &self.inner.backend {
+            if let Some(turn) = self.inner.vacuum.claimed(n) {
+                let pool = pool.clone();
+                tokio::spawn(async move {
+                    postgres::vacuum(&pool).await;
+                    drop(turn);
+                });
+            }
+        }
+        #[cfg(not(feature = "postgres"))]
+        let _ = n;
     }
 
     /// Asks the liveness check about each stale candidate; remembers the

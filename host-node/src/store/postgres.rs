@@ -58,19 +58,49 @@ macro_rules! ended_columns {
     };
 }
 
-/// Locks the rows of the jobs `$ids` in id order, as CTE `$name`.
+/// Locks the rows of the jobs `$ids` in id order, as CTE `$name`, and reads
+/// their fence columns (`id`, `token`, `state`, `owner_nonce`) as locked.
 ///
 /// Every statement that updates several running jobs takes their locks in
 /// one global order first, so two batches over overlapping jobs (a coalesced
 /// completion and a coalesced renewal, say) queue behind each other instead
 /// of deadlocking.
+///
+/// The fence is then tested on these locked rows (`held!`), not in the
+/// `UPDATE`: under READ COMMITTED a locked row reads as its latest version,
+/// and nobody else can change it until we commit. The `UPDATE` that follows
+/// is left with nothing but `id = ANY(...)`, so its only plan is the primary
+/// key. With `state = 'running'` in its own `WHERE` the planner may instead
+/// scan the whole partial index `leasehold_jobs_running` (its statistics say
+/// it is tiny), which holds an entry for every past claim until vacuum:
+/// a settle would then cost a scan over all recently worked jobs.
 macro_rules! lock_in_order {
     ($name:literal, $ids:literal) => {
         concat!(
             $name,
-            " AS (SELECT id FROM leasehold_jobs WHERE id = ANY(",
+            " AS (SELECT id, token, state, owner_nonce FROM leasehold_jobs WHERE id = ANY(",
             $ids,
             ") ORDER BY id FOR UPDATE)"
+        )
+    };
+}
+
+/// The ids of the rows locked by CTE `$locked` whose fence still holds: the
+/// job is running under the token bound for it in `$ids`/`$tokens`, and
+/// `$also` (more SQL on the locked row `l`, or "") holds. A subquery, for
+/// `j.id = ANY(ARRAY(...))`.
+macro_rules! held {
+    ($locked:literal, $ids:literal, $tokens:literal, $also:literal) => {
+        concat!(
+            "SELECT l.id FROM ",
+            $locked,
+            " l JOIN unnest(",
+            $ids,
+            "::int8[], ",
+            $tokens,
+            "::int8[]) AS f(id, token) ON l.id = f.id AND l.token = f.token
+             WHERE l.state = 'running'",
+            $also
         )
     };
 }
@@ -84,13 +114,10 @@ macro_rules! complete_ctes {
             ",
     done AS (
         UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
-        FROM unnest(",
-            $ids,
-            "::int8[], ",
-            $tokens,
-            "::int8[]) AS f(id, token), clock c
-        WHERE j.id = ANY(ARRAY(SELECT id FROM settling)) AND j.id = f.id AND j.token = f.token
-          AND j.state = 'running'
+        FROM clock c
+        WHERE j.id = ANY(ARRAY(",
+            held!("settling", $ids, $tokens, ""),
+            "))
         RETURNING ",
             ended_columns!(),
             "),
@@ -543,9 +570,15 @@ const RENEW: &str = concat!(
     lock_in_order!("renewing", "$1"),
     "
     UPDATE leasehold_jobs j SET heartbeat_at = c.now, expires_at = c.now + j.lease_ms
-    FROM unnest($1::int8[], $2::int8[]) AS f(id, token), clock c
-    WHERE j.id = ANY(ARRAY(SELECT id FROM renewing)) AND j.id = f.id AND j.token = f.token
-      AND j.state = 'running' AND ($3::text IS NULL OR j.owner_nonce = $3)
+    FROM clock c
+    WHERE j.id = ANY(ARRAY(",
+    held!(
+        "renewing",
+        "$1",
+        "$2",
+        " AND ($3::text IS NULL OR l.owner_nonce = $3)"
+    ),
+    "))
     RETURNING j.id"
 );
 
@@ -555,9 +588,9 @@ const RELEASE: &str = concat!(
     "
     UPDATE leasehold_jobs j SET state = 'queued', attempts = j.attempts - 1,
         heartbeat_at = NULL, expires_at = NULL
-    FROM unnest($1::int8[], $2::int8[]) AS f(id, token)
-    WHERE j.id = ANY(ARRAY(SELECT id FROM releasing)) AND j.id = f.id AND j.token = f.token
-      AND j.state = 'running'
+    WHERE j.id = ANY(ARRAY(",
+    held!("releasing", "$1", "$2", ""),
+    "))
     RETURNING j.id"
 );
 
@@ -621,6 +654,8 @@ const FAIL: &str = concat!(
     "WITH clock AS MATERIALIZED (SELECT ",
     db_now!(),
     " AS now),
+    -- The fence is tested on the locked row, not in the UPDATE: see lock_in_order!.
+    failing AS (SELECT id, token, state FROM leasehold_jobs WHERE id = $1 FOR UPDATE),
     done AS (
         UPDATE leasehold_jobs j SET
             state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'queued' END,
@@ -630,7 +665,7 @@ const FAIL: &str = concat!(
             last_error = $5,
             finished_at = CASE WHEN j.attempts >= j.max_attempts THEN c.now END
         FROM clock c
-        WHERE j.id = $1 AND j.token = $2 AND j.state = 'running'
+        WHERE j.id = (SELECT id FROM failing WHERE token = $2 AND state = 'running')
         RETURNING ",
     ended_columns!(),
     ", j.state, j.run_at),
@@ -717,6 +752,20 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
     tx.commit().await?;
     record.attempt_log.extend(running);
     Ok(Some(record))
+}
+
+/// Vacuums the jobs table (see [`super::vacuum`]): `SKIP_LOCKED`, so it
+/// neither waits for nor queues behind another process's vacuum of it.
+/// Errors are logged: this is upkeep, no caller waits for it.
+pub(crate) async fn vacuum(pool: &PgPool) {
+    let started = std::time::Instant::now();
+    match sqlx::raw_sql("VACUUM (SKIP_LOCKED) leasehold_jobs")
+        .execute(pool)
+        .await
+    {
+        Ok(_) => tracing::debug!(elapsed = ?started.elapsed(), "vacuumed leasehold_jobs"),
+        Err(error) => tracing::warn!(%error, "VACUUM leasehold_jobs failed"),
+    }
 }
 
 /// The store's LISTEN connection on [`NOTIFY_CHANNEL`], and the schema its
