@@ -11,8 +11,12 @@ How a job runs: each job is one command line. A line with none of the shell's sp
 (| & ; < > ( ) $ ` \\ \" ' * ? [ ] # ~ { } =) is split on white space and executed directly; \
 any other line runs as `sh -c LINE`. The command's exit code decides: 0 is done, anything else \
 fails the attempt, which is retried with exponential backoff (1 s, 2 s, 4 s, …) until \
---max-attempts, then dead-lettered. When a worker's lease renewal answers that the claim was lost, \
-the command gets SIGTERM and, after a grace period, SIGKILL; its outcome is not recorded.";
+--max-attempts, then dead-lettered; an attempt counts when it is claimed, so one lost with its \
+worker counts too. When a worker's lease renewal answers that the claim was lost (or the lease \
+lapses, or --timeout passes), the command's process group gets SIGTERM and, after --grace, \
+SIGKILL; its outcome is not recorded. Processes a command leaves in its group when it exits are \
+stopped the same way. A worker killed with SIGKILL takes its commands with it (SIGKILL to each \
+command's own process); what a shell line started in the background can outlive it.";
 
 /// leasehold: a durable command queue. Commands wait in a database (a SQLite file by
 /// default, PostgreSQL to share one queue between machines) and are worked under leased,

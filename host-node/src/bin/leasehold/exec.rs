@@ -16,7 +16,10 @@ use tokio::process::Command;
 /// A worker killed outright (SIGKILL) cannot stop its commands, and its job
 /// will be reclaimed and run again: so the command's process gets SIGKILL
 /// when its worker dies (Linux `PR_SET_PDEATHSIG`). Processes the command
-/// started itself are not covered.
+/// started itself are not covered: the signal can not be caught by a worker
+/// killed outright, and it reaches the child only. Covering them would take
+/// a guard process per command (or a cgroup); the fence already refuses
+/// whatever they would record.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn die_with_parent(cmd: &mut Command) {
@@ -136,13 +139,29 @@ fn signal_group(pid: u32, signal: rustix::process::Signal) {
     }
 }
 
+/// Whether any process is left in the child's process group (the child
+/// itself reaped). `kill(-pgid, 0)` fails with ESRCH once the group is empty.
+fn group_alive(pid: u32) -> bool {
+    rustix::process::Pid::from_raw(pid as i32)
+        .is_some_and(|pid| rustix::process::test_kill_process_group(pid).is_ok())
+}
+
+/// Resolves once the child's process group is empty, checking every 50 ms.
+async fn group_gone(pid: u32) {
+    while group_alive(pid) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// How long output still drains after the command ended: a grandchild that
 /// keeps the pipes open must not hold the job.
 const DRAIN: Duration = Duration::from_millis(200);
 
 /// Runs `invocation`, stopping it (SIGTERM to its process group, then
-/// SIGKILL after `grace`) when `stop` resolves (the claim was lost, or the
-/// operator asked twice) or `timeout` passes.
+/// SIGKILL to the group once `grace` passes with any of it alive) when `stop`
+/// resolves (the claim was lost, or the operator asked twice) or `timeout`
+/// passes. Processes a command leaves behind in its group when it exits are
+/// stopped the same way: nothing of an attempt outlives it.
 pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeout: Option<Duration>, grace: Duration) -> Run {
     let mut cmd = invocation.command();
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
@@ -172,10 +191,21 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
     };
     if matches!(ended, Ended::Stopped | Ended::TimedOut) {
         signal_group(pid, rustix::process::Signal::TERM);
-        if tokio::time::timeout(grace, child.wait()).await.is_err() {
-            signal_group(pid, rustix::process::Signal::KILL);
+        // The whole group gets its grace, not only the direct child: a shell
+        // that dies on SIGTERM may leave a child that ignores it.
+        let _ = tokio::time::timeout(grace, async {
             let _ = child.wait().await;
-        }
+            group_gone(pid).await;
+        })
+        .await;
+        signal_group(pid, rustix::process::Signal::KILL);
+        let _ = child.wait().await;
+    } else if group_alive(pid) {
+        // The command exited but left processes behind in its group: they
+        // belong to this attempt, which is over, so they go too.
+        signal_group(pid, rustix::process::Signal::TERM);
+        let _ = tokio::time::timeout(grace, group_gone(pid)).await;
+        signal_group(pid, rustix::process::Signal::KILL);
     }
     for reader in readers {
         let abort = reader.abort_handle();
@@ -211,6 +241,52 @@ mod tests {
     #[test]
     fn a_blank_line_is_no_command() {
         assert_eq!(Invocation::parse("   "), None);
+    }
+
+    /// Whether process `pid` is gone, waiting up to 2 s for its reaping (an
+    /// orphan is reaped by init, not by us).
+    async fn gone(pid: i32) -> bool {
+        for _ in 0..40 {
+            let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
+            if rustix::process::test_kill_process(pid).is_err() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    }
+
+    async fn pid_in(file: &std::path::Path) -> i32 {
+        for _ in 0..40 {
+            if let Ok(text) = std::fs::read_to_string(file) {
+                if let Ok(pid) = text.trim().parse() {
+                    return pid;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no pid written to {}", file.display());
+    }
+
+    #[tokio::test]
+    async fn a_timed_out_command_whose_child_ignores_sigterm_is_killed_after_the_grace() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pid");
+        // The outer shell dies on SIGTERM; its child ignores it.
+        let line = format!("sh -c 'trap \"\" TERM; echo $$ > {}; sleep 30'; true", file.display());
+        let run = run(&Invocation::Shell(line), std::future::pending(), Some(Duration::from_millis(300)), Duration::from_millis(300)).await;
+        assert_eq!(run.ended, Ended::TimedOut);
+        assert!(gone(pid_in(&file).await).await, "the child that ignored SIGTERM got SIGKILL");
+    }
+
+    #[tokio::test]
+    async fn what_a_command_leaves_running_in_its_group_is_stopped_when_it_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pid");
+        let line = format!("sleep 30 & echo $! > {}", file.display());
+        let run = run(&Invocation::Shell(line), std::future::pending(), None, Duration::from_millis(300)).await;
+        assert_eq!(run.ended, Ended::Exited(0));
+        assert!(gone(pid_in(&file).await).await, "the background sleep went with its attempt");
     }
 
     #[test]
