@@ -97,7 +97,10 @@ if [[ -n ${LEASEHOLD_TEST_PG_URL:-} ]]; then
   section_passed
 elif [[ -x scripts/pg-cluster.sh && -x ${PG_BIN:-/usr/lib/postgresql/15/bin}/initdb ]]; then
   # scripts/pg-cluster.sh start prints the export line of a throwaway cluster
-  # (private socket folder and port); it is stopped (and removed) on exit.
+  # (private socket folder and port); it is stopped (and removed) on exit. The
+  # folder is this run's own, so another run (or a benchmark) that starts and
+  # stops the default cluster never pulls the server from under these tests.
+  export LEASEHOLD_PG_DIR=${LEASEHOLD_PG_DIR:-$(mktemp -d /tmp/leasehold-pg-test.XXXXXX)}
   if exports=$(scripts/pg-cluster.sh start); then
     eval "$exports"
     pg_stop="scripts/pg-cluster.sh stop"

@@ -91,3 +91,34 @@ fn bad_lease_timings_are_refused_before_anything_is_queued() {
     let out = s.cmd(&["jobs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("no jobs"), "nothing was queued");
 }
+
+#[test]
+fn lease_timings_out_of_bounds_are_refused_by_work_too() {
+    let s = Scratch::new();
+    s.cmd(&["enqueue", "--", "true"]).assert().success();
+    fails_with(&s, &["work", "--until-empty", "--stale-after", "0s"], "--stale-after (0)");
+    fails_with(&s, &["work", "--until-empty", "--stale-after", "18446744073709551615s"], "--stale-after");
+    fails_with(&s, &["work", "--until-empty", "--stale-after", "30days"], "must be at most 24days");
+    fails_with(&s, &["work", "--until-empty", "--heartbeat-every", "0s"], "--heartbeat-every (0s) must be at least 100ms");
+    let out = s.cmd(&["jobs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("queued"), "the job is still queued");
+}
+
+#[test]
+fn an_in_memory_sqlite_database_is_refused_rather_than_losing_the_job() {
+    let s = Scratch::new();
+    for url in ["sqlite://", "sqlite::memory:", "sqlite://:memory:", "sqlite://q.db?mode=memory"] {
+        let out = assert_cmd::Command::cargo_bin("leasehold").unwrap().current_dir(s.dir.path()).args(["--database", url, "enqueue", "--", "true"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
+        assert!(stderr.contains("in-memory SQLite database"), "{url}: {stderr}");
+        assert!(out.stdout.is_empty(), "{url}: no job id printed");
+    }
+}
+
+#[test]
+fn an_argument_error_lists_what_is_missing_on_one_line() {
+    let s = Scratch::new();
+    fails_with(&s, &["enqueue"], "not provided: <COMMAND>...");
+    fails_with(&s, &["enqueue", "--max-attempts", "4294967295", "--", "true"], "is not in 1..=2147483647");
+}

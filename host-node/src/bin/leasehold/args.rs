@@ -80,7 +80,7 @@ pub struct JobOptions {
     #[arg(long, default_value = "default")]
     pub queue: String,
     /// Attempts a job may have in all; a failure on the last one dead-letters it.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub max_attempts: u32,
     /// How long one attempt may run before its command is stopped and the attempt fails
     /// (e.g. 10m).

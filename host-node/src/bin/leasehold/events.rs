@@ -43,7 +43,7 @@ pub fn folder(database_url: &str, chosen: Option<&Path>) -> PathBuf {
 
 /// The file of a `sqlite://PATH` / `sqlite:PATH` URL (`None` for memory and
 /// other backends).
-fn sqlite_file(url: &str) -> Option<PathBuf> {
+pub fn sqlite_file(url: &str) -> Option<PathBuf> {
     let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or_default();
     (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))

@@ -34,9 +34,17 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
+            // One line: clap's message with what it lists under it (the
+            // missing arguments, its tip), without the usage.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default().trim_start_matches("error: ");
-            eprintln!("leasehold: {first} (see leasehold --help)");
+            let said: Vec<&str> = text
+                .lines()
+                .take_while(|line| !line.starts_with("Usage:"))
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
+                .collect();
+            let said = said.join(" ");
+            eprintln!("leasehold: {} (see leasehold --help)", said.trim_start_matches("error: "));
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -77,6 +85,14 @@ pub fn default_concurrency() -> u32 {
 /// Connects to the queue: the same-host pid probe refuses to reclaim a stale
 /// lease whose owner process is still alive on this host (never hastens one).
 async fn connect(global: &Global) -> Result<Store, CliError> {
+    // Each command is its own process: an in-memory database would be gone
+    // (with whatever was queued in it) the moment the command exits.
+    let url = &global.database;
+    if url.starts_with("sqlite:") && (events::sqlite_file(url).is_none() || url.contains("mode=memory")) {
+        return Err(CliError::input(format!(
+            "{url} is an in-memory SQLite database, gone when this command exits: give a file (sqlite://FILE)"
+        )));
+    }
     let config = StoreConfig::default().with_liveness(Arc::new(SameHostPidProbe::new()));
     Ok(Store::connect_with(&global.database, config).await?)
 }
@@ -84,12 +100,12 @@ async fn connect(global: &Global) -> Result<Store, CliError> {
 /// Read-only commands never create a database: a mistyped SQLite path is an
 /// error, not an empty queue.
 fn refuse_missing_sqlite_file(url: &str) -> Result<(), CliError> {
-    let Some(path) = url.strip_prefix("sqlite://") else { return Ok(()) };
-    let path = path.split('?').next().unwrap_or(path);
-    if path.is_empty() || path == ":memory:" || std::path::Path::new(path).exists() {
-        return Ok(());
+    match events::sqlite_file(url) {
+        Some(path) if !path.exists() => {
+            Err(CliError::input(format!("no database at {} (nothing has been queued there yet)", path.display())))
+        }
+        _ => Ok(()),
     }
-    Err(CliError::input(format!("no database at {path} (nothing has been queued there yet)")))
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {

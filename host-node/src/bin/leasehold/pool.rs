@@ -65,9 +65,33 @@ impl Interrupts {
     }
 }
 
+/// The longest lease a worker takes: 2^31 − 1 ms (about 24.8 days), the
+/// longest delay the runner arms a timer for. Longer is a typo, not a lease.
+const MAX_STALE_AFTER: Duration = Duration::from_millis((1 << 31) - 1);
+
+/// The shortest renewal cadence: each renewal is a database write.
+const MIN_HEARTBEAT_EVERY: Duration = Duration::from_millis(100);
+
 /// Checks the lease timings the way the runner will, with the flags' names,
-/// so a bad pair is refused before anything is queued.
+/// so a bad pair is refused before anything is queued; and our own bounds:
+/// `--stale-after` at most [`MAX_STALE_AFTER`], `--heartbeat-every` at least
+/// [`MIN_HEARTBEAT_EVERY`].
 pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -> Result<(), CliError> {
+    let refuse = |message: String| CliError::input(format!("invalid lease timings (nothing was queued): {message}"));
+    if stale_after > MAX_STALE_AFTER {
+        return Err(refuse(format!(
+            "--stale-after ({}) must be at most {}",
+            humantime::format_duration(stale_after),
+            humantime::format_duration(MAX_STALE_AFTER)
+        )));
+    }
+    if let Some(every) = heartbeat_every.filter(|every| *every < MIN_HEARTBEAT_EVERY) {
+        return Err(refuse(format!(
+            "--heartbeat-every ({}) must be at least {} (each renewal is a database write)",
+            humantime::format_duration(every),
+            humantime::format_duration(MIN_HEARTBEAT_EVERY)
+        )));
+    }
     let input = leasehold::core::OptionsInput {
         interval_ms: 1_000.0,
         stale_after_ms: stale_after.as_millis() as f64,
@@ -76,8 +100,7 @@ pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -
         ..Default::default()
     };
     input.validate().map(drop).map_err(|e| {
-        let message = e.to_string().replace("heartbeatEveryMs", "--heartbeat-every").replace("staleAfterMs", "--stale-after");
-        CliError::input(format!("invalid lease timings (nothing was queued): {message}"))
+        refuse(e.to_string().replace("heartbeatEveryMs", "--heartbeat-every").replace("staleAfterMs", "--stale-after"))
     })
 }
 
@@ -93,6 +116,7 @@ pub struct Pool {
 impl Pool {
     /// Starts working `config.queue` of `store`.
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
+        check_timings(config.stale_after, config.heartbeat_every)?;
         let (hard_stop, stopped) = watch::channel(false);
         let handler = CommandHandler::new(store.clone(), config.grace, stopped);
         // Pages of one: a job claimed is a job started, so a drain (which
