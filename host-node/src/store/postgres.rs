@@ -13,7 +13,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::Row;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions, PgRow};
+use sqlx::Connection;
 
 use super::backend::{self, ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
 use super::migrate::{self, AppliedMigration, MigrationSet, PG_MIGRATION_LOCK_KEY};
@@ -147,6 +148,14 @@ pub(crate) async fn connect(
     // first executions and may keep doing so; planning it costs more than
     // running it.
     options = options.options([("plan_cache_mode", "force_generic_plan")]);
+    // One connection first, bounded by the connect timeout: the pool retries
+    // a refused connection until its acquire timeout and then says only that
+    // it timed out; this says why (refused, no such host, bad password).
+    let probe = tokio::time::timeout(config.connect_timeout, PgConnection::connect_with(&options))
+        .await
+        .map_err(|_| unreachable(sqlx::Error::PoolTimedOut))?
+        .map_err(unreachable)?;
+    let _ = probe.close().await;
     PgPoolOptions::new()
         .max_connections(config.max_connections.unwrap_or(10).max(1))
         .acquire_timeout(config.connect_timeout)
