@@ -75,11 +75,28 @@ impl OptionError {
     }
 }
 
+/// A number shown as JS shows it in messages: `NaN`, `Infinity` and
+/// `-Infinity` where Rust would print `NaN`, `inf` and `-inf`; finite values
+/// as Rust prints them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JsNumber(pub f64);
+
+impl fmt::Display for JsNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            v if v.is_nan() => f.write_str("NaN"),
+            f64::INFINITY => f.write_str("Infinity"),
+            f64::NEG_INFINITY => f.write_str("-Infinity"),
+            v => write!(f, "{v}"),
+        }
+    }
+}
+
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             OptionError::NotFinite { option, value } => {
-                write!(f, "{option} must be a finite number, got {value}")
+                write!(f, "{option} must be a finite number, got {}", JsNumber(value))
             }
             OptionError::Negative { option, value } => {
                 write!(f, "{option} must not be negative, got {value}")

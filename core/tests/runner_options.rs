@@ -23,6 +23,9 @@ fn a_non_finite_interval_is_a_type_error_naming_the_option() {
     assert_eq!(e.to_string(), "intervalMs must be a finite number, got NaN");
     let e = OptionsInput { interval_ms: f64::INFINITY, ..base() }.validate().unwrap_err();
     assert!(matches!(e, OptionError::NotFinite { option: "intervalMs", .. }));
+    assert_eq!(e.to_string(), "intervalMs must be a finite number, got Infinity", "spelled as JS spells it");
+    let e = OptionsInput { stale_after_ms: f64::NEG_INFINITY, ..base() }.validate().unwrap_err();
+    assert_eq!(e.to_string(), "staleAfterMs must be a finite number, got -Infinity");
 }
 
 #[test]

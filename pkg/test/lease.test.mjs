@@ -461,7 +461,7 @@ test('leaseLiveness: alive while heartbeatAtMs >= nowMs - staleAfterMs; no heart
 
 test('leaseLiveness refuses a bad window or context, naming it', () => {
   assert.throws(() => leaseLiveness('15s'), { name: 'TypeError', message: 'leaseLiveness: staleAfterMs must be a number, got string' });
-  assert.throws(() => leaseLiveness(Infinity), { name: 'TypeError', message: 'leaseLiveness: staleAfterMs must be a finite number, got inf' });
+  assert.throws(() => leaseLiveness(Infinity), { name: 'TypeError', message: 'leaseLiveness: staleAfterMs must be a finite number, got Infinity' });
   assert.throws(() => leaseLiveness(-1), { name: 'RangeError', message: 'leaseLiveness: staleAfterMs must not be negative, got -1' });
   const check = leaseLiveness();
   assert.throws(() => check(OWNER, null), { name: 'TypeError', message: 'leaseLiveness: context must be an object, got null' });

@@ -47,7 +47,10 @@ fn time_field(context: &JsValue, key: &str) -> Result<Option<f64>, JsValue> {
     }
     match value.as_f64() {
         Some(number) if number.is_finite() => Ok(Some(number)),
-        Some(number) => Err(type_error(&format!("leaseLiveness: context.{key} must be a finite number, got {number}"))),
+        Some(number) => Err(type_error(&format!(
+            "leaseLiveness: context.{key} must be a finite number, got {}",
+            leasehold_core::options::JsNumber(number)
+        ))),
         None => Err(type_error(&format!("leaseLiveness: context.{key} must be a number, got {}", kind_of(&value)))),
     }
 }
