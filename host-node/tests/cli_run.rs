@@ -117,3 +117,17 @@ async fn events_shows_each_job_settlement_by_id() {
     assert!(text.contains(&format!("job-dead-lettered job {} attempt 1: exit code 4", ids[1])), "{text}");
     assert!(!text.contains(" claimed "), "lines leave out the item events: {text}");
 }
+
+#[tokio::test]
+async fn jobs_says_when_more_rows_than_the_limit_exist() {
+    let s = Scratch::new();
+    for _ in 0..3 {
+        s.enqueue(&[], "true");
+    }
+    let out = s.cmd(&["jobs", "--limit", "2"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(the newest 2 shown; more with --limit)"), "{text}");
+    let out = s.cmd(&["jobs", "--limit", "3"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("more with --limit"), "all shown");
+    s.cmd(&["jobs", "--limit", "0"]).assert().code(2);
+}

@@ -151,8 +151,8 @@ pub struct JobsArgs {
     /// Only jobs of this queue.
     #[arg(long)]
     pub queue: Option<String>,
-    /// At most this many rows.
-    #[arg(long, default_value_t = 50)]
+    /// At most this many rows (the newest).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub limit: u32,
 }
 

@@ -44,11 +44,14 @@ pub async fn status(store: &Store) -> Result<(), CliError> {
 
 /// `leasehold jobs`.
 pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, limit: u32) -> Result<(), CliError> {
-    let jobs = store.list_jobs(queue, state, limit).await?;
+    // One more than asked for tells whether there are more than shown.
+    let mut jobs = store.list_jobs(queue, state, limit.saturating_add(1)).await?;
     if jobs.is_empty() {
         println!("no jobs");
         return Ok(());
     }
+    let more = jobs.len() > limit as usize;
+    jobs.truncate(limit as usize);
     let mut t = table(&["id", "queue", "state", "attempts", "created", "command", "last error"]);
     for job in jobs {
         t.add_row(vec![
@@ -61,7 +64,8 @@ pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, l
             job.last_error.clone().unwrap_or_default(),
         ]);
     }
-    crate::fail::print(&format!("{t}\n"));
+    let note = if more { format!("(the newest {limit} shown; more with --limit)\n") } else { String::new() };
+    crate::fail::print(&format!("{t}\n{note}"));
     Ok(())
 }
 
