@@ -74,3 +74,39 @@ async fn postgres_three_workers_one_killed_every_job_done_once() {
     let s = Scratch::with_url(url);
     a_killed_worker_s_job_is_reclaimed(&s, 6, 3).await;
 }
+
+/// Whether process `pid` is gone within `limit` (an orphan is reaped by init).
+fn gone_within(pid: i32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        let Some(pid) = rustix::process::Pid::from_raw(pid) else { return true };
+        if rustix::process::test_kill_process(pid).is_err() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_command_started_dies_with_a_worker_killed_outright() {
+    let s = Scratch::new();
+    let pid_file = s.path("grandchild.pid");
+    // The shell starts a grandchild and waits for it: PDEATHSIG on the
+    // shell alone would leave the grandchild running after the worker died.
+    let id = s.enqueue(&[], &format!("sleep 30 & echo $! > {}; wait", pid_file.display()));
+    let mut worker = s.spawn(&["work", "--stale-after", "2s"]);
+    let store = s.store().await;
+    job_running_under(&store, &[id], worker.id()).await;
+    let start = Instant::now();
+    let grandchild = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<i32>().ok()) {
+            break pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the command never started its grandchild");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    signal(&worker, Signal::KILL);
+    wait_exit(&mut worker, Duration::from_secs(5));
+    assert!(gone_within(grandchild, Duration::from_secs(5)), "the grandchild {grandchild} outlived its worker");
+}

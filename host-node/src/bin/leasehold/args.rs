@@ -15,8 +15,8 @@ fails the attempt, which is retried with exponential backoff (1 s, 2 s, 4 s, …
 worker counts too. When a worker's lease renewal answers that the claim was lost (or the lease \
 lapses, or --timeout passes), the command's process group gets SIGTERM and, after --grace, \
 SIGKILL; its outcome is not recorded. Processes a command leaves in its group when it exits are \
-stopped the same way. A worker killed with SIGKILL takes its commands with it (SIGKILL to each \
-command's own process); what a shell line started in the background can outlive it.";
+stopped the same way. Each command runs under a small guard process of this tool that leads its \
+group: a worker killed with SIGKILL takes its commands, and everything they started, with it.";
 
 /// leasehold: a durable command queue. Commands wait in a database (a SQLite file by
 /// default, PostgreSQL to share one queue between machines) and are worked under leased,

@@ -13,13 +13,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-/// A worker killed outright (SIGKILL) cannot stop its commands, and its job
-/// will be reclaimed and run again: so the command's process gets SIGKILL
-/// when its worker dies (Linux `PR_SET_PDEATHSIG`). Processes the command
-/// started itself are not covered: the signal can not be caught by a worker
-/// killed outright, and it reaches the child only. Covering them would take
-/// a guard process per command (or a cgroup); the fence already refuses
-/// whatever they would record.
+/// Without a guard (this binary could not be found again), the command's
+/// own process gets SIGKILL when its worker dies (Linux `PR_SET_PDEATHSIG`);
+/// processes it started are not covered then.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn die_with_parent(cmd: &mut Command) {
@@ -75,16 +71,32 @@ impl Invocation {
         Some(Invocation::Direct(line.split_whitespace().map(str::to_string).collect()))
     }
 
-    fn command(&self) -> Command {
+    /// Program and arguments.
+    fn argv(&self) -> Vec<&str> {
         match self {
-            Invocation::Direct(argv) => {
-                let mut cmd = Command::new(&argv[0]);
-                cmd.args(&argv[1..]);
+            Invocation::Direct(argv) => argv.iter().map(String::as_str).collect(),
+            Invocation::Shell(line) => vec!["sh", "-c", line],
+        }
+    }
+
+    /// The command under its guard (this binary, see `guard`), or, when
+    /// this binary can not be found again, directly with the weaker
+    /// parent-death signal on the command alone.
+    fn command(&self) -> Command {
+        let argv = self.argv();
+        // A unit test's executable is the test harness, not this tool: those
+        // tests run commands directly (the guard is tested end to end).
+        let me = if cfg!(test) { Err(std::io::ErrorKind::Unsupported.into()) } else { std::env::current_exe() };
+        match me {
+            Ok(me) => {
+                let mut cmd = Command::new(me);
+                cmd.arg(crate::guard::GUARD_ARG).arg(std::process::id().to_string()).args(argv);
                 cmd
             }
-            Invocation::Shell(line) => {
-                let mut cmd = Command::new("sh");
-                cmd.arg("-c").arg(line);
+            Err(_) => {
+                let mut cmd = Command::new(argv[0]);
+                cmd.args(&argv[1..]);
+                die_with_parent(&mut cmd);
                 cmd
             }
         }
@@ -165,7 +177,6 @@ const DRAIN: Duration = Duration::from_millis(200);
 pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeout: Option<Duration>, grace: Duration) -> Run {
     let mut cmd = invocation.command();
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
-    die_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return Run { ended: Ended::NotStarted(e.to_string()), output: Vec::new() },
@@ -213,8 +224,27 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
             abort.abort();
         }
     }
-    let output = std::mem::take(&mut *output.lock().unwrap());
+    let mut output = std::mem::take(&mut *output.lock().unwrap());
+    let ended = match ended {
+        Ended::Exited(code) if code == i32::from(crate::guard::NOT_STARTED_CODE) => match not_started(&output) {
+            Some((at, reason)) => {
+                output.truncate(at);
+                Ended::NotStarted(reason)
+            }
+            None => ended,
+        },
+        ended => ended,
+    };
     Run { ended, output }
+}
+
+/// The guard's "cannot start" line at the end of `output`: where it starts
+/// and the reason it gives.
+fn not_started(output: &[u8]) -> Option<(usize, String)> {
+    let text = std::str::from_utf8(output).ok()?;
+    let at = text.rfind(crate::guard::NOT_STARTED)?;
+    let reason = text[at + crate::guard::NOT_STARTED.len()..].trim_end().to_owned();
+    Some((at, reason))
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {

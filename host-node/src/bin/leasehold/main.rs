@@ -10,6 +10,7 @@ mod enqueue;
 mod events;
 mod exec;
 mod fail;
+mod guard;
 mod handler;
 mod inspect;
 mod pool;
@@ -26,6 +27,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 fn main() -> ExitCode {
+    // A command's guard, started by a worker: before clap, so the command's
+    // own arguments are never parsed as ours.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == guard::GUARD_ARG) {
+        return guard::main(&args[2..]);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
