@@ -125,3 +125,10 @@ fn an_argument_error_lists_what_is_missing_on_one_line() {
     fails_with(&s, &["enqueue"], "not provided: <COMMAND>...");
     fails_with(&s, &["enqueue", "--max-attempts", "4294967295", "--", "true"], "is not in 1..=2147483647");
 }
+
+#[test]
+fn a_grace_too_long_is_refused_not_a_panic() {
+    let s = Scratch::new();
+    s.cmd(&["enqueue", "--", "true"]).assert().success();
+    fails_with(&s, &["work", "--until-empty", "--grace", "18446744073709551615s"], "--grace");
+}

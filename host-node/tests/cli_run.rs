@@ -131,3 +131,19 @@ async fn jobs_says_when_more_rows_than_the_limit_exist() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("more with --limit"), "all shown");
     s.cmd(&["jobs", "--limit", "0"]).assert().code(2);
 }
+
+#[tokio::test]
+async fn a_job_that_signals_its_own_process_group_is_not_ended_by_its_guard() {
+    let s = Scratch::new();
+    let lines: Vec<String> = ["USR1", "HUP", "USR2", "ALRM", "TERM"]
+        .iter()
+        // The line is the shell's own script (it runs as `sh -c LINE`), so
+        // the shell that traps is the one in the group with the guard.
+        .map(|sig| format!("trap 'echo caught-{sig}' {sig}; kill -{sig} 0; sleep 0.3; echo finished-normally"))
+        .collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let jobs = s.jobs_file(&lines);
+    let out = s.cmd(&["run", jobs.to_str().unwrap(), "--max-attempts", "1"]).output().unwrap();
+    let summary = summary(&out.stdout);
+    assert_eq!(summary.get("done").map(String::as_str), Some("5"), "{}", String::from_utf8_lossy(&out.stderr));
+}

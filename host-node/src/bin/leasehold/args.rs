@@ -16,7 +16,8 @@ worker counts too. When a worker's lease renewal answers that the claim was lost
 lapses, or --timeout passes), the command's process group gets SIGTERM and, after --grace, \
 SIGKILL; its outcome is not recorded. Processes a command leaves in its group when it exits are \
 stopped the same way. Each command runs under a small guard process of this tool that leads its \
-group: a worker killed with SIGKILL takes its commands, and everything they started, with it.";
+group: a worker killed with SIGKILL takes its commands, and everything they started in their \
+process group, with it (a daemon that left the group with setsid is its own).";
 
 /// leasehold: a durable command queue. Commands wait in a database (a SQLite file by
 /// default, PostgreSQL to share one queue between machines) and are worked under leased,

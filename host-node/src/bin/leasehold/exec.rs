@@ -227,8 +227,8 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
     let mut output = std::mem::take(&mut *output.lock().unwrap());
     let ended = match ended {
         Ended::Exited(code) if code == i32::from(crate::guard::NOT_STARTED_CODE) => match not_started(&output) {
-            Some((at, reason)) => {
-                output.truncate(at);
+            Some(reason) => {
+                output.clear();
                 Ended::NotStarted(reason)
             }
             None => ended,
@@ -238,13 +238,13 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
     Run { ended, output }
 }
 
-/// The guard's "cannot start" line at the end of `output`: where it starts
-/// and the reason it gives.
-fn not_started(output: &[u8]) -> Option<(usize, String)> {
-    let text = std::str::from_utf8(output).ok()?;
-    let at = text.rfind(crate::guard::NOT_STARTED)?;
-    let reason = text[at + crate::guard::NOT_STARTED.len()..].trim_end().to_owned();
-    Some((at, reason))
+/// The reason in the guard's "cannot start" line, when that line is the
+/// whole output (a command that never started wrote nothing), so a command
+/// that prints the marker itself is not taken for one that never started.
+fn not_started(output: &[u8]) -> Option<String> {
+    let line = std::str::from_utf8(output).ok()?.strip_suffix('\n')?;
+    let reason = line.strip_prefix(crate::guard::NOT_STARTED)?;
+    (!reason.contains('\n')).then(|| reason.to_owned())
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {
@@ -317,6 +317,15 @@ mod tests {
         let run = run(&Invocation::Shell(line), std::future::pending(), None, Duration::from_millis(300)).await;
         assert_eq!(run.ended, Ended::Exited(0));
         assert!(gone(pid_in(&file).await).await, "the background sleep went with its attempt");
+    }
+
+    #[test]
+    fn only_a_lone_guard_line_means_the_command_never_started() {
+        let line = format!("{}No such file or directory (os error 2)\n", crate::guard::NOT_STARTED);
+        assert_eq!(not_started(line.as_bytes()).as_deref(), Some("No such file or directory (os error 2)"));
+        let spoofed = format!("real output\n{}spoofed\n", crate::guard::NOT_STARTED);
+        assert_eq!(not_started(spoofed.as_bytes()), None, "a command that printed output did start");
+        assert_eq!(not_started(b"exit 127 from the command\n"), None);
     }
 
     #[test]

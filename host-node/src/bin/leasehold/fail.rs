@@ -23,6 +23,12 @@ impl CliError {
         CliError { message: message.into() }
     }
 
+    /// The same error with `note` added to its message.
+    pub fn noting(mut self, note: &str) -> Self {
+        self.message.push_str(note);
+        self
+    }
+
     /// Prints the one line and answers the exit code.
     pub fn report(&self) -> ExitCode {
         // One line, whatever the driver's message held.

@@ -13,14 +13,28 @@
 //!
 //! The worker's own stop signals go to the group: SIGTERM reaches the
 //! command, and the guard catches and ignores it (it keeps waiting to report
-//! how the command ended); SIGKILL after the grace ends everyone. Caught
+//! how the command ended); SIGKILL after the grace ends everyone. Signals the
+//! job sends its own group are caught and ignored by the guard the same way. Caught
 //! signals are reset to their defaults in the command (exec does that), and
 //! std resets the signal mask, so the command starts as if run directly.
 
-use signal_hook::consts::{SIGCHLD, SIGTERM, SIGUSR1};
+use signal_hook::consts::{
+    SIGABRT, SIGALRM, SIGCHLD, SIGHUP, SIGINT, SIGIO, SIGPIPE, SIGPROF, SIGQUIT, SIGSYS, SIGTERM, SIGTRAP, SIGUSR1,
+    SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ,
+};
 use signal_hook::iterator::Signals;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode};
+
+/// Signals the guard catches (and, but for SIGCHLD and its parent-death
+/// SIGUSR1, ignores): every one whose default would end it, so that a job
+/// that signals its own process group (`kill -HUP 0`) does not end its guard.
+/// Caught, not ignored: an ignored disposition would be inherited by the
+/// command, a handler is reset by exec.
+const CAUGHT: [i32; 17] = [
+    SIGCHLD, SIGUSR1, SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF,
+    SIGXCPU, SIGXFSZ, SIGIO, SIGSYS, SIGTRAP,
+];
 
 /// The argument that makes `leasehold` the guard (not a documented command).
 pub const GUARD_ARG: &str = "__guard";
@@ -48,7 +62,7 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     let parent: i32 = parent.to_str().and_then(|p| p.parse().ok()).unwrap_or(0);
     // Registered before anything can arrive: a SIGCHLD from a quick command
     // or the worker's death waits in the iterator.
-    let Ok(mut signals) = Signals::new([SIGCHLD, SIGTERM, SIGUSR1]) else { return ExitCode::from(NOT_STARTED_CODE) };
+    let Ok(mut signals) = Signals::new(CAUGHT) else { return ExitCode::from(NOT_STARTED_CODE) };
     #[cfg(target_os = "linux")]
     {
         let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::USR1));
@@ -66,7 +80,9 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     };
     for signal in signals.forever() {
         match signal {
-            SIGUSR1 => kill_group(),
+            // Our parent-death signal, or the job signalling its own group
+            // (`kill -USR1 0`): only a worker that is gone ends the group.
+            SIGUSR1 if rustix::process::Pid::as_raw(rustix::process::getppid()) != parent => kill_group(),
             SIGCHLD => match child.try_wait() {
                 Ok(Some(status)) => {
                     let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
@@ -75,7 +91,8 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
                 Ok(None) => {}
                 Err(_) => return ExitCode::from(NOT_STARTED_CODE),
             },
-            // The worker's stop: the command got it too; keep waiting.
+            // The worker's stop (SIGTERM), or a signal the job sent its own
+            // group: the command got it too; keep waiting for it.
             _ => {}
         }
     }

@@ -77,7 +77,7 @@ const MIN_HEARTBEAT_EVERY: Duration = Duration::from_millis(100);
 /// `--stale-after` at most [`MAX_STALE_AFTER`], `--heartbeat-every` at least
 /// [`MIN_HEARTBEAT_EVERY`].
 pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -> Result<(), CliError> {
-    let refuse = |message: String| CliError::input(format!("invalid lease timings (nothing was queued): {message}"));
+    let refuse = |message: String| CliError::input(format!("invalid lease timings: {message}"));
     if stale_after > MAX_STALE_AFTER {
         return Err(refuse(format!(
             "--stale-after ({}) must be at most {}",
@@ -117,6 +117,13 @@ impl Pool {
     /// Starts working `config.queue` of `store`.
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
         check_timings(config.stale_after, config.heartbeat_every)?;
+        if config.grace > MAX_STALE_AFTER {
+            return Err(CliError::input(format!(
+                "--grace ({}) must be at most {}",
+                humantime::format_duration(config.grace),
+                humantime::format_duration(MAX_STALE_AFTER)
+            )));
+        }
         let (hard_stop, stopped) = watch::channel(false);
         let handler = CommandHandler::new(store.clone(), config.grace, stopped);
         // Pages of one: a job claimed is a job started, so a drain (which
@@ -144,7 +151,7 @@ impl Pool {
             .backoff(leasehold::core::job_backoff(IDLE_INTERVAL.as_millis() as f64))
             // A stopped command gets its grace, then SIGKILL; only then is
             // the perform given up on.
-            .abort_grace(config.grace + Duration::from_secs(1))
+            .abort_grace(config.grace.saturating_add(Duration::from_secs(1)))
             .on_event(move |event| journal.on_job_event(event));
         if let Some(every) = config.heartbeat_every {
             builder = builder.heartbeat_every(every);

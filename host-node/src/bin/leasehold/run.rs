@@ -43,7 +43,8 @@ fn read_stdin() -> Result<(String, String), CliError> {
 /// Runs the command; answers the exit code (0, 1 with dead letters, 130
 /// when interrupted).
 pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) -> Result<u8, CliError> {
-    crate::pool::check_timings(global.stale_after, global.heartbeat_every)?;
+    crate::pool::check_timings(global.stale_after, global.heartbeat_every)
+        .map_err(|e| e.noting(" (nothing was queued)"))?;
     let (text, source) = read_input(args.file.as_deref())?;
     let lines = command_lines(&text);
     if lines.is_empty() {
