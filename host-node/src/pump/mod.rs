@@ -59,9 +59,14 @@ use task::{Command, PumpTask};
 /// time and sets the retention cutoff.
 pub type WallClock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
+/// The system clock now: milliseconds since the Unix epoch (0 before it).
+pub fn unix_now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 /// The system clock as a [`WallClock`].
 pub fn system_clock() -> WallClock {
-    Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64))
+    Arc::new(unix_now_ms)
 }
 
 /// The pump's options. [`PumpOptions::new`] gives the seed's defaults.

@@ -5,7 +5,6 @@
 use std::collections::VecDeque;
 use std::fmt::Display;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use leasehold_core::event::Event;
 use serde_json::{Map, Value, json};
@@ -58,7 +57,7 @@ impl TraceJournal {
     /// after each event (`None`: the caller kicks or flushes), holding at most
     /// `capacity` unlogged events (at least 1).
     pub fn new(runner: &str, kicker: Option<Kicker>, capacity: usize) -> Self {
-        let boot = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let boot = super::unix_now_ms();
         TraceJournal {
             runner: runner.to_owned(),
             source: format!("trace/{runner}@{boot}-{}", std::process::id()),

@@ -179,8 +179,7 @@ pub fn settlement_draft(job: &ClaimedJob, settlement: &Settlement) -> EventDraft
             "job-lost"
         }
     };
-    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    EventDraft::new(kind).at(now).body(body)
+    EventDraft::new(kind).at(leasehold::pump::unix_now_ms()).body(body)
 }
 
 /// Runner trace events that name items by their position in a pass, not by

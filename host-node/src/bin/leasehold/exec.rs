@@ -200,10 +200,12 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
         () = stop => Ended::Stopped,
         () = deadline => Ended::TimedOut,
     };
-    if matches!(ended, Ended::Stopped | Ended::TimedOut) {
+    // Stopped or timed out, or exited leaving processes behind in its group
+    // (they belong to this attempt, which is over): the whole group gets its
+    // grace, not only the direct child, since a shell that dies on SIGTERM
+    // may leave a child that ignores it.
+    if matches!(ended, Ended::Stopped | Ended::TimedOut) || group_alive(pid) {
         signal_group(pid, rustix::process::Signal::TERM);
-        // The whole group gets its grace, not only the direct child: a shell
-        // that dies on SIGTERM may leave a child that ignores it.
         let _ = tokio::time::timeout(grace, async {
             let _ = child.wait().await;
             group_gone(pid).await;
@@ -211,12 +213,6 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
         .await;
         signal_group(pid, rustix::process::Signal::KILL);
         let _ = child.wait().await;
-    } else if group_alive(pid) {
-        // The command exited but left processes behind in its group: they
-        // belong to this attempt, which is over, so they go too.
-        signal_group(pid, rustix::process::Signal::TERM);
-        let _ = tokio::time::timeout(grace, group_gone(pid)).await;
-        signal_group(pid, rustix::process::Signal::KILL);
     }
     for reader in readers {
         let abort = reader.abort_handle();
@@ -247,7 +243,9 @@ fn not_started(output: &[u8]) -> Option<String> {
     (!reason.contains('\n')).then(|| reason.to_owned())
 }
 
-fn exit_code(status: std::process::ExitStatus) -> i32 {
+/// A status as an exit code: the code, or 128 + signal for a signal death
+/// (as shells report it).
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }

@@ -23,7 +23,6 @@ use signal_hook::consts::{
     SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ,
 };
 use signal_hook::iterator::Signals;
-use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode};
 
 /// Signals the guard catches (and, but for SIGCHLD and its parent-death
@@ -85,8 +84,7 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
             SIGUSR1 if rustix::process::Pid::as_raw(rustix::process::getppid()) != parent => kill_group(),
             SIGCHLD => match child.try_wait() {
                 Ok(Some(status)) => {
-                    let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-                    return ExitCode::from(code.clamp(0, 255) as u8);
+                    return ExitCode::from(crate::exec::exit_code(status).clamp(0, 255) as u8);
                 }
                 Ok(None) => {}
                 Err(_) => return ExitCode::from(NOT_STARTED_CODE),

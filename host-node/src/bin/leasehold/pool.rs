@@ -67,7 +67,7 @@ impl Interrupts {
 
 /// The longest lease a worker takes: 2^31 − 1 ms (about 24.8 days), the
 /// longest delay the runner arms a timer for. Longer is a typo, not a lease.
-const MAX_STALE_AFTER: Duration = Duration::from_millis((1 << 31) - 1);
+const MAX_STALE_AFTER: Duration = Duration::from_millis(leasehold::core::backoff::MAX_DELAY_MS);
 
 /// The shortest renewal cadence: each renewal is a database write.
 const MIN_HEARTBEAT_EVERY: Duration = Duration::from_millis(100);
