@@ -11,14 +11,15 @@ const A_LEN: u64 = 30;
 const B_LEN: u64 = 17;
 const CHUNK: usize = 4;
 
-/// Appends one pass of both journals takes without faults.
-async fn appends_per_pass() -> usize {
+/// Appends one pass of journals of `a_len` and `b_len` entries takes without
+/// faults.
+async fn appends_per_pass(chunk: usize, a_len: u64, b_len: u64) -> usize {
     let (_dir, path) = temp_log();
     let storage = FaultyStorage::new();
     let (a, b) = (Journal::new(0), Journal::new(0));
-    let pump = open_pump(pump_options(&path, CHUNK, &storage, &clock_at(0)), &[("a", &a), ("b", &b)]).await;
-    a.grow(A_LEN);
-    b.grow(B_LEN);
+    let pump = open_pump(pump_options(&path, chunk, &storage, &clock_at(0)), &[("a", &a), ("b", &b)]).await;
+    a.grow(a_len);
+    b.grow(b_len);
     storage.heal();
     pump.flush().await.unwrap();
     storage.appends()
@@ -26,7 +27,18 @@ async fn appends_per_pass() -> usize {
 
 #[tokio::test]
 async fn a_failure_at_each_chunk_never_leaves_watermarks_ahead_and_recovers_completely() {
-    let chunks = appends_per_pass().await;
+    fails_at_each_chunk(CHUNK, A_LEN, B_LEN).await;
+}
+
+/// Chunks of 64 drafts and more are serialised on the blocking pool while
+/// the chunk before them is appended: the same guarantees hold.
+#[tokio::test]
+async fn the_same_holds_for_chunks_serialised_beside_the_append() {
+    fails_at_each_chunk(64, 300, 180).await;
+}
+
+async fn fails_at_each_chunk(chunk: usize, a_len: u64, b_len: u64) {
+    let chunks = appends_per_pass(chunk, a_len, b_len).await;
     assert!(chunks >= 10, "the pass is cut into many chunks ({chunks})");
     for fault in [Fault::WriteNothing, Fault::WritePartial(9), Fault::SyncFails] {
         for k in 0..chunks {
@@ -35,10 +47,10 @@ async fn a_failure_at_each_chunk_never_leaves_watermarks_ahead_and_recovers_comp
                 let (_dir, path) = temp_log();
                 let storage = FaultyStorage::new();
                 let (a, b) = (Journal::new(0), Journal::new(0));
-                let options = pump_options(&path, CHUNK, &storage, &clock_at(0));
+                let options = pump_options(&path, chunk, &storage, &clock_at(0));
                 let pump = open_pump(options.clone(), &[("a", &a), ("b", &b)]).await;
-                a.grow(A_LEN);
-                b.grow(B_LEN);
+                a.grow(a_len);
+                b.grow(b_len);
                 storage.fail_append(k, fault);
                 let err = pump.flush().await.expect_err(&case);
                 assert!(err.to_string().contains("injected"), "{case}: {err}");
@@ -57,8 +69,8 @@ async fn a_failure_at_each_chunk_never_leaves_watermarks_ahead_and_recovers_comp
                 };
                 pump.close().await.unwrap_or_else(|e| panic!("{case}: {e}"));
                 let after = contents(&path);
-                after.assert_complete("a", A_LEN);
-                after.assert_complete("b", B_LEN);
+                after.assert_complete("a", a_len);
+                after.assert_complete("b", b_len);
             }
         }
     }

@@ -25,6 +25,28 @@ struct InFlight {
     completes: Vec<(String, u64)>,
 }
 
+/// Chunks of fewer drafts are serialised on the pump's task.
+const ENCODE_APART_FROM: usize = 64;
+
+/// A derived chunk's events on their way to JSON.
+enum Encoding {
+    /// The chunk has no drafts, only watermarks.
+    Nothing,
+    /// Serialised on the pump's task (a small chunk).
+    Done(EncodedEvents),
+    /// Serialising on the blocking pool.
+    Running(tokio::task::JoinHandle<Result<EncodedEvents, LogError>>),
+}
+
+/// A pass's chunks past derivation: one serialising, one being appended.
+/// The append of a chunk starts only once the one before it is durable, so
+/// the log sees chunks in derivation order.
+#[derive(Default)]
+struct Stages {
+    encoding: Option<(Encoding, Vec<(String, u64)>)>,
+    appending: Option<InFlight>,
+}
+
 /// What a handle asks the task.
 pub(super) enum Command {
     Kick(String),
@@ -297,18 +319,19 @@ impl PumpTask {
     }
 
     /// Derives the plan's sources past their watermarks, appending chunk by
-    /// chunk. Two stages overlap: while one chunk is written and synced on
-    /// the blocking pool, the next is derived and serialised here, so at most
-    /// two chunks are held at a time. Whatever happens, the append in flight
-    /// is settled before this returns.
+    /// chunk. Three stages overlap (see [`Stages`]): this task derives a
+    /// chunk while the chunk before it is serialised on the blocking pool and
+    /// the one before that is written and synced, so at most three chunks are
+    /// held at a time. Whatever happens, the chunks in flight are settled
+    /// before this returns.
     async fn derive(&mut self, plan: &PassPlan) -> Result<(), PumpError> {
-        let mut in_flight = None;
-        let derived = self.derive_chunks(plan, &mut in_flight).await;
-        let settled = self.settle(&mut in_flight).await;
-        derived.and(settled)
+        let mut stages = Stages::default();
+        let derived = self.derive_chunks(plan, &mut stages).await;
+        let drained = self.drain(&mut stages).await;
+        derived.and(drained)
     }
 
-    async fn derive_chunks(&mut self, plan: &PassPlan, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
+    async fn derive_chunks(&mut self, plan: &PassPlan, stages: &mut Stages) -> Result<(), PumpError> {
         let mut chunker = self.state.chunker::<EventRecord>();
         let mut drafts = Vec::new();
         let now_ms = (self.wall_clock)();
@@ -326,35 +349,64 @@ impl PumpTask {
                 for draft in drafts.drain(..) {
                     let record = draft.into_record(name, &identity, now_ms);
                     if let Some(chunk) = chunker.push(index, record) {
-                        self.commit(chunk, in_flight).await?;
+                        self.commit(chunk, stages).await?;
                     }
                 }
             }
             chunker.end_source(len);
         }
         if let Some(chunk) = chunker.finish() {
-            self.commit(chunk, in_flight).await?;
+            self.commit(chunk, stages).await?;
         }
         Ok(())
     }
 
-    /// Serialises a chunk, waits for the append before it, and starts its
-    /// append with the watermarks it completes (and the unsaved ones). A chunk
-    /// without drafts moves its watermarks in memory only, once the appends
-    /// before it are durable.
-    async fn commit(&mut self, chunk: Chunk<EventRecord>, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
+    /// Hands a derived chunk to the pipeline: the chunk serialised before it
+    /// moves on to the log (once the append before that is durable), and this
+    /// one starts serialising. A small chunk is serialised here: a trip to
+    /// the blocking pool would cost more than it overlaps.
+    async fn commit(&mut self, chunk: Chunk<EventRecord>, stages: &mut Stages) -> Result<(), PumpError> {
+        self.advance(stages).await?;
         let Chunk { drafts, completes } = chunk;
-        let encoded = if drafts.is_empty() { None } else { Some(EncodedEvents::encode(&drafts)?) };
-        drop(drafts);
-        self.settle(in_flight).await?;
+        let events = if drafts.is_empty() {
+            Encoding::Nothing
+        } else if drafts.len() < ENCODE_APART_FROM {
+            Encoding::Done(EncodedEvents::encode(&drafts)?)
+        } else {
+            Encoding::Running(tokio::task::spawn_blocking(move || EncodedEvents::encode(&drafts)))
+        };
+        stages.encoding = Some((events, completes));
+        Ok(())
+    }
+
+    /// Moves the serialised chunk to the log: waits for its serialisation and
+    /// for the append before it, then starts its append with the watermarks
+    /// it completes (and the unsaved ones). A chunk without drafts moves its
+    /// watermarks in memory only, once the appends before it are durable.
+    async fn advance(&mut self, stages: &mut Stages) -> Result<(), PumpError> {
+        let Some((events, completes)) = stages.encoding.take() else { return Ok(()) };
+        let encoded = match events {
+            Encoding::Nothing => None,
+            Encoding::Done(encoded) => Some(encoded),
+            Encoding::Running(task) => Some(task.await.map_err(|e| LogError::Panicked(e.to_string()))??),
+        };
+        self.settle(&mut stages.appending).await?;
         let Some(encoded) = encoded else {
             self.state.chunk_without_events(&completes);
             return Ok(());
         };
         let marks = owned(self.state.to_write(&completes));
         let op = self.start(move |log| log.append_encoded(&encoded, marks).map(|_| ()))?;
-        *in_flight = Some(InFlight { op, completes });
+        stages.appending = Some(InFlight { op, completes });
         Ok(())
+    }
+
+    /// Settles both stages in order; after a failure, still waits for the
+    /// append in flight so the log comes back.
+    async fn drain(&mut self, stages: &mut Stages) -> Result<(), PumpError> {
+        let advanced = self.advance(stages).await;
+        let settled = self.settle(&mut stages.appending).await;
+        advanced.and(settled)
     }
 
     /// Waits for the append in flight; when it is durable, its watermarks
