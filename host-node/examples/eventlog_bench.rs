@@ -104,7 +104,7 @@ fn main() {
     let appends = pump.appends_per_second();
     let per_flush = PUMP_CHUNKS_PER_FLUSH as f64;
     println!(
-        "pump end to end (derive, serialise, append: three stages overlapped; chunks of {PUMP_CHUNK}, \
+        "pump end to end (derive and serialise overlapped with the append before; chunks of {PUMP_CHUNK}, \
          {} B): {:.1} events/s, {appends:.1} appends/s; {:.2} of the raw fsync of the same bytes \
          ({:.1}/s), {:.2} of the raw fsync of 64 B",
         pump.frame_bytes,

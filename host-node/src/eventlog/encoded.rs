@@ -1,6 +1,7 @@
 //! Events serialised ahead of their append, so the CPU work of a chunk can
 //! run while the fsync of the chunk before it is in flight.
 
+use super::record::EventRecordRef;
 use super::{EventRecord, LogError};
 
 /// The JSON payloads of a batch of events, in order.
@@ -23,12 +24,32 @@ impl EncodedEvents {
         Ok(out)
     }
 
+    /// An empty batch with room for `events` events of `bytes` bytes of JSON
+    /// in all, so filling it does not copy what it holds as it grows.
+    pub fn with_capacity(events: usize, bytes: usize) -> Self {
+        EncodedEvents { bytes: Vec::with_capacity(bytes), ends: Vec::with_capacity(events) }
+    }
+
+    /// Bytes of JSON held.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Serialises one more event.
     ///
     /// # Errors
     /// [`LogError::Encode`] for an event that does not serialise (nothing of
     /// it is kept).
     pub fn push(&mut self, event: &EventRecord) -> Result<(), LogError> {
+        self.push_serialized(event)
+    }
+
+    /// [`EncodedEvents::push`] of a record borrowed from its parts.
+    pub(crate) fn push_ref(&mut self, event: &EventRecordRef<'_>) -> Result<(), LogError> {
+        self.push_serialized(event)
+    }
+
+    fn push_serialized(&mut self, event: &impl serde::Serialize) -> Result<(), LogError> {
         let at = self.bytes.len();
         if let Err(e) = serde_json::to_writer(&mut self.bytes, event) {
             self.bytes.truncate(at);

@@ -28,7 +28,7 @@ mod compact;
 mod encoded;
 mod error;
 mod read;
-mod record;
+pub(crate) mod record;
 mod storage;
 
 use std::collections::BTreeMap;

@@ -32,6 +32,38 @@ pub struct EventRecord {
     pub body: Value,
 }
 
+/// An [`EventRecord`] borrowed from the parts it is made of, so the pump can
+/// serialise a draft without copying it into a record first. Serialises to
+/// the same JSON as the record it stands for.
+#[derive(Serialize)]
+pub(crate) struct EventRecordRef<'a> {
+    pub(crate) source: &'a str,
+    pub(crate) at: u64,
+    #[serde(rename = "type")]
+    pub(crate) kind: &'a str,
+    #[serde(skip_serializing_if = "Identity::is_empty")]
+    pub(crate) identity: Identity<'a>,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub(crate) body: &'a Value,
+}
+
+/// A record's identity: one map as it is, or two merged into a new one.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum Identity<'a> {
+    Borrowed(&'a Map<String, Value>),
+    Merged(Map<String, Value>),
+}
+
+impl Identity<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Identity::Borrowed(map) => map.is_empty(),
+            Identity::Merged(map) => map.is_empty(),
+        }
+    }
+}
+
 /// The two fields retention looks at; the rest of a record is skipped
 /// unparsed.
 #[derive(Deserialize)]

@@ -17,12 +17,12 @@
 //!   (50 ms), so a burst makes one pass. The timer never keeps anything alive:
 //!   the task ends when every [`Pump`] handle is dropped.
 //! - A pass appends in chunks of at most `chunk_size` drafts, each with the
-//!   watermarks it completes. Three stages overlap: a chunk is derived while
-//!   the one before it is serialised on the blocking pool and the one before
-//!   that is written and synced (in derivation order), so a pass holds at
-//!   most three chunks. A failing append keeps the sources dirty, reports the
-//!   error once (not per retry), retries after `retry_after` (1 s), and the
-//!   pass answers the failure.
+//!   watermarks it completes. The next chunk is derived while the last one is
+//!   written and synced, each draft serialised as soon as it is derived (a
+//!   chunk is held as its JSON bytes), so a pass holds at most two chunks.
+//!   A failing append keeps the sources dirty, reports the error once (not
+//!   per retry), retries after `retry_after` (1 s), and the pass answers the
+//!   failure.
 //! - [`Pump::flush`] derives and logs everything appended so far and fails
 //!   when that could not be logged: never drop a source whose events are not
 //!   durable.

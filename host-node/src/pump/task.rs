@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use leasehold_core::Millis;
-use leasehold_core::pump::{Chunk, PassPlan, Phase, PumpState, Retention};
+use leasehold_core::pump::{PassPlan, Phase, PumpState, Retention};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 
@@ -23,28 +23,6 @@ type LogOp<T> = tokio::task::JoinHandle<(Option<EventLog>, Result<T, LogError>)>
 struct InFlight {
     op: LogOp<()>,
     completes: Vec<(String, u64)>,
-}
-
-/// Chunks of fewer drafts are serialised on the pump's task.
-const ENCODE_APART_FROM: usize = 64;
-
-/// A derived chunk's events on their way to JSON.
-enum Encoding {
-    /// The chunk has no drafts, only watermarks.
-    Nothing,
-    /// Serialised on the pump's task (a small chunk).
-    Done(EncodedEvents),
-    /// Serialising on the blocking pool.
-    Running(tokio::task::JoinHandle<Result<EncodedEvents, LogError>>),
-}
-
-/// A pass's chunks past derivation: one serialising, one being appended.
-/// The append of a chunk starts only once the one before it is durable, so
-/// the log sees chunks in derivation order.
-#[derive(Default)]
-struct Stages {
-    encoding: Option<(Encoding, Vec<(String, u64)>)>,
-    appending: Option<InFlight>,
 }
 
 /// What a handle asks the task.
@@ -319,20 +297,24 @@ impl PumpTask {
     }
 
     /// Derives the plan's sources past their watermarks, appending chunk by
-    /// chunk. Three stages overlap (see [`Stages`]): this task derives a
-    /// chunk while the chunk before it is serialised on the blocking pool and
-    /// the one before that is written and synced, so at most three chunks are
-    /// held at a time. Whatever happens, the chunks in flight are settled
-    /// before this returns.
+    /// chunk. Two stages overlap: while one chunk is written and synced on
+    /// the blocking pool, the next is derived here, each draft serialised as
+    /// soon as it is derived and dropped at once (a chunk is held as its
+    /// bytes; a draft's allocations are reused by the next). At most two
+    /// chunks are held at a time. Whatever happens, the append in flight is
+    /// settled before this returns.
     async fn derive(&mut self, plan: &PassPlan) -> Result<(), PumpError> {
-        let mut stages = Stages::default();
-        let derived = self.derive_chunks(plan, &mut stages).await;
-        let drained = self.drain(&mut stages).await;
-        derived.and(drained)
+        let mut in_flight = None;
+        let derived = self.derive_chunks(plan, &mut in_flight).await;
+        let settled = self.settle(&mut in_flight).await;
+        derived.and(settled)
     }
 
-    async fn derive_chunks(&mut self, plan: &PassPlan, stages: &mut Stages) -> Result<(), PumpError> {
-        let mut chunker = self.state.chunker::<EventRecord>();
+    async fn derive_chunks(&mut self, plan: &PassPlan, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
+        // The chunker counts drafts and cuts watermarks; the drafts
+        // themselves go straight into `events`.
+        let mut chunker = self.state.chunker::<()>();
+        let mut events = EncodedEvents::default();
         let mut drafts = Vec::new();
         let now_ms = (self.wall_clock)();
         for name in &plan.sources {
@@ -347,66 +329,41 @@ impl PumpTask {
             for index in from..len {
                 source.derive(index, &mut drafts);
                 for draft in drafts.drain(..) {
-                    let record = draft.into_record(name, &identity, now_ms);
-                    if let Some(chunk) = chunker.push(index, record) {
-                        self.commit(chunk, stages).await?;
+                    if let Some(chunk) = chunker.push(index, ()) {
+                        // The next chunk is sized as this one.
+                        let next = EncodedEvents::with_capacity(events.len(), events.byte_len());
+                        self.commit(std::mem::replace(&mut events, next), chunk.completes, in_flight).await?;
                     }
+                    events.push_ref(&draft.as_record(name, &identity, now_ms))?;
                 }
             }
             chunker.end_source(len);
         }
         if let Some(chunk) = chunker.finish() {
-            self.commit(chunk, stages).await?;
+            self.commit(events, chunk.completes, in_flight).await?;
         }
         Ok(())
     }
 
-    /// Hands a derived chunk to the pipeline: the chunk serialised before it
-    /// moves on to the log (once the append before that is durable), and this
-    /// one starts serialising. A small chunk is serialised here: a trip to
-    /// the blocking pool would cost more than it overlaps.
-    async fn commit(&mut self, chunk: Chunk<EventRecord>, stages: &mut Stages) -> Result<(), PumpError> {
-        self.advance(stages).await?;
-        let Chunk { drafts, completes } = chunk;
-        let events = if drafts.is_empty() {
-            Encoding::Nothing
-        } else if drafts.len() < ENCODE_APART_FROM {
-            Encoding::Done(EncodedEvents::encode(&drafts)?)
-        } else {
-            Encoding::Running(tokio::task::spawn_blocking(move || EncodedEvents::encode(&drafts)))
-        };
-        stages.encoding = Some((events, completes));
-        Ok(())
-    }
-
-    /// Moves the serialised chunk to the log: waits for its serialisation and
-    /// for the append before it, then starts its append with the watermarks
-    /// it completes (and the unsaved ones). A chunk without drafts moves its
-    /// watermarks in memory only, once the appends before it are durable.
-    async fn advance(&mut self, stages: &mut Stages) -> Result<(), PumpError> {
-        let Some((events, completes)) = stages.encoding.take() else { return Ok(()) };
-        let encoded = match events {
-            Encoding::Nothing => None,
-            Encoding::Done(encoded) => Some(encoded),
-            Encoding::Running(task) => Some(task.await.map_err(|e| LogError::Panicked(e.to_string()))??),
-        };
-        self.settle(&mut stages.appending).await?;
-        let Some(encoded) = encoded else {
+    /// Waits for the append before it, then starts the append of a chunk's
+    /// `events` with the watermarks it completes (and the unsaved ones). A
+    /// chunk without events moves its watermarks in memory only, once the
+    /// appends before it are durable.
+    async fn commit(
+        &mut self,
+        events: EncodedEvents,
+        completes: Vec<(String, u64)>,
+        in_flight: &mut Option<InFlight>,
+    ) -> Result<(), PumpError> {
+        self.settle(in_flight).await?;
+        if events.is_empty() {
             self.state.chunk_without_events(&completes);
             return Ok(());
-        };
+        }
         let marks = owned(self.state.to_write(&completes));
-        let op = self.start(move |log| log.append_encoded(&encoded, marks).map(|_| ()))?;
-        stages.appending = Some(InFlight { op, completes });
+        let op = self.start(move |log| log.append_encoded(&events, marks).map(|_| ()))?;
+        *in_flight = Some(InFlight { op, completes });
         Ok(())
-    }
-
-    /// Settles both stages in order; after a failure, still waits for the
-    /// append in flight so the log comes back.
-    async fn drain(&mut self, stages: &mut Stages) -> Result<(), PumpError> {
-        let advanced = self.advance(stages).await;
-        let settled = self.settle(&mut stages.appending).await;
-        advanced.and(settled)
     }
 
     /// Waits for the append in flight; when it is durable, its watermarks
