@@ -42,6 +42,15 @@ pub enum LogError {
         /// The new log's epoch.
         epoch: u64,
     },
+    /// Another open log, in this process or another, writes this file (it
+    /// holds the lock file's exclusive lock): a log has one writer.
+    #[error("event log {path} is already open for writing elsewhere (lock {lock} is held): one writer per log")]
+    InUse {
+        /// The log.
+        path: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
+    },
     /// The log was closed.
     #[error("event log closed")]
     Closed,

@@ -23,10 +23,13 @@
 //!   reopens it.
 //! - **Reading** ([`read_log`], [`EventLog::read_from`]): records from a
 //!   sequence number on, in order, with the epoch.
+//! - **One writer**: an open log holds an exclusive lock on `<log>.lock`; a
+//!   second open answers [`LogError::InUse`] (see `lock.rs` for why).
 
 mod compact;
 mod encoded;
 mod error;
+mod lock;
 mod read;
 pub(crate) mod record;
 mod storage;
@@ -47,6 +50,7 @@ pub use record::{EventRecord, LoggedEvent};
 pub use storage::{LogFile, LogStorage, StdStorage};
 
 use error::io_err;
+use lock::WriterLock;
 
 /// How to open a log.
 #[derive(Clone)]
@@ -111,6 +115,8 @@ pub struct EventLog {
     marks: BTreeMap<String, u64>,
     broken: bool,
     buf: Vec<u8>,
+    /// Held from open to close: one writer per log.
+    lock: Option<WriterLock>,
 }
 
 impl std::fmt::Debug for EventLog {
@@ -153,14 +159,19 @@ fn announce(text: &str) {
 impl EventLog {
     /// Opens the log at `path`, recovering or creating it (see the module
     /// docs). A leftover `<log>.compact` from an interrupted compaction is
-    /// removed first.
+    /// removed first. The open log holds an exclusive lock on `<log>.lock`
+    /// until it is closed or dropped.
     ///
     /// # Errors
-    /// [`LogError::Io`] when a file operation fails (the log stays as it was).
+    /// [`LogError::InUse`] when another open log writes this file (nothing
+    /// is touched); [`LogError::Io`] when a file operation fails (the log
+    /// stays as it was).
     pub fn open(path: impl Into<PathBuf>, options: LogOptions) -> Result<Opened, LogError> {
+        let path = path.into();
+        let lock = WriterLock::acquire(&path)?;
         let mut log = EventLog {
             storage: options.storage,
-            path: path.into(),
+            path,
             max_batch: options.max_batch.max(1),
             file: None,
             epoch: 0,
@@ -171,6 +182,7 @@ impl EventLog {
             marks: BTreeMap::new(),
             broken: true,
             buf: Vec::new(),
+            lock: Some(lock),
         };
         let (created, notice) = log.recover(None)?;
         Ok(Opened { log, created, notice })
@@ -375,9 +387,11 @@ impl EventLog {
         self.max_batch
     }
 
-    /// Closes the file; every later append answers [`LogError::Closed`].
+    /// Closes the file and lets its lock go; every later append answers
+    /// [`LogError::Closed`].
     pub fn close(&mut self) {
         self.file = None;
         self.broken = false;
+        self.lock = None;
     }
 }
