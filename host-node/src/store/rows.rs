@@ -181,7 +181,7 @@ pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
 }
 
 /// The running attempt of a job record, read off its lease and claim time.
-pub(crate) fn running_attempt(
+fn running_attempt(
     row: &impl DecodeRow,
     record: &JobRecord,
 ) -> StoreResult<Option<AttemptRecord>> {
@@ -196,6 +196,42 @@ pub(crate) fn running_attempt(
         outcome: AttemptOutcome::Running,
         error: None,
     }))
+}
+
+/// The attempt log of a job: the ended attempts logged in
+/// `leasehold_attempts` (oldest first), then the attempt read off the job
+/// row, if any: the running one (see [`running_attempt`]), or the one that
+/// succeeded.
+///
+/// A succeeded attempt is not logged (its completion is one `UPDATE` of the
+/// job row, which keeps the owner, token and claim time and gains
+/// `finished_at`), so it is read off the row — unless a log row for that
+/// token exists, as in databases whose completions logged it (before
+/// migration `0003_success_on_the_job_row`).
+pub(crate) fn attempt_log(
+    row: &impl DecodeRow,
+    record: &JobRecord,
+    mut logged: Vec<AttemptRecord>,
+) -> StoreResult<Vec<AttemptRecord>> {
+    if let Some(running) = running_attempt(row, record)? {
+        logged.push(running);
+    } else if record.state == JobState::Succeeded
+        && !logged.iter().any(|a| a.token == record.token)
+    {
+        let owner = owner(row, "owner_")?.ok_or_else(|| StoreError::CorruptRow {
+            table: JOBS,
+            detail: format!("succeeded job {} has no owner", record.id.0),
+        })?;
+        logged.push(AttemptRecord {
+            token: record.token,
+            owner,
+            started_at: millis(JOBS, "claimed_at", row.opt_int("claimed_at")?.unwrap_or(0))?,
+            ended_at: record.finished_at,
+            outcome: AttemptOutcome::Succeeded,
+            error: None,
+        });
+    }
+    Ok(logged)
 }
 
 /// An ended attempt from a `leasehold_attempts` row.
