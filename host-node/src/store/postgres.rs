@@ -320,7 +320,7 @@ macro_rules! claim_ctes {
         ORDER BY j.priority, j.run_at, j.id
         LIMIT $2),
     picked AS (
-        SELECT j.id FROM leasehold_jobs j
+        SELECT j.ctid FROM leasehold_jobs j
         WHERE j.queue = $1 AND j.state = 'queued' AND j.run_at <= (SELECT now FROM clock)
         ORDER BY j.priority, j.run_at, j.id
         LIMIT greatest($2 - (SELECT count(*) FROM stale), 0)
@@ -333,7 +333,13 @@ macro_rules! claim_ctes {
         FROM clock c
         -- ANY(ARRAY(...)) rather than a join: the planner cannot know the
         -- page is small and would hash-join it against a scan of the table.
-        WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+        -- By ctid, the row versions `picked` locked (the latest ones: a
+        -- locked row cannot change under us), so the update fetches each
+        -- row directly instead of looking it up again in the primary key.
+        -- A row claimed and handed back by others while this statement ran
+        -- is locked in a version this statement's snapshot cannot see: the
+        -- update skips it and it stays queued for the next claim.
+        WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM picked))
         RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
             j.timeout_ms, c.now, j.priority, j.run_at)"
     };
@@ -772,8 +778,8 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
         return Ok(None);
     };
     let mut record = rows::job(&row)?;
-    let logged =
-        sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = $1 ORDER BY token")
+    let ended =
+        sqlx::query("SELECT * FROM leasehold_attempt_log WHERE job_id = $1 ORDER BY token")
             .bind(id.0)
             .fetch_all(&mut *tx)
             .await?
@@ -781,7 +787,7 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
             .map(rows::attempt)
             .collect::<StoreResult<Vec<_>>>()?;
     tx.commit().await?;
-    record.attempt_log = rows::attempt_log(&row, &record, logged)?;
+    record.attempt_log = rows::attempt_log(&row, &record, ended)?;
     Ok(Some(record))
 }
 

@@ -198,43 +198,19 @@ fn running_attempt(
     }))
 }
 
-/// The attempt log of a job: the ended attempts logged in
-/// `leasehold_attempts` (oldest first), then the attempt read off the job
-/// row, if any: the running one (see [`running_attempt`]), or the one that
-/// succeeded.
-///
-/// A succeeded attempt is not logged (its completion is one `UPDATE` of the
-/// job row, which keeps the owner, token and claim time and gains
-/// `finished_at`), so it is read off the row — unless a log row for that
-/// token exists, as in databases whose completions logged it (before
-/// migration `0003_success_on_the_job_row`).
+/// The attempt log of a job: its ended attempts (rows of the view
+/// `leasehold_attempt_log`, oldest first, which reads a succeeded attempt
+/// off the job row), then the running one, if any (see [`running_attempt`]).
 pub(crate) fn attempt_log(
     row: &impl DecodeRow,
     record: &JobRecord,
-    mut logged: Vec<AttemptRecord>,
+    mut ended: Vec<AttemptRecord>,
 ) -> StoreResult<Vec<AttemptRecord>> {
-    if let Some(running) = running_attempt(row, record)? {
-        logged.push(running);
-    } else if record.state == JobState::Succeeded
-        && !logged.iter().any(|a| a.token == record.token)
-    {
-        let owner = owner(row, "owner_")?.ok_or_else(|| StoreError::CorruptRow {
-            table: JOBS,
-            detail: format!("succeeded job {} has no owner", record.id.0),
-        })?;
-        logged.push(AttemptRecord {
-            token: record.token,
-            owner,
-            started_at: millis(JOBS, "claimed_at", row.opt_int("claimed_at")?.unwrap_or(0))?,
-            ended_at: record.finished_at,
-            outcome: AttemptOutcome::Succeeded,
-            error: None,
-        });
-    }
-    Ok(logged)
+    ended.extend(running_attempt(row, record)?);
+    Ok(ended)
 }
 
-/// An ended attempt from a `leasehold_attempts` row.
+/// An ended attempt from a row of `leasehold_attempt_log`.
 pub(crate) fn attempt(row: &impl DecodeRow) -> StoreResult<AttemptRecord> {
     let outcome = row.text("outcome")?;
     Ok(AttemptRecord {

@@ -473,8 +473,8 @@ pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobR
         return Ok(None);
     };
     let mut record = rows::job(&row)?;
-    let logged =
-        sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = ?1 ORDER BY token")
+    let ended =
+        sqlx::query("SELECT * FROM leasehold_attempt_log WHERE job_id = ?1 ORDER BY token")
             .bind(id.0)
             .fetch_all(&mut *tx)
             .await?
@@ -482,6 +482,6 @@ pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobR
             .map(rows::attempt)
             .collect::<StoreResult<Vec<_>>>()?;
     tx.commit().await?;
-    record.attempt_log = rows::attempt_log(&row, &record, logged)?;
+    record.attempt_log = rows::attempt_log(&row, &record, ended)?;
     Ok(Some(record))
 }
