@@ -488,3 +488,41 @@ async fn complete_and_claim_settles_one_and_claims_the_next() {
         assert_eq!(s.job(ids[1]).await.unwrap().state, JobState::Running);
     }
 }
+
+#[tokio::test]
+async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why() {
+    for db in backends("claim_fused_stale").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..2)
+            .map(|i| (json!(i), EnqueueOptions::default()))
+            .collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let lost = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let thief = owner("h2", "b");
+        let taken = s.claim("q", &thief, db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!((taken.id, taken.reclaimed), (lost.id, true), "{}", db.label());
+        // The first owner's completion rides a claim: the fence is lost to
+        // the newer token, the job stays the thief's, the claim still lands.
+        let (outcome, page) = s
+            .complete_and_claim(lost.fence(), "q", &owner("h1", "a"), db.now(), LEASE, 5)
+            .await
+            .unwrap();
+        assert_eq!(
+            outcome,
+            leasehold::core::lease::FenceOutcome::LostToNewerToken,
+            "{}",
+            db.label()
+        );
+        assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
+        let record = s.job(ids[0]).await.unwrap();
+        assert_eq!(record.state, JobState::Running);
+        assert_eq!(record.token, taken.token);
+        assert_eq!(record.lease.unwrap().owner.nonce, "b");
+        // The thief's completion lands.
+        assert_eq!(
+            s.complete(taken.fence(), db.now()).await.unwrap(),
+            leasehold::core::lease::FenceOutcome::Updated
+        );
+    }
+}

@@ -8,8 +8,12 @@ mod store_support;
 
 use std::time::Duration;
 
-use leasehold::store::{Migration, MigrationSet, QUEUE_MIGRATIONS, Store, StoreConfig, StoreError};
-use store_support::{backends, pg_schema_url};
+use leasehold::store::{
+    AttemptOutcome, EnqueueOptions, JobId, Migration, MigrationSet, QUEUE_MIGRATIONS, Store,
+    StoreConfig, StoreError,
+};
+use serde_json::json;
+use store_support::{backends, owner, pg_schema_url, wall_now};
 
 const EXTRA: MigrationSet = MigrationSet {
     namespace: "extra-tests",
@@ -23,7 +27,14 @@ const EXTRA: MigrationSet = MigrationSet {
 };
 
 async fn migration_rows(url: &str) -> Vec<(i64, String, String)> {
-    let q = "SELECT id, namespace, name FROM leasehold_migrations ORDER BY id";
+    query_rows(url, "SELECT id, namespace, name FROM leasehold_migrations ORDER BY id").await
+}
+
+/// The rows of `q` on either backend.
+async fn query_rows<T>(url: &str, q: &'static str) -> Vec<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + PgFromRow + Send + Unpin,
+{
     if url.starts_with("sqlite:") {
         let pool = sqlx::SqlitePool::connect(url).await.unwrap();
         let rows = sqlx::query_as(q).fetch_all(&pool).await.unwrap();
@@ -34,8 +45,18 @@ async fn migration_rows(url: &str) -> Vec<(i64, String, String)> {
     }
 }
 
+/// What a PostgreSQL row decodes into (nothing to ask without the feature).
 #[cfg(feature = "postgres")]
-async fn pg_rows(url: &str, q: &'static str) -> Vec<(i64, String, String)> {
+trait PgFromRow: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> {}
+#[cfg(feature = "postgres")]
+impl<T: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>> PgFromRow for T {}
+#[cfg(not(feature = "postgres"))]
+trait PgFromRow {}
+#[cfg(not(feature = "postgres"))]
+impl<T> PgFromRow for T {}
+
+#[cfg(feature = "postgres")]
+async fn pg_rows<T: PgFromRow + Send + Unpin>(url: &str, q: &'static str) -> Vec<T> {
     let pool = sqlx::PgPool::connect(url).await.unwrap();
     let rows = sqlx::query_as(q).fetch_all(&pool).await.unwrap();
     pool.close().await;
@@ -43,7 +64,7 @@ async fn pg_rows(url: &str, q: &'static str) -> Vec<(i64, String, String)> {
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn pg_rows(_url: &str, _q: &'static str) -> Vec<(i64, String, String)> {
+async fn pg_rows<T>(_url: &str, _q: &'static str) -> Vec<T> {
     unreachable!("no PostgreSQL databases without the feature")
 }
 
@@ -78,6 +99,7 @@ async fn connect_installs_the_queue_set_in_its_block() {
             [
                 (1001, "leasehold-queue".into(), "0001_jobs_and_attempts".into()),
                 (1002, "leasehold-queue".into(), "0002_attempt_results".into()),
+                (1003, "leasehold-queue".into(), "0003_success_on_the_job_row".into()),
             ],
             "{}",
             db.label()
@@ -111,7 +133,12 @@ async fn composed_sets_install_in_their_own_blocks() {
         let ids: Vec<_> = rows.iter().map(|r| (r.0, r.1.as_str())).collect();
         assert_eq!(
             ids,
-            [(1001, "leasehold-queue"), (1002, "leasehold-queue"), (7001, "extra-tests")],
+            [
+                (1001, "leasehold-queue"),
+                (1002, "leasehold-queue"),
+                (1003, "leasehold-queue"),
+                (7001, "extra-tests")
+            ],
             "{}",
             db.label()
         );
@@ -182,7 +209,7 @@ async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error() {
             } => {
                 assert_eq!(
                     (namespace.as_str(), *applied_id, *known_id),
-                    ("leasehold-queue", 1999, 1002)
+                    ("leasehold-queue", 1999, 1003)
                 );
                 assert_eq!(applied_name, "0999_from_the_future");
             }
@@ -231,4 +258,97 @@ async fn url_of_another_database_kind_is_refused() {
     let err = Store::connect("mysql://localhost/x").await.unwrap_err();
     assert!(matches!(err, StoreError::UnsupportedUrl { .. }), "{err}");
     assert!(err.to_string().contains("sqlite://"), "{err}");
+}
+
+/// `(job_id, token, outcome)` rows of `leasehold_attempts`, the table itself.
+async fn logged_attempts(url: &str) -> Vec<(i64, i64, String)> {
+    query_rows(url, "SELECT job_id, token, outcome FROM leasehold_attempts ORDER BY job_id, token")
+        .await
+}
+
+/// `(token, outcome)` of a job's attempt log as the store shows it.
+async fn shown(store: &Store, id: JobId) -> Vec<(u64, AttemptOutcome)> {
+    store
+        .job(id)
+        .await
+        .unwrap()
+        .attempt_log
+        .iter()
+        .map(|a| (a.token, a.outcome))
+        .collect()
+}
+
+#[tokio::test]
+async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history() {
+    // The queue set as the previous build shipped it: migrations 1 and 2.
+    let previous = MigrationSet {
+        migrations: &QUEUE_MIGRATIONS.migrations[..2],
+        ..QUEUE_MIGRATIONS
+    };
+    // Fresh, unmigrated databases (the test backends come migrated); the
+    // wall clock on both, since PostgreSQL stamps with its own.
+    let dir = tempfile::tempdir().unwrap();
+    let mut urls = vec![format!("sqlite://{}", dir.path().join("old.db").display())];
+    urls.extend(pg_schema_url("mig_upgrade_attempts").await);
+    for url in urls {
+        let label = url.split(':').next().unwrap_or_default().to_owned();
+        let old = Store::connect_with(&url, StoreConfig::default().with_migrate(false))
+            .await
+            .unwrap();
+        old.migrate(&[&previous]).await.unwrap();
+        // History as the previous build wrote it: a failed attempt, then a
+        // success that its completion logged in leasehold_attempts.
+        let opts = EnqueueOptions { max_attempts: 3, ..Default::default() };
+        let id = old.enqueue("q", &json!(1), &opts, wall_now()).await.unwrap();
+        let me = owner("h", "a");
+        let first = old.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
+        old.fail(first.fence(), "boom", wall_now()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let second = old.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
+        old.complete(second.fence(), wall_now()).await.unwrap();
+        execute(
+            &url,
+            "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
+                 owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
+             SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time,
+                 owner_boot_id, claimed_at, finished_at, 'succeeded', NULL
+             FROM leasehold_jobs WHERE state = 'succeeded'",
+        )
+        .await;
+        old.close().await;
+
+        let store = Store::connect(&url).await.unwrap();
+        let applied = migration_rows(&url).await;
+        assert_eq!(
+            applied.last().map(|(id, _, name)| (*id, name.as_str())),
+            Some((1003, "0003_success_on_the_job_row")),
+            "{}",
+            label
+        );
+        // The old history is kept, and the logged success is not shown twice.
+        assert_eq!(
+            shown(&store, id).await,
+            [(first.token, AttemptOutcome::Failed), (second.token, AttemptOutcome::Succeeded)],
+            "{}",
+            label
+        );
+        // A job completed after the upgrade logs no row for its success, and
+        // still shows it, read off the job row with its owner and times.
+        let later = store.enqueue("q", &json!(2), &opts, wall_now()).await.unwrap();
+        let job = store.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
+        assert_eq!(job.id, later);
+        store.complete(job.fence(), wall_now()).await.unwrap();
+        assert!(
+            logged_attempts(&url).await.iter().all(|(job_id, _, _)| *job_id != later.0),
+            "{}",
+            label
+        );
+        let record = store.job(later).await.unwrap();
+        assert_eq!(record.attempt_log.len(), 1, "{}", label);
+        let success = &record.attempt_log[0];
+        assert_eq!((success.token, success.outcome), (job.token, AttemptOutcome::Succeeded));
+        assert_eq!(success.owner.nonce, "a");
+        assert_eq!(success.ended_at, record.finished_at);
+        assert!(success.ended_at.unwrap() >= success.started_at);
+    }
 }

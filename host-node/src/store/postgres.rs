@@ -3,10 +3,11 @@
 //!
 //! Every operation is ONE statement (data-modifying CTEs), so it commits or
 //! not as a whole and costs one round trip: a claim page locks, updates and
-//! reports stale candidates together; a settle updates the job and logs the
-//! attempt together. Batches bind arrays and read them with `unnest`. Every
-//! stamp is `statement_timestamp()` in milliseconds: one clock for every
-//! worker (see the module docs of [`crate::store`]).
+//! reports stale candidates together; a failure updates the job and logs the
+//! attempt together; a completion is one `UPDATE`. Batches bind arrays and
+//! read them with `unnest`. Every stamp is `statement_timestamp()` in
+//! milliseconds: one clock for every worker (see the module docs of
+//! [`crate::store`]).
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -106,26 +107,50 @@ macro_rules! held {
     };
 }
 
-/// The completion's CTEs `done` and `logged`, for fences bound as the id
-/// and token arrays `$ids` and `$tokens`.
-macro_rules! complete_ctes {
+/// The completion's `UPDATE`, for fences bound as the id and token
+/// arrays `$ids` and `$tokens` (in ascending id order: see [`by_id`]).
+///
+/// One `UPDATE` and nothing else: a succeeded attempt is not logged in
+/// `leasehold_attempts` (the job row keeps its owner, token, claim time and
+/// finish time, and inspection reads it from there), and the rows are not
+/// locked first. The fence is the `UPDATE`'s own `WHERE`: under READ
+/// COMMITTED, a row another transaction changed meanwhile is re-read in its
+/// latest version after that transaction ends, and the whole `WHERE` is
+/// tested again on it with the same (id, token) pair, so a stale token
+/// changes nothing. The rows are visited (and locked) in the order of the
+/// arrays, which the caller sorts by id: the same global order in which
+/// every batch over running jobs locks them, so two batches over
+/// overlapping jobs queue behind each other instead of deadlocking.
+///
+/// `state = 'running'` is tested inside a `CASE` on purpose: written as a
+/// plain condition it matches the predicate of the partial index
+/// `leasehold_jobs_running`, whose statistics may call it tiny while it
+/// holds an entry for every claim since the last vacuum, and the planner may
+/// then scan it whole instead of looking each id up in the primary key.
+macro_rules! complete_update {
     ($ids:literal, $tokens:literal) => {
         concat!(
-            lock_in_order!("settling", $ids),
-            ",
-    done AS (
-        UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = c.now
-        FROM clock c
-        WHERE j.id = ANY(ARRAY(",
-            held!("settling", $ids, $tokens, ""),
-            "))
-        RETURNING ",
-            ended_columns!(),
-            "),
-    ",
-            log_ended!("'succeeded'", "NULL")
+            "UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = ",
+            db_now!(),
+            "
+        FROM unnest(",
+            $ids,
+            "::int8[], ",
+            $tokens,
+            "::int8[]) AS f(id, token)
+        WHERE j.id = f.id AND j.token = f.token
+          AND CASE WHEN j.state = 'running' THEN true ELSE false END
+        RETURNING j.id"
         )
     };
+}
+
+/// Fences as two arrays (ids, tokens) in ascending id order: the order in
+/// which a batch locks its rows (see [`complete_update`]).
+fn by_id(pairs: &[(i64, i64)]) -> (Vec<i64>, Vec<i64>) {
+    let mut sorted = pairs.to_vec();
+    sorted.sort_unstable();
+    sorted.into_iter().unzip()
 }
 
 pub(crate) async fn connect(
@@ -295,7 +320,7 @@ macro_rules! claim_ctes {
         ORDER BY j.priority, j.run_at, j.id
         LIMIT $2),
     picked AS (
-        SELECT j.id FROM leasehold_jobs j
+        SELECT j.ctid FROM leasehold_jobs j
         WHERE j.queue = $1 AND j.state = 'queued' AND j.run_at <= (SELECT now FROM clock)
         ORDER BY j.priority, j.run_at, j.id
         LIMIT greatest($2 - (SELECT count(*) FROM stale), 0)
@@ -308,7 +333,13 @@ macro_rules! claim_ctes {
         FROM clock c
         -- ANY(ARRAY(...)) rather than a join: the planner cannot know the
         -- page is small and would hash-join it against a scan of the table.
-        WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+        -- By ctid, the row versions `picked` locked (the latest ones: a
+        -- locked row cannot change under us), so the update fetches each
+        -- row directly instead of looking it up again in the primary key.
+        -- A row claimed and handed back by others while this statement ran
+        -- is locked in a version this statement's snapshot cannot see: the
+        -- update skips it and it stays queued for the next claim.
+        WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM picked))
         RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
             j.timeout_ms, c.now, j.priority, j.run_at)"
     };
@@ -356,8 +387,9 @@ const COMPLETE_AND_CLAIM: &str = concat!(
     db_now!(),
     " AS now),
     ",
-    complete_ctes!("$10", "$11"),
-    ",
+    "done AS (",
+    complete_update!("$10", "$11"),
+    "),
     ",
     claim_ctes!(),
     "
@@ -402,7 +434,7 @@ pub(crate) async fn claim(
         .bind(*lease_ms)
         .bind(*refused);
     if !settle.is_empty() {
-        let (ids, tokens): (Vec<i64>, Vec<i64>) = settle.iter().copied().unzip();
+        let (ids, tokens) = by_id(settle);
         query = query.bind(ids).bind(tokens);
     }
     let found = query.fetch_all(pool).await?;
@@ -641,22 +673,19 @@ pub(crate) async fn renew(
         .await?)
 }
 
-const COMPLETE: &str = concat!(
-    "WITH clock AS MATERIALIZED (SELECT ",
-    db_now!(),
-    " AS now),
-    ",
-    complete_ctes!("$1", "$2"),
-    "
-    SELECT id FROM done"
-);
+const COMPLETE: &str = complete_update!("$1", "$2");
 
 pub(crate) async fn complete(
     pool: &PgPool,
     pairs: &[(i64, i64)],
     _now: i64,
 ) -> StoreResult<Vec<i64>> {
-    fenced_batch(pool, COMPLETE, pairs).await
+    let (ids, tokens) = by_id(pairs);
+    Ok(sqlx::query_scalar(COMPLETE)
+        .bind(ids)
+        .bind(tokens)
+        .fetch_all(pool)
+        .await?)
 }
 
 const FAIL: &str = concat!(
@@ -749,9 +778,8 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
         return Ok(None);
     };
     let mut record = rows::job(&row)?;
-    let running = rows::running_attempt(&row, &record)?;
-    record.attempt_log =
-        sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = $1 ORDER BY token")
+    let ended =
+        sqlx::query("SELECT * FROM leasehold_attempt_log WHERE job_id = $1 ORDER BY token")
             .bind(id.0)
             .fetch_all(&mut *tx)
             .await?
@@ -759,7 +787,7 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
             .map(rows::attempt)
             .collect::<StoreResult<Vec<_>>>()?;
     tx.commit().await?;
-    record.attempt_log.extend(running);
+    record.attempt_log = rows::attempt_log(&row, &record, ended)?;
     Ok(Some(record))
 }
 

@@ -181,7 +181,7 @@ pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
 }
 
 /// The running attempt of a job record, read off its lease and claim time.
-pub(crate) fn running_attempt(
+fn running_attempt(
     row: &impl DecodeRow,
     record: &JobRecord,
 ) -> StoreResult<Option<AttemptRecord>> {
@@ -198,7 +198,19 @@ pub(crate) fn running_attempt(
     }))
 }
 
-/// An ended attempt from a `leasehold_attempts` row.
+/// The attempt log of a job: its ended attempts (rows of the view
+/// `leasehold_attempt_log`, oldest first, which reads a succeeded attempt
+/// off the job row), then the running one, if any (see [`running_attempt`]).
+pub(crate) fn attempt_log(
+    row: &impl DecodeRow,
+    record: &JobRecord,
+    mut ended: Vec<AttemptRecord>,
+) -> StoreResult<Vec<AttemptRecord>> {
+    ended.extend(running_attempt(row, record)?);
+    Ok(ended)
+}
+
+/// An ended attempt from a row of `leasehold_attempt_log`.
 pub(crate) fn attempt(row: &impl DecodeRow) -> StoreResult<AttemptRecord> {
     let outcome = row.text("outcome")?;
     Ok(AttemptRecord {

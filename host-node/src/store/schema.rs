@@ -3,10 +3,11 @@
 //! `leasehold_jobs` holds one row per job, including the lease of its current
 //! claim (owner identity, fencing `token`, `heartbeat_at`, `lease_ms`, and
 //! `expires_at = heartbeat_at + lease_ms`, which the stale-lease index
-//! orders). `leasehold_attempts` holds one row per ENDED attempt, written by
-//! the same statement that ends it (settle, fail, reclaim, steal); the running
-//! attempt is read off the job row. Writing the row once, at the end, keeps the
-//! claim to a single row update on the hot path.
+//! orders). `leasehold_attempts` holds one row per attempt that ended
+//! otherwise than in success, written by the same statement that ends it
+//! (fail, reclaim, steal); the running attempt and the succeeded one are
+//! read off the job row (migration 3, view `leasehold_attempt_log`). So a
+//! claim and a completion are each a single row update on the hot path.
 //!
 //! There is no foreign key from attempts to jobs on purpose: attempts are
 //! written only by the statement that changes the job, and on PostgreSQL a
@@ -23,8 +24,30 @@ pub const QUEUE_MIGRATIONS: MigrationSet = MigrationSet {
     migrations: &[
         Migration { number: 1, name: "0001_jobs_and_attempts", sqlite: SQLITE_0001, postgres: POSTGRES_0001 },
         Migration { number: 2, name: "0002_attempt_results", sqlite: SQLITE_0002, postgres: POSTGRES_0002 },
+        Migration { number: 3, name: "0003_success_on_the_job_row", sqlite: ATTEMPT_LOG_0003, postgres: ATTEMPT_LOG_0003 },
     ],
 };
+
+/// From this migration on, a completion does not log its attempt: it is one
+/// `UPDATE` of the job row, which keeps the owner, token and claim time of
+/// the attempt that succeeded and gains its `finished_at` (on PostgreSQL,
+/// an insert into `leasehold_attempts` and its primary key was a third of
+/// the tuples a job wrote). `leasehold_attempt_log` is every ended attempt:
+/// the logged ones (failed, lease lost — and the successes logged before
+/// this migration, which are kept), plus each succeeded job's last attempt
+/// read off its row unless it was logged. The same SQL on both backends.
+const ATTEMPT_LOG_0003: &str = r#"
+CREATE VIEW leasehold_attempt_log AS
+SELECT job_id, token, owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
+       started_at, ended_at, outcome, error
+FROM leasehold_attempts
+UNION ALL
+SELECT j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
+       j.owner_boot_id, j.claimed_at, j.finished_at, 'succeeded', NULL
+FROM leasehold_jobs j
+WHERE j.state = 'succeeded'
+  AND NOT EXISTS (SELECT 1 FROM leasehold_attempts a WHERE a.job_id = j.id AND a.token = j.token);
+"#;
 
 /// What an attempt produced (the CLI: exit code and output tail), one row per
 /// `(job_id, token)`, written only while that token holds the job

@@ -2,7 +2,7 @@
 //!
 //! Batched inputs travel as one JSON text parameter read with `json_each`, so
 //! a batch of any size is one statement. Operations that write two tables
-//! (settle + attempt log, takeover + attempt log) run in one `BEGIN
+//! (fail + attempt log, takeover + attempt log) run in one `BEGIN
 //! IMMEDIATE` transaction, which takes the write lock up front: two
 //! processes never interleave inside one, and a crash mid-way commits nothing.
 
@@ -383,25 +383,16 @@ const LOG_ENDED: &str = "INSERT INTO leasehold_attempts (job_id, token, owner_ho
         claimed_at, ?2, ?3, ?4
     FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
+/// Completes the fenced jobs: one `UPDATE`. The succeeded attempt is not
+/// logged; the job row keeps what inspection shows of it (see
+/// [`rows::attempt_log`]).
 pub(crate) async fn complete(
     pool: &SqlitePool,
     pairs: &[(i64, i64)],
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let mut tx = immediate(pool).await?;
     let set = "state = 'succeeded', finished_at = ?2";
-    let done = update_fenced(&mut *tx, set, pairs, None, now).await?;
-    if !done.is_empty() {
-        sqlx::query(LOG_ENDED)
-            .bind(serde_json::to_string(&done).expect("ids serialize"))
-            .bind(now)
-            .bind("succeeded")
-            .bind(None::<String>)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(done)
+    update_fenced(pool, set, pairs, None, now).await
 }
 
 pub(crate) async fn fail(
@@ -482,9 +473,8 @@ pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobR
         return Ok(None);
     };
     let mut record = rows::job(&row)?;
-    let running = rows::running_attempt(&row, &record)?;
-    record.attempt_log =
-        sqlx::query("SELECT * FROM leasehold_attempts WHERE job_id = ?1 ORDER BY token")
+    let ended =
+        sqlx::query("SELECT * FROM leasehold_attempt_log WHERE job_id = ?1 ORDER BY token")
             .bind(id.0)
             .fetch_all(&mut *tx)
             .await?
@@ -492,6 +482,6 @@ pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobR
             .map(rows::attempt)
             .collect::<StoreResult<Vec<_>>>()?;
     tx.commit().await?;
-    record.attempt_log.extend(running);
+    record.attempt_log = rows::attempt_log(&row, &record, ended)?;
     Ok(Some(record))
 }
