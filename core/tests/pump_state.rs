@@ -4,8 +4,8 @@
 
 use leasehold_core::Millis;
 use leasehold_core::pump::{
-    COMPACT_EVERY_MS, ConfigError, DEFAULT_KICK_DELAY_MS, Phase, PumpConfig, PumpState, RETRY_AFTER_MS, Retention,
-    Watermarks,
+    COMPACT_EVERY_MS, ConfigError, DEFAULT_KICK_DELAY_MS, MAX_CHUNK_SIZE, Phase, PumpConfig, PumpState, RETRY_AFTER_MS,
+    Retention, Watermarks,
 };
 
 fn open_pump(sources: &[&str], recorded: &[(&str, u64)]) -> PumpState {
@@ -30,6 +30,9 @@ fn bad_config_is_refused_naming_the_value() {
     let zero_retry = PumpConfig { retry_after_ms: 0, ..PumpConfig::default() };
     assert_eq!(PumpState::new(zero_retry).unwrap_err(), ConfigError::ZeroRetryDelay);
     assert_eq!(ConfigError::ZeroChunkSize.to_string(), "chunk_size must be at least 1");
+    let huge = PumpConfig { chunk_size: MAX_CHUNK_SIZE + 1, ..PumpConfig::default() };
+    assert_eq!(PumpState::new(huge).unwrap_err(), ConfigError::ChunkSizeTooLarge(MAX_CHUNK_SIZE + 1));
+    assert!(PumpState::new(PumpConfig { chunk_size: MAX_CHUNK_SIZE, ..PumpConfig::default() }).is_ok());
 }
 
 #[test]

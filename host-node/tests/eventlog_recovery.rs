@@ -127,7 +127,7 @@ fn a_flipped_byte_in_a_middle_record_starts_a_new_epoch_and_keeps_the_damaged_fi
     assert!(opened.log.marks().is_empty(), "no watermark survives: everything is derived again");
     let notice = opened.notice.unwrap();
     assert!(notice.contains("corrupt") && notice.contains("checksum"), "{notice}");
-    let kept = path.with_file_name("events.log.corrupt");
+    let kept = path.with_file_name(format!("events.log.corrupt-{}", opened.log.head().epoch));
     assert_eq!(fs::read(kept).unwrap(), damaged, "the damaged log is kept, not destroyed");
 }
 
@@ -181,4 +181,46 @@ fn a_closed_log_refuses_appends() {
     let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
     log.close();
     assert!(matches!(log.append(&[event("a", 0)], [("a", 1)]), Err(LogError::Closed)));
+}
+
+#[test]
+fn a_second_corruption_keeps_the_first_kept_copy() {
+    let (_dir, path) = temp_log();
+    let mut kept = Vec::new();
+    for round in 0..2u8 {
+        let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+        for n in 0..3 {
+            log.append(&[event("s", u64::from(round) * 10 + n)], [("s", n + 1)]).unwrap();
+        }
+        drop(log);
+        let mut damaged = fs::read(&path).unwrap();
+        // A byte inside the first frame (20-byte header, 12-byte frame head).
+        let at = 20 + 12 + 8;
+        damaged[at] ^= 0x01;
+        fs::write(&path, &damaged).unwrap();
+        let opened = EventLog::open(&path, LogOptions::default()).unwrap();
+        assert!(opened.created);
+        kept.push((path.with_file_name(format!("events.log.corrupt-{}", opened.log.head().epoch)), damaged));
+    }
+    for (copy, bytes) in kept {
+        assert_eq!(fs::read(&copy).unwrap(), bytes, "{} was overwritten", copy.display());
+    }
+}
+
+#[test]
+fn an_unusable_path_or_batch_limit_is_refused_with_what_was_wrong() {
+    let err = EventLog::open("", LogOptions::default()).map(|_| ()).unwrap_err();
+    assert!(err.to_string().contains("path is empty"), "{err}");
+
+    let (dir, _) = temp_log();
+    let missing = dir.path().join("no-such-folder").join("events.log");
+    let err = EventLog::open(&missing, LogOptions::default()).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("no-such-folder") && err.contains("no such folder"), "{err}");
+    assert!(!dir.path().join("no-such-folder").exists());
+
+    let path = dir.path().join("events.log");
+    let options = LogOptions { max_batch: usize::MAX, ..LogOptions::default() };
+    let err = EventLog::open(&path, options).map(|_| ()).unwrap_err();
+    assert!(matches!(err, LogError::BatchLimit { given: usize::MAX, .. }), "{err:?}");
+    assert!(!path.exists(), "a refused open creates nothing");
 }

@@ -57,3 +57,21 @@ async fn a_second_pump_on_the_same_log_is_refused() {
     first.close().await.unwrap();
     Pump::builder(PumpOptions::new(&path)).open().await.unwrap().close().await.unwrap();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_second_writer_through_a_symbolic_or_hard_link_is_refused() {
+    let (dir, path) = temp_log();
+    let mut first = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    first.append(&[event(0)], [("s", 1)]).unwrap();
+    let symbolic = dir.path().join("symbolic.log");
+    std::os::unix::fs::symlink(&path, &symbolic).unwrap();
+    let hard = dir.path().join("hard.log");
+    fs::hard_link(&path, &hard).unwrap();
+    for alias in [&symbolic, &hard] {
+        let err = EventLog::open(alias, LogOptions::default()).map(|_| ()).unwrap_err();
+        assert!(matches!(err, LogError::InUse { .. }), "{}: {err:?}", alias.display());
+    }
+    first.append(&[event(1)], [("s", 2)]).unwrap();
+    assert_eq!(read_log(&path, 0).unwrap().records.len(), 2);
+}

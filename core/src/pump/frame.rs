@@ -17,6 +17,10 @@
 //! neither. `!len` guards the length itself: a flipped bit in a length can not
 //! pass for a frame that was cut short.
 //!
+//! A record with an empty payload is a **reservation**: it carries no event
+//! and only holds its sequence number, so that the next open starts past it
+//! ([`is_reservation`]). Readers skip it.
+//!
 //! # Recovery rules ([`summarize`])
 //!
 //! - Fewer than a frame head's bytes left, a body cut short, or a checksum
@@ -236,6 +240,12 @@ impl<'a> BatchEncoder<'a> {
         out[start + 8..start + 12].copy_from_slice(&sum.to_le_bytes());
         Ok(())
     }
+}
+
+/// Whether a record's payload marks a reservation (no event; see the
+/// module docs).
+pub fn is_reservation(payload: &[u8]) -> bool {
+    payload.is_empty()
 }
 
 /// One record inside a frame.
@@ -470,9 +480,10 @@ pub struct Summary {
     pub ending: Ending,
     /// Bytes of whole frames, header included: where the next append goes.
     pub valid_len: u64,
-    /// The highest sequence number in the log, if it holds a record.
+    /// The highest sequence number in the log (reservations included), if it
+    /// holds a record.
     pub last_seq: Option<u64>,
-    /// Records in the log.
+    /// Records in the log (reservations not counted).
     pub records: u64,
     /// The watermarks the log records (a later frame's value wins).
     pub marks: BTreeMap<String, u64>,
@@ -496,7 +507,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Summary, Corruption> {
                 return Err(Corruption::SeqOrder { offset, seq: record.seq });
             }
             last_seq = Some(record.seq);
-            records += 1;
+            records += u64::from(!is_reservation(record.payload));
         }
         for (name, position) in batch.marks() {
             marks.insert(String::from(name), position);

@@ -28,7 +28,7 @@ pub use chunk::{Chunk, Chunker};
 pub use compaction::{COMPACT_EVERY_MS, CompactionSchedule, DEFAULT_RETENTION_MS, Retention};
 pub use failure::{FailureReport, RETRY_AFTER_MS};
 pub use state::{
-    ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, FailureDecision, PassPlan, Phase, PumpConfig,
-    PumpState,
+    ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, FailureDecision, MAX_CHUNK_SIZE, PassPlan, Phase,
+    PumpConfig, PumpState,
 };
 pub use watermarks::Watermarks;

@@ -25,12 +25,18 @@ pub const DEFAULT_KICK_DELAY_MS: u64 = 50;
 /// what one crash can lose, which is what the log's start skip relies on.
 pub const DEFAULT_CHUNK_SIZE: usize = 1024;
 
+/// The most drafts a chunk (and records an event log append) may hold. The
+/// log's start skip moves the next sequence number on by this much per open,
+/// so a bound keeps the 64-bit sequence space out of reach.
+pub const MAX_CHUNK_SIZE: usize = 1 << 20;
+
 /// The pump's tunables, all in milliseconds or counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PumpConfig {
     /// Delay from a kick to its pass ([`DEFAULT_KICK_DELAY_MS`]).
     pub kick_delay_ms: u64,
-    /// At most this many drafts per append ([`DEFAULT_CHUNK_SIZE`]); at least 1.
+    /// At most this many drafts per append ([`DEFAULT_CHUNK_SIZE`]); 1 to
+    /// [`MAX_CHUNK_SIZE`].
     pub chunk_size: usize,
     /// Delay before a failed pass is retried ([`RETRY_AFTER_MS`]); at least 1.
     pub retry_after_ms: u64,
@@ -55,6 +61,8 @@ impl Default for PumpConfig {
 pub enum ConfigError {
     /// `chunk_size` was 0: no chunk could hold a draft.
     ZeroChunkSize,
+    /// `chunk_size` was over [`MAX_CHUNK_SIZE`].
+    ChunkSizeTooLarge(usize),
     /// `retry_after_ms` was 0: a failing log would be retried in a busy loop.
     ZeroRetryDelay,
 }
@@ -63,6 +71,7 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::ZeroChunkSize => write!(f, "chunk_size must be at least 1"),
+            ConfigError::ChunkSizeTooLarge(n) => write!(f, "chunk_size must be at most {MAX_CHUNK_SIZE}, got {n}"),
             ConfigError::ZeroRetryDelay => write!(f, "retry_after_ms must be at least 1"),
         }
     }
@@ -79,6 +88,9 @@ impl PumpConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.chunk_size == 0 {
             return Err(ConfigError::ZeroChunkSize);
+        }
+        if self.chunk_size > MAX_CHUNK_SIZE {
+            return Err(ConfigError::ChunkSizeTooLarge(self.chunk_size));
         }
         if self.retry_after_ms == 0 {
             return Err(ConfigError::ZeroRetryDelay);

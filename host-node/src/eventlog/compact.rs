@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use leasehold_core::Millis;
-use leasehold_core::pump::frame::{BatchEncoder, Frames, encode_header};
+use leasehold_core::pump::frame::{BatchEncoder, Frames, RecordRef, encode_header, is_reservation};
 
 use super::error::io_err;
 use super::record::RecordHead;
@@ -43,6 +43,10 @@ impl EventLog {
             // the file changed under us: compact nothing rather than guess.
             let Ok((_, batch)) = frame else { return Ok(0) };
             for record in batch.records() {
+                // Reservations go; one for the highest number is added below.
+                if is_reservation(record.payload) {
+                    continue;
+                }
                 let goes = serde_json::from_slice::<RecordHead>(record.payload)
                     .is_ok_and(|head| drops(&head.source, Millis(head.at)));
                 if goes {
@@ -56,6 +60,14 @@ impl EventLog {
             return Ok(0);
         }
         let marks: Vec<(S, u64)> = marks.into_iter().collect();
+        let kept_count = kept.len() as u64;
+        // The highest number given out stays in the file, so the next open
+        // never starts at or below a number a reader may have seen.
+        if let Some(highest) = self.next_seq.checked_sub(1) {
+            if kept.last().is_none_or(|last| last.seq < highest) {
+                kept.push(RecordRef { seq: highest, payload: &[] });
+            }
+        }
 
         let mut out = encode_header(self.epoch).to_vec();
         let mut chunks = kept.chunks(self.max_batch).peekable();
@@ -75,7 +87,6 @@ impl EventLog {
             let last = chunks.peek().is_none();
             batch.finish(marks.iter().filter(|_| last).map(|(s, p)| (s.as_ref(), *p)))?;
         }
-        let kept_count = kept.len() as u64;
         drop(kept);
 
         let temp = sibling(&path, ".compact");
@@ -93,11 +104,15 @@ impl EventLog {
         self.broken = true;
         self.file = None;
         storage.sync_dir(parent_dir(&path)).map_err(io_err("fsync directory", &path))?;
-        self.file = Some(storage.open_append(&path).map_err(io_err("open", &path))?);
+        let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
+        super::lock_file(&mut *file, &path)?;
+        self.file = Some(file);
         self.broken = false;
         self.len = out.len() as u64;
         self.records = kept_count;
         self.dropped += dropped;
+        // The file now reserves every number below `next_seq`.
+        self.reserved = true;
         self.marks = marks.iter().map(|(s, p)| (s.as_ref().to_owned(), *p)).collect();
         Ok(dropped)
     }

@@ -31,6 +31,15 @@ pub enum LogError {
         /// The limit.
         max: usize,
     },
+    /// [`LogOptions::max_batch`](super::LogOptions::max_batch) over the
+    /// limit: each open skips the next sequence number ahead by it.
+    #[error("event log max_batch must be at most {max}, got {given}")]
+    BatchLimit {
+        /// The value given.
+        given: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A record could not be encoded.
     #[error("event log record could not be encoded: {0}")]
     Encode(String),

@@ -8,6 +8,11 @@
 //! compaction), which a lock on the log's inode would not survive. The
 //! kernel drops it when the process dies, even by SIGKILL, so a crash never
 //! leaves a log locked. Readers ([`read_log`](super::read_log)) take no lock.
+//!
+//! The writer also locks the log file itself (its inode, through
+//! [`LogFile::try_lock`](super::LogFile::try_lock)) each time it opens it, so
+//! a second writer that names the same file differently (a symbolic or hard
+//! link: another lock file) is refused as well.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -46,7 +51,7 @@ impl WriterLock {
 
 /// Whether the exclusive lock was taken (`false`: someone holds it).
 #[cfg(unix)]
-fn try_lock(file: &File) -> io::Result<bool> {
+pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
     use rustix::fs::{FlockOperation, flock};
     match flock(file, FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(true),
@@ -57,6 +62,6 @@ fn try_lock(file: &File) -> io::Result<bool> {
 
 /// Elsewhere no lock is taken (the project's hosts are Unix).
 #[cfg(not(unix))]
-fn try_lock(_file: &File) -> io::Result<bool> {
+pub(crate) fn try_lock(_file: &File) -> io::Result<bool> {
     Ok(true)
 }

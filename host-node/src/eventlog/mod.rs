@@ -10,12 +10,16 @@
 //!   truncated back to the last whole frame and the epoch stays; opening again
 //!   changes nothing. A checksum mismatch before the tail, a bad header or a
 //!   missing file starts a new log with a new epoch (a damaged file is kept
-//!   beside it as `<log>.corrupt`), says so once (`tracing::warn!` and
+//!   beside it as `<log>.corrupt-<new epoch>`), says so once (`tracing::warn!` and
 //!   stderr), and reports [`Opened::created`] so the pump derives everything
 //!   again. Nothing is skipped silently.
 //! - **Start skip**: an open moves the next sequence number past the last one
 //!   by the batch limit, so a reader that saw a batch a crash then lost never
-//!   sees its sequence numbers reused.
+//!   sees its sequence numbers reused. The first append after such an open
+//!   first makes a *reservation* durable (an empty record holding the number
+//!   before its start, one small frame and fsync): had that append been lost
+//!   too, the next open would otherwise compute the same start again.
+//!   Compaction keeps the highest number given out the same way.
 //! - **Compaction** ([`EventLog::compact`]): kept records and the current
 //!   watermarks go to `<log>.compact`, which is synced, renamed over the log,
 //!   and the directory synced. A failure before the rename leaves the log as
@@ -40,8 +44,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use leasehold_core::pump::DEFAULT_CHUNK_SIZE;
 use leasehold_core::pump::frame::{BatchEncoder, Ending, HEADER_LEN, encode_header, summarize};
+use leasehold_core::pump::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE};
 
 pub use encoded::EncodedEvents;
 pub use error::{LogError, ReadError};
@@ -58,7 +62,8 @@ pub struct LogOptions {
     /// The file operations ([`StdStorage`] by default; tests inject faults).
     pub storage: Arc<dyn LogStorage>,
     /// The most records one append may carry, and the start skip
-    /// ([`DEFAULT_CHUNK_SIZE`]). At least 1.
+    /// ([`DEFAULT_CHUNK_SIZE`]). 1 to [`MAX_CHUNK_SIZE`]: a larger value is
+    /// refused at open ([`LogError::BatchLimit`]), 0 is taken as 1.
     pub max_batch: usize,
 }
 
@@ -115,6 +120,9 @@ pub struct EventLog {
     marks: BTreeMap<String, u64>,
     broken: bool,
     buf: Vec<u8>,
+    /// Whether the numbers from `next_seq` on are safe to give out: false
+    /// after an open skipped ahead, until a reservation is durable.
+    reserved: bool,
     /// Held from open to close: one writer per log.
     lock: Option<WriterLock>,
 }
@@ -150,6 +158,19 @@ fn new_epoch(previous: Option<u64>) -> u64 {
     if Some(now) == previous { now.wrapping_add(1) } else { now }
 }
 
+/// Locks the open log file itself (see `lock.rs`).
+///
+/// # Errors
+/// [`LogError::InUse`] when another writer holds it, [`LogError::Io`] when
+/// the lock can not be taken.
+pub(crate) fn lock_file(file: &mut dyn LogFile, path: &Path) -> Result<(), LogError> {
+    match file.try_lock() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(LogError::InUse { path: path.to_path_buf(), lock: path.to_path_buf() }),
+        Err(source) => Err(LogError::Io { op: "lock", path: path.to_path_buf(), source }),
+    }
+}
+
 /// Says something about the log once: on `tracing` and on stderr.
 fn announce(text: &str) {
     tracing::warn!(target: "leasehold::eventlog", "{text}");
@@ -164,10 +185,29 @@ impl EventLog {
     ///
     /// # Errors
     /// [`LogError::InUse`] when another open log writes this file (nothing
-    /// is touched); [`LogError::Io`] when a file operation fails (the log
+    /// is touched); [`LogError::BatchLimit`] for a `max_batch` over
+    /// [`MAX_CHUNK_SIZE`]; [`LogError::Io`] when a file operation fails (the log
     /// stays as it was).
     pub fn open(path: impl Into<PathBuf>, options: LogOptions) -> Result<Opened, LogError> {
         let path = path.into();
+        if path.as_os_str().is_empty() {
+            return Err(LogError::Io {
+                op: "open",
+                path,
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "the event log path is empty"),
+            });
+        }
+        let folder = parent_dir(&path);
+        if !folder.is_dir() {
+            return Err(LogError::Io {
+                op: "open folder",
+                path: folder.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such folder"),
+            });
+        }
+        if options.max_batch > MAX_CHUNK_SIZE {
+            return Err(LogError::BatchLimit { given: options.max_batch, max: MAX_CHUNK_SIZE });
+        }
         let lock = WriterLock::acquire(&path)?;
         let mut log = EventLog {
             storage: options.storage,
@@ -182,6 +222,7 @@ impl EventLog {
             marks: BTreeMap::new(),
             broken: true,
             buf: Vec::new(),
+            reserved: false,
             lock: Some(lock),
         };
         let (created, notice) = log.recover(None)?;
@@ -202,25 +243,40 @@ impl EventLog {
         // case: said in the notice, not on stderr. A log that vanished while
         // it was written, or was corrupt, is announced.
         let first_creation = bytes.is_none() && previous.is_none();
+        let epoch = new_epoch(previous.or((self.epoch != 0).then_some(self.epoch)));
         let reason = match bytes.as_deref().map(summarize) {
             None => format!("no event log at {}", path.display()),
             Some(Err(corruption)) => {
-                let kept = sibling(&path, ".corrupt");
+                // Named after the new epoch: a later corruption never
+                // overwrites an earlier kept copy.
+                let kept = sibling(&path, &format!(".corrupt-{epoch}"));
                 storage.rename(&path, &kept).map_err(io_err("rename corrupt log aside", &path))?;
                 format!("event log {} is corrupt ({corruption}; kept as {})", path.display(), kept.display())
             }
             Some(Ok(summary)) => {
                 let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
+                lock_file(&mut *file, &path)?;
                 let mut notice = None;
                 if let Ending::Torn { valid_len, torn_bytes } = summary.ending {
                     file.truncate(valid_len).map_err(io_err("truncate torn tail", &path))?;
                     file.sync().map_err(io_err("fsync", &path))?;
-                    let text = format!(
-                        "event log {}: torn tail of {torn_bytes} bytes truncated at byte {valid_len} (epoch {} kept)",
-                        path.display(),
-                        summary.epoch
-                    );
-                    announce(&text);
+                    let text = if previous.is_some() {
+                        // Reopened after this writer's own append failed:
+                        // what landed of it goes, said in the notice only
+                        // (the failure itself was reported once).
+                        format!(
+                            "event log {}: {torn_bytes} bytes of a failed append truncated at byte {valid_len}",
+                            path.display()
+                        )
+                    } else {
+                        let text = format!(
+                            "event log {}: torn tail of {torn_bytes} bytes truncated at byte {valid_len} (epoch {} kept)",
+                            path.display(),
+                            summary.epoch
+                        );
+                        announce(&text);
+                        text
+                    };
                     notice = Some(text);
                 }
                 let skip = self.max_batch as u64;
@@ -231,10 +287,10 @@ impl EventLog {
                 self.marks = summary.marks;
                 self.file = Some(file);
                 self.broken = false;
+                self.reserved = false;
                 return Ok((false, notice));
             }
         };
-        let epoch = new_epoch(previous.or((self.epoch != 0).then_some(self.epoch)));
         self.create(epoch)?;
         let text = format!("{reason}: a new event log (epoch {epoch}) starts and every source is derived again");
         if !first_creation {
@@ -254,13 +310,41 @@ impl EventLog {
         drop(file);
         storage.rename(&temp, &path).map_err(io_err("rename", &temp))?;
         storage.sync_dir(parent_dir(&path)).map_err(io_err("fsync directory", &path))?;
-        self.file = Some(storage.open_append(&path).map_err(io_err("open", &path))?);
+        let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
+        lock_file(&mut *file, &path)?;
+        self.file = Some(file);
         self.epoch = epoch;
         self.next_seq = 0;
         self.len = HEADER_LEN as u64;
         self.records = 0;
         self.marks.clear();
         self.broken = false;
+        // A new epoch: a reader that saw numbers a crash then lost starts
+        // over from 0, and the next open skips past them.
+        self.reserved = true;
+        Ok(())
+    }
+
+    /// Makes a reservation of `next_seq - 1` durable (see the module docs):
+    /// one frame with one empty record, and an fsync.
+    fn reserve(&mut self) -> Result<(), LogError> {
+        let Some(seq) = self.next_seq.checked_sub(1) else {
+            self.reserved = true;
+            return Ok(());
+        };
+        self.buf.clear();
+        let mut frame = BatchEncoder::begin(&mut self.buf);
+        frame.record(seq, |_| Ok::<(), LogError>(()))?;
+        frame.finish(std::iter::empty::<(&str, u64)>())?;
+        let Some(file) = self.file.as_mut() else {
+            return Err(LogError::Closed);
+        };
+        if let Err(e) = file.append(&self.buf).and_then(|()| file.sync()) {
+            self.broken = true;
+            return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
+        }
+        self.len += self.buf.len() as u64;
+        self.reserved = true;
         Ok(())
     }
 
@@ -328,6 +412,9 @@ impl EventLog {
         if events.is_empty() && marks.is_empty() {
             return Ok(first..first);
         }
+        if !self.reserved && !events.is_empty() {
+            self.reserve()?;
+        }
         self.buf.clear();
         let mut batch = BatchEncoder::begin(&mut self.buf);
         for (seq, payload) in (first..).zip(events.payloads()) {
@@ -337,7 +424,9 @@ impl EventLog {
             })?;
         }
         batch.finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
-        let Some(file) = self.file.as_mut() else { return Err(LogError::Closed) };
+        let Some(file) = self.file.as_mut() else {
+            return Err(LogError::Closed);
+        };
         if let Err(e) = file.append(&self.buf).and_then(|()| file.sync()) {
             self.broken = true;
             return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });

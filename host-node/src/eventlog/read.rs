@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use leasehold_core::pump::frame::{Corruption, Frames, decode_header};
+use leasehold_core::pump::frame::{Corruption, Frames, decode_header, is_reservation};
 
 use super::{EventLog, EventRecord, LogError, LoggedEvent, ReadError};
 
@@ -46,6 +46,10 @@ fn read_bytes(path: &Path, bytes: &[u8], from: u64) -> Result<LogRead, ReadError
     for frame in Frames::new(bytes) {
         let (_, batch) = frame.map_err(corrupt)?;
         for record in batch.records().filter(|r| r.seq >= from) {
+            if is_reservation(record.payload) {
+                next = record.seq + 1;
+                continue;
+            }
             let event: EventRecord = serde_json::from_slice(record.payload)
                 .map_err(|source| ReadError::Record { path: path.to_path_buf(), seq: record.seq, source })?;
             next = record.seq + 1;

@@ -26,6 +26,18 @@ pub trait LogFile: Send {
     /// # Errors
     /// The platform's error.
     fn truncate(&mut self, len: u64) -> io::Result<()>;
+
+    /// Takes an exclusive lock on the file itself (its inode), without
+    /// waiting: `false` when someone else holds it. The log's writer holds it
+    /// besides the lock file, so a second writer that reaches the same file
+    /// by another name (a symbolic or hard link) is refused too. The default
+    /// takes none (a storage without files).
+    ///
+    /// # Errors
+    /// The platform's error.
+    fn try_lock(&mut self) -> io::Result<bool> {
+        Ok(true)
+    }
 }
 
 /// The directory-level operations of the event log.
@@ -84,6 +96,10 @@ impl LogFile for StdFile {
 
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
+    }
+
+    fn try_lock(&mut self) -> io::Result<bool> {
+        super::lock::try_lock(&self.0)
     }
 }
 
