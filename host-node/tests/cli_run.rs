@@ -119,6 +119,38 @@ async fn events_shows_each_job_settlement_by_id() {
 }
 
 #[tokio::test]
+async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
+    let s = Scratch::new();
+    let jobs = s.jobs_file(&["true", "true", "true"]);
+    s.cmd(&["run", jobs.to_str().unwrap()]).assert().success();
+    let folder = s.path("events");
+    // A second worker's log, damaged in its first frame (another follows).
+    let damaged = folder.join("worker-7.log");
+    let mut log = leasehold::eventlog::EventLog::open(&damaged, Default::default()).unwrap().log;
+    for n in 0..2u64 {
+        let event = leasehold::eventlog::EventRecord {
+            source: "other".to_owned(),
+            at: n,
+            kind: "job-done".to_owned(),
+            identity: Default::default(),
+            body: serde_json::json!({ "job": 999, "attempt": 1, "reclaimed": false }),
+        };
+        log.append(&[event], [("other", n + 1)]).unwrap();
+    }
+    drop(log);
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[20 + 12 + 8] ^= 0x01;
+    std::fs::write(&damaged, &bytes).unwrap();
+
+    let out = s.cmd(&["events", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("\"job-done\"").count(), 3, "the whole log's events still show: {stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("worker-7.log") && stderr.contains("corrupt"), "{stderr}");
+}
+
+#[tokio::test]
 async fn jobs_says_when_more_rows_than_the_limit_exist() {
     let s = Scratch::new();
     for _ in 0..3 {

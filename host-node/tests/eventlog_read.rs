@@ -86,3 +86,21 @@ fn a_reader_stops_at_a_torn_tail_and_refuses_damage() {
     assert!(matches!(read_log(&path, 0), Err(ReadError::Corrupt { .. })));
     assert!(matches!(read_log(&path.with_extension("none"), 0), Err(ReadError::Missing(_))));
 }
+
+#[test]
+fn an_event_nested_too_deep_to_read_back_is_refused_and_the_log_stays_readable() {
+    use leasehold::eventlog::{LogError, MAX_VALUE_DEPTH};
+    let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!([inner]));
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    let deepest = EventRecord { body: nested(MAX_VALUE_DEPTH), ..event(0) };
+    log.append(std::slice::from_ref(&deepest), [("s", 1)]).unwrap();
+    let too_deep = EventRecord { body: nested(MAX_VALUE_DEPTH + 1), ..event(1) };
+    let err = log.append(&[event(1), too_deep], [("s", 2)]).unwrap_err();
+    assert!(matches!(&err, LogError::Encode(m) if m.contains("nested deeper")), "{err:?}");
+    let in_identity =
+        EventRecord { identity: [("k".to_owned(), nested(MAX_VALUE_DEPTH + 1))].into_iter().collect(), ..event(1) };
+    assert!(log.append(&[in_identity], [("s", 2)]).is_err());
+    let read = read_log(&path, 0).unwrap();
+    assert_eq!(read.records.iter().map(|r| r.event.clone()).collect::<Vec<_>>(), vec![deepest]);
+}

@@ -93,3 +93,63 @@ async fn remove_source_keeps_a_source_whose_events_could_not_be_logged() {
     pump.remove_source("a").await.unwrap();
     contents(&path).assert_complete("a", 4);
 }
+
+/// A journal whose `derive` panics on one entry while `broken` holds.
+struct Panicky {
+    journal: std::sync::Arc<Journal>,
+    at: u64,
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl leasehold::pump::EventSource for Panicky {
+    fn committed_len(&self) -> u64 {
+        self.journal.committed_len()
+    }
+    fn derive(&self, index: u64, out: &mut Vec<leasehold::pump::EventDraft>) {
+        if index == self.at && self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            panic!("entry {index} is unreadable");
+        }
+        self.journal.derive(index, out);
+    }
+}
+
+#[tokio::test]
+async fn a_source_that_panics_fails_the_pass_naming_it_and_the_others_are_logged() {
+    use leasehold::pump::EventSource;
+    let (_dir, path) = temp_log();
+    let storage = FaultyStorage::new();
+    let (a, b) = (Journal::new(0), Journal::new(0));
+    let panicky = std::sync::Arc::new(Panicky {
+        journal: std::sync::Arc::clone(&a),
+        at: 3,
+        broken: std::sync::atomic::AtomicBool::new(true),
+    });
+    let mut builder = leasehold::pump::Pump::builder(pump_options(&path, 4, &storage, &clock_at(0)));
+    builder.source("a", std::sync::Arc::clone(&panicky) as std::sync::Arc<dyn EventSource>);
+    builder.source("b", std::sync::Arc::clone(&b) as std::sync::Arc<dyn EventSource>);
+    let pump = builder.open().await.unwrap();
+    a.grow(6);
+    b.grow(5);
+
+    let err = pump.flush().await.unwrap_err();
+    match &err {
+        PumpError::SourcePanicked { source_name, index, message } => {
+            assert_eq!((source_name.as_str(), *index), ("a", 3));
+            assert!(message.contains("entry 3 is unreadable"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let logged = contents(&path);
+    logged.assert_complete("b", 5);
+    assert_eq!(logged.marks.get("a").copied(), Some(3), "a's watermark stops before the entry");
+    assert_eq!(logged.count("a"), eventlog_support::total_drafts(3));
+    assert!(pump.status().await.unwrap().dirty.contains(&"a".to_string()), "a stays dirty");
+
+    // Mended, the next flush logs the rest; the pump kept working throughout.
+    panicky.broken.store(false, std::sync::atomic::Ordering::SeqCst);
+    pump.flush().await.unwrap();
+    pump.close().await.unwrap();
+    let after = contents(&path);
+    after.assert_complete("a", 6);
+    after.assert_complete("b", 5);
+}

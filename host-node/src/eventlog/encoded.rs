@@ -1,7 +1,7 @@
 //! Events serialised ahead of their append, so the CPU work of a chunk can
 //! run while the fsync of the chunk before it is in flight.
 
-use super::record::EventRecordRef;
+use super::record::{EventRecordRef, check_depth};
 use super::{EventRecord, LogError};
 
 /// The JSON payloads of a batch of events, in order.
@@ -38,14 +38,17 @@ impl EncodedEvents {
     /// Serialises one more event.
     ///
     /// # Errors
-    /// [`LogError::Encode`] for an event that does not serialise (nothing of
-    /// it is kept).
+    /// [`LogError::Encode`] for an event that does not serialise, or whose
+    /// body or identity nests deeper than
+    /// [`MAX_VALUE_DEPTH`](super::MAX_VALUE_DEPTH) (nothing of it is kept).
     pub fn push(&mut self, event: &EventRecord) -> Result<(), LogError> {
+        check_depth(std::iter::once(&event.body).chain(event.identity.values())).map_err(LogError::Encode)?;
         self.push_serialized(event)
     }
 
     /// [`EncodedEvents::push`] of a record borrowed from its parts.
     pub(crate) fn push_ref(&mut self, event: &EventRecordRef<'_>) -> Result<(), LogError> {
+        check_depth(std::iter::once(event.body).chain(event.identity.values())).map_err(LogError::Encode)?;
         self.push_serialized(event)
     }
 

@@ -43,6 +43,9 @@ pub enum LogError {
     /// A record could not be encoded.
     #[error("event log record could not be encoded: {0}")]
     Encode(String),
+    /// What the log holds could not be read back (see [`ReadError`]).
+    #[error(transparent)]
+    Read(#[from] ReadError),
     /// The log was broken and, reopened, had to start anew (corrupt or gone):
     /// what the caller derived for the old log was not appended; derive
     /// everything again.

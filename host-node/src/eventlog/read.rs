@@ -63,7 +63,7 @@ impl EventLog {
     /// Reads this log's records from `from` on (through its storage).
     ///
     /// # Errors
-    /// [`LogError::Io`] when the file can not be read; [`LogError::Encode`]
+    /// [`LogError::Io`] when the file can not be read; [`LogError::Read`]
     /// when what it holds no longer reads (corrupt, or a record that is not
     /// an event).
     pub fn read_from(&self, from: u64) -> Result<LogRead, LogError> {
@@ -73,6 +73,6 @@ impl EventLog {
             .map_err(super::error::io_err("read", &self.path))?
             .unwrap_or_default();
         let valid = bytes.get(..self.len as usize).unwrap_or(&bytes);
-        read_bytes(&self.path, valid, from).map_err(|e| LogError::Encode(e.to_string()))
+        read_bytes(&self.path, valid, from).map_err(LogError::from)
     }
 }

@@ -56,11 +56,47 @@ pub(crate) enum Identity<'a> {
 }
 
 impl Identity<'_> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Value> {
+        match self {
+            Identity::Borrowed(map) => map.values(),
+            Identity::Merged(map) => map.values(),
+        }
+    }
+
     fn is_empty(&self) -> bool {
         match self {
             Identity::Borrowed(map) => map.is_empty(),
             Identity::Merged(map) => map.is_empty(),
         }
+    }
+}
+
+/// The deepest nesting of arrays and objects a body or identity value may
+/// have. Readers parse with serde_json's default limit (128 levels, the
+/// record's own object included): an event nested deeper would append fine
+/// and then make every read of the log fail, so appends refuse it.
+pub const MAX_VALUE_DEPTH: usize = 100;
+
+/// Checks that `values` nest at most [`MAX_VALUE_DEPTH`] levels.
+///
+/// # Errors
+/// A message naming the limit.
+pub(crate) fn check_depth<'a>(mut values: impl Iterator<Item = &'a Value>) -> Result<(), String> {
+    if values.any(|v| too_deep(v, 1)) {
+        return Err(format!(
+            "event value nested deeper than {MAX_VALUE_DEPTH} levels of arrays and objects (readers could not read it back)"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `value`, itself at nesting level `depth`, goes past the limit.
+/// The recursion stops at the limit, so its own depth is bounded.
+fn too_deep(value: &Value, depth: usize) -> bool {
+    match value {
+        Value::Array(items) => depth > MAX_VALUE_DEPTH || items.iter().any(|v| too_deep(v, depth + 1)),
+        Value::Object(map) => depth > MAX_VALUE_DEPTH || map.values().any(|v| too_deep(v, depth + 1)),
+        _ => false,
     }
 }
 

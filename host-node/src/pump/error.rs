@@ -15,6 +15,18 @@ pub enum PumpError {
     /// sources dirty and retries in the background).
     #[error(transparent)]
     Log(#[from] LogError),
+    /// A source's `derive` panicked on an entry: its events from that entry
+    /// on are not logged (it stays dirty and is asked again at the next
+    /// retry); the other sources of the pass were logged.
+    #[error("event source {source_name} panicked deriving entry {index}: {message}")]
+    SourcePanicked {
+        /// The source's name.
+        source_name: String,
+        /// The entry being derived.
+        index: u64,
+        /// The panic's message.
+        message: String,
+    },
     /// `close` ran: nothing more is derived or logged.
     #[error("event pump closed")]
     Closed,

@@ -111,6 +111,11 @@ pub trait EventSource: Send + Sync + 'static {
     /// is fine). Must answer the same drafts every time it is asked: after a
     /// crash or a failed append the pump derives an entry again (at least
     /// once).
+    ///
+    /// A panic here is caught: the pass fails with
+    /// [`PumpError::SourcePanicked`](super::PumpError::SourcePanicked) naming
+    /// the source and the entry, the source's watermark stops before that
+    /// entry and it is asked again at the retry; the other sources go on.
     fn derive(&self, index: u64, out: &mut Vec<EventDraft>);
 
     /// Identity fields every event of this source carries unless its draft

@@ -3,6 +3,7 @@
 //! interleave (seed 004 `EventPump.serial`).
 
 use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -317,7 +318,8 @@ impl PumpTask {
         let mut events = EncodedEvents::default();
         let mut drafts = Vec::new();
         let now_ms = (self.wall_clock)();
-        for name in &plan.sources {
+        let mut panicked = None;
+        'sources: for name in &plan.sources {
             let Some(source) = self.sources.get(name).cloned() else { continue };
             let from = self.state.mark(name);
             let len = source.committed_len();
@@ -327,7 +329,19 @@ impl PumpTask {
             chunker.begin_source(name, from);
             let identity = source.identity();
             for index in from..len {
-                source.derive(index, &mut drafts);
+                // A source that panics must not stop the others: its
+                // watermark stops before the entry, and the pass fails.
+                let derived = panic::catch_unwind(AssertUnwindSafe(|| source.derive(index, &mut drafts)));
+                if let Err(payload) = derived {
+                    drafts.clear();
+                    chunker.end_source(index);
+                    panicked.get_or_insert(PumpError::SourcePanicked {
+                        source_name: name.clone(),
+                        index,
+                        message: panic_message(payload.as_ref()),
+                    });
+                    continue 'sources;
+                }
                 for draft in drafts.drain(..) {
                     if let Some(chunk) = chunker.push(index, ()) {
                         // The next chunk is sized as this one.
@@ -342,7 +356,7 @@ impl PumpTask {
         if let Some(chunk) = chunker.finish() {
             self.commit(events, chunk.completes, in_flight).await?;
         }
-        Ok(())
+        panicked.map_or(Ok(()), Err)
     }
 
     /// Waits for the append before it, then starts the append of a chunk's
@@ -463,6 +477,15 @@ impl PumpTask {
         }
         result
     }
+}
+
+/// A panic payload's message (`&str` or `String`), or a placeholder.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 fn owned(marks: Vec<(&str, u64)>) -> Vec<(String, u64)> {

@@ -108,6 +108,8 @@ impl Recorder {
 struct Cursor {
     epoch: u64,
     next: u64,
+    /// What was last said of its damage (said once, not every poll).
+    damage: Option<String>,
 }
 
 /// `leasehold events`: prints every logged event in time order; with
@@ -141,11 +143,23 @@ fn read_new(folder: &Path, cursors: &mut BTreeMap<PathBuf, Cursor>) -> Result<Ve
             Ok(read) => read,
             // Gone (compacted away) or mid-creation: nothing to show yet.
             Err(ReadError::Missing(_)) => continue,
-            Err(e) => return Err(CliError::input(e.to_string())),
+            Err(e) => {
+                // One damaged log must not hide the others' history.
+                let text = e.to_string();
+                if cursor.damage.as_deref() != Some(text.as_str()) {
+                    eprintln!(
+                        "leasehold: {text}: its events are not shown (its writer replaces it when it next \
+                         opens it and keeps the damaged file beside it)"
+                    );
+                    cursor.damage = Some(text);
+                }
+                continue;
+            }
         };
+        cursor.damage = None;
         if read.epoch != cursor.epoch && cursor.next > 0 {
             // The log was replaced: read it again from its start.
-            *cursor = Cursor { epoch: read.epoch, next: 0 };
+            *cursor = Cursor { epoch: read.epoch, next: 0, damage: None };
             fresh.extend(read_log(&path, 0).map_err(|e| CliError::input(e.to_string()))?.records);
             continue;
         }
