@@ -187,7 +187,13 @@ impl TraceRing {
         }
         let mut ring = TraceRing::new(capacity.unwrap_or(saved.capacity))?;
         ring.dropped = saved.dropped;
-        for span in saved.spans {
+        for mut span in saved.spans {
+            // A saved ring is input: its error texts are held to the same
+            // bound as recorded ones.
+            span.claim_error = span.claim_error.map(cut);
+            for item in &mut span.items {
+                item.error = item.error.take().map(cut);
+            }
             ring.push(span);
         }
         Ok(ring)

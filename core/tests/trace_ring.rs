@@ -4,7 +4,9 @@
 
 use leasehold_core::Millis;
 use leasehold_core::event::{Event, PassReport};
-use leasehold_core::trace_ring::{ItemOutcome, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError};
+use leasehold_core::trace_ring::{
+    ItemOutcome, MAX_ERROR_TEXT, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError,
+};
 
 type Ev = Event<&'static str>;
 
@@ -197,6 +199,23 @@ fn a_saved_ring_resumes_with_its_spans_and_counters() {
     let smaller = TraceRing::resume(saved, Some(1)).unwrap();
     assert_eq!(smaller.spans().map(|s| s.start).collect::<Vec<_>>(), vec![Millis(3_000)]);
     assert_eq!(smaller.dropped(), 3);
+}
+
+#[test]
+fn a_resumed_ring_holds_error_texts_to_the_same_bound_as_recorded_ones() {
+    let mut ring = TraceRing::new(3).unwrap();
+    feed(&mut ring, "r", &pass(0, 1));
+    let mut saved = ring.save();
+    let long = "é".repeat(MAX_ERROR_TEXT); // two bytes each
+    saved.spans[0].claim_error = Some(long.clone());
+    saved.spans[0].items[0].error = Some(long);
+    let resumed = TraceRing::resume(saved, None).unwrap();
+    let span = resumed.spans().next().unwrap();
+    for text in [span.claim_error.as_deref(), span.items[0].error.as_deref()] {
+        let text = text.unwrap();
+        assert!(text.len() <= MAX_ERROR_TEXT && text.len() >= MAX_ERROR_TEXT - 1, "{} bytes", text.len());
+        assert!(text.chars().all(|c| c == 'é'), "cut at a character boundary");
+    }
 }
 
 #[test]

@@ -421,8 +421,28 @@ fn parse<T: serde::de::DeserializeOwned>(saved: &JsValue) -> Result<T, TraceErro
         // serde-wasm-bindgen's errors are JS `Error`s: their text is "Error: …".
         let text = error.into_inner().to_string();
         let what = text.strip_prefix("Error: ").unwrap_or(&text);
-        TraceError::Malformed { message: format!("saved{at}: {what}") }
+        TraceError::Malformed { message: format!("saved{at}: {}", in_js_terms(what)) }
     })
+}
+
+/// A serde message in the words of a JS user: Rust's type names become what
+/// a saved value may be, `unit value` is the `null` JSON gave (`NaN` and
+/// `Infinity` stringify to `null`), and a failed property read says that an
+/// object was expected.
+fn in_js_terms(message: &str) -> String {
+    if message.contains("Reflect.get called on non-object") {
+        return "expected an object or an array here, got null or a primitive".to_owned();
+    }
+    let mut text = message.replace("unit value", "null (NaN and Infinity are saved as null)");
+    for (rust, js) in [
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number from 0 to 4294967295"),
+        ("floating point", "the number"),
+    ] {
+        text = text.replace(rust, js);
+    }
+    text
 }
 
 /// `value` as a plain JS object: `None` as `null` (the saved shape's), no

@@ -249,12 +249,23 @@ fn a_bad_saved_ring_is_refused_saying_what_and_where() {
         (
             js("{ version: 1, capacity: 3, dropped: -1, spans: [] }"),
             "TypeError",
-            "saved.dropped: invalid type: floating point `-1.0`, expected u64".into(),
+            "saved.dropped: invalid type: the number `-1.0`, expected a whole number, 0 or more".into(),
         ),
         (
             js("{ version: 1, capacity: 3, dropped: 0.5, spans: [] }"),
             "TypeError",
-            "saved.dropped: invalid type: floating point `0.5`, expected u64".into(),
+            "saved.dropped: invalid type: the number `0.5`, expected a whole number, 0 or more".into(),
+        ),
+        (
+            js("{ version: 1, capacity: NaN, dropped: 0, spans: [] }"),
+            "TypeError",
+            "saved.capacity: invalid type: null (NaN and Infinity are saved as null), expected a whole number, 0 or more"
+                .into(),
+        ),
+        (
+            js("{ version: 1, capacity: 3, dropped: 0, spans: null }"),
+            "TypeError",
+            "saved.spans: expected an object or an array here, got null or a primitive".into(),
         ),
         (
             JsValue::from_str(&format!(r#"{{"version":1,"capacity":3,"dropped":0,"spans":[{good},{bad_outcome}]}}"#)),
