@@ -4,7 +4,7 @@
 
 use leasehold_core::pump::frame::{
     BatchEncoder, Corruption, EncodeError, Ending, FRAME_HEAD_LEN, HEADER_LEN, HeaderError, decode_header,
-    encode_header, summarize,
+    encode_header, renumber, summarize,
 };
 
 fn frame(out: &mut Vec<u8>, seqs: &[u64], marks: &[(&str, u64)]) {
@@ -184,4 +184,28 @@ fn a_source_name_too_long_is_refused_and_leaves_no_bytes() {
     let err = batch.finish([(name.as_str(), 1u64)]).unwrap_err();
     assert!(matches!(err, EncodeError::NameTooLong { .. }));
     assert_eq!(bytes, vec![7u8]);
+}
+
+/// A frame filled across calls (`resume`) with placeholder numbers, then
+/// numbered (`renumber`) and sealed, is the frame written in one go.
+#[test]
+fn a_frame_filled_in_parts_and_numbered_later_is_the_same_frame() {
+    let mut whole = Vec::new();
+    frame(&mut whole, &[7, 8, 9], &[("jobs", 3)]);
+
+    let mut parts = Vec::new();
+    let mut records = BatchEncoder::begin(&mut parts).len();
+    for seq in [7u64, 8, 9] {
+        let mut batch = BatchEncoder::resume(&mut parts, 0, records);
+        batch
+            .record(0, |b| {
+                b.extend_from_slice(format!("{{\"seq\":{seq}}}").as_bytes());
+                Ok::<(), EncodeError>(())
+            })
+            .unwrap();
+        records = batch.len();
+    }
+    renumber(&mut parts, 0, records, 7);
+    BatchEncoder::resume(&mut parts, 0, records).finish([("jobs", 3u64)]).unwrap();
+    assert_eq!(parts, whole);
 }

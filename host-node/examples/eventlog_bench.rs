@@ -256,7 +256,7 @@ impl LogBench {
             });
             pipelined.run(slice, || {
                 let (encoded, mark) = from_encoder.recv().unwrap();
-                log.append_encoded(&encoded, [("jobs.mailer", mark)]).unwrap();
+                log.append_encoded(encoded, [("jobs.mailer", mark)]).unwrap();
             });
             stop.store(true, Ordering::Relaxed);
             // Unblocks an encoder waiting to send; what it sent is dropped.

@@ -192,6 +192,13 @@ impl<'a> BatchEncoder<'a> {
         Ok(())
     }
 
+    /// Continues the unfinished frame that [`BatchEncoder::begin`] started
+    /// at `start` of `out` and that holds `records` records, so a frame can
+    /// be filled across calls (and threads) and sealed later.
+    pub fn resume(out: &'a mut Vec<u8>, start: usize, records: u32) -> Self {
+        BatchEncoder { out, start, records }
+    }
+
     /// Records added so far.
     pub fn len(&self) -> u32 {
         self.records
@@ -239,6 +246,19 @@ impl<'a> BatchEncoder<'a> {
         out[start + 4..start + 8].copy_from_slice(&(!len).to_le_bytes());
         out[start + 8..start + 12].copy_from_slice(&sum.to_le_bytes());
         Ok(())
+    }
+}
+
+/// Gives the records of the unfinished frame at `start` of `frame` the
+/// sequence numbers `first`, `first + 1`, … in order: records can be added
+/// before the append that numbers them is known. Call before
+/// [`BatchEncoder::finish`] (the checksum covers the numbers).
+pub fn renumber(frame: &mut [u8], start: usize, records: u32, first: u64) {
+    let mut at = start + FRAME_HEAD_LEN + 4;
+    for seq in first..first + u64::from(records) {
+        frame[at..at + 8].copy_from_slice(&seq.to_le_bytes());
+        let len = u32::from_le_bytes(le4(&frame[at + 8..at + 12])) as usize;
+        at += 12 + len;
     }
 }
 

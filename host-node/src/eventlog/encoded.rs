@@ -1,23 +1,37 @@
 //! Events serialised ahead of their append, so the CPU work of a chunk can
 //! run while the fsync of the chunk before it is in flight.
+//!
+//! They are serialised straight into the frame the append will write (see
+//! [`leasehold_core::pump::frame`]): records whose sequence numbers are set
+//! when the append knows them. The append then only numbers them, adds the
+//! watermarks and the checksum, and writes the buffer as it is.
+
+use leasehold_core::pump::frame::{BatchEncoder, FRAME_HEAD_LEN, renumber};
 
 use super::record::{EventRecordRef, check_depth};
 use super::{EventRecord, LogError};
 
-/// The JSON payloads of a batch of events, in order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The JSON payloads of a batch of events, in order, laid out as an
+/// unfinished frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodedEvents {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
+    frame: Vec<u8>,
+    records: u32,
+}
+
+impl Default for EncodedEvents {
+    fn default() -> Self {
+        Self::with_capacity(0, 0)
+    }
 }
 
 impl EncodedEvents {
     /// Serialises `events` (in order).
     ///
     /// # Errors
-    /// [`LogError::Encode`] for an event that does not serialise.
+    /// As [`EncodedEvents::push`].
     pub fn encode(events: &[EventRecord]) -> Result<Self, LogError> {
-        let mut out = EncodedEvents { bytes: Vec::with_capacity(events.len() * 160), ends: Vec::new() };
+        let mut out = EncodedEvents::with_capacity(events.len(), events.len() * 160);
         for event in events {
             out.push(event)?;
         }
@@ -27,12 +41,14 @@ impl EncodedEvents {
     /// An empty batch with room for `events` events of `bytes` bytes of JSON
     /// in all, so filling it does not copy what it holds as it grows.
     pub fn with_capacity(events: usize, bytes: usize) -> Self {
-        EncodedEvents { bytes: Vec::with_capacity(bytes), ends: Vec::with_capacity(events) }
+        let mut frame = Vec::with_capacity(FRAME_HEAD_LEN + 8 + bytes + 12 * events);
+        BatchEncoder::begin(&mut frame);
+        EncodedEvents { frame, records: 0 }
     }
 
-    /// Bytes of JSON held.
+    /// Bytes of JSON held (and of record framing).
     pub fn byte_len(&self) -> usize {
-        self.bytes.len()
+        self.frame.len() - FRAME_HEAD_LEN - 4
     }
 
     /// Serialises one more event.
@@ -53,28 +69,32 @@ impl EncodedEvents {
     }
 
     fn push_serialized(&mut self, event: &impl serde::Serialize) -> Result<(), LogError> {
-        let at = self.bytes.len();
-        if let Err(e) = serde_json::to_writer(&mut self.bytes, event) {
-            self.bytes.truncate(at);
-            return Err(e.into());
-        }
-        self.ends.push(self.bytes.len());
+        let mut frame = BatchEncoder::resume(&mut self.frame, 0, self.records);
+        // Numbered by the append (`seal`); the encoder rolls a failed record back.
+        frame.record(0, |b| serde_json::to_writer(b, event).map_err(LogError::from))?;
+        self.records = frame.len();
         Ok(())
     }
 
     /// How many events.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.records as usize
     }
 
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.records == 0
     }
 
-    /// Each event's JSON, in order.
-    pub(crate) fn payloads(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(self.ends.iter().copied()).map(|(start, end)| &self.bytes[start..end])
+    /// The finished frame: the records numbered from `first`, then `marks`,
+    /// length and checksum.
+    ///
+    /// # Errors
+    /// [`LogError::Encode`] for a source name over 64 KiB or a frame over
+    /// 4 GiB.
+    pub(crate) fn seal<S: AsRef<str>>(mut self, first: u64, marks: &[(S, u64)]) -> Result<Vec<u8>, LogError> {
+        renumber(&mut self.frame, 0, self.records, first);
+        BatchEncoder::resume(&mut self.frame, 0, self.records).finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
+        Ok(self.frame)
     }
 }

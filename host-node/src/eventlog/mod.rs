@@ -119,7 +119,6 @@ pub struct EventLog {
     dropped: u64,
     marks: BTreeMap<String, u64>,
     broken: bool,
-    buf: Vec<u8>,
     /// Whether the numbers from `next_seq` on are safe to give out: false
     /// after an open skipped ahead, until a reservation is durable.
     reserved: bool,
@@ -221,7 +220,6 @@ impl EventLog {
             dropped: 0,
             marks: BTreeMap::new(),
             broken: true,
-            buf: Vec::new(),
             reserved: false,
             lock: Some(lock),
         };
@@ -332,18 +330,18 @@ impl EventLog {
             self.reserved = true;
             return Ok(());
         };
-        self.buf.clear();
-        let mut frame = BatchEncoder::begin(&mut self.buf);
+        let mut bytes = Vec::with_capacity(64);
+        let mut frame = BatchEncoder::begin(&mut bytes);
         frame.record(seq, |_| Ok::<(), LogError>(()))?;
         frame.finish(std::iter::empty::<(&str, u64)>())?;
         let Some(file) = self.file.as_mut() else {
             return Err(LogError::Closed);
         };
-        if let Err(e) = file.append(&self.buf).and_then(|()| file.sync()) {
+        if let Err(e) = file.append(&bytes).and_then(|()| file.sync()) {
             self.broken = true;
             return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
         }
-        self.len += self.buf.len() as u64;
+        self.len += bytes.len() as u64;
         self.reserved = true;
         Ok(())
     }
@@ -389,18 +387,20 @@ impl EventLog {
         if events.len() > self.max_batch {
             return Err(LogError::BatchTooLarge { len: events.len(), max: self.max_batch });
         }
-        self.append_encoded(&EncodedEvents::encode(events)?, marks)
+        self.append_encoded(EncodedEvents::encode(events)?, marks)
     }
 
     /// [`EventLog::append`] of events serialised beforehand (see
     /// [`EncodedEvents`]): the pump serialises a chunk while the chunk before
-    /// it is being written.
+    /// it is being written. The events are serialised into the frame this
+    /// writes, so the append only numbers them, seals the frame and writes
+    /// it as it is.
     ///
     /// # Errors
     /// As [`EventLog::append`].
     pub fn append_encoded<S: AsRef<str>>(
         &mut self,
-        events: &EncodedEvents,
+        events: EncodedEvents,
         marks: impl IntoIterator<Item = (S, u64)>,
     ) -> Result<std::ops::Range<u64>, LogError> {
         if events.len() > self.max_batch {
@@ -415,32 +415,20 @@ impl EventLog {
         if !self.reserved && !events.is_empty() {
             self.reserve()?;
         }
-        self.buf.clear();
-        let mut batch = BatchEncoder::begin(&mut self.buf);
-        for (seq, payload) in (first..).zip(events.payloads()) {
-            batch.record(seq, |b| {
-                b.extend_from_slice(payload);
-                Ok::<(), LogError>(())
-            })?;
-        }
-        batch.finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
+        let count = events.len() as u64;
+        let frame = events.seal(first, &marks)?;
         let Some(file) = self.file.as_mut() else {
             return Err(LogError::Closed);
         };
-        if let Err(e) = file.append(&self.buf).and_then(|()| file.sync()) {
+        if let Err(e) = file.append(&frame).and_then(|()| file.sync()) {
             self.broken = true;
             return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
         }
-        let count = events.len() as u64;
-        self.len += self.buf.len() as u64;
+        self.len += frame.len() as u64;
         self.next_seq += count;
         self.records += count;
         for (name, position) in &marks {
             self.marks.insert(name.as_ref().to_owned(), *position);
-        }
-        // One huge batch must not pin its buffer for the log's life.
-        if self.buf.capacity() > 4 << 20 {
-            self.buf = Vec::new();
         }
         Ok(first..self.next_seq)
     }

@@ -375,7 +375,7 @@ impl PumpTask {
             return Ok(());
         }
         let marks = owned(self.state.to_write(&completes));
-        let op = self.start(move |log| log.append_encoded(&events, marks).map(|_| ()))?;
+        let op = self.start(move |log| log.append_encoded(events, marks).map(|_| ()))?;
         *in_flight = Some(InFlight { op, completes });
         Ok(())
     }
