@@ -272,6 +272,29 @@ async fn batched_writes_are_fenced_one_by_one() {
     }
 }
 
+/// One process may hold two tokens of a job: it reclaims its own stale
+/// attempt on the lease alone. Batched beside the current token, the stale
+/// one must be answered lost, never `Updated` (the statements answer ids).
+#[tokio::test]
+async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
+    for db in backends("fence_mixed_tokens").await {
+        let s = &db.store;
+        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let me = owner("h", "a");
+        let old = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let new = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!((new.id, new.token > old.token), (old.id, true), "{}", db.label());
+        let lost = FenceOutcome::LostToNewerToken;
+        let renewed = s.heartbeat_many(&[old.fence(), new.fence()], db.now()).await.unwrap();
+        assert_eq!(renewed, [lost, FenceOutcome::Updated], "{}", db.label());
+        let completed = s.complete_many(&[old.fence(), new.fence(), new.fence()], db.now()).await.unwrap();
+        assert_eq!(completed, [lost, FenceOutcome::Updated, FenceOutcome::LostNotRunning], "{}", db.label());
+        let record = s.job(old.id).await.unwrap();
+        assert_eq!((record.state, record.token), (JobState::Succeeded, new.token));
+    }
+}
+
 #[tokio::test]
 async fn coalescer_merges_concurrent_writes_and_answers_each() {
     for db in backends("fence_coalescer").await {

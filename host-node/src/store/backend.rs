@@ -178,27 +178,39 @@ pub(crate) fn conflicted_keys(
 ///   owner's → `LostToNewerToken` (the lease is not the caller's);
 /// - same token, running, right owner → `Updated`: the fence still holds;
 ///   this is the repeat of a fence the same statement already renewed.
+///
+/// The statements answer the ids that landed, not the tokens. A job listed
+/// with two tokens (one process holding a stale attempt of a job it has
+/// since reclaimed) is therefore read back too ([`unlanded`]), and its
+/// landing goes to the fence whose token the row holds: the stale token is
+/// answered `LostToNewerToken`, never `Updated`.
 pub(crate) fn fence_outcomes(
     fences: &[Fence],
     updated: &[i64],
     rows: &[FenceRow],
     expected_nonce: Option<&str>,
 ) -> StoreResult<Vec<FenceOutcome>> {
-    let mut landed: HashMap<i64, usize> = HashMap::with_capacity(updated.len());
-    for id in updated {
-        *landed.entry(*id).or_default() += 1;
-    }
+    let mut landed = landed_counts(updated);
+    let mixed = mixed_tokens(fences);
     let rows: HashMap<i64, &FenceRow> = rows.iter().map(|r| (r.id, r)).collect();
     fences
         .iter()
         .map(|fence| {
-            if let Some(n) = landed.get_mut(&fence.job.0) {
-                if *n > 0 {
-                    *n -= 1;
-                    return Ok(FenceOutcome::Updated);
+            let row = rows.get(&fence.job.0);
+            // For a job listed with several tokens only the row's token can
+            // have landed; if the row is gone or changed again, none is
+            // credited (a landed write answered lost is safe, not the reverse).
+            let may_have_landed =
+                !mixed.contains(&fence.job.0) || row.is_some_and(|r| u64::try_from(r.token).ok() == Some(fence.token));
+            if may_have_landed {
+                if let Some(n) = landed.get_mut(&fence.job.0) {
+                    if *n > 0 {
+                        *n -= 1;
+                        return Ok(FenceOutcome::Updated);
+                    }
                 }
             }
-            let Some(row) = rows.get(&fence.job.0) else {
+            let Some(row) = row else {
                 return Ok(FenceOutcome::LostMissing);
             };
             if u64::try_from(row.token).ok() != Some(fence.token) {
@@ -221,19 +233,40 @@ pub(crate) fn fence_outcomes(
         .collect()
 }
 
-/// The ids of the fences that did not land, for the follow-up read.
-pub(crate) fn unlanded(fences: &[Fence], updated: &[i64]) -> Vec<i64> {
-    let mut landed: HashMap<i64, usize> = HashMap::new();
+/// How many times each id landed.
+fn landed_counts(updated: &[i64]) -> HashMap<i64, usize> {
+    let mut landed: HashMap<i64, usize> = HashMap::with_capacity(updated.len());
     for id in updated {
         *landed.entry(*id).or_default() += 1;
     }
-    let mut out = Vec::new();
+    landed
+}
+
+/// The ids listed with more than one token.
+fn mixed_tokens(fences: &[Fence]) -> std::collections::HashSet<i64> {
+    let mut first: HashMap<i64, u64> = HashMap::with_capacity(fences.len());
+    let mut mixed = std::collections::HashSet::new();
+    for f in fences {
+        if *first.entry(f.job.0).or_insert(f.token) != f.token {
+            mixed.insert(f.job.0);
+        }
+    }
+    mixed
+}
+
+/// The ids whose rows the answers need: the fences that did not land, and
+/// every job listed with more than one token (see [`fence_outcomes`]).
+pub(crate) fn unlanded(fences: &[Fence], updated: &[i64]) -> Vec<i64> {
+    let mut landed = landed_counts(updated);
+    let mut out: Vec<i64> = mixed_tokens(fences).into_iter().collect();
     for f in fences {
         match landed.get_mut(&f.job.0) {
             Some(n) if *n > 0 => *n -= 1,
             _ => out.push(f.job.0),
         }
     }
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
@@ -281,6 +314,23 @@ mod tests {
         let out = fence_outcomes(&fences, &[1], &rows, None).unwrap();
         assert_eq!(out, [FenceOutcome::Updated, FenceOutcome::LostNotRunning]);
         assert_eq!(unlanded(&fences, &[1]), [1]);
+    }
+
+    #[test]
+    fn a_stale_token_beside_the_current_one_is_never_told_it_landed() {
+        // Job 1 reclaimed by the same process: token 1 is stale, token 2 holds.
+        let fences = [fence(1, 1), fence(1, 2), fence(1, 2)];
+        assert_eq!(unlanded(&fences, &[1]), [1], "its row is read back");
+        let completed = fence_outcomes(&fences, &[1], &[row(1, 2, "succeeded")], None).unwrap();
+        assert_eq!(
+            completed,
+            [FenceOutcome::LostToNewerToken, FenceOutcome::Updated, FenceOutcome::LostNotRunning]
+        );
+        let renewed = fence_outcomes(&fences[..2], &[1], &[row(1, 2, "running")], None).unwrap();
+        assert_eq!(renewed, [FenceOutcome::LostToNewerToken, FenceOutcome::Updated]);
+        // Changed again since (reclaimed by someone else): nobody is credited.
+        let moved = fence_outcomes(&fences[..2], &[1], &[row(1, 3, "running")], None).unwrap();
+        assert_eq!(moved, [FenceOutcome::LostToNewerToken, FenceOutcome::LostToNewerToken]);
     }
 
     #[test]

@@ -581,9 +581,11 @@ impl Store {
         Ok(self.fenced(&[fence], now, write).await?[0])
     }
 
-    /// Completes one job: `succeeded`, and its attempt is logged as such.
-    /// Fenced like [`Store::heartbeat`]; a second completion answers
-    /// `LostNotRunning` and changes nothing.
+    /// Completes one job: `succeeded`, with `finished_at = now`. One row
+    /// update: the succeeded attempt is not written to the attempts table,
+    /// [`Store::job`] reads it off the job row (owner, token, claim time,
+    /// finish time). Fenced like [`Store::heartbeat`]; a second completion
+    /// answers `LostNotRunning` and changes nothing.
     pub async fn complete(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
         Ok(self.complete_many(&[fence], now).await?[0])
     }

@@ -37,6 +37,16 @@ pub fn queue_name(name: &str) -> StoreResult<()> {
     Ok(())
 }
 
+/// Whether a string or key anywhere in `value` holds U+0000.
+fn holds_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(holds_nul),
+        serde_json::Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
 /// Parses a payload handed in as text.
 pub fn payload_text(text: &str) -> StoreResult<serde_json::Value> {
     serde_json::from_str(text).map_err(StoreError::InvalidPayload)
@@ -102,6 +112,13 @@ impl NewJob {
         if options.run_at.is_some() && options.delay.is_some() {
             return invalid("run_at", "give run_at or delay, not both");
         }
+        if holds_nul(payload) {
+            // Refused on SQLite too, so a queue moves between backends.
+            return invalid(
+                "payload",
+                "holds the NUL character (\\u0000) in a string or key, which PostgreSQL's jsonb can not store",
+            );
+        }
         if options.max_attempts == 0 {
             return invalid("max_attempts", "must be at least 1");
         }
@@ -161,11 +178,22 @@ pub fn unsigned32(table: &'static str, column: &str, value: i64) -> StoreResult<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn queue_names_with_allowed_characters_pass() {
         assert!(queue_name("emails").is_ok());
         assert!(queue_name("billing:eu-west.v2_retry").is_ok());
+    }
+
+    #[test]
+    fn a_payload_holding_nul_is_refused_on_every_backend() {
+        let options = EnqueueOptions::default();
+        for payload in [json!("a\u{0}b"), json!({ "k": ["x", "\u{0}"] }), json!({ "k\u{0}": 1 })] {
+            let err = NewJob::new(&payload, &options).map(|_| ()).unwrap_err();
+            assert!(err.to_string().contains("NUL character"), "{payload}: {err}");
+        }
+        assert!(NewJob::new(&json!({ "k": "\\u0000 is text here" }), &options).is_ok());
     }
 
     #[test]
