@@ -6,15 +6,18 @@
 //! page keeps the page in a closure and refills it only once it is
 //! drained"). Renewals are the store's fenced heartbeat; the handler's outcome
 //! is written with the fenced `complete` / `fail` (retry with backoff, then
-//! dead letter), after its result, if any, with `record_result`.
+//! dead letter), after its result, if any, with `record_result`. A settle
+//! write that fails on a database error is tried again (0.1 s doubling to
+//! 2 s) for as long as the attempt holds its claim, so a database that was
+//! away for a moment does not make a finished job run again.
 //!
 //! A failed attempt that was settled (queued again or dead-lettered) is, to
 //! the runner, work performed: the failure belongs to the job, not to the
 //! pass, so it does not back the pass off. Job outcomes are reported to the
 //! [`Worker::on_settled`] hook instead.
 
-use crate::runner::{AbortSignal, BoxError, Clock, Job, TokioClock};
-use crate::store::{ClaimedJob, FailOutcome, Store};
+use crate::runner::{AbortSignal, BoxError, ClaimLost, Clock, Job, TokioClock};
+use crate::store::{ClaimedJob, FailOutcome, Store, StoreError, StoreResult};
 use leasehold_core::lease::OwnerId;
 use leasehold_core::Millis;
 use std::collections::VecDeque;
@@ -143,6 +146,28 @@ impl<H: Handler> Worker<H> {
         }
     }
 
+    /// Records the handler's result, if any, then completes the job: each
+    /// write retried after a database error while the claim holds (see
+    /// [`until_written`]).
+    async fn complete(&self, job: &ClaimedJob, result: Option<&serde_json::Value>, signal: &AbortSignal) -> Result<Settlement, SettleEnd> {
+        if let Some(result) = result {
+            until_written(signal, || self.store.record_result(job.fence(), result, self.clock.now())).await?;
+        }
+        let fence = until_written(signal, || self.store.complete(job.fence(), self.clock.now())).await?;
+        Ok(if fence.is_updated() { Settlement::Completed } else { Settlement::Lost { lapsed: false } })
+    }
+
+    /// Fails the attempt with `error` (queued again after the backoff, or
+    /// dead-lettered), retried after a database error while the claim holds.
+    async fn fail(&self, job: &ClaimedJob, error: &str, signal: &AbortSignal) -> Result<Settlement, SettleEnd> {
+        let outcome = until_written(signal, || self.store.fail(job.fence(), error, self.clock.now())).await?;
+        Ok(match outcome {
+            FailOutcome::Retrying { at } => Settlement::Retrying { at, error: error.to_owned() },
+            FailOutcome::DeadLettered => Settlement::DeadLettered { error: error.to_owned() },
+            FailOutcome::Lost(_) => Settlement::Lost { lapsed: false },
+        })
+    }
+
     /// The identity claims are recorded under.
     pub fn owner(&self) -> &OwnerId {
         &self.owner
@@ -191,33 +216,73 @@ impl<H: Handler> Job for Worker<H> {
             self.settled(&job, Settlement::Lost { lapsed: lost.lapsed });
             return Err(lost.into());
         }
-        let now = self.clock.now();
-        match outcome {
-            Ok(result) => {
-                if let Some(result) = result {
-                    self.store.record_result(job.fence(), &result, now).await?;
-                }
-                let fence = self.store.complete(job.fence(), now).await?;
-                if !fence.is_updated() {
-                    self.settled(&job, Settlement::Lost { lapsed: false });
-                    return Err(format!("job {} lost its fence before completing: {fence:?}", job.id.0).into());
-                }
-                self.settled(&job, Settlement::Completed);
-            }
-            Err(error) => {
-                let error = error.to_string();
-                let settlement = match self.store.fail(job.fence(), &error, now).await? {
-                    FailOutcome::Retrying { at } => Settlement::Retrying { at, error },
-                    FailOutcome::DeadLettered => Settlement::DeadLettered { error },
-                    FailOutcome::Lost(_) => Settlement::Lost { lapsed: false },
-                };
+        let completing = outcome.is_ok();
+        let written = match outcome {
+            Ok(result) => self.complete(&job, result.as_ref(), &signal).await,
+            Err(error) => self.fail(&job, &error.to_string(), &signal).await,
+        };
+        match written {
+            Ok(settlement) => {
+                // A completion that lost its fence is an error to the runner;
+                // a failure that did is not (the job was not ours to fail).
+                let lost_completion = completing && matches!(settlement, Settlement::Lost { .. });
                 self.settled(&job, settlement);
+                if lost_completion {
+                    return Err(format!("job {} lost its fence before completing", job.id.0).into());
+                }
+                Ok(())
             }
+            Err(SettleEnd::Lost(lost)) => {
+                self.settled(&job, Settlement::Lost { lapsed: lost.lapsed });
+                Err(lost.into())
+            }
+            Err(SettleEnd::Failed(error)) => Err(error),
         }
-        Ok(())
     }
 
     async fn heartbeat(&self, job: Arc<ClaimedJob>, at: Millis) -> Result<bool, BoxError> {
         Ok(self.store.heartbeat(job.fence(), at).await?.is_updated())
+    }
+}
+
+/// The first wait before a settle write is tried again after a database
+/// error; it doubles up to [`SETTLE_RETRY_MAX`].
+const SETTLE_RETRY_FIRST: Duration = Duration::from_millis(100);
+/// The longest wait between two tries of a settle write.
+const SETTLE_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// How a settle write ended without an answer from the store.
+enum SettleEnd {
+    /// The claim was lost or lapsed while the write kept failing.
+    Lost(ClaimLost),
+    /// An error that trying again would not mend (not a database error).
+    Failed(BoxError),
+}
+
+/// Runs a settle write (`record_result`, `complete`, `fail`), trying it again
+/// after a database error, with backoff, for as long as the attempt holds its
+/// claim. A completion that could not be written while the database was away
+/// lands once it is back, instead of the job running a second time after its
+/// lease; the write is fenced, so a late one changes nothing if the job was
+/// taken meanwhile. Ends with the signal's [`ClaimLost`] once the claim is
+/// lost or lapses (the runner lapses it when heartbeats keep failing).
+async fn until_written<T, Fut>(signal: &AbortSignal, mut write: impl FnMut() -> Fut) -> Result<T, SettleEnd>
+where
+    Fut: Future<Output = StoreResult<T>>,
+{
+    let mut wait = SETTLE_RETRY_FIRST;
+    loop {
+        match write().await {
+            Ok(answer) => return Ok(answer),
+            Err(StoreError::Database(e)) => {
+                tracing::warn!(target: "leasehold::worker", "settling a job failed, trying again in {wait:?}: {e}");
+            }
+            Err(other) => return Err(SettleEnd::Failed(other.into())),
+        }
+        tokio::select! {
+            lost = signal.aborted() => return Err(SettleEnd::Lost(lost)),
+            () = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(SETTLE_RETRY_MAX);
     }
 }

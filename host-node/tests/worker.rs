@@ -163,3 +163,60 @@ async fn each_attempt_is_reported_to_the_settled_hook_with_its_outcome() {
     let last = seen.iter().find(|(id, attempt, _)| *id == ids[1] && *attempt == 2).expect("job 2 tried again");
     assert_eq!(last.2, Settlement::DeadLettered { error: "exit code 2".to_owned() });
 }
+
+/// Completes its job once the test says so, after saying it started.
+struct Gated {
+    started: std::sync::Arc<tokio::sync::Notify>,
+    go: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Handler for Gated {
+    async fn handle(&self, _job: &ClaimedJob, _signal: AbortSignal) -> Result<Option<serde_json::Value>, BoxError> {
+        self.started.notify_one();
+        self.go.notified().await;
+        Ok(None)
+    }
+}
+
+/// A completion that can not be written (the database is locked past the
+/// store's busy timeout, as when it is away) is tried again while the claim
+/// holds, and lands once the database is back: the job is settled once and
+/// never runs a second time.
+#[tokio::test]
+async fn a_completion_the_database_refused_is_written_once_it_is_back() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.db");
+    let store = Store::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    let id = store.enqueue("q", &serde_json::json!(1), &EnqueueOptions::default(), now()).await.unwrap();
+    let (started, go) = (std::sync::Arc::new(tokio::sync::Notify::new()), std::sync::Arc::new(tokio::sync::Notify::new()));
+    let settled = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let worker = Worker::new(store.clone(), "q", Gated { started: started.clone(), go: go.clone() })
+        .lease(Duration::from_secs(120))
+        .on_settled({
+            let settled = settled.clone();
+            move |job, settlement| settled.lock().unwrap().push((job.id, format!("{settlement:?}")))
+        });
+    let runner = JobRunner::builder("test.locked").stale_after(Duration::from_secs(120)).spawn(worker).unwrap();
+    let pass = tokio::spawn({
+        let runner = runner.clone();
+        async move { runner.tick().await }
+    });
+    started.notified().await;
+
+    // Another process takes the database for longer than the busy timeout.
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    sqlx::query("BEGIN EXCLUSIVE").execute(&mut other).await.unwrap();
+    go.notify_one();
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    assert!(settled.lock().unwrap().is_empty(), "nothing is settled while the database is away");
+    sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+
+    let report = pass.await.unwrap();
+    assert_eq!((report.claimed, report.performed), (1, 1));
+    let job = store.job(id).await.unwrap();
+    assert_eq!(job.state, JobState::Succeeded);
+    assert_eq!(job.attempts, 1, "it ran once");
+    assert_eq!(*settled.lock().unwrap(), vec![(id, "Completed".to_owned())]);
+    runner.dispose().await;
+}
