@@ -166,12 +166,14 @@ async fn sets_sharing_a_block_are_refused_before_touching_the_database() {
 #[tokio::test]
 async fn concurrent_migrators_on_a_fresh_database_all_succeed_once() {
     // Fresh databases, not yet migrated: every connect migrates at once.
+    // Several fresh SQLite files: opening a new file at once from many
+    // connections is where SQLite answers "database is locked" without
+    // waiting (turning the file to WAL), which the store must ride out.
     let mut urls = Vec::new();
     let dir = tempfile::tempdir().unwrap();
-    urls.push(format!(
-        "sqlite://{}",
-        dir.path().join("fresh.db").display()
-    ));
+    for n in 0..5 {
+        urls.push(format!("sqlite://{}", dir.path().join(format!("fresh-{n}.db")).display()));
+    }
     urls.extend(pg_schema_url("mig_concurrent").await);
     for url in urls {
         let mut tasks = Vec::new();

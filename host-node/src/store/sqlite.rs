@@ -45,17 +45,37 @@ pub(crate) async fn connect(
         // may lose the last commits (never corrupting the file).
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(BUSY_TIMEOUT);
-    SqlitePoolOptions::new()
-        .max_connections(config.max_connections.unwrap_or(1).max(1))
-        .min_connections(1)
-        // A `sqlite::memory:` database lives as long as its connection.
-        .idle_timeout(None)
-        .max_lifetime(None)
-        .acquire_timeout(config.connect_timeout)
-        .test_before_acquire(false)
-        .connect_with(options)
-        .await
-        .map_err(unreachable)
+    let pool = || {
+        SqlitePoolOptions::new()
+            .max_connections(config.max_connections.unwrap_or(1).max(1))
+            .min_connections(1)
+            // A `sqlite::memory:` database lives as long as its connection.
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(config.connect_timeout)
+            .test_before_acquire(false)
+            .connect_with(options.clone())
+    };
+    // Turning a new file to WAL takes an exclusive lock and SQLite answers
+    // SQLITE_BUSY at once, without its busy handler, when another process
+    // opens the same new file at that moment: try again for as long as a
+    // writer would wait.
+    let started = std::time::Instant::now();
+    let mut wait = Duration::from_millis(10);
+    loop {
+        match pool().await {
+            Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_millis(500));
+            }
+            other => return other.map_err(unreachable),
+        }
+    }
+}
+
+/// Whether SQLite answered SQLITE_BUSY (5) or SQLITE_LOCKED (6).
+fn is_busy(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("5" | "6")))
 }
 
 async fn immediate(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqlite>> {
