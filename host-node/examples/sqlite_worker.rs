@@ -39,7 +39,8 @@ async fn main() -> Result<(), BoxError> {
     for name in ["ada", "grace", "edsger"] {
         store.enqueue("greetings", &json!({ "name": name }), &EnqueueOptions::default(), now()).await?;
     }
-    let bad = store.enqueue("greetings", &json!({}), &EnqueueOptions { max_attempts: 1, ..Default::default() }, now()).await?;
+    let once = EnqueueOptions { max_attempts: 1, ..EnqueueOptions::default() };
+    let bad = store.enqueue("greetings", &json!({}), &once, now()).await?;
 
     let worker = Worker::new(store.clone(), "greetings", Greeter).lease(Duration::from_secs(30));
     let runner = JobRunner::builder("example.greetings").stale_after(Duration::from_secs(30)).spawn(worker)?;

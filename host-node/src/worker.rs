@@ -149,7 +149,12 @@ impl<H: Handler> Worker<H> {
     /// Records the handler's result, if any, then completes the job: each
     /// write retried after a database error while the claim holds (see
     /// [`until_written`]).
-    async fn complete(&self, job: &ClaimedJob, result: Option<&serde_json::Value>, signal: &AbortSignal) -> Result<Settlement, SettleEnd> {
+    async fn complete(
+        &self,
+        job: &ClaimedJob,
+        result: Option<&serde_json::Value>,
+        signal: &AbortSignal,
+    ) -> Result<Settlement, SettleEnd> {
         if let Some(result) = result {
             until_written(signal, || self.store.record_result(job.fence(), result, self.clock.now())).await?;
         }

@@ -189,7 +189,8 @@ async fn a_completion_the_database_refused_is_written_once_it_is_back() {
     let path = dir.path().join("q.db");
     let store = Store::connect(&format!("sqlite://{}", path.display())).await.unwrap();
     let id = store.enqueue("q", &serde_json::json!(1), &EnqueueOptions::default(), now()).await.unwrap();
-    let (started, go) = (std::sync::Arc::new(tokio::sync::Notify::new()), std::sync::Arc::new(tokio::sync::Notify::new()));
+    let started = std::sync::Arc::new(tokio::sync::Notify::new());
+    let go = std::sync::Arc::new(tokio::sync::Notify::new());
     let settled = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let worker = Worker::new(store.clone(), "q", Gated { started: started.clone(), go: go.clone() })
         .lease(Duration::from_secs(120))

@@ -84,7 +84,8 @@ pub const MAX_VALUE_DEPTH: usize = 100;
 pub(crate) fn check_depth<'a>(mut values: impl Iterator<Item = &'a Value>) -> Result<(), String> {
     if values.any(|v| too_deep(v, 1)) {
         return Err(format!(
-            "event value nested deeper than {MAX_VALUE_DEPTH} levels of arrays and objects (readers could not read it back)"
+            "event value nested deeper than {MAX_VALUE_DEPTH} levels of arrays and objects \
+             (readers could not read it back)"
         ));
     }
     Ok(())

@@ -172,7 +172,8 @@ mod tests {
                 assert_eq!(borrowed, owned, "{draft:?} with source identity {identity:?}");
             }
         }
-        let merged = drafts[3].clone().into_record("jobs", &map(&[("request", json!("r-1")), ("tenant", json!("t"))]), 0);
+        let source = map(&[("request", json!("r-1")), ("tenant", json!("t"))]);
+        let merged = drafts[3].clone().into_record("jobs", &source, 0);
         assert_eq!(merged.identity, map(&[("request", json!("r-2")), ("tenant", json!("t")), ("zone", json!(3))]));
     }
 }
