@@ -160,16 +160,25 @@ async fn work(store: &Store, global: &Global, args: &WorkArgs, events: &std::pat
         if !args.until_empty {
             return std::future::pending().await;
         }
+        // Said once per outage, not at every poll.
+        let mut failing = false;
         loop {
             tokio::time::sleep(EMPTY_POLL).await;
             match store.counts().await {
                 Ok(counts) => {
+                    if std::mem::take(&mut failing) {
+                        tracing::info!("the queue's counts can be read again");
+                    }
                     let left = counts.iter().find(|c| c.queue == args.queue).map_or(0, |c| c.queued + c.running);
                     if left == 0 {
                         return;
                     }
                 }
-                Err(e) => tracing::warn!("cannot read the queue's counts: {e}"),
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::warn!("cannot read the queue's counts (said once until they can be read again): {e}");
+                }
+                Err(_) => {}
             }
         }
     };
