@@ -194,7 +194,8 @@ impl<'a> BatchEncoder<'a> {
 
     /// Continues the unfinished frame that [`BatchEncoder::begin`] started
     /// at `start` of `out` and that holds `records` records, so a frame can
-    /// be filled across calls (and threads) and sealed later.
+    /// be filled across calls (and threads) and sealed later (the pump's
+    /// chunks, seed 004 `EventPump.pass`, are serialised as they are derived).
     pub fn resume(out: &'a mut Vec<u8>, start: usize, records: u32) -> Self {
         BatchEncoder { out, start, records }
     }
@@ -252,7 +253,9 @@ impl<'a> BatchEncoder<'a> {
 /// Gives the records of the unfinished frame at `start` of `frame` the
 /// sequence numbers `first`, `first + 1`, … in order: records can be added
 /// before the append that numbers them is known. Call before
-/// [`BatchEncoder::finish`] (the checksum covers the numbers).
+/// [`BatchEncoder::finish`] (the checksum covers the numbers). `records` is
+/// the count [`BatchEncoder::len`] answered; the frame must hold that many.
+/// The layout is ours (seed 004 imports `EventLog` without its source).
 pub fn renumber(frame: &mut [u8], start: usize, records: u32, first: u64) {
     let mut at = start + FRAME_HEAD_LEN + 4;
     for seq in first..first + u64::from(records) {
@@ -263,7 +266,8 @@ pub fn renumber(frame: &mut [u8], start: usize, records: u32, first: u64) {
 }
 
 /// Whether a record's payload marks a reservation (no event; see the
-/// module docs).
+/// module docs). Ours: seed 004 imports its `EventLog` without the source,
+/// and its readers resume by sequence number, which reservations keep unique.
 pub fn is_reservation(payload: &[u8]) -> bool {
     payload.is_empty()
 }

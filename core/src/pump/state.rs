@@ -27,7 +27,8 @@ pub const DEFAULT_CHUNK_SIZE: usize = 1024;
 
 /// The most drafts a chunk (and records an event log append) may hold. The
 /// log's start skip moves the next sequence number on by this much per open,
-/// so a bound keeps the 64-bit sequence space out of reach.
+/// so a bound keeps the 64-bit sequence space out of reach. A count of drafts
+/// (seed 004 `EventPump.pass` appends in bounded chunks).
 pub const MAX_CHUNK_SIZE: usize = 1 << 20;
 
 /// The pump's tunables, all in milliseconds or counts.

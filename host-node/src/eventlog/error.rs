@@ -32,7 +32,8 @@ pub enum LogError {
         max: usize,
     },
     /// [`LogOptions::max_batch`](super::LogOptions::max_batch) over the
-    /// limit: each open skips the next sequence number ahead by it.
+    /// limit (a count of records): each open skips the next sequence number
+    /// ahead by it (seed 004 `EventPump` chunk bound).
     #[error("event log max_batch must be at most {max}, got {given}")]
     BatchLimit {
         /// The value given.
@@ -43,7 +44,8 @@ pub enum LogError {
     /// A record could not be encoded.
     #[error("event log record could not be encoded: {0}")]
     Encode(String),
-    /// What the log holds could not be read back (see [`ReadError`]).
+    /// What the log holds could not be read back (see [`ReadError`]; seed 004
+    /// readers resume by sequence number).
     #[error(transparent)]
     Read(#[from] ReadError),
     /// The log was broken and, reopened, had to start anew (corrupt or gone):
@@ -55,7 +57,8 @@ pub enum LogError {
         epoch: u64,
     },
     /// Another open log, in this process or another, writes this file (it
-    /// holds the lock file's exclusive lock): a log has one writer.
+    /// holds the lock file's exclusive lock): a log has one writer (seed 004:
+    /// the pump alone owns its `EventLog`).
     #[error("event log {path} is already open for writing elsewhere (lock {lock} is held): one writer per log")]
     InUse {
         /// The log.

@@ -334,15 +334,22 @@ impl EventLog {
         let mut frame = BatchEncoder::begin(&mut bytes);
         frame.record(seq, |_| Ok::<(), LogError>(()))?;
         frame.finish(std::iter::empty::<(&str, u64)>())?;
+        self.write_frame(&bytes)?;
+        self.reserved = true;
+        Ok(())
+    }
+
+    /// Writes one sealed frame at the end of the log and syncs it. A failed
+    /// write or fsync marks the log broken (the next append reopens it).
+    fn write_frame(&mut self, frame: &[u8]) -> Result<(), LogError> {
         let Some(file) = self.file.as_mut() else {
             return Err(LogError::Closed);
         };
-        if let Err(e) = file.append(&bytes).and_then(|()| file.sync()) {
+        if let Err(e) = file.append(frame).and_then(|()| file.sync()) {
             self.broken = true;
             return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
         }
-        self.len += bytes.len() as u64;
-        self.reserved = true;
+        self.len += frame.len() as u64;
         Ok(())
     }
 
@@ -417,14 +424,7 @@ impl EventLog {
         }
         let count = events.len() as u64;
         let frame = events.seal(first, &marks)?;
-        let Some(file) = self.file.as_mut() else {
-            return Err(LogError::Closed);
-        };
-        if let Err(e) = file.append(&frame).and_then(|()| file.sync()) {
-            self.broken = true;
-            return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
-        }
-        self.len += frame.len() as u64;
+        self.write_frame(&frame)?;
         self.next_seq += count;
         self.records += count;
         for (name, position) in &marks {

@@ -74,7 +74,9 @@ impl Identity<'_> {
 /// The deepest nesting of arrays and objects a body or identity value may
 /// have. Readers parse with serde_json's default limit (128 levels, the
 /// record's own object included): an event nested deeper would append fine
-/// and then make every read of the log fail, so appends refuse it.
+/// and then make every read of the log fail, so appends refuse it. A count of
+/// levels; applies to the seed 004 event's free-form fields (`body`,
+/// `identity`).
 pub const MAX_VALUE_DEPTH: usize = 100;
 
 /// Checks that `values` nest at most [`MAX_VALUE_DEPTH`] levels.

@@ -30,8 +30,9 @@ pub trait LogFile: Send {
     /// Takes an exclusive lock on the file itself (its inode), without
     /// waiting: `false` when someone else holds it. The log's writer holds it
     /// besides the lock file, so a second writer that reaches the same file
-    /// by another name (a symbolic or hard link) is refused too. The default
-    /// takes none (a storage without files).
+    /// by another name (a symbolic or hard link) is refused too (seed 004:
+    /// one pump owns its log). The default takes none (a storage without
+    /// files).
     ///
     /// # Errors
     /// The platform's error.

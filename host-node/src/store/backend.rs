@@ -244,6 +244,10 @@ fn landed_counts(updated: &[i64]) -> HashMap<i64, usize> {
 
 /// The ids listed with more than one token.
 fn mixed_tokens(fences: &[Fence]) -> std::collections::HashSet<i64> {
+    // The common single write: nothing to compare, nothing allocated.
+    if fences.len() < 2 {
+        return std::collections::HashSet::new();
+    }
     let mut first: HashMap<i64, u64> = HashMap::with_capacity(fences.len());
     let mut mixed = std::collections::HashSet::new();
     for f in fences {
