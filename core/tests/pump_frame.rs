@@ -4,7 +4,7 @@
 
 use leasehold_core::pump::frame::{
     BatchEncoder, Corruption, EncodeError, Ending, FRAME_HEAD_LEN, HEADER_LEN, HeaderError, decode_header,
-    encode_header, renumber, summarize,
+    encode_header, number_ahead, renumber, summarize,
 };
 
 fn frame(out: &mut Vec<u8>, seqs: &[u64], marks: &[(&str, u64)]) {
@@ -207,5 +207,70 @@ fn a_frame_filled_in_parts_and_numbered_later_is_the_same_frame() {
     }
     renumber(&mut parts, 0, records, 7);
     BatchEncoder::resume(&mut parts, 0, records).finish([("jobs", 3u64)]).unwrap();
+    assert_eq!(parts, whole);
+}
+
+/// Fills a frame with the records of `seqs` under placeholder numbers, as a
+/// host serialises a chunk before it knows where the append lands.
+fn unnumbered(seqs: &[u64]) -> (Vec<u8>, u32) {
+    let mut parts = Vec::new();
+    let mut batch = BatchEncoder::begin(&mut parts);
+    for seq in seqs {
+        batch
+            .record(0, |b| {
+                b.extend_from_slice(format!("{{\"seq\":{seq}}}").as_bytes());
+                Ok::<(), EncodeError>(())
+            })
+            .unwrap();
+    }
+    let records = batch.len();
+    (parts, records)
+}
+
+/// Numbered and checksummed ahead (`number_ahead`), a frame sealed with
+/// only its watermarks read is byte for byte the frame written in one go.
+#[test]
+fn a_frame_numbered_ahead_seals_to_the_same_frame() {
+    let mut whole = Vec::new();
+    frame(&mut whole, &[7, 8, 9], &[("jobs", 3), ("mail", 12)]);
+
+    let (mut parts, records) = unnumbered(&[7, 8, 9]);
+    let sum = number_ahead(&mut parts, 0, records, 7);
+    BatchEncoder::resume(&mut parts, 0, records).finish_summed([("jobs", 3u64), ("mail", 12)], Some(sum)).unwrap();
+    assert_eq!(parts, whole);
+    assert_eq!(summarize(&[&encode_header(1)[..], &parts].concat()).unwrap().records, 3);
+}
+
+/// A checksum taken before more records were added covers too little: it
+/// is not trusted, and the frame still checks.
+#[test]
+fn a_sum_taken_before_more_records_is_ignored() {
+    let mut whole = Vec::new();
+    frame(&mut whole, &[7, 8, 9], &[("jobs", 3)]);
+
+    let (mut parts, records) = unnumbered(&[7, 8]);
+    let early = number_ahead(&mut parts, 0, records, 7);
+    let mut batch = BatchEncoder::resume(&mut parts, 0, records);
+    batch
+        .record(9, |b| {
+            b.extend_from_slice(b"{\"seq\":9}");
+            Ok::<(), EncodeError>(())
+        })
+        .unwrap();
+    batch.finish_summed([("jobs", 3u64)], Some(early)).unwrap();
+    assert_eq!(parts, whole);
+}
+
+/// Records renumbered from another first number after `number_ahead` (the
+/// append landed elsewhere than guessed) are checksummed again in full.
+#[test]
+fn a_sum_of_records_renumbered_since_is_ignored() {
+    let mut whole = Vec::new();
+    frame(&mut whole, &[20, 21], &[("jobs", 2)]);
+
+    let (mut parts, records) = unnumbered(&[20, 21]);
+    let guessed = number_ahead(&mut parts, 0, records, 5);
+    renumber(&mut parts, 0, records, 20);
+    BatchEncoder::resume(&mut parts, 0, records).finish_summed([("jobs", 2u64)], Some(guessed)).unwrap();
     assert_eq!(parts, whole);
 }

@@ -206,7 +206,8 @@ fn event(n: u64) -> EventRecord {
 /// - **serial**: [`EventLog::append`], which serialises the events and then
 ///   writes and syncs them, one after the other;
 /// - **pipelined**: as the pump drives the log, the events of the next append
-///   are serialised ([`EncodedEvents::encode`]) on one thread while the log's
+///   are serialised ([`EncodedEvents::encode`]) and numbered
+///   ([`EncodedEvents::number_from`]) on one thread while the log's
 ///   own thread writes and syncs the append before it
 ///   ([`EventLog::append_encoded`]); at most one serialised chunk waits.
 struct LogBench {
@@ -243,11 +244,16 @@ impl LogBench {
         let LogBench { chunk, log, events, mark, pipelined, .. } = self;
         let (to_log, from_encoder) = mpsc::sync_channel::<(EncodedEvents, u64)>(1);
         let stop = AtomicBool::new(false);
+        // As the pump does: each chunk is numbered from where the appends
+        // before it end, before it waits for them.
+        let mut next_seq = log.head().next_seq;
         std::thread::scope(|scope| {
             let stop = &stop;
             scope.spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let encoded = EncodedEvents::encode(events).unwrap();
+                    let mut encoded = EncodedEvents::encode(events).unwrap();
+                    encoded.number_from(next_seq);
+                    next_seq += encoded.len() as u64;
                     *mark += *chunk as u64;
                     if to_log.send((encoded, *mark)).is_err() {
                         break;

@@ -151,3 +151,39 @@ fn reservations_are_invisible_to_readers_and_to_record_counts() {
     );
     assert_eq!(asked, vec![("s".to_owned(), Millis(0)), ("s".to_owned(), Millis(1)), ("s".to_owned(), Millis(2))]);
 }
+
+/// Events numbered ahead (`EncodedEvents::number_from`) land with the
+/// numbers the append gives them, whether the guess was right or not, and
+/// read back intact.
+#[test]
+fn events_numbered_ahead_land_with_the_appends_numbers_right_guess_or_wrong() {
+    use leasehold::eventlog::EncodedEvents;
+    let (_dir, path) = temp_log();
+    let mut log = open(&path);
+    let start = log.head().next_seq;
+
+    let mut right = EncodedEvents::encode(&[event(0), event(1)]).unwrap();
+    right.number_from(start);
+    assert_eq!(log.append_encoded(right, [("s", 2)]).unwrap(), start..start + 2);
+
+    // Guessed as if the append before had not landed.
+    let mut wrong = EncodedEvents::encode(&[event(2), event(3)]).unwrap();
+    wrong.number_from(start);
+    assert_eq!(log.append_encoded(wrong, [("s", 4)]).unwrap(), start + 2..start + 4);
+
+    // Numbered, then one more event: the numbering is undone.
+    let mut grown = EncodedEvents::encode(&[event(4)]).unwrap();
+    grown.number_from(start + 4);
+    grown.push(&event(5)).unwrap();
+    assert_eq!(log.append_encoded(grown, [("s", 6)]).unwrap(), start + 4..start + 6);
+    drop(log);
+
+    let read = read_log(&path, 0).unwrap();
+    let got: Vec<(u64, u64)> = read.records.iter().map(|r| (r.seq, r.event.at)).collect();
+    let want: Vec<(u64, u64)> = (0..6).map(|i| (start + i, i)).collect();
+    assert_eq!(got, want);
+    // A fresh open checks every frame's checksum: nothing was torn.
+    let reopened = EventLog::open(&path, LogOptions::default()).unwrap();
+    assert!(!reopened.created && reopened.notice.is_none(), "{:?}", reopened.notice);
+    assert_eq!(reopened.log.marks().get("s"), Some(&6));
+}

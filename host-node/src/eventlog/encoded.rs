@@ -6,7 +6,7 @@
 //! when the append knows them. The append then only numbers them, adds the
 //! watermarks and the checksum, and writes the buffer as it is.
 
-use leasehold_core::pump::frame::{BatchEncoder, FRAME_HEAD_LEN, renumber};
+use leasehold_core::pump::frame::{BatchEncoder, BodySum, FRAME_HEAD_LEN, number_ahead, renumber};
 
 use super::record::{EventRecordRef, check_depth};
 use super::{EventRecord, LogError};
@@ -17,6 +17,9 @@ use super::{EventRecord, LogError};
 pub struct EncodedEvents {
     frame: Vec<u8>,
     records: u32,
+    /// Set by [`EncodedEvents::number_from`]: the first sequence number the
+    /// records hold and their checksum; cleared by any change.
+    numbered: Option<(u64, BodySum)>,
 }
 
 impl Default for EncodedEvents {
@@ -43,7 +46,7 @@ impl EncodedEvents {
     pub fn with_capacity(events: usize, bytes: usize) -> Self {
         let mut frame = Vec::with_capacity(FRAME_HEAD_LEN + 8 + bytes + 12 * events);
         BatchEncoder::begin(&mut frame);
-        EncodedEvents { frame, records: 0 }
+        EncodedEvents { frame, records: 0, numbered: None }
     }
 
     /// Bytes of JSON held (and of record framing).
@@ -69,6 +72,7 @@ impl EncodedEvents {
     }
 
     fn push_serialized(&mut self, event: &impl serde::Serialize) -> Result<(), LogError> {
+        self.numbered = None;
         let mut frame = BatchEncoder::resume(&mut self.frame, 0, self.records);
         // Numbered by the append (`seal`); the encoder rolls a failed record back.
         frame.record(0, |b| serde_json::to_writer(b, event).map_err(LogError::from))?;
@@ -86,6 +90,20 @@ impl EncodedEvents {
         self.records == 0
     }
 
+    /// Numbers the events from `first` and checksums them now, ahead of the
+    /// append: an [`EventLog::append_encoded`](super::EventLog::append_encoded)
+    /// that gives them exactly these numbers then only adds the watermarks,
+    /// so the log's thread spends its time on the write and the fsync. The
+    /// pump calls it with the log's next sequence number
+    /// ([`LogHead::next_seq`](super::LogHead::next_seq)) plus the events of
+    /// the appends still in flight. A wrong guess costs nothing but the
+    /// work: the append numbers the events again. Adding events afterwards
+    /// undoes it.
+    pub fn number_from(&mut self, first: u64) {
+        let sum = number_ahead(&mut self.frame, 0, self.records, first);
+        self.numbered = Some((first, sum));
+    }
+
     /// The finished frame: the records numbered from `first`, then `marks`,
     /// length and checksum.
     ///
@@ -93,8 +111,15 @@ impl EncodedEvents {
     /// [`LogError::Encode`] for a source name over 64 KiB or a frame over
     /// 4 GiB.
     pub(crate) fn seal<S: AsRef<str>>(mut self, first: u64, marks: &[(S, u64)]) -> Result<Vec<u8>, LogError> {
-        renumber(&mut self.frame, 0, self.records, first);
-        BatchEncoder::resume(&mut self.frame, 0, self.records).finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
+        let sum = match self.numbered {
+            Some((numbered, sum)) if numbered == first => Some(sum),
+            _ => {
+                renumber(&mut self.frame, 0, self.records, first);
+                None
+            }
+        };
+        BatchEncoder::resume(&mut self.frame, 0, self.records)
+            .finish_summed(marks.iter().map(|(s, p)| (s.as_ref(), *p)), sum)?;
         Ok(self.frame)
     }
 }

@@ -306,12 +306,21 @@ impl PumpTask {
     /// settled before this returns.
     async fn derive(&mut self, plan: &PassPlan) -> Result<(), PumpError> {
         let mut in_flight = None;
-        let derived = self.derive_chunks(plan, &mut in_flight).await;
+        let next_seq = self.log.as_ref().map(|log| log.head().next_seq);
+        let derived = self.derive_chunks(plan, next_seq, &mut in_flight).await;
         let settled = self.settle(&mut in_flight).await;
         derived.and(settled)
     }
 
-    async fn derive_chunks(&mut self, plan: &PassPlan, in_flight: &mut Option<InFlight>) -> Result<(), PumpError> {
+    /// `next_seq` is the log's next sequence number when the pass began
+    /// (`None` when the log is not open yet): each chunk is numbered from it
+    /// ahead of its append (see [`EncodedEvents::number_from`]).
+    async fn derive_chunks(
+        &mut self,
+        plan: &PassPlan,
+        mut next_seq: Option<u64>,
+        in_flight: &mut Option<InFlight>,
+    ) -> Result<(), PumpError> {
         // The chunker counts drafts and cuts watermarks; the drafts
         // themselves go straight into `events`.
         let mut chunker = self.state.chunker::<()>();
@@ -346,7 +355,8 @@ impl PumpTask {
                     if let Some(chunk) = chunker.push(index, ()) {
                         // The next chunk is sized as this one.
                         let next = EncodedEvents::with_capacity(events.len(), events.byte_len());
-                        self.commit(std::mem::replace(&mut events, next), chunk.completes, in_flight).await?;
+                        let chunk_events = std::mem::replace(&mut events, next);
+                        self.commit(chunk_events, chunk.completes, &mut next_seq, in_flight).await?;
                     }
                     events.push_ref(&draft.as_record(name, &identity, now_ms))?;
                 }
@@ -354,21 +364,27 @@ impl PumpTask {
             chunker.end_source(len);
         }
         if let Some(chunk) = chunker.finish() {
-            self.commit(events, chunk.completes, in_flight).await?;
+            self.commit(events, chunk.completes, &mut next_seq, in_flight).await?;
         }
         panicked.map_or(Ok(()), Err)
     }
 
-    /// Waits for the append before it, then starts the append of a chunk's
-    /// `events` with the watermarks it completes (and the unsaved ones). A
-    /// chunk without events moves its watermarks in memory only, once the
+    /// Numbers a chunk's `events` from `next_seq` while the append before
+    /// it is still in flight, waits for that append, then starts the append
+    /// of the chunk with the watermarks it completes (and the unsaved ones).
+    /// A chunk without events moves its watermarks in memory only, once the
     /// appends before it are durable.
     async fn commit(
         &mut self,
-        events: EncodedEvents,
+        mut events: EncodedEvents,
         completes: Vec<(String, u64)>,
+        next_seq: &mut Option<u64>,
         in_flight: &mut Option<InFlight>,
     ) -> Result<(), PumpError> {
+        if let Some(next) = next_seq.as_mut().filter(|_| !events.is_empty()) {
+            events.number_from(*next);
+            *next += events.len() as u64;
+        }
         self.settle(in_flight).await?;
         if events.is_empty() {
             self.state.chunk_without_events(&completes);
