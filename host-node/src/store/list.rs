@@ -92,7 +92,7 @@ impl Store {
                 let sql = concat!(
                     "SELECT ", job_columns!("payload"), " FROM leasehold_jobs
                      WHERE (?1 IS NULL OR queue = ?1) AND (?2 IS NULL OR state = ?2)
-                     ORDER BY id DESC LIMIT ?3"
+                     ORDER BY id DESC LIMIT CAST(?3 AS INTEGER)"
                 );
                 let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
                 found.iter().map(rows::job).collect()
