@@ -6,6 +6,7 @@ mod eventlog_support;
 
 use std::fs;
 
+use leasehold::core::pump::MAX_CHUNK_SIZE;
 use leasehold::eventlog::{EventLog, EventRecord, LogError, LogOptions, read_log};
 use serde_json::json;
 
@@ -59,13 +60,16 @@ fn reopening_a_whole_log_keeps_its_epoch_records_and_watermarks() {
 fn the_start_skip_moves_sequence_numbers_past_a_lost_batch() {
     let (_dir, path) = temp_log();
     three_appends(&path);
+    // This open allows batches of 16, but the writer before may have been
+    // allowed the most there is.
     let options = LogOptions { max_batch: 16, ..LogOptions::default() };
     let mut log = EventLog::open(&path, options).unwrap().log;
-    // The last record was seq 5: a batch of up to 16 records a crash lost
-    // could have used 6..=21, so the next one is 22.
-    assert_eq!(log.head().next_seq, 6 + 16);
+    // The last record was seq 5: a batch of up to MAX_CHUNK_SIZE records a
+    // crash lost could have used 6..6 + MAX_CHUNK_SIZE, so that is next.
+    let next = 6 + MAX_CHUNK_SIZE as u64;
+    assert_eq!(log.head().next_seq, next);
     let seqs = log.append(&[event("a", 9)], [("a", 4)]).unwrap();
-    assert_eq!(seqs, 22..23);
+    assert_eq!(seqs, next..next + 1);
 }
 
 #[test]
@@ -223,4 +227,48 @@ fn an_unusable_path_or_batch_limit_is_refused_with_what_was_wrong() {
     let err = EventLog::open(&path, options).map(|_| ()).unwrap_err();
     assert!(matches!(err, LogError::BatchLimit { given: usize::MAX, .. }), "{err:?}");
     assert!(!path.exists(), "a refused open creates nothing");
+}
+
+/// A log file removed while its writer holds it open: the append that finds
+/// it gone fails instead of landing in a file nobody can read, and the next
+/// one starts a new log (a new epoch, so the pump derives everything again).
+#[test]
+fn a_log_removed_behind_its_writer_is_started_anew_not_written_into_the_void() {
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    log.append(&[event("a", 0)], [("a", 1)]).unwrap();
+    let epoch = log.head().epoch;
+    fs::remove_file(&path).unwrap();
+
+    let read = log.read_from(0).unwrap_err().to_string();
+    assert!(read.contains("removed or replaced"), "{read}");
+    let err = log.append(&[event("a", 1)], [("a", 2)]).unwrap_err();
+    assert!(matches!(err, LogError::Io { op: "append", .. }), "{err}");
+    assert!(err.to_string().contains("removed or replaced"), "{err}");
+
+    let replaced = log.append(&[event("a", 1)], [("a", 2)]).unwrap_err();
+    assert!(matches!(replaced, LogError::Replaced { epoch: new } if new != epoch), "{replaced}");
+    log.append(&[event("a", 0), event("a", 1)], [("a", 2)]).unwrap();
+    let on_disk = read_log(&path, 0).unwrap();
+    assert_ne!(on_disk.epoch, epoch);
+    assert_eq!(on_disk.records.iter().map(|r| r.event.at).collect::<Vec<_>>(), vec![1_000, 1_001]);
+}
+
+/// The same when another file was put in its place (a restore, an editor's
+/// save): the writer does not keep appending to the file it had open.
+#[test]
+fn a_log_replaced_behind_its_writer_is_not_appended_to() {
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    log.append(&[event("a", 0)], [("a", 1)]).unwrap();
+    let copy = path.with_extension("copy");
+    fs::copy(&path, &copy).unwrap();
+    fs::rename(&copy, &path).unwrap();
+
+    let err = log.append(&[event("a", 1)], [("a", 2)]).unwrap_err();
+    assert!(err.to_string().contains("removed or replaced"), "{err}");
+    // The file now at the path is whole, so the reopen keeps it and its epoch.
+    log.append(&[event("a", 1)], [("a", 2)]).unwrap();
+    let on_disk = read_log(&path, 0).unwrap();
+    assert_eq!(on_disk.records.iter().map(|r| r.event.at).collect::<Vec<_>>(), vec![1_000, 1_001]);
 }

@@ -22,8 +22,8 @@ pub enum LogError {
         #[source]
         source: io::Error,
     },
-    /// An append carried more records than one batch may hold (the start skip
-    /// relies on that bound).
+    /// An append carried more records than one batch may hold (the log's
+    /// `max_batch`).
     #[error("event log append of {len} records exceeds the batch limit of {max}")]
     BatchTooLarge {
         /// Records given.
@@ -32,8 +32,9 @@ pub enum LogError {
         max: usize,
     },
     /// [`LogOptions::max_batch`](super::LogOptions::max_batch) over the
-    /// limit (a count of records): each open skips the next sequence number
-    /// ahead by it (seed 004 `EventPump` chunk bound).
+    /// limit (a count of records): every open skips the next sequence number
+    /// ahead by that limit, so no batch may be larger (seed 004 `EventPump`
+    /// chunk bound).
     #[error("event log max_batch must be at most {max}, got {given}")]
     BatchLimit {
         /// The value given.

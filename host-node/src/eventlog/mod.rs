@@ -14,8 +14,9 @@
 //!   stderr), and reports [`Opened::created`] so the pump derives everything
 //!   again. Nothing is skipped silently.
 //! - **Start skip**: an open moves the next sequence number past the last one
-//!   by the batch limit, so a reader that saw a batch a crash then lost never
-//!   sees its sequence numbers reused. The first append after such an open
+//!   by [`MAX_CHUNK_SIZE`], the most records any writer's append may carry
+//!   (whatever `max_batch` the writer before had), so a reader that saw a
+//!   batch a crash then lost never sees its sequence numbers reused. The first append after such an open
 //!   first makes a *reservation* durable (an empty record holding the number
 //!   before its start, one small frame and fsync): had that append been lost
 //!   too, the next open would otherwise compute the same start again.
@@ -61,9 +62,9 @@ use lock::WriterLock;
 pub struct LogOptions {
     /// The file operations ([`StdStorage`] by default; tests inject faults).
     pub storage: Arc<dyn LogStorage>,
-    /// The most records one append may carry, and the start skip
-    /// ([`DEFAULT_CHUNK_SIZE`]). 1 to [`MAX_CHUNK_SIZE`]: a larger value is
-    /// refused at open ([`LogError::BatchLimit`]), 0 is taken as 1.
+    /// The most records one append may carry ([`DEFAULT_CHUNK_SIZE`]). 1 to
+    /// [`MAX_CHUNK_SIZE`]: a larger value is refused at open
+    /// ([`LogError::BatchLimit`]), 0 is taken as 1.
     pub max_batch: usize,
 }
 
@@ -277,7 +278,9 @@ impl EventLog {
                     };
                     notice = Some(text);
                 }
-                let skip = self.max_batch as u64;
+                // Not this open's `max_batch`: the append a crash lost may
+                // have come from a writer allowed larger batches.
+                let skip = MAX_CHUNK_SIZE as u64;
                 self.epoch = summary.epoch;
                 self.next_seq = summary.last_seq.map_or(0, |s| s + 1).saturating_add(skip);
                 self.len = summary.valid_len;
@@ -340,14 +343,29 @@ impl EventLog {
     }
 
     /// Writes one sealed frame at the end of the log and syncs it. A failed
-    /// write or fsync marks the log broken (the next append reopens it).
+    /// write or fsync marks the log broken (the next append reopens it), and
+    /// so does finding the log's path no longer naming the file written: the
+    /// log was removed or replaced behind its writer's back, and the reopen
+    /// starts a new one ([`LogError::Replaced`]).
     fn write_frame(&mut self, frame: &[u8]) -> Result<(), LogError> {
         let Some(file) = self.file.as_mut() else {
             return Err(LogError::Closed);
         };
-        if let Err(e) = file.append(frame).and_then(|()| file.sync()) {
+        let written = file
+            .append(frame)
+            .map_err(|e| ("write", e))
+            .and_then(|()| file.sync().map_err(|e| ("fsync", e)))
+            // Checked after the fsync, so a removal at any time before it is
+            // seen: the reopen then starts a new log and the pump derives
+            // everything into it again.
+            .and_then(|()| match file.is_at(&self.path) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(("append", gone())),
+                Err(e) => Err(("stat", e)),
+            });
+        if let Err((op, source)) = written {
             self.broken = true;
-            return Err(LogError::Io { op: "append", path: self.path.clone(), source: e });
+            return Err(LogError::Io { op, path: self.path.clone(), source });
         }
         self.len += frame.len() as u64;
         Ok(())
@@ -471,4 +489,12 @@ impl EventLog {
         self.broken = false;
         self.lock = None;
     }
+}
+
+/// The error of an append whose file was removed or replaced while open.
+pub(crate) fn gone() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        "the log file was removed or replaced while open (the next append starts a new log)",
+    )
 }

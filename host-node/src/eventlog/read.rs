@@ -71,7 +71,7 @@ impl EventLog {
             .storage
             .read(&self.path)
             .map_err(super::error::io_err("read", &self.path))?
-            .unwrap_or_default();
+            .ok_or_else(|| LogError::Io { op: "read", path: self.path.clone(), source: super::gone() })?;
         let valid = bytes.get(..self.len as usize).unwrap_or(&bytes);
         read_bytes(&self.path, valid, from).map_err(LogError::from)
     }

@@ -39,6 +39,17 @@ pub trait LogFile: Send {
     fn try_lock(&mut self) -> io::Result<bool> {
         Ok(true)
     }
+
+    /// Whether `path` still names this file. Someone may remove or replace
+    /// the log while its writer holds it open; appends would then go to a
+    /// file nobody can read. The default says yes (a storage without files).
+    ///
+    /// # Errors
+    /// The platform's error other than "not found" (which answers `false`).
+    fn is_at(&self, path: &Path) -> io::Result<bool> {
+        let _ = path;
+        Ok(true)
+    }
 }
 
 /// The directory-level operations of the event log.
@@ -101,6 +112,17 @@ impl LogFile for StdFile {
 
     fn try_lock(&mut self) -> io::Result<bool> {
         super::lock::try_lock(&self.0)
+    }
+
+    #[cfg(unix)]
+    fn is_at(&self, path: &Path) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let open = self.0.metadata()?;
+        match fs::metadata(path) {
+            Ok(named) => Ok((named.dev(), named.ino()) == (open.dev(), open.ino())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
