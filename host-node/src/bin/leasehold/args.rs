@@ -138,7 +138,9 @@ pub struct WorkArgs {
     pub queue: String,
     #[command(flatten)]
     pub worker: WorkerOptions,
-    /// Exit once the queue has no queued or running jobs.
+    /// Exit (code 0) once the queue has no queued or running jobs, whatever
+    /// the jobs' outcomes: `leasehold jobs --state dead` lists the ones that
+    /// were dead-lettered (`run` is the command that exits 1 for those).
     #[arg(long)]
     pub until_empty: bool,
 }

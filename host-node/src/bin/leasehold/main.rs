@@ -20,7 +20,7 @@ use args::{Cli, Command, Global, WorkArgs};
 use clap::Parser;
 use fail::{CliError, EXIT_ERROR};
 use leasehold::liveness::SameHostPidProbe;
-use leasehold::store::{Store, StoreConfig};
+use leasehold::store::{Store, StoreConfig, StoreError};
 use pool::{Interrupts, Pool, PoolConfig};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -92,16 +92,24 @@ pub fn default_concurrency() -> u32 {
 /// Connects to the queue: the same-host pid probe refuses to reclaim a stale
 /// lease whose owner process is still alive on this host (never hastens one).
 async fn connect(global: &Global) -> Result<Store, CliError> {
-    // Each command is its own process: an in-memory database would be gone
-    // (with whatever was queued in it) the moment the command exits.
-    let url = &global.database;
+    refuse_in_memory(&global.database)?;
+    Ok(open(global).await?)
+}
+
+/// Each command is its own process: an in-memory database would be gone
+/// (with whatever was queued in it) the moment the command exits.
+fn refuse_in_memory(url: &str) -> Result<(), CliError> {
     if url.starts_with("sqlite:") && (events::sqlite_file(url).is_none() || url.contains("mode=memory")) {
         return Err(CliError::input(format!(
             "{url} is an in-memory SQLite database, gone when this command exits: give a file (sqlite://FILE)"
         )));
     }
+    Ok(())
+}
+
+async fn open(global: &Global) -> Result<Store, StoreError> {
     let config = StoreConfig::default().with_liveness(Arc::new(SameHostPidProbe::new()));
-    Ok(Store::connect_with(&global.database, config).await?)
+    Store::connect_with(&global.database, config).await
 }
 
 /// Read-only commands never create a database: a mistyped SQLite path is an
@@ -125,11 +133,18 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_)) {
         refuse_missing_sqlite_file(&global.database)?;
     }
+    if let Command::Work(args) = &cli.command {
+        let mut interrupts = Interrupts::listen()?;
+        let Some(store) = connect_waiting(global, &mut interrupts).await? else { return Ok(0) };
+        work(&store, global, args, &events, &mut interrupts).await?;
+        drop(store);
+        return Ok(0);
+    }
     let store = connect(global).await?;
     let code = match &cli.command {
         Command::Run(args) => run::run(&store, global, args, &events).await?,
         Command::Enqueue(args) => enqueue::enqueue(&store, args).await.map(|()| 0)?,
-        Command::Work(args) => work(&store, global, args, &events).await.map(|()| 0)?,
+        Command::Work(_) => unreachable!("answered above"),
         Command::Status => inspect::status(&store).await.map(|()| 0)?,
         Command::Jobs(args) => inspect::jobs(&store, args.queue.as_deref(), args.state, args.limit).await.map(|()| 0)?,
         Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,
@@ -141,12 +156,66 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     Ok(code)
 }
 
+/// The first wait before `work` tries an unreachable PostgreSQL server
+/// again; it doubles up to [`CONNECT_RETRY_MAX`].
+const CONNECT_RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between two tries.
+const CONNECT_RETRY_MAX: Duration = Duration::from_secs(15);
+
+/// [`connect`] for `work`: a PostgreSQL server that cannot be reached yet
+/// (a worker started before its database, or during a restart) is tried
+/// again with backoff until it answers, said once on stderr (issue 5: "a
+/// database that is unreachable at start: clear error; the runner backs off
+/// and recovers when it returns"). `None` when interrupted meanwhile. A
+/// SQLite file that cannot be opened is an error at once: waiting would not
+/// mend it.
+async fn connect_waiting(global: &Global, interrupts: &mut Interrupts) -> Result<Option<Store>, CliError> {
+    refuse_in_memory(&global.database)?;
+    // A worker may well start before anything is queued, so a missing SQLite
+    // file is created; but a mistyped path would then wait on an empty queue
+    // in silence.
+    if let Some(path) = events::sqlite_file(&global.database).filter(|p| !p.exists()) {
+        eprintln!("leasehold: no database at {} yet: creating it (an empty queue)", path.display());
+    }
+    let mut wait = CONNECT_RETRY_FIRST;
+    let mut said = false;
+    loop {
+        match open(global).await {
+            Err(e @ StoreError::Unreachable { .. }) if global.database.starts_with("postgres") => {
+                if !std::mem::replace(&mut said, true) {
+                    eprintln!("leasehold: {e}; trying again until it answers (Ctrl-C stops)");
+                }
+            }
+            Ok(store) => {
+                if said {
+                    eprintln!("leasehold: the database answers; working");
+                }
+                return Ok(Some(store));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = interrupts.next() => {
+                eprintln!("leasehold: stopping: the database was not reached, nothing was claimed");
+                return Ok(None);
+            }
+        }
+        wait = (wait * 2).min(CONNECT_RETRY_MAX);
+    }
+}
+
 /// How often `work --until-empty` checks whether its queue is empty.
 const EMPTY_POLL: Duration = Duration::from_millis(250);
 
 /// `leasehold work`: until interrupted (or empty), then drain.
-async fn work(store: &Store, global: &Global, args: &WorkArgs, events: &std::path::Path) -> Result<(), CliError> {
-    let mut interrupts = Interrupts::listen()?;
+async fn work(
+    store: &Store,
+    global: &Global,
+    args: &WorkArgs,
+    events: &std::path::Path,
+    interrupts: &mut Interrupts,
+) -> Result<(), CliError> {
     let pool = Pool::start(store, PoolConfig {
         queue: &args.queue,
         concurrency: args.worker.concurrency.unwrap_or_else(default_concurrency),
@@ -188,6 +257,6 @@ async fn work(store: &Store, global: &Global, args: &WorkArgs, events: &std::pat
             eprintln!("leasehold: stopping: no more claims; finishing the running commands (Ctrl-C again ends them)");
         }
     }
-    pool.drain(&mut interrupts).await;
+    pool.drain(interrupts).await;
     Ok(())
 }

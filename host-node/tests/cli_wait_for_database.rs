@@ -1,0 +1,122 @@
+//! `leasehold work` started before its PostgreSQL server answers (a worker
+//! started before its database, or during a restart): it says so once, tries
+//! again with backoff, and works the queue once the server is reachable
+//! (issue 5: "a database that is unreachable at start: clear error; the
+//! runner backs off and recovers when it returns"). Interrupted while it
+//! waits, it stops without having claimed anything.
+//!
+//! The server is made unreachable without stopping the shared test cluster:
+//! the worker is pointed at a socket folder of its own, empty at first, and
+//! the cluster's socket is linked into it later.
+
+mod cli_support;
+mod store_support;
+
+use cli_support::{Scratch, signal, wait_exit};
+use leasehold::store::JobState;
+use rustix::process::Signal;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `url` with its `host=` socket folder swapped for `folder`; the cluster's
+/// own folder and port, or `None` for a URL that is not a Unix socket one.
+fn behind_folder(url: &str, folder: &Path) -> Option<(String, PathBuf, String)> {
+    let param = |name: &str| {
+        url.split(['?', '&']).find_map(|kv| kv.strip_prefix(name).map(str::to_owned))
+    };
+    let host = param("host=").filter(|h| h.starts_with('/'))?;
+    let port = param("port=").unwrap_or_else(|| "5432".to_owned());
+    let moved = url.replacen(&format!("host={host}"), &format!("host={}", folder.display()), 1);
+    Some((moved, PathBuf::from(host), port))
+}
+
+/// Reads what the child wrote on stderr so far (it is still running).
+fn stderr_until(child: &mut std::process::Child, wanted: &str, limit: Duration) -> String {
+    let mut err = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let start = Instant::now();
+    let mut said = Vec::new();
+    while start.elapsed() < limit && !String::from_utf8_lossy(&said).contains(wanted) {
+        if let Ok(bytes) = rx.recv_timeout(Duration::from_millis(100)) {
+            said.extend(bytes);
+        }
+    }
+    String::from_utf8_lossy(&said).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn work_waits_for_an_unreachable_server_and_works_once_it_answers() {
+    let Some(url) = store_support::pg_schema_url("cli_wait_db").await else { return };
+    let folder = tempfile::tempdir().unwrap();
+    let Some((moved, socket_folder, port)) = behind_folder(&url, folder.path()) else {
+        println!("skipping: the test cluster is not reached through a Unix socket folder");
+        return;
+    };
+    let real = Scratch::with_url(url);
+    let id = real.enqueue(&["--queue", "waits"], "true");
+
+    let s = Scratch::with_url(moved);
+    let mut worker = s.spawn(&["work", "--queue", "waits", "--until-empty"]);
+    let said = stderr_until(&mut worker, "trying again", Duration::from_secs(20));
+    assert!(said.contains("cannot reach the database") && said.contains("trying again"), "{said}");
+    assert_eq!(said.matches("trying again").count(), 1, "said once: {said}");
+    assert!(worker.try_wait().unwrap().is_none(), "it waits instead of exiting");
+
+    let socket = format!(".s.PGSQL.{port}");
+    std::os::unix::fs::symlink(socket_folder.join(&socket), folder.path().join(&socket)).unwrap();
+    let status = wait_exit(&mut worker, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+    let job = real.store().await.job(id).await.unwrap();
+    assert_eq!(job.state, JobState::Succeeded);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn work_interrupted_while_it_waits_for_its_server_stops_cleanly() {
+    let Some(url) = store_support::pg_schema_url("cli_wait_db_int").await else { return };
+    let folder = tempfile::tempdir().unwrap();
+    let Some((moved, _, _)) = behind_folder(&url, folder.path()) else {
+        println!("skipping: the test cluster is not reached through a Unix socket folder");
+        return;
+    };
+    let s = Scratch::with_url(moved);
+    let mut worker = s.spawn(&["work", "--queue", "waits"]);
+    let said = stderr_until(&mut worker, "trying again", Duration::from_secs(20));
+    assert!(said.contains("trying again"), "{said}");
+    signal(&worker, Signal::INT);
+    let status = wait_exit(&mut worker, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+}
+
+/// A SQLite file that can not be opened does not mend by waiting: an error
+/// at once.
+#[test]
+fn work_on_a_sqlite_file_it_can_not_open_fails_at_once() {
+    let s = Scratch::with_url("sqlite:///nonexistent-folder-for-leasehold/queue.db".to_owned());
+    let out = s.cmd(&["work", "--queue", "q"]).timeout(Duration::from_secs(20)).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach the database"), "{out:?}");
+}
+
+/// `work` on a SQLite file that does not exist yet creates it (a worker may
+/// start before anything is queued) and says so, so a mistyped path does not
+/// wait on an empty queue in silence.
+#[test]
+fn work_on_a_missing_sqlite_file_says_it_creates_it() {
+    let s = Scratch::new();
+    let out = s.cmd(&["work", "--queue", "q", "--until-empty"]).timeout(Duration::from_secs(30)).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no database at") && said.contains("creating it"), "{said}");
+    assert!(s.path("queue.db").exists());
+    let again = s.cmd(&["work", "--queue", "q", "--until-empty"]).timeout(Duration::from_secs(30)).output().unwrap();
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("creating it"), "{again:?}");
+}
