@@ -31,6 +31,27 @@ fn behind_folder(url: &str, folder: &Path) -> Option<(String, PathBuf, String)> 
     Some((moved, PathBuf::from(host), port))
 }
 
+/// A fresh schema of the test cluster, and a URL of it behind `folder`, a
+/// socket folder of its own that is empty until the test links the
+/// cluster's socket (`socket_folder`, `.s.PGSQL.<port>`) into it.
+struct Unreachable {
+    url: String,
+    moved: String,
+    folder: tempfile::TempDir,
+    socket_folder: PathBuf,
+    port: String,
+}
+
+async fn unreachable(name: &str) -> Option<Unreachable> {
+    let url = store_support::pg_schema_url(name).await?;
+    let folder = tempfile::tempdir().unwrap();
+    let Some((moved, socket_folder, port)) = behind_folder(&url, folder.path()) else {
+        println!("skipping: the test cluster is not reached through a Unix socket folder");
+        return None;
+    };
+    Some(Unreachable { url, moved, folder, socket_folder, port })
+}
+
 /// Reads what the child wrote on stderr so far (it is still running).
 fn stderr_until(child: &mut std::process::Child, wanted: &str, limit: Duration) -> String {
     let mut err = child.stderr.take().expect("stderr piped");
@@ -55,12 +76,7 @@ fn stderr_until(child: &mut std::process::Child, wanted: &str, limit: Duration) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn work_waits_for_an_unreachable_server_and_works_once_it_answers() {
-    let Some(url) = store_support::pg_schema_url("cli_wait_db").await else { return };
-    let folder = tempfile::tempdir().unwrap();
-    let Some((moved, socket_folder, port)) = behind_folder(&url, folder.path()) else {
-        println!("skipping: the test cluster is not reached through a Unix socket folder");
-        return;
-    };
+    let Some(Unreachable { url, moved, folder, socket_folder, port }) = unreachable("cli_wait_db").await else { return };
     let real = Scratch::with_url(url);
     let id = real.enqueue(&["--queue", "waits"], "true");
 
@@ -81,12 +97,7 @@ async fn work_waits_for_an_unreachable_server_and_works_once_it_answers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn work_interrupted_while_it_waits_for_its_server_stops_cleanly() {
-    let Some(url) = store_support::pg_schema_url("cli_wait_db_int").await else { return };
-    let folder = tempfile::tempdir().unwrap();
-    let Some((moved, _, _)) = behind_folder(&url, folder.path()) else {
-        println!("skipping: the test cluster is not reached through a Unix socket folder");
-        return;
-    };
+    let Some(Unreachable { moved, .. }) = unreachable("cli_wait_db_int").await else { return };
     let s = Scratch::with_url(moved);
     let mut worker = s.spawn(&["work", "--queue", "waits"]);
     let said = stderr_until(&mut worker, "trying again", Duration::from_secs(20));
