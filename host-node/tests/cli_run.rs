@@ -118,6 +118,18 @@ async fn events_shows_each_job_settlement_by_id() {
     assert!(!text.contains(" claimed "), "lines leave out the item events: {text}");
 }
 
+/// A `job-done` event of source "other" at `at` ms for job `job`, as a
+/// worker logs one.
+fn job_done(at: u64, job: u64) -> leasehold::eventlog::EventRecord {
+    leasehold::eventlog::EventRecord {
+        source: "other".to_owned(),
+        at,
+        kind: "job-done".to_owned(),
+        identity: Default::default(),
+        body: serde_json::json!({ "job": job, "attempt": 1, "reclaimed": false }),
+    }
+}
+
 #[tokio::test]
 async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
     let s = Scratch::new();
@@ -128,14 +140,7 @@ async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
     let damaged = folder.join("worker-7.log");
     let mut log = leasehold::eventlog::EventLog::open(&damaged, Default::default()).unwrap().log;
     for n in 0..2u64 {
-        let event = leasehold::eventlog::EventRecord {
-            source: "other".to_owned(),
-            at: n,
-            kind: "job-done".to_owned(),
-            identity: Default::default(),
-            body: serde_json::json!({ "job": 999, "attempt": 1, "reclaimed": false }),
-        };
-        log.append(&[event], [("other", n + 1)]).unwrap();
+        log.append(&[job_done(n, 999)], [("other", n + 1)]).unwrap();
     }
     drop(log);
     let mut bytes = std::fs::read(&damaged).unwrap();
@@ -148,6 +153,36 @@ async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
     assert_eq!(stdout.matches("\"job-done\"").count(), 3, "the whole log's events still show: {stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("worker-7.log") && stderr.contains("corrupt"), "{stderr}");
+}
+
+/// A log damaged in its middle still shows the events of its whole frames
+/// before the damage; what follows it is said not to be shown.
+#[tokio::test]
+async fn events_of_a_log_damaged_midway_show_up_to_the_damage() {
+    let s = Scratch::new();
+    let folder = s.path("events");
+    std::fs::create_dir_all(&folder).unwrap();
+    let damaged = folder.join("worker-7.log");
+    let mut log = leasehold::eventlog::EventLog::open(&damaged, Default::default()).unwrap().log;
+    let mut second_frame = 0;
+    for n in 0..3u64 {
+        log.append(&[job_done(n, 900 + n)], [("other", n + 1)]).unwrap();
+        if n == 0 {
+            second_frame = log.head().len as usize;
+        }
+    }
+    drop(log);
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[second_frame + 12 + 8] ^= 0x01;
+    std::fs::write(&damaged, &bytes).unwrap();
+
+    let out = s.cmd(&["events", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"job\":900"), "the frame before the damage shows: {stdout}");
+    assert!(!stdout.contains("\"job\":901") && !stdout.contains("\"job\":902"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("worker-7.log") && stderr.contains("the events after it are not shown"), "{stderr}");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ mod eventlog_support;
 
 use std::fs;
 
-use leasehold::eventlog::{EventLog, EventRecord, LogOptions, ReadError, read_log};
+use leasehold::eventlog::{EventLog, EventRecord, LogOptions, ReadError, read_log, read_log_before_damage};
 use serde_json::json;
 
 use eventlog_support::temp_log;
@@ -103,4 +103,39 @@ fn an_event_nested_too_deep_to_read_back_is_refused_and_the_log_stays_readable()
     assert!(log.append(&[in_identity], [("s", 2)]).is_err());
     let read = read_log(&path, 0).unwrap();
     assert_eq!(read.records.iter().map(|r| r.event.clone()).collect::<Vec<_>>(), vec![deepest]);
+}
+
+/// Three appends, the middle one's body damaged: a strict read fails, a
+/// read before the damage answers the first append's records and the damage.
+#[test]
+fn a_read_before_the_damage_answers_the_whole_frames_before_it() {
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    let mut second_frame = 0;
+    for n in 0..3u64 {
+        log.append(&[event(2 * n), event(2 * n + 1)], [("s", 2 * n + 2)]).unwrap();
+        if n == 0 {
+            second_frame = log.head().len as usize;
+        }
+    }
+    drop(log);
+    let whole = read_log_before_damage(&path, 0).unwrap();
+    assert!(whole.1.is_none());
+    assert_eq!(whole.0, read_log(&path, 0).unwrap(), "an undamaged log reads the same either way");
+
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[second_frame + 12 + 8] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+    assert!(matches!(read_log(&path, 0), Err(ReadError::Corrupt { .. })));
+    let (read, damage) = read_log_before_damage(&path, 0).unwrap();
+    assert!(matches!(damage, Some(ReadError::Corrupt { .. })), "{damage:?}");
+    assert_eq!(read.records.iter().map(|r| r.event.at).collect::<Vec<_>>(), vec![event(0).at, event(1).at]);
+    assert_eq!(read.next, read.records.last().unwrap().seq + 1);
+    // Resuming past what was read finds nothing more before the damage.
+    let (again, _) = read_log_before_damage(&path, read.next).unwrap();
+    assert!(again.records.is_empty());
+
+    bytes[3] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+    assert!(matches!(read_log_before_damage(&path, 0), Err(ReadError::Corrupt { .. })), "a bad header: nothing");
 }

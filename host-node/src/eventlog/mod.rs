@@ -50,7 +50,7 @@ use leasehold_core::pump::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE};
 
 pub use encoded::EncodedEvents;
 pub use error::{LogError, ReadError};
-pub use read::{LogRead, read_log};
+pub use read::{LogRead, read_log, read_log_before_damage};
 pub use record::{EventRecord, LoggedEvent, MAX_VALUE_DEPTH};
 pub use storage::{LogFile, LogStorage, StdStorage};
 

@@ -38,25 +38,68 @@ pub fn read_log(path: &Path, from: u64) -> Result<LogRead, ReadError> {
     read_bytes(path, &bytes, from)
 }
 
+/// [`read_log`] of a log that may be damaged before its tail: the records
+/// of the whole frames before the damage, and the damage itself
+/// ([`ReadError::Corrupt`] or [`ReadError::Record`]) when there is some.
+/// For showing what is still readable (the command-line tool's `events`);
+/// the log's writer replaces such a log when it next opens it. Resuming from
+/// the answer's `next` reads nothing past the damage until then.
+///
+/// # Errors
+/// [`ReadError::Missing`], [`ReadError::Io`], and [`ReadError::Corrupt`] for
+/// a bad header (nothing of the log can be trusted).
+pub fn read_log_before_damage(path: &Path, from: u64) -> Result<(LogRead, Option<ReadError>), ReadError> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing(path.to_path_buf())),
+        Err(source) => return Err(ReadError::Io { path: path.to_path_buf(), source }),
+    };
+    read_frames(path, &bytes, from, true)
+}
+
 fn read_bytes(path: &Path, bytes: &[u8], from: u64) -> Result<LogRead, ReadError> {
+    let (read, damage) = read_frames(path, bytes, from, false)?;
+    debug_assert!(damage.is_none(), "a strict read fails instead");
+    Ok(read)
+}
+
+/// The records from `from` on; at the first damaged frame or unreadable
+/// record, stops and answers it beside what came before (`lenient`) or
+/// fails with it.
+fn read_frames(path: &Path, bytes: &[u8], from: u64, lenient: bool) -> Result<(LogRead, Option<ReadError>), ReadError> {
     let corrupt = |corruption| ReadError::Corrupt { path: path.to_path_buf(), corruption };
     let epoch = decode_header(bytes).map_err(|e| corrupt(Corruption::Header(e)))?;
     let mut records = Vec::new();
     let mut next = from;
-    for frame in Frames::new(bytes) {
-        let (_, batch) = frame.map_err(corrupt)?;
-        for record in batch.records().filter(|r| r.seq >= from) {
-            if is_reservation(record.payload) {
-                next = record.seq + 1;
-                continue;
+    let damage = 'frames: {
+        for frame in Frames::new(bytes) {
+            let batch = match frame {
+                Ok((_, batch)) => batch,
+                Err(corruption) => break 'frames Some(corrupt(corruption)),
+            };
+            // A frame's records are kept only when all of them read.
+            let (mut kept, mut end) = (Vec::new(), next);
+            for record in batch.records().filter(|r| r.seq >= from) {
+                end = record.seq + 1;
+                if is_reservation(record.payload) {
+                    continue;
+                }
+                match serde_json::from_slice::<EventRecord>(record.payload) {
+                    Ok(event) => kept.push(LoggedEvent { epoch, seq: record.seq, event }),
+                    Err(source) => {
+                        break 'frames Some(ReadError::Record { path: path.to_path_buf(), seq: record.seq, source });
+                    }
+                }
             }
-            let event: EventRecord = serde_json::from_slice(record.payload)
-                .map_err(|source| ReadError::Record { path: path.to_path_buf(), seq: record.seq, source })?;
-            next = record.seq + 1;
-            records.push(LoggedEvent { epoch, seq: record.seq, event });
+            records.extend(kept);
+            next = end;
         }
+        None
+    };
+    match damage {
+        Some(e) if !lenient => Err(e),
+        damage => Ok((LogRead { epoch, records, next }, damage)),
     }
-    Ok(LogRead { epoch, records, next })
 }
 
 impl EventLog {

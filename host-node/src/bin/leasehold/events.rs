@@ -14,7 +14,7 @@
 //! PostgreSQL, or `--events PATH`.
 
 use crate::fail::CliError;
-use leasehold::eventlog::{EventRecord, LoggedEvent, ReadError, read_log};
+use leasehold::eventlog::{EventRecord, LoggedEvent, ReadError, read_log, read_log_before_damage};
 use leasehold::pump::{DEFAULT_TRACE_JOURNAL_CAPACITY, EventDraft, EventSource, Pump, PumpOptions, TraceJournal};
 use leasehold::store::ClaimedJob;
 use leasehold::worker::Settlement;
@@ -140,27 +140,34 @@ fn read_new(folder: &Path, cursors: &mut BTreeMap<PathBuf, Cursor>) -> Result<Ve
     for path in entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "log")) {
         let cursor = cursors.entry(path.clone()).or_default();
         let read = match read_log(&path, cursor.next) {
-            Ok(read) => read,
+            Ok(read) => {
+                cursor.damage = None;
+                read
+            }
             // Gone (compacted away) or mid-creation: nothing to show yet.
             Err(ReadError::Missing(_)) => continue,
-            Err(e) => {
-                // One damaged log must not hide the others' history.
-                let text = e.to_string();
-                if cursor.damage.as_deref() != Some(text.as_str()) {
-                    eprintln!(
-                        "leasehold: {text}: its events are not shown (its writer replaces it when it next \
-                         opens it and keeps the damaged file beside it)"
-                    );
-                    cursor.damage = Some(text);
+            // One damaged log must not hide the others' history, nor its own
+            // whole frames before the damage.
+            Err(_) => match read_log_before_damage(&path, cursor.next) {
+                Ok((read, damage)) => {
+                    if let Some(damage) = damage {
+                        note_damage(cursor, &damage, "the events after it are not shown");
+                    }
+                    read
                 }
-                continue;
-            }
+                Err(ReadError::Missing(_)) => continue,
+                Err(e) => {
+                    note_damage(cursor, &e, "its events are not shown");
+                    continue;
+                }
+            },
         };
-        cursor.damage = None;
         if read.epoch != cursor.epoch && cursor.next > 0 {
             // The log was replaced: read it again from its start.
             *cursor = Cursor { epoch: read.epoch, next: 0, damage: None };
-            fresh.extend(read_log(&path, 0).map_err(|e| CliError::input(e.to_string()))?.records);
+            let (again, _) = read_log_before_damage(&path, 0).map_err(|e| CliError::input(e.to_string()))?;
+            cursor.next = again.next;
+            fresh.extend(again.records);
             continue;
         }
         cursor.epoch = read.epoch;
@@ -168,6 +175,19 @@ fn read_new(folder: &Path, cursors: &mut BTreeMap<PathBuf, Cursor>) -> Result<Ve
         fresh.extend(read.records);
     }
     Ok(fresh)
+}
+
+/// Says once per damage (not at every poll of `--follow`) that a log is
+/// damaged and what of it is not shown.
+fn note_damage(cursor: &mut Cursor, damage: &ReadError, what: &str) {
+    let text = damage.to_string();
+    if cursor.damage.as_deref() != Some(text.as_str()) {
+        eprintln!(
+            "leasehold: {text}: {what} (its writer replaces the log when it next opens it and keeps the damaged \
+             file beside it)"
+        );
+        cursor.damage = Some(text);
+    }
 }
 
 /// The logged event for one attempt's settlement: type `job-done`,
