@@ -3,7 +3,8 @@
 //! again with backoff, and works the queue once the server is reachable
 //! (issue 5: "a database that is unreachable at start: clear error; the
 //! runner backs off and recovers when it returns"). Interrupted while it
-//! waits, it stops without having claimed anything.
+//! waits, it stops (code 130) without having claimed anything. A server that
+//! answers with an error fails at once.
 //!
 //! The server is made unreachable without stopping the shared test cluster:
 //! the worker is pointed at a socket folder of its own, empty at first, and
@@ -104,7 +105,23 @@ async fn work_interrupted_while_it_waits_for_its_server_stops_cleanly() {
     assert!(said.contains("trying again"), "{said}");
     signal(&worker, Signal::INT);
     let status = wait_exit(&mut worker, Duration::from_secs(20));
-    assert!(status.success(), "{status:?}");
+    // Not 0: a script's `work --until-empty && …` must not take it for a
+    // drained queue.
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}
+
+/// A server that answers with an error (here: no such database) will not
+/// answer otherwise later: an error at once, not a wait.
+#[tokio::test(flavor = "multi_thread")]
+async fn work_against_a_database_that_does_not_exist_fails_at_once() {
+    let Some(url) = store_support::pg_schema_url("cli_wait_db_none").await else { return };
+    let Some((before, after)) = url.split_once('?') else { return };
+    let Some(slash) = before.rfind('/') else { return };
+    let s = Scratch::with_url(format!("{}/no_such_database_here?{after}", &before[..slash]));
+    let out = s.cmd(&["work", "--queue", "q"]).timeout(Duration::from_secs(30)).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no_such_database_here") && !said.contains("trying again"), "{said}");
 }
 
 /// A SQLite file that can not be opened does not mend by waiting: an error
@@ -114,7 +131,9 @@ fn work_on_a_sqlite_file_it_can_not_open_fails_at_once() {
     let s = Scratch::with_url("sqlite:///nonexistent-folder-for-leasehold/queue.db".to_owned());
     let out = s.cmd(&["work", "--queue", "q"]).timeout(Duration::from_secs(20)).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach the database"), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("cannot reach the database"), "{said}");
+    assert!(!said.contains("creating it"), "its folder is missing: nothing is created: {said}");
 }
 
 /// `work` on a SQLite file that does not exist yet creates it (a worker may

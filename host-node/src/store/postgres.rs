@@ -178,7 +178,12 @@ pub(crate) async fn connect(
     // it timed out; this says why (refused, no such host, bad password).
     let probe = tokio::time::timeout(config.connect_timeout, PgConnection::connect_with(&options))
         .await
-        .map_err(|_| unreachable(sqlx::Error::PoolTimedOut))?
+        .map_err(|_| {
+            unreachable(sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within the connect timeout ({:?})", config.connect_timeout),
+            )))
+        })?
         .map_err(unreachable)?;
     let _ = probe.close().await;
     PgPoolOptions::new()

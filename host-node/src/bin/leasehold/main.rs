@@ -135,7 +135,10 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     }
     if let Command::Work(args) = &cli.command {
         let mut interrupts = Interrupts::listen()?;
-        let Some(store) = connect_waiting(global, &mut interrupts).await? else { return Ok(0) };
+        let Some(store) = connect_waiting(global, &mut interrupts).await? else {
+            eprintln!("leasehold: stopping: the database was not reached, nothing was claimed");
+            return Ok(fail::EXIT_INTERRUPTED);
+        };
         work(&store, global, args, &events, &mut interrupts).await?;
         drop(store);
         return Ok(0);
@@ -166,22 +169,28 @@ const CONNECT_RETRY_MAX: Duration = Duration::from_secs(15);
 /// (a worker started before its database, or during a restart) is tried
 /// again with backoff until it answers, said once on stderr (issue 5: "a
 /// database that is unreachable at start: clear error; the runner backs off
-/// and recovers when it returns"). `None` when interrupted meanwhile. A
-/// SQLite file that cannot be opened is an error at once: waiting would not
-/// mend it.
+/// and recovers when it returns"). `None` when interrupted meanwhile (also
+/// during a try). A SQLite file that cannot be opened, and a server that
+/// answers with an error ([`may_answer_later`]), are errors at once.
 async fn connect_waiting(global: &Global, interrupts: &mut Interrupts) -> Result<Option<Store>, CliError> {
     refuse_in_memory(&global.database)?;
     // A worker may well start before anything is queued, so a missing SQLite
     // file is created; but a mistyped path would then wait on an empty queue
     // in silence.
-    if let Some(path) = events::sqlite_file(&global.database).filter(|p| !p.exists()) {
+    let creates = events::sqlite_file(&global.database)
+        .filter(|p| !p.exists() && p.parent().is_none_or(|folder| folder.as_os_str().is_empty() || folder.is_dir()));
+    if let Some(path) = creates {
         eprintln!("leasehold: no database at {} yet: creating it (an empty queue)", path.display());
     }
     let mut wait = CONNECT_RETRY_FIRST;
     let mut said = false;
     loop {
-        match open(global).await {
-            Err(e @ StoreError::Unreachable { .. }) if global.database.starts_with("postgres") => {
+        let tried = tokio::select! {
+            tried = open(global) => tried,
+            () = interrupts.next() => return Ok(None),
+        };
+        match tried {
+            Err(e) if global.database.starts_with("postgres") && may_answer_later(&e) => {
                 if !std::mem::replace(&mut said, true) {
                     eprintln!("leasehold: {e}; trying again until it answers (Ctrl-C stops)");
                 }
@@ -196,13 +205,20 @@ async fn connect_waiting(global: &Global, interrupts: &mut Interrupts) -> Result
         }
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
-            () = interrupts.next() => {
-                eprintln!("leasehold: stopping: the database was not reached, nothing was claimed");
-                return Ok(None);
-            }
+            () = interrupts.next() => return Ok(None),
         }
         wait = (wait * 2).min(CONNECT_RETRY_MAX);
     }
+}
+
+/// Whether a failed connect is one a server may answer later: refused, no
+/// socket, no answer in time. A bad URL, a wrong password, a database or
+/// role that does not exist are errors at once: waiting would not mend them.
+fn may_answer_later(error: &StoreError) -> bool {
+    matches!(
+        error,
+        StoreError::Unreachable { source: sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_), .. }
+    )
 }
 
 /// How often `work --until-empty` checks whether its queue is empty.
