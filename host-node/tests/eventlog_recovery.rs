@@ -241,10 +241,10 @@ fn a_log_removed_behind_its_writer_is_started_anew_not_written_into_the_void() {
     fs::remove_file(&path).unwrap();
 
     let read = log.read_from(0).unwrap_err().to_string();
-    assert!(read.contains("removed or replaced"), "{read}");
+    assert!(read.contains("removed, replaced or changed while open"), "{read}");
     let err = log.append(&[event("a", 1)], [("a", 2)]).unwrap_err();
     assert!(matches!(err, LogError::Io { op: "append", .. }), "{err}");
-    assert!(err.to_string().contains("removed or replaced"), "{err}");
+    assert!(err.to_string().contains("removed, replaced or changed while open"), "{err}");
 
     let replaced = log.append(&[event("a", 1)], [("a", 2)]).unwrap_err();
     assert!(matches!(replaced, LogError::Replaced { epoch: new } if new != epoch), "{replaced}");
@@ -266,9 +266,53 @@ fn a_log_replaced_behind_its_writer_is_not_appended_to() {
     fs::rename(&copy, &path).unwrap();
 
     let err = log.append(&[event("a", 1)], [("a", 2)]).unwrap_err();
-    assert!(err.to_string().contains("removed or replaced"), "{err}");
+    assert!(err.to_string().contains("removed, replaced or changed while open"), "{err}");
     // The file now at the path is whole, so the reopen keeps it and its epoch.
     log.append(&[event("a", 1)], [("a", 2)]).unwrap();
     let on_disk = read_log(&path, 0).unwrap();
     assert_eq!(on_disk.records.iter().map(|r| r.event.at).collect::<Vec<_>>(), vec![1_000, 1_001]);
+}
+
+/// Appends after `tamper` changed the log behind its writer: the first fails
+/// (it notices), the second starts a new log (new epoch, so readers and the
+/// pump start over), and the log then holds exactly what was appended since.
+fn tampered_log_starts_anew(tamper: impl FnOnce(&std::path::Path, &[u8])) {
+    let (_dir, path) = temp_log();
+    let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+    log.append(&[event("a", 0)], [("a", 1)]).unwrap();
+    let early = fs::read(&path).unwrap();
+    log.append(&[event("a", 1), event("a", 2)], [("a", 3)]).unwrap();
+    let epoch = log.head().epoch;
+    tamper(&path, &early);
+
+    let err = log.append(&[event("a", 3)], [("a", 4)]).unwrap_err();
+    assert!(err.to_string().contains("changed while open"), "{err}");
+    let replaced = log.append(&[event("a", 3)], [("a", 4)]).unwrap_err();
+    assert!(matches!(replaced, LogError::Replaced { epoch: new } if new != epoch), "{replaced}");
+    log.append(&[event("a", 9)], [("a", 10)]).unwrap();
+    let on_disk = read_log(&path, 0).unwrap();
+    assert_ne!(on_disk.epoch, epoch, "readers start over");
+    assert_eq!(on_disk.records.iter().map(|r| r.event.at).collect::<Vec<_>>(), vec![1_009]);
+    assert_eq!(log.marks().get("a"), Some(&10), "no watermark from the older file");
+}
+
+#[test]
+fn an_older_copy_renamed_over_the_log_starts_a_new_log() {
+    tampered_log_starts_anew(|path, early| {
+        let copy = path.with_extension("old");
+        fs::write(&copy, early).unwrap();
+        fs::rename(&copy, path).unwrap();
+    });
+}
+
+#[test]
+fn an_older_copy_written_over_the_log_in_place_starts_a_new_log() {
+    tampered_log_starts_anew(|path, early| fs::write(path, early).unwrap());
+}
+
+#[test]
+fn a_log_truncated_behind_its_writer_starts_a_new_log() {
+    tampered_log_starts_anew(|path, _| {
+        fs::OpenOptions::new().write(true).open(path).unwrap().set_len(0).unwrap();
+    });
 }

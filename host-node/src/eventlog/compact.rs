@@ -100,15 +100,17 @@ impl EventLog {
             return Err(e);
         }
         // After the rename the open handle is the old file: until the new one
-        // is open (and the rename durable), the log is broken.
+        // is open (and the rename durable), the log is broken, and the
+        // compacted file is the one a reopen must find.
         self.broken = true;
         self.file = None;
+        self.len = out.len() as u64;
+        self.tail = super::tail_of(&out);
         storage.sync_dir(parent_dir(&path)).map_err(io_err("fsync directory", &path))?;
         let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
         super::lock_file(&mut *file, &path)?;
         self.file = Some(file);
         self.broken = false;
-        self.len = out.len() as u64;
         self.records = kept_count;
         self.dropped += dropped;
         // The file now reserves every number below `next_seq`.

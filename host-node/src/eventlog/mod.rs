@@ -10,7 +10,8 @@
 //!   truncated back to the last whole frame and the epoch stays; opening again
 //!   changes nothing. A checksum mismatch before the tail, a bad header or a
 //!   missing file starts a new log with a new epoch (a damaged file is kept
-//!   beside it as `<log>.corrupt-<new epoch>`), says so once (`tracing::warn!` and
+//!   beside it as `<log>.corrupt-<new epoch>`; one found changed behind its
+//!   writer, as `<log>.replaced-<new epoch>`), says so once (`tracing::warn!` and
 //!   stderr), and reports [`Opened::created`] so the pump derives everything
 //!   again. Nothing is skipped silently.
 //! - **Start skip**: an open moves the next sequence number past the last one
@@ -125,6 +126,22 @@ pub struct EventLog {
     reserved: bool,
     /// Held from open to close: one writer per log.
     lock: Option<WriterLock>,
+    /// The last [`TAIL_LEN`] bytes of the log as this writer knows it (up to
+    /// `len`): a reopen after this writer's own failure checks that the file
+    /// at the path still ends its known part with them, or it is not the log
+    /// this writer wrote (see [`EventLog::recover`]).
+    tail: [u8; TAIL_LEN],
+}
+
+/// Bytes of the log's end a writer remembers ([`EventLog::tail`]); every
+/// log is longer (a header is 20 bytes, a frame at least 20).
+const TAIL_LEN: usize = 16;
+
+/// The last [`TAIL_LEN`] bytes of `bytes` (at least that long).
+fn tail_of(bytes: &[u8]) -> [u8; TAIL_LEN] {
+    let mut tail = [0u8; TAIL_LEN];
+    tail.copy_from_slice(&bytes[bytes.len() - TAIL_LEN..]);
+    tail
 }
 
 impl std::fmt::Debug for EventLog {
@@ -223,6 +240,7 @@ impl EventLog {
             broken: true,
             reserved: false,
             lock: Some(lock),
+            tail: [0; TAIL_LEN],
         };
         let (created, notice) = log.recover(None)?;
         Ok(Opened { log, created, notice })
@@ -251,6 +269,16 @@ impl EventLog {
                 let kept = sibling(&path, &format!(".corrupt-{epoch}"));
                 storage.rename(&path, &kept).map_err(io_err("rename corrupt log aside", &path))?;
                 format!("event log {} is corrupt ({corruption}; kept as {})", path.display(), kept.display())
+            }
+            // Reopened after this writer's own failure, a file that does not
+            // hold what this writer knows it wrote (an older copy restored,
+            // another file put there or copied over it) is not its log: its
+            // watermarks or sequence numbers may be behind what readers and
+            // the pump already saw. Kept aside; a new log starts.
+            Some(Ok(summary)) if previous.is_some() && !self.still_holds(bytes.as_deref().unwrap_or_default(), summary.epoch) => {
+                let kept = sibling(&path, &format!(".replaced-{epoch}"));
+                storage.rename(&path, &kept).map_err(io_err("rename replaced log aside", &path))?;
+                format!("event log {} changed behind its writer (kept as {})", path.display(), kept.display())
             }
             Some(Ok(summary)) => {
                 let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
@@ -284,6 +312,7 @@ impl EventLog {
                 self.epoch = summary.epoch;
                 self.next_seq = summary.last_seq.map_or(0, |s| s + 1).saturating_add(skip);
                 self.len = summary.valid_len;
+                self.tail = tail_of(&bytes.as_deref().unwrap_or_default()[..summary.valid_len as usize]);
                 self.records = summary.records;
                 self.marks = summary.marks;
                 self.file = Some(file);
@@ -300,13 +329,22 @@ impl EventLog {
         Ok((true, Some(text)))
     }
 
+    /// Whether `bytes` (with header epoch `epoch`) are the log this writer
+    /// wrote, perhaps with more after it: the same epoch, and its known
+    /// length ending in its known tail.
+    fn still_holds(&self, bytes: &[u8], epoch: u64) -> bool {
+        let len = self.len as usize;
+        epoch == self.epoch && bytes.len() >= len && bytes[len - TAIL_LEN..len] == self.tail
+    }
+
     /// Writes a new, empty log with `epoch` through `<log>.new` and a rename.
     fn create(&mut self, epoch: u64) -> Result<(), LogError> {
         let storage = Arc::clone(&self.storage);
         let path = self.path.clone();
         let temp = sibling(&path, ".new");
         let mut file = storage.create(&temp).map_err(io_err("create", &temp))?;
-        file.append(&encode_header(epoch)).map_err(io_err("write", &temp))?;
+        let header = encode_header(epoch);
+        file.append(&header).map_err(io_err("write", &temp))?;
         file.sync().map_err(io_err("fsync", &temp))?;
         drop(file);
         storage.rename(&temp, &path).map_err(io_err("rename", &temp))?;
@@ -317,6 +355,7 @@ impl EventLog {
         self.epoch = epoch;
         self.next_seq = 0;
         self.len = HEADER_LEN as u64;
+        self.tail = tail_of(&header);
         self.records = 0;
         self.marks.clear();
         self.broken = false;
@@ -358,7 +397,7 @@ impl EventLog {
             // Checked after the fsync, so a removal at any time before it is
             // seen: the reopen then starts a new log and the pump derives
             // everything into it again.
-            .and_then(|()| match file.is_at(&self.path) {
+            .and_then(|()| match file.is_intact(&self.path, self.len + frame.len() as u64) {
                 Ok(true) => Ok(()),
                 Ok(false) => Err(("append", gone())),
                 Err(e) => Err(("stat", e)),
@@ -368,6 +407,7 @@ impl EventLog {
             return Err(LogError::Io { op, path: self.path.clone(), source });
         }
         self.len += frame.len() as u64;
+        self.tail = tail_of(frame);
         Ok(())
     }
 
@@ -491,10 +531,11 @@ impl EventLog {
     }
 }
 
-/// The error of an append whose file was removed or replaced while open.
+/// The error of an append whose file was removed, replaced or changed
+/// while open.
 pub(crate) fn gone() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::NotFound,
-        "the log file was removed or replaced while open (the next append starts a new log)",
+        "the log file was removed, replaced or changed while open (the next append reopens it, or starts a new log)",
     )
 }

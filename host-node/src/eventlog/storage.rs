@@ -40,14 +40,16 @@ pub trait LogFile: Send {
         Ok(true)
     }
 
-    /// Whether `path` still names this file. Someone may remove or replace
-    /// the log while its writer holds it open; appends would then go to a
-    /// file nobody can read. The default says yes (a storage without files).
+    /// Whether `path` still names this file and the file is `len` bytes
+    /// long, as its writer left it. Someone may remove, replace, truncate or
+    /// copy over the log while its writer holds it open; appends would then
+    /// go to a file nobody reads, or land after bytes that are not the log.
+    /// The default says yes (a storage without files).
     ///
     /// # Errors
     /// The platform's error other than "not found" (which answers `false`).
-    fn is_at(&self, path: &Path) -> io::Result<bool> {
-        let _ = path;
+    fn is_intact(&self, path: &Path, len: u64) -> io::Result<bool> {
+        let _ = (path, len);
         Ok(true)
     }
 }
@@ -115,9 +117,12 @@ impl LogFile for StdFile {
     }
 
     #[cfg(unix)]
-    fn is_at(&self, path: &Path) -> io::Result<bool> {
+    fn is_intact(&self, path: &Path, len: u64) -> io::Result<bool> {
         use std::os::unix::fs::MetadataExt;
         let open = self.0.metadata()?;
+        if open.len() != len {
+            return Ok(false);
+        }
         match fs::metadata(path) {
             Ok(named) => Ok((named.dev(), named.ino()) == (open.dev(), open.ino())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
