@@ -294,7 +294,9 @@ pub struct BodySum {
 
 /// [`renumber`], then the checksum of the body so far (the record count and
 /// the records, numbered) for [`BatchEncoder::finish_summed`]. The frame
-/// must hold `records` records and nothing after them.
+/// must hold `records` records and nothing after them. The layout is ours
+/// (seed 004 imports `EventLog` without its source). Never fails; panics
+/// only on a frame shorter than its record count says.
 pub fn number_ahead(frame: &mut [u8], start: usize, records: u32, first: u64) -> BodySum {
     renumber(frame, start, records, first);
     let body_at = start + FRAME_HEAD_LEN;

@@ -98,7 +98,9 @@ impl EncodedEvents {
     /// ([`LogHead::next_seq`](super::LogHead::next_seq)) plus the events of
     /// the appends still in flight. A wrong guess costs nothing but the
     /// work: the append numbers the events again. Adding events afterwards
-    /// undoes it.
+    /// undoes it. `first` is a sequence number (seed 004: readers resume by
+    /// sequence number; `EventPump.pass` appends chunk after chunk). Never
+    /// fails.
     pub fn number_from(&mut self, first: u64) {
         let sum = number_ahead(&mut self.frame, 0, self.records, first);
         self.numbered = Some((first, sum));

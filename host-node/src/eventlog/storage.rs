@@ -43,8 +43,9 @@ pub trait LogFile: Send {
     /// Whether `path` still names this file and the file is `len` bytes
     /// long, as its writer left it. Someone may remove, replace, truncate or
     /// copy over the log while its writer holds it open; appends would then
-    /// go to a file nobody reads, or land after bytes that are not the log.
-    /// The default says yes (a storage without files).
+    /// go to a file nobody reads, or land after bytes that are not the log
+    /// (seed 004: one pump owns its log, and only it writes there). `len` is
+    /// in bytes. The default says yes (a storage without files).
     ///
     /// # Errors
     /// The platform's error other than "not found" (which answers `false`).
