@@ -77,7 +77,9 @@ fn stderr_until(child: &mut std::process::Child, wanted: &str, limit: Duration) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn work_waits_for_an_unreachable_server_and_works_once_it_answers() {
-    let Some(Unreachable { url, moved, folder, socket_folder, port }) = unreachable("cli_wait_db").await else { return };
+    let Some(Unreachable { url, moved, folder, socket_folder, port }) = unreachable("cli_wait_db").await else {
+        return;
+    };
     let real = Scratch::with_url(url);
     let id = real.enqueue(&["--queue", "waits"], "true");
 

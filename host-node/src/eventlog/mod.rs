@@ -17,8 +17,8 @@
 //! - **Start skip**: an open moves the next sequence number past the last one
 //!   by [`MAX_CHUNK_SIZE`], the most records any writer's append may carry
 //!   (whatever `max_batch` the writer before had), so a reader that saw a
-//!   batch a crash then lost never sees its sequence numbers reused. The first append after such an open
-//!   first makes a *reservation* durable (an empty record holding the number
+//!   batch a crash then lost never sees its sequence numbers reused. The
+//!   first append after such an open first makes a *reservation* durable (an empty record holding the number
 //!   before its start, one small frame and fsync): had that append been lost
 //!   too, the next open would otherwise compute the same start again.
 //!   Compaction keeps the highest number given out the same way.
@@ -275,7 +275,9 @@ impl EventLog {
             // another file put there or copied over it) is not its log: its
             // watermarks or sequence numbers may be behind what readers and
             // the pump already saw. Kept aside; a new log starts.
-            Some(Ok(summary)) if previous.is_some() && !self.still_holds(bytes.as_deref().unwrap_or_default(), summary.epoch) => {
+            Some(Ok(summary))
+                if previous.is_some() && !self.still_holds(bytes.as_deref().unwrap_or_default(), summary.epoch) =>
+            {
                 let kept = sibling(&path, &format!(".replaced-{epoch}"));
                 storage.rename(&path, &kept).map_err(io_err("rename replaced log aside", &path))?;
                 format!("event log {} changed behind its writer (kept as {})", path.display(), kept.display())
@@ -383,9 +385,11 @@ impl EventLog {
 
     /// Writes one sealed frame at the end of the log and syncs it. A failed
     /// write or fsync marks the log broken (the next append reopens it), and
-    /// so does finding the log's path no longer naming the file written: the
-    /// log was removed or replaced behind its writer's back, and the reopen
-    /// starts a new one ([`LogError::Replaced`]).
+    /// so does finding, after the fsync, that the log's path no longer names
+    /// the file written or that the file is not the size written: the log
+    /// was removed, replaced, truncated or copied over behind its writer's
+    /// back, and the reopen keeps the file only if it still holds what this
+    /// writer wrote, or starts a new log ([`LogError::Replaced`]).
     fn write_frame(&mut self, frame: &[u8]) -> Result<(), LogError> {
         let Some(file) = self.file.as_mut() else {
             return Err(LogError::Closed);
