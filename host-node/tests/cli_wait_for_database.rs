@@ -152,3 +152,38 @@ fn work_on_a_missing_sqlite_file_says_it_creates_it() {
     let again = s.cmd(&["work", "--queue", "q", "--until-empty"]).timeout(Duration::from_secs(30)).output().unwrap();
     assert!(!String::from_utf8_lossy(&again.stderr).contains("creating it"), "{again:?}");
 }
+
+/// A server that refuses for now with an error that passes (here: the role
+/// is out of connection slots, SQLSTATE 53300; a server starting up or
+/// shutting down answers 57P03 the same way) is waited for too.
+#[tokio::test(flavor = "multi_thread")]
+async fn work_waits_while_the_server_refuses_for_now() {
+    let Some(url) = store_support::pg_schema_url("cli_wait_db_slots").await else { return };
+    let admin = sqlx::PgPool::connect(&url).await.unwrap();
+    let role = "leasehold_wait_test";
+    for sql in [
+        format!("DROP ROLE IF EXISTS {role}"),
+        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 0"),
+        format!("GRANT ALL ON SCHEMA t_cli_wait_db_slots TO {role}"),
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&admin).await.unwrap();
+    }
+    let Some(as_role) = url.strip_prefix("postgres://postgres@").map(|rest| format!("postgres://{role}@{rest}")) else {
+        println!("skipping: the test cluster URL does not name the postgres user");
+        return;
+    };
+    let s = Scratch::with_url(as_role);
+    let mut worker = s.spawn(&["work", "--queue", "slots", "--until-empty"]);
+    let said = stderr_until(&mut worker, "trying again", Duration::from_secs(20));
+    assert!(said.contains("too many connections") && said.contains("trying again"), "{said}");
+    assert!(worker.try_wait().unwrap().is_none(), "it waits instead of exiting");
+
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER ROLE {role} CONNECTION LIMIT -1"))).execute(&admin).await.unwrap();
+    let status = wait_exit(&mut worker, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+    drop(worker);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP OWNED BY {role}; DROP ROLE {role}")))
+        .execute(&admin)
+        .await
+        .unwrap();
+}

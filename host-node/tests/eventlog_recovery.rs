@@ -316,3 +316,31 @@ fn a_log_truncated_behind_its_writer_starts_a_new_log() {
         fs::OpenOptions::new().write(true).open(path).unwrap().set_len(0).unwrap();
     });
 }
+
+/// Compaction of a log an older copy was restored over: refused (the older
+/// records under the writer's newer watermarks would lose the events in
+/// between for good); the next append starts a new log.
+#[test]
+fn a_compaction_of_a_log_changed_behind_its_writer_is_refused() {
+    for in_place in [false, true] {
+        let (_dir, path) = temp_log();
+        let mut log = EventLog::open(&path, LogOptions::default()).unwrap().log;
+        log.append(&[event("a", 0), event("a", 1)], [("a", 2)]).unwrap();
+        let early = fs::read(&path).unwrap();
+        log.append(&[event("a", 2)], [("a", 3)]).unwrap();
+        let epoch = log.head().epoch;
+        if in_place {
+            fs::write(&path, &early).unwrap();
+        } else {
+            let copy = path.with_extension("old");
+            fs::write(&copy, &early).unwrap();
+            fs::rename(&copy, &path).unwrap();
+        }
+
+        let err = log.compact(|_, at| at.0 == 1_000, [("a", 3u64)]).unwrap_err();
+        assert!(err.to_string().contains("changed while open"), "{err}");
+        let replaced = log.append(&[event("a", 3)], [("a", 4)]).unwrap_err();
+        assert!(matches!(replaced, LogError::Replaced { epoch: new } if new != epoch), "{replaced}");
+        assert_ne!(read_log(&path, 0).unwrap().epoch, epoch, "readers start over");
+    }
+}

@@ -23,7 +23,10 @@ impl EventLog {
     /// # Errors
     /// [`LogError::Io`]: before the rename the log is untouched and usable;
     /// after it, the log is marked broken and the next append reopens it
-    /// (the compacted file is then the log). [`LogError::Replaced`] when a
+    /// (the compacted file is then the log). Also when the file is not what
+    /// this writer wrote (changed behind its back): nothing is compacted, the
+    /// log is marked broken, and the next append keeps that file aside and
+    /// starts a new log. [`LogError::Replaced`] when a
     /// broken log had to be created anew on reopening.
     pub fn compact<S: AsRef<str>>(
         &mut self,
@@ -34,7 +37,15 @@ impl EventLog {
         let storage = Arc::clone(&self.storage);
         let path = self.path.clone();
         let bytes = storage.read(&path).map_err(io_err("read", &path))?.unwrap_or_default();
-        let valid = bytes.get(..self.len as usize).unwrap_or(&bytes);
+        // A file changed behind the writer (an older copy restored, a
+        // truncation) must not be compacted into the log under this epoch
+        // with this writer's newer watermarks: the log is broken instead,
+        // and the next append's reopen keeps the file aside and starts anew.
+        if !self.is_intact(&bytes) {
+            self.broken = true;
+            return Err(LogError::Io { op: "compact", path, source: super::gone() });
+        }
+        let valid = &bytes[..self.len as usize];
 
         let mut kept = Vec::new();
         let mut dropped = 0u64;

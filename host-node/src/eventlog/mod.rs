@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use leasehold_core::pump::frame::{BatchEncoder, Ending, HEADER_LEN, encode_header, summarize};
+use leasehold_core::pump::frame::{BatchEncoder, Ending, HEADER_LEN, decode_header, encode_header, summarize};
 use leasehold_core::pump::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE};
 
 pub use encoded::EncodedEvents;
@@ -337,6 +337,15 @@ impl EventLog {
     fn still_holds(&self, bytes: &[u8], epoch: u64) -> bool {
         let len = self.len as usize;
         epoch == self.epoch && bytes.len() >= len && bytes[len - TAIL_LEN..len] == self.tail
+    }
+
+    /// Whether `bytes`, just read from the log's path, are exactly what this
+    /// writer wrote, and the path still names its open file.
+    fn is_intact(&self, bytes: &[u8]) -> bool {
+        let named = self.file.as_ref().is_none_or(|file| file.is_intact(&self.path, self.len).unwrap_or(false));
+        named
+            && bytes.len() as u64 == self.len
+            && decode_header(bytes).is_ok_and(|epoch| self.still_holds(bytes, epoch))
     }
 
     /// Writes a new, empty log with `epoch` through `<log>.new` and a rename.

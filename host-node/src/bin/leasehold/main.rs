@@ -212,13 +212,17 @@ async fn connect_waiting(global: &Global, interrupts: &mut Interrupts) -> Result
 }
 
 /// Whether a failed connect is one a server may answer later: refused, no
-/// socket, no answer in time. A bad URL, a wrong password, a database or
-/// role that does not exist are errors at once: waiting would not mend them.
+/// socket, no answer in time, a server starting up, shutting down or in
+/// recovery (SQLSTATE 57P03), or out of connection slots (53300). A bad URL,
+/// a wrong password, a database or role that does not exist are errors at
+/// once: waiting would not mend them.
 fn may_answer_later(error: &StoreError) -> bool {
-    matches!(
-        error,
-        StoreError::Unreachable { source: sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_), .. }
-    )
+    let StoreError::Unreachable { source, .. } = error else { return false };
+    match source {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => true,
+        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("57P03" | "53300")),
+        _ => false,
+    }
 }
 
 /// How often `work --until-empty` checks whether its queue is empty.
