@@ -162,3 +162,30 @@ async fn a_source_added_after_open_is_derived_and_a_removed_one_forgotten() {
     contents(&path).assert_complete("a", 5);
     assert_eq!(Arc::strong_count(&a), 1, "its journal may go now");
 }
+
+/// An older copy of the log put in its place after the last append: `flush`
+/// does not answer that the events are logged (they are not in the file the
+/// path names), and the next flush derives every source into a new log.
+#[tokio::test(start_paused = true)]
+async fn a_flush_after_the_log_was_swapped_for_an_older_copy_fails_then_backfills() {
+    let (_dir, path) = temp_log();
+    let a = Journal::new(0);
+    let pump = open_pump(pump_options(&path, 4, &FaultyStorage::new(), &clock_at(0)), &[("a", &a)]).await;
+    a.grow(3);
+    pump.flush().await.unwrap();
+    let early = std::fs::read(&path).unwrap();
+    let epoch = contents(&path).epoch;
+    a.grow(3);
+    pump.flush().await.unwrap();
+    let copy = path.with_extension("old");
+    std::fs::write(&copy, &early).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+
+    let err = pump.flush().await.unwrap_err();
+    assert!(matches!(err, PumpError::Log(_)), "{err}");
+    pump.flush().await.unwrap();
+    let logged = contents(&path);
+    assert_ne!(logged.epoch, epoch, "a new log: readers start over");
+    logged.assert_complete("a", 6);
+    pump.close().await.unwrap();
+}

@@ -339,6 +339,29 @@ impl EventLog {
         epoch == self.epoch && bytes.len() >= len && bytes[len - TAIL_LEN..len] == self.tail
     }
 
+    /// Checks that the file at the log's path is still this log as its last
+    /// append left it (the same file, the same size), so a caller told its
+    /// events are durable can rely on it (seed 004 `EventPump.flush`: "fails
+    /// when that could not be logged"). A file removed, replaced, truncated
+    /// or copied over since is reopened as the next append would: kept if it
+    /// still holds what this writer wrote, else kept aside and a new log
+    /// started. Costs two `stat` calls when nothing changed.
+    ///
+    /// # Errors
+    /// [`LogError::Replaced`] when a new log started (every source must be
+    /// derived again); [`LogError::Io`] when reopening failed (the log stays
+    /// broken); [`LogError::Closed`] after [`EventLog::close`].
+    pub fn verify(&mut self) -> Result<(), LogError> {
+        if !self.broken {
+            let Some(file) = self.file.as_ref() else { return Err(LogError::Closed) };
+            if file.is_intact(&self.path, self.len).unwrap_or(false) {
+                return Ok(());
+            }
+            self.broken = true;
+        }
+        self.writable()
+    }
+
     /// Whether `bytes`, just read from the log's path, are exactly what this
     /// writer wrote, and the path still names its open file.
     fn is_intact(&self, bytes: &[u8]) -> bool {

@@ -166,7 +166,12 @@ impl PumpTask {
                     Err(PumpError::Closed)
                 } else {
                     self.state.flush();
-                    self.pass().await
+                    match self.pass().await {
+                        // What was appended must still be in the file the
+                        // log's path names when the caller hears it is.
+                        Ok(()) => self.with_log(EventLog::verify).await,
+                        failed => failed,
+                    }
                 };
                 let _ = reply.send(result);
             }
@@ -482,6 +487,9 @@ impl PumpTask {
             if result.is_ok() {
                 self.state.unsaved_written();
             }
+        }
+        if result.is_ok() {
+            result = self.with_log(EventLog::verify).await;
         }
         self.state.closed();
         if let Some(mut log) = self.log.take() {

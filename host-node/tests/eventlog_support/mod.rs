@@ -296,6 +296,10 @@ impl LogFile for FaultyFile {
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.inner.truncate(len)
     }
+
+    fn is_intact(&self, path: &Path, len: u64) -> io::Result<bool> {
+        self.inner.is_intact(path, len)
+    }
 }
 
 impl LogStorage for FaultyStorage {
