@@ -353,8 +353,10 @@ impl EventLog {
     /// broken); [`LogError::Closed`] after [`EventLog::close`].
     pub fn verify(&mut self) -> Result<(), LogError> {
         if !self.broken {
-            let Some(file) = self.file.as_ref() else { return Err(LogError::Closed) };
-            if file.is_intact(&self.path, self.len).unwrap_or(false) {
+            if self.file.is_none() {
+                return Err(LogError::Closed);
+            }
+            if self.file_unchanged() {
                 return Ok(());
             }
             self.broken = true;
@@ -362,11 +364,16 @@ impl EventLog {
         self.writable()
     }
 
+    /// Whether the open file is still named by the log's path and still the
+    /// size this writer left it ([`LogFile::is_intact`]); an error reads as no.
+    fn file_unchanged(&self) -> bool {
+        self.file.as_ref().is_some_and(|file| file.is_intact(&self.path, self.len).unwrap_or(false))
+    }
+
     /// Whether `bytes`, just read from the log's path, are exactly what this
     /// writer wrote, and the path still names its open file.
     fn is_intact(&self, bytes: &[u8]) -> bool {
-        let named = self.file.as_ref().is_none_or(|file| file.is_intact(&self.path, self.len).unwrap_or(false));
-        named
+        (self.file.is_none() || self.file_unchanged())
             && bytes.len() as u64 == self.len
             && decode_header(bytes).is_ok_and(|epoch| self.still_holds(bytes, epoch))
     }

@@ -30,12 +30,7 @@ pub struct LogRead {
 /// header or damage before the tail), [`ReadError::Record`] for a payload that
 /// is not an event.
 pub fn read_log(path: &Path, from: u64) -> Result<LogRead, ReadError> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing(path.to_path_buf())),
-        Err(source) => return Err(ReadError::Io { path: path.to_path_buf(), source }),
-    };
-    read_bytes(path, &bytes, from)
+    read_bytes(path, &read_file(path)?, from)
 }
 
 /// [`read_log`] of a log that may be damaged before its tail: the records
@@ -50,12 +45,16 @@ pub fn read_log(path: &Path, from: u64) -> Result<LogRead, ReadError> {
 /// [`ReadError::Missing`], [`ReadError::Io`], and [`ReadError::Corrupt`] for
 /// a bad header (nothing of the log can be trusted).
 pub fn read_log_before_damage(path: &Path, from: u64) -> Result<(LogRead, Option<ReadError>), ReadError> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing(path.to_path_buf())),
-        Err(source) => return Err(ReadError::Io { path: path.to_path_buf(), source }),
-    };
-    read_frames(path, &bytes, from, true)
+    read_frames(path, &read_file(path)?, from, true)
+}
+
+/// The whole file at `path`; a missing one is [`ReadError::Missing`].
+fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ReadError::Missing(path.to_path_buf())),
+        Err(source) => Err(ReadError::Io { path: path.to_path_buf(), source }),
+    }
 }
 
 fn read_bytes(path: &Path, bytes: &[u8], from: u64) -> Result<LogRead, ReadError> {
