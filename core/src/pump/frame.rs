@@ -227,7 +227,9 @@ impl<'a> BatchEncoder<'a> {
     /// does not cover exactly the records held as they are numbered now
     /// (more were added since, or they were renumbered from another first
     /// number) is ignored and the whole body is checksummed. Changing a
-    /// record's payload in place after `number_ahead` is not detected.
+    /// record's payload in place after `number_ahead` is not detected. For
+    /// the pump's chunks, numbered while the chunk before is synced (seed 004
+    /// `EventPump.pass`; the layout is ours).
     ///
     /// # Errors
     /// As [`BatchEncoder::finish`].
