@@ -526,3 +526,64 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
         );
     }
 }
+
+/// The scene of the reclaim cadence tests: a claim that looks (the queue's
+/// first) and finds nothing, then a job claimed under a 500 ms lease, then
+/// 1 s on: the job's lease is stale, and 1 s has passed since the look.
+/// Answers the job as first claimed.
+async fn stale_one_second_after_a_look(db: &store_support::TestDb) -> leasehold::store::ClaimedJob {
+    let s = &db.store;
+    assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
+    s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
+        .await
+        .unwrap();
+    let first = s
+        .claim("q", &owner("h1", "a"), db.now(), Duration::from_millis(500))
+        .await
+        .unwrap()
+        .unwrap();
+    db.advance(Duration::from_secs(1)).await;
+    first
+}
+
+const LONG: Duration = Duration::from_secs(10);
+
+/// Claims on a queue look for stale leases at most once per
+/// `reclaim_every`; the claims in between take queued jobs only.
+#[tokio::test]
+async fn a_stale_lease_is_reclaimed_at_the_next_look_not_before() {
+    let config = StoreConfig::default().with_reclaim_every(Duration::from_secs(2));
+    for db in backends_with("claim_reclaim_cadence", config).await {
+        let s = &db.store;
+        let first = stale_one_second_after_a_look(&db).await;
+        assert!(
+            s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none(),
+            "{}: a claim between looks took a stale job",
+            db.label()
+        );
+        assert_eq!(s.job(first.id).await.unwrap().lease.unwrap().owner.nonce, "a");
+        db.advance(Duration::from_millis(1200)).await;
+        let taken = s
+            .claim("q", &owner("h2", "b"), db.now(), LONG)
+            .await
+            .unwrap()
+            .expect("the look after 2 s reclaims it");
+        assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
+        assert!(taken.token > first.token);
+    }
+}
+
+#[tokio::test]
+async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases() {
+    let config = StoreConfig::default().with_reclaim_every(Duration::ZERO);
+    for db in backends_with("claim_reclaim_every_claim", config).await {
+        let first = stale_one_second_after_a_look(&db).await;
+        let taken = db
+            .store
+            .claim("q", &owner("h2", "b"), db.now(), LONG)
+            .await
+            .unwrap()
+            .expect("every claim looks");
+        assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
+    }
+}

@@ -53,6 +53,10 @@ pub(crate) struct ClaimRequest<'a> {
     pub lease_ms: i64,
     /// Page size.
     pub n: i64,
+    /// Whether this claim looks for stale leases too (see
+    /// [`super::StoreConfig::reclaim_every`]); if not, it takes due queued
+    /// jobs only and answers no stale candidates.
+    pub look_for_stale: bool,
     /// Stale jobs not to offer again yet (refused by the liveness check).
     pub refused: &'a [i64],
     /// Fences to complete in the same statement (`complete_and_claim`).

@@ -1,5 +1,5 @@
-//! How a store is set up: liveness rules for reclaims, retry backoff, pool
-//! size, connect timeout.
+//! How a store is set up: liveness rules and cadence of reclaims, retry
+//! backoff, pool size, connect timeout.
 
 use std::fmt;
 use std::sync::Arc;
@@ -59,7 +59,8 @@ impl RetryBackoff {
 
 /// A store's settings. `Default`: lease-only liveness, [`RetryBackoff::default`],
 /// the backend's pool size, a 5 s connect timeout, migrations on connect, a
-/// vacuum of the jobs table after 10,000 single claims (PostgreSQL).
+/// vacuum of the jobs table after 10,000 single claims (PostgreSQL), a look
+/// for stale leases at most once a second per queue.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct StoreConfig {
@@ -93,6 +94,19 @@ pub struct StoreConfig {
     /// Default 10,000. Needs the table's owner (or a superuser) to do
     /// anything; others get a server warning and no vacuum.
     pub vacuum_every: Option<u32>,
+    /// How often a store's claims on one queue look for stale leases to
+    /// reclaim, by the callers' `now`: a claim looks when at least
+    /// `min(reclaim_every, its own lease)` has passed since this store's last
+    /// look on that queue (the first claim on a queue always looks). The
+    /// claims in between take due queued jobs only, which saves an index
+    /// scan per claim on PostgreSQL (a sixth of a one-job claim's cost) and
+    /// a statement on SQLite. So a stale job waits at most this long past
+    /// its stale window for a claim that takes it, on top of the claimants'
+    /// own polling; the lease and liveness rules a reclaim follows are
+    /// unchanged (seed 003: only a stale lease, only if the liveness check
+    /// does not call the owner alive). `Duration::ZERO`: every claim looks.
+    /// Default 1 s.
+    pub reclaim_every: Duration,
 }
 
 impl Default for StoreConfig {
@@ -104,6 +118,7 @@ impl Default for StoreConfig {
             connect_timeout: Duration::from_secs(5),
             migrate: true,
             vacuum_every: Some(10_000),
+            reclaim_every: Duration::from_secs(1),
         }
     }
 }
@@ -146,6 +161,13 @@ impl StoreConfig {
         self.vacuum_every = claims;
         self
     }
+
+    /// Sets how often claims on one queue look for stale leases (see
+    /// [`StoreConfig::reclaim_every`]); `Duration::ZERO`: at every claim.
+    pub fn with_reclaim_every(mut self, every: Duration) -> Self {
+        self.reclaim_every = every;
+        self
+    }
 }
 
 impl fmt::Debug for StoreConfig {
@@ -164,6 +186,7 @@ impl fmt::Debug for StoreConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("migrate", &self.migrate)
             .field("vacuum_every", &self.vacuum_every)
+            .field("reclaim_every", &self.reclaim_every)
             .finish()
     }
 }

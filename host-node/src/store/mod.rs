@@ -84,6 +84,7 @@ mod list;
 pub mod migrate;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod reclaim;
 mod results;
 mod rows;
 mod schema;
@@ -168,6 +169,8 @@ struct Inner {
     /// Stale jobs whose owner the liveness check called alive, with the
     /// caller instant after which they may be asked about again.
     refused: Mutex<HashMap<i64, u64>>,
+    /// When claims next look for stale leases, per queue.
+    reclaim: reclaim::ReclaimSchedule,
     #[cfg(feature = "postgres")]
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// When this store next vacuums the jobs table (PostgreSQL).
@@ -253,6 +256,7 @@ impl Store {
                 retry_ms,
                 wakers: wake::LocalWakers::default(),
                 refused: Mutex::new(HashMap::new()),
+                reclaim: reclaim::ReclaimSchedule::new(config.reclaim_every),
                 #[cfg(feature = "postgres")]
                 listener: Mutex::new(None),
                 #[cfg(feature = "postgres")]
@@ -372,7 +376,11 @@ impl Store {
     /// Takes stale running jobs first (their work is the oldest), then due
     /// queued jobs by priority, due time, id — in one statement on
     /// PostgreSQL, two on SQLite (a read of stale candidates, then one atomic
-    /// claim); a stale job found costs one more statement for its takeover. A stale job
+    /// claim); a stale job found costs one more statement for its takeover.
+    /// Stale leases are looked for at most once per
+    /// [`StoreConfig::reclaim_every`] (default 1 s) per queue, or per lease
+    /// if that is shorter; the claims in between take due queued jobs only
+    /// (one statement on both backends). A stale job
     /// is taken only if the configured liveness check does not call its
     /// owner alive (with no check configured, a stale lease is enough), and
     /// only if it still matches the snapshot read (compare-and-swap); if that
@@ -440,11 +448,13 @@ impl Store {
         let owner = OwnerParams::new(claimant)?;
         let settle = fence_pairs(settle.as_slice())?;
         let refused = self.refused_ids(now);
+        let look_for_stale = self.inner.reclaim.turn(queue, now, lease_ms);
         let request = ClaimRequest {
             queue,
             owner: owner.clone(),
             lease_ms,
             n: n as i64,
+            look_for_stale,
             refused: &refused,
             settle: &settle,
             now: now_ms,

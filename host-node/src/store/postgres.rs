@@ -3,7 +3,8 @@
 //!
 //! Every operation is ONE statement (data-modifying CTEs), so it commits or
 //! not as a whole and costs one round trip: a claim page locks, updates and
-//! reports stale candidates together; a failure updates the job and logs the
+//! reports stale candidates together (when it looks for them: see
+//! `StoreConfig::reclaim_every`); a failure updates the job and logs the
 //! attempt together; a completion is one `UPDATE`. Batches bind arrays and
 //! read them with `unnest`. Every stamp is `statement_timestamp()` in
 //! milliseconds: one clock for every worker (see the module docs of
@@ -311,10 +312,10 @@ pub(crate) async fn enqueue(
     backend::assign_ids(jobs, returned, &existing)
 }
 
-/// The claim's CTEs after `clock`: `stale` (candidates, read only),
-/// `picked` (due queued jobs, locked, skipping locked ones) and `claimed`.
-/// Binds $1 queue, $2 page size, $3..$7 claimant, $8 lease ms, $9 refused ids.
-macro_rules! claim_ctes {
+/// The claim's look for stale leases, as CTE `stale` (candidates, read
+/// only, not locked: the takeover compares and swaps on the snapshot).
+/// Binds $1 queue, $2 page size, $9 refused ids.
+macro_rules! stale_cte {
     () => {
         "stale AS MATERIALIZED (
         SELECT j.id, j.token, j.owner_host, j.owner_pid, j.owner_nonce, j.owner_start_time,
@@ -323,12 +324,23 @@ macro_rules! claim_ctes {
         WHERE j.queue = $1 AND j.state = 'running' AND j.expires_at < (SELECT now FROM clock)
           AND j.id <> ALL($9)
         ORDER BY j.priority, j.run_at, j.id
-        LIMIT $2),
-    picked AS (
+        LIMIT $2)"
+    };
+}
+
+/// The claim of due queued jobs, as CTEs `picked` (locked, skipping locked
+/// ones; at most `$limit` of them) and `claimed`. Binds $1 queue, $3..$7
+/// claimant, $8 lease ms.
+macro_rules! take_queued_ctes {
+    ($limit:literal) => {
+        concat!(
+            "picked AS (
         SELECT j.ctid FROM leasehold_jobs j
         WHERE j.queue = $1 AND j.state = 'queued' AND j.run_at <= (SELECT now FROM clock)
         ORDER BY j.priority, j.run_at, j.id
-        LIMIT greatest($2 - (SELECT count(*) FROM stale), 0)
+        LIMIT ",
+            $limit,
+            "
         FOR UPDATE SKIP LOCKED),
     claimed AS (
         UPDATE leasehold_jobs j SET state = 'running', token = j.token + 1,
@@ -347,34 +359,75 @@ macro_rules! claim_ctes {
         WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM picked))
         RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
             j.timeout_ms, c.now, j.priority, j.run_at)"
+        )
     };
 }
 
-/// The claim's result rows: `kind` 'claimed' or 'stale'.
-macro_rules! claim_select {
+/// The claim's result rows of kind 'claimed' (the owner columns, which only
+/// stale rows fill, are NULL).
+macro_rules! claimed_rows {
     () => {
         "SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now,
         priority, run_at, NULL::text AS owner_host, NULL::bigint AS owner_pid,
         NULL::text AS owner_nonce, NULL::bigint AS owner_start_time, NULL::text AS owner_boot_id,
         NULL::bigint AS claimed_at, NULL::bigint AS heartbeat_at, NULL::bigint AS lease_ms
-    FROM claimed
-    UNION ALL
-    SELECT 'stale', s.id, s.token, NULL, NULL, NULL, NULL, (SELECT now FROM clock),
+    FROM claimed"
+    };
+}
+
+/// The claim's result rows of kind 'stale', to follow `claimed_rows!`.
+macro_rules! stale_rows {
+    () => {
+        "SELECT 'stale', s.id, s.token, NULL, NULL, NULL, NULL, (SELECT now FROM clock),
         s.priority, s.run_at, s.owner_host, s.owner_pid, s.owner_nonce, s.owner_start_time,
         s.owner_boot_id, s.claimed_at, s.heartbeat_at, s.lease_ms
     FROM stale s"
     };
 }
 
+/// The completion's result rows of kind 'done', to come first.
+macro_rules! done_rows {
+    () => {
+        "SELECT 'done' AS kind, id, NULL::bigint AS token, NULL::text AS payload,
+        NULL::int4 AS attempts, NULL::int4 AS max_attempts, NULL::bigint AS timeout_ms,
+        NULL::bigint AS now, NULL::int4 AS priority, NULL::bigint AS run_at,
+        NULL::text AS owner_host, NULL::bigint AS owner_pid, NULL::text AS owner_nonce,
+        NULL::bigint AS owner_start_time, NULL::text AS owner_boot_id,
+        NULL::bigint AS claimed_at, NULL::bigint AS heartbeat_at, NULL::bigint AS lease_ms
+    FROM done"
+    };
+}
+
+macro_rules! clock_cte {
+    () => {
+        concat!("WITH clock AS MATERIALIZED (SELECT ", db_now!(), " AS now)")
+    };
+}
+
+/// A claim that looks for stale leases: stale candidates take the page's
+/// first slots, due queued jobs fill the rest. Binds $1..$9.
 const CLAIM: &str = concat!(
-    "WITH clock AS MATERIALIZED (SELECT ",
-    db_now!(),
-    " AS now),
-    ",
-    claim_ctes!(),
-    "
-    ",
-    claim_select!()
+    clock_cte!(),
+    ",\n    ",
+    stale_cte!(),
+    ",\n    ",
+    take_queued_ctes!("greatest($2 - (SELECT count(*) FROM stale), 0)"),
+    "\n    ",
+    claimed_rows!(),
+    "\n    UNION ALL\n    ",
+    stale_rows!()
+);
+
+/// A claim of due queued jobs only (see [`StoreConfig::reclaim_every`]):
+/// the plan has no stale-lease scan to set up and run. Binds $1..$8.
+///
+/// [`StoreConfig::reclaim_every`]: super::StoreConfig::reclaim_every
+const CLAIM_QUEUED: &str = concat!(
+    clock_cte!(),
+    ",\n    ",
+    take_queued_ctes!("$2"),
+    "\n    ",
+    claimed_rows!()
 );
 
 /// Completion fused with the next claim: one statement, one commit. The
@@ -388,26 +441,33 @@ const CLAIM: &str = concat!(
 /// running under it; a statement that waited while holding such a lock could
 /// close a cycle with another worker's completion.
 const COMPLETE_AND_CLAIM: &str = concat!(
-    "WITH clock AS MATERIALIZED (SELECT ",
-    db_now!(),
-    " AS now),
-    ",
-    "done AS (",
+    clock_cte!(),
+    ",\n    done AS (",
     complete_update!("$10", "$11"),
-    "),
-    ",
-    claim_ctes!(),
-    "
-    SELECT 'done' AS kind, id, NULL::bigint AS token, NULL::text AS payload,
-        NULL::int4 AS attempts, NULL::int4 AS max_attempts, NULL::bigint AS timeout_ms,
-        NULL::bigint AS now, NULL::int4 AS priority, NULL::bigint AS run_at,
-        NULL::text AS owner_host, NULL::bigint AS owner_pid, NULL::text AS owner_nonce,
-        NULL::bigint AS owner_start_time, NULL::text AS owner_boot_id,
-        NULL::bigint AS claimed_at, NULL::bigint AS heartbeat_at, NULL::bigint AS lease_ms
-    FROM done
-    UNION ALL
-    ",
-    claim_select!()
+    "),\n    ",
+    stale_cte!(),
+    ",\n    ",
+    take_queued_ctes!("greatest($2 - (SELECT count(*) FROM stale), 0)"),
+    "\n    ",
+    done_rows!(),
+    "\n    UNION ALL\n    ",
+    claimed_rows!(),
+    "\n    UNION ALL\n    ",
+    stale_rows!()
+);
+
+/// [`COMPLETE_AND_CLAIM`] without the look for stale leases: the completion
+/// binds $9 ids and $10 tokens.
+const COMPLETE_AND_CLAIM_QUEUED: &str = concat!(
+    clock_cte!(),
+    ",\n    done AS (",
+    complete_update!("$9", "$10"),
+    "),\n    ",
+    take_queued_ctes!("$2"),
+    "\n    ",
+    done_rows!(),
+    "\n    UNION ALL\n    ",
+    claimed_rows!()
 );
 
 pub(crate) async fn claim(
@@ -419,14 +479,16 @@ pub(crate) async fn claim(
         owner,
         lease_ms,
         n,
+        look_for_stale,
         refused,
         settle,
         now: _,
     } = request;
-    let sql = if settle.is_empty() {
-        CLAIM
-    } else {
-        COMPLETE_AND_CLAIM
+    let sql = match (settle.is_empty(), *look_for_stale) {
+        (true, true) => CLAIM,
+        (true, false) => CLAIM_QUEUED,
+        (false, true) => COMPLETE_AND_CLAIM,
+        (false, false) => COMPLETE_AND_CLAIM_QUEUED,
     };
     let mut query = sqlx::query(sql)
         .bind(*queue)
@@ -436,8 +498,10 @@ pub(crate) async fn claim(
         .bind(owner.nonce)
         .bind(owner.start_time)
         .bind(owner.boot_id)
-        .bind(*lease_ms)
-        .bind(*refused);
+        .bind(*lease_ms);
+    if *look_for_stale {
+        query = query.bind(*refused);
+    }
     if !settle.is_empty() {
         let (ids, tokens) = by_id(settle);
         query = query.bind(ids).bind(tokens);

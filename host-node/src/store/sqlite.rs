@@ -203,6 +203,7 @@ pub(crate) async fn claim(
         ref owner,
         lease_ms,
         n,
+        look_for_stale,
         refused,
         settle,
         now,
@@ -213,19 +214,24 @@ pub(crate) async fn claim(
     } else {
         complete(pool, settle, now).await?
     };
-    // Two statements, no transaction: the stale read only sizes the page and
+    // Two statements (one when this claim does not look for stale leases),
+    // no transaction: the stale read only sizes the page and
     // names candidates (each takeover re-checks its snapshot), and the claim
     // is one atomic UPDATE.
-    let stale = sqlx::query(STALE)
-        .bind(queue)
-        .bind(now)
-        .bind(serde_json::to_string(refused).expect("ids serialize"))
-        .bind(n)
-        .fetch_all(pool)
-        .await?
-        .iter()
-        .map(rows::stale)
-        .collect::<StoreResult<Vec<_>>>()?;
+    let stale = if look_for_stale {
+        sqlx::query(STALE)
+            .bind(queue)
+            .bind(now)
+            .bind(serde_json::to_string(refused).expect("ids serialize"))
+            .bind(n)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(rows::stale)
+            .collect::<StoreResult<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
     let room = n - stale.len() as i64;
     let mut claimed = Vec::new();
     if room > 0 {
