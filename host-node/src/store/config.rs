@@ -97,7 +97,8 @@ pub struct StoreConfig {
     /// How often a store's claims on one queue look for stale leases to
     /// reclaim, by the callers' `now`: a claim looks when at least
     /// `min(reclaim_every, its own lease)` has passed since this store's last
-    /// look on that queue (the first claim on a queue always looks). The
+    /// look on that queue (the first claim on a queue always looks, and so
+    /// does one whose `now` is before the last look). The
     /// claims in between take due queued jobs only, which saves an index
     /// scan per claim on PostgreSQL (a sixth of a one-job claim's cost) and
     /// a statement on SQLite. So a stale job waits at most this long past

@@ -14,33 +14,37 @@ use std::time::Duration;
 
 use leasehold_core::Millis;
 
-/// Per queue, the caller instant (ms) from which a claim looks again.
+/// Per queue, the caller instant (ms) of the last claim that looked.
 #[derive(Debug)]
 pub(crate) struct ReclaimSchedule {
     every_ms: u64,
-    next: Mutex<HashMap<String, u64>>,
+    looked: Mutex<HashMap<String, u64>>,
 }
 
 impl ReclaimSchedule {
     pub(crate) fn new(every: Duration) -> Self {
         ReclaimSchedule {
             every_ms: u64::try_from(every.as_millis()).unwrap_or(u64::MAX),
-            next: Mutex::new(HashMap::new()),
+            looked: Mutex::new(HashMap::new()),
         }
     }
 
     /// Whether a claim on `queue` at `now` under a lease of `lease_ms` looks
-    /// for stale leases; when it does, the next look is due
-    /// `min(every, lease_ms)` later. A claimant with short leases thereby
-    /// looks at least once per lease of its own, as its peers' leases are
-    /// likely as short.
+    /// for stale leases: when `min(every, lease_ms)` has passed since the
+    /// last look (a claimant with short leases thereby looks at least once
+    /// per lease of its own, as its peers' leases are likely as short), or
+    /// when `now` is before the last look (a clock stepped back, or callers
+    /// whose clocks disagree: looking once too often is cheap, not looking
+    /// for a long while is not).
     pub(crate) fn turn(&self, queue: &str, now: Millis, lease_ms: i64) -> bool {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        if next.get(queue).is_some_and(|&due| now.0 < due) {
-            return false;
-        }
+        let mut looked = self.looked.lock().unwrap_or_else(|e| e.into_inner());
         let gap = self.every_ms.min(u64::try_from(lease_ms).unwrap_or(0));
-        next.insert(queue.to_owned(), now.0.saturating_add(gap));
+        if let Some(&last) = looked.get(queue) {
+            if now.0 >= last && now.0 - last < gap {
+                return false;
+            }
+        }
+        looked.insert(queue.to_owned(), now.0);
         true
     }
 }
@@ -65,6 +69,14 @@ mod tests {
         assert!(s.turn("a", Millis(0), 100));
         assert!(!s.turn("a", Millis(99), 100));
         assert!(s.turn("a", Millis(100), 100));
+    }
+
+    #[test]
+    fn a_clock_that_stepped_back_looks_at_once() {
+        let s = ReclaimSchedule::new(Duration::from_secs(1));
+        assert!(s.turn("a", Millis(50_000), 30_000));
+        assert!(s.turn("a", Millis(20_000), 30_000));
+        assert!(!s.turn("a", Millis(20_500), 30_000));
     }
 
     #[test]
