@@ -214,3 +214,24 @@ async fn a_job_that_signals_its_own_process_group_is_not_ended_by_its_guard() {
     let summary = summary(&out.stdout);
     assert_eq!(summary.get("done").map(String::as_str), Some("5"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[tokio::test]
+async fn purge_deletes_succeeded_jobs_then_with_dead_the_dead_letters_too() {
+    let s = Scratch::new();
+    let jobs = s.jobs_file(&["echo fine", "echo also fine", "sh -c 'exit 3'"]);
+    let out = s.cmd(&["run", jobs.to_str().unwrap(), "--max-attempts", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "one line dead-lettered");
+    let waiting = s.enqueue(&["--at", "1h"], "true");
+
+    // Nothing finished more than a day ago.
+    s.cmd(&["purge", "--older-than", "1d", "--dead"]).assert().success().stdout("purged 0 jobs: succeeded or dead-lettered more than 1day ago\n");
+    s.cmd(&["purge", "--older-than", "0s"]).assert().success().stdout("purged 2 jobs: succeeded more than 0s ago\n");
+    let store = s.store().await;
+    assert!(store.list_jobs(None, Some(JobState::Succeeded), 10).await.unwrap().is_empty());
+    assert_eq!(store.list_jobs(None, Some(JobState::Dead), 10).await.unwrap().len(), 1, "dead letters are kept without --dead");
+    s.cmd(&["purge", "--older-than", "0s", "--dead"]).assert().success().stdout(predicate::str::starts_with("purged 1 job: "));
+    let left = store.list_jobs(None, None, 10).await.unwrap();
+    assert_eq!(left.iter().map(|j| (j.id, j.state)).collect::<Vec<_>>(), [(waiting, JobState::Queued)], "a queued job is never purged");
+
+    s.cmd(&["purge"]).assert().code(2).stderr(predicate::str::contains("--older-than"));
+}

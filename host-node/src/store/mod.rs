@@ -35,6 +35,8 @@
 //!   heartbeat).
 //! - [`Store::listen`]: wake-ups when a queue gets due work (see [`wake`]).
 //! - [`Store::counts`], [`Store::job`]: inspection.
+//! - [`Store::purge`]: deletes succeeded / dead-lettered jobs that finished
+//!   longer ago than a retention span, with their attempt logs and results.
 //!
 //! # Which clock stamps leases
 //!
@@ -84,6 +86,7 @@ mod list;
 pub mod migrate;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod purge;
 mod reclaim;
 mod results;
 mod rows;

@@ -818,6 +818,23 @@ pub(crate) async fn fence_rows(pool: &PgPool, ids: &[i64]) -> StoreResult<Vec<Fe
         .collect()
 }
 
+/// Purges the id range `($1, $2]` of jobs in states `$3` that finished
+/// more than `$4` ms before the statement's clock, with their attempt log
+/// and results, in one statement; answers how many jobs (see
+/// [`Store::purge`](super::Store::purge)).
+pub(crate) const PURGE_RANGE: &str = concat!(
+    "WITH gone AS (
+        DELETE FROM leasehold_jobs j
+        WHERE j.id > $1 AND j.id <= $2 AND j.state = ANY($3::text[])
+          AND j.finished_at < ",
+    db_now!(),
+    " - $4
+        RETURNING j.id),
+    attempts AS (DELETE FROM leasehold_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM gone))),
+    results AS (DELETE FROM leasehold_results WHERE job_id = ANY(ARRAY(SELECT id FROM gone)))
+    SELECT count(*) FROM gone"
+);
+
 pub(crate) async fn counts(pool: &PgPool) -> StoreResult<Vec<QueueCounts>> {
     let found: Vec<PgRow> = sqlx::query(
         "SELECT queue, state, count(*) AS n FROM leasehold_jobs

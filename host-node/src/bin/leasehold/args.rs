@@ -72,6 +72,10 @@ pub enum Command {
     /// The workers' event log: each attempt's settlement by job id (done, retrying,
     /// dead-lettered, lost) and the runners' passes and failures.
     Events(EventsArgs),
+    /// Delete the jobs that succeeded (with --dead, the dead-lettered ones too) more than
+    /// --older-than ago, with their attempts and output, and print how many. Queued and
+    /// running jobs are never touched.
+    Purge(PurgeArgs),
 }
 
 /// Options of the jobs a command queues.
@@ -157,6 +161,18 @@ pub struct JobsArgs {
     /// At most this many rows (the newest).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub limit: u32,
+}
+
+/// `leasehold purge`.
+#[derive(Debug, Args)]
+pub struct PurgeArgs {
+    /// Keep the jobs that finished less than this long ago (e.g. 7d, 12h; 0s purges every
+    /// finished job).
+    #[arg(long, value_parser = parse_duration)]
+    pub older_than: Duration,
+    /// Purge dead-lettered jobs too (without it they are kept for inspection).
+    #[arg(long)]
+    pub dead: bool,
 }
 
 /// `leasehold show`.

@@ -14,6 +14,7 @@ mod guard;
 mod handler;
 mod inspect;
 mod pool;
+mod purge;
 mod run;
 
 use args::{Cli, Command, Global, WorkArgs};
@@ -130,7 +131,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         events::show(&events, args.follow, args.json).await?;
         return Ok(0);
     }
-    if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_)) {
+    if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_) | Command::Purge(_)) {
         refuse_missing_sqlite_file(&global.database)?;
     }
     if let Command::Work(args) = &cli.command {
@@ -152,6 +153,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Jobs(args) => inspect::jobs(&store, args.queue.as_deref(), args.state, args.limit).await.map(|()| 0)?,
         Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,
         Command::Events(_) => unreachable!("answered above"),
+        Command::Purge(args) => purge::purge(&store, args).await.map(|()| 0)?,
     };
     // No `store.close()`: on PostgreSQL it waits for the LISTEN connection,
     // which is never handed back; dropping the store ends it.

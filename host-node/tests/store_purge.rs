@@ -1,0 +1,167 @@
+//! Purging finished jobs: only succeeded / dead ones, only those finished
+//! before the retention span, with their attempt log and results; never a
+//! job still to be worked.
+
+#![cfg(feature = "sqlite")]
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::store::{EnqueueOptions, JobState, Store, StoreError};
+use serde_json::json;
+use store_support::{TestDb, backends, owner};
+
+const LEASE: Duration = Duration::from_secs(30);
+
+/// Enqueues `n` jobs allowed one attempt each, claims them, and settles
+/// them: even ones completed (with a recorded result), odd ones failed
+/// (dead-lettered). Answers (succeeded ids, dead ids).
+async fn finish(db: &TestDb, n: usize) -> (Vec<i64>, Vec<i64>) {
+    let s = &db.store;
+    let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+    let jobs: Vec<_> = (0..n).map(|i| (json!(i), once.clone())).collect();
+    s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+    let me = owner("h", "a");
+    let (mut done, mut dead) = (Vec::new(), Vec::new());
+    while done.len() + dead.len() < n {
+        let page = s.claim_page("q", &me, db.now(), LEASE, 100).await.unwrap();
+        assert!(!page.is_empty(), "{}: ran out of jobs to claim", db.label());
+        let (even, odd): (Vec<_>, Vec<_>) = page.iter().partition(|j| j.payload.as_u64().unwrap() % 2 == 0);
+        let fences: Vec<_> = even.iter().map(|j| j.fence()).collect();
+        for job in &even {
+            s.record_result(job.fence(), &json!({"exit": 0}), db.now()).await.unwrap();
+        }
+        assert!(s.complete_many(&fences, db.now()).await.unwrap().iter().all(|o| o.is_updated()));
+        done.extend(even.iter().map(|j| j.id.0));
+        for job in odd {
+            s.fail(job.fence(), "boom", db.now()).await.unwrap();
+            dead.push(job.id.0);
+        }
+    }
+    (done, dead)
+}
+
+async fn exists(s: &Store, id: i64) -> bool {
+    match s.job(leasehold::store::JobId(id)).await {
+        Ok(_) => true,
+        Err(StoreError::UnknownJob { .. }) => false,
+        Err(e) => panic!("reading job {id}: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
+    for db in backends("purge_older").await {
+        let s = &db.store;
+        let (old_done, old_dead) = finish(&db, 6).await;
+        db.advance(Duration::from_millis(1500)).await;
+        let (new_done, new_dead) = finish(&db, 4).await;
+        // Still to be worked: one queued, one running.
+        let waiting = s.enqueue("q", &json!("waiting"), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let running = s.enqueue("q", &json!("running"), &EnqueueOptions::default(), db.now()).await.unwrap();
+        s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1).await.unwrap();
+
+        let purged = s.purge(&[JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
+        assert_eq!(purged, old_done.len() as u64, "{}", db.label());
+        for &id in &old_done {
+            assert!(!exists(s, id).await, "{}: job {id} finished long ago and was kept", db.label());
+        }
+        for &id in old_dead.iter().chain(&new_done).chain(&new_dead) {
+            assert!(exists(s, id).await, "{}: job {id} was purged", db.label());
+        }
+
+        let purged = s.purge(&[JobState::Dead, JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
+        assert_eq!(purged, old_dead.len() as u64, "{}", db.label());
+        let counts = s.counts().await.unwrap();
+        let q = counts.iter().find(|c| c.queue == "q").unwrap();
+        assert_eq!(
+            (q.queued, q.running, q.succeeded, q.dead),
+            (1, 1, new_done.len() as u64, new_dead.len() as u64),
+            "{}",
+            db.label()
+        );
+        assert!(exists(s, waiting.0).await && exists(s, running.0).await);
+
+        // A span of zero takes every finished job, and still no other.
+        db.advance(Duration::from_millis(50)).await;
+        let purged = s.purge(&[JobState::Succeeded, JobState::Dead], Duration::ZERO, db.now()).await.unwrap();
+        assert_eq!(purged, (new_done.len() + new_dead.len()) as u64, "{}", db.label());
+        let tally = s.tally(&[waiting, running]).await.unwrap();
+        assert_eq!((tally.queued, tally.running), (1, 1));
+    }
+}
+
+#[tokio::test]
+async fn a_purged_job_takes_its_attempt_log_and_results_with_it() {
+    for db in backends("purge_attempts").await {
+        let s = &db.store;
+        let (done, dead) = finish(&db, 2).await;
+        let ids = [done[0], dead[0]];
+        assert_eq!(raw_rows(&db, &ids, "leasehold_attempts").await, 1, "the dead job's failed attempt is logged");
+        assert_eq!(raw_rows(&db, &ids, "leasehold_results").await, 1, "the done job's result is recorded");
+        db.advance(Duration::from_millis(50)).await;
+        s.purge(&[JobState::Succeeded, JobState::Dead], Duration::ZERO, db.now()).await.unwrap();
+        assert_eq!(raw_rows(&db, &ids, "leasehold_attempts").await, 0, "{}: attempt rows of purged jobs remain", db.label());
+        assert_eq!(raw_rows(&db, &ids, "leasehold_results").await, 0, "{}: result rows of purged jobs remain", db.label());
+    }
+}
+
+/// Rows of `table` whose `job_id` is one of `ids`, read straight from the
+/// database (the store's own reads join the job row, which is gone).
+async fn raw_rows(db: &TestDb, ids: &[i64], table: &str) -> i64 {
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let sql = format!("SELECT count(*) FROM {table} WHERE job_id IN ({list})");
+    match db.kind {
+        leasehold::store::BackendKind::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&pool).await.unwrap()
+        }
+        leasehold::store::BackendKind::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&pool).await.unwrap()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_purge_walks_past_its_first_range_of_ids() {
+    for db in backends("purge_many").await {
+        let s = &db.store;
+        // More jobs than one range of ids, completed a page at a time.
+        let n = 12_500;
+        let jobs: Vec<_> = (0..n).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        loop {
+            let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1000).await.unwrap();
+            if page.is_empty() {
+                break;
+            }
+            let fences: Vec<_> = page.iter().map(|j| j.fence()).collect();
+            s.complete_many(&fences, db.now()).await.unwrap();
+        }
+        db.advance(Duration::from_millis(50)).await;
+        let purged = s.purge(&[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap();
+        assert_eq!(purged, n as u64, "{}", db.label());
+        assert!(s.counts().await.unwrap().iter().all(|c| c.queue != "q"), "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_purge_of_jobs_still_to_be_worked_is_refused() {
+    for db in backends("purge_refused").await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        for states in [&[JobState::Queued][..], &[JobState::Succeeded, JobState::Running], &[]] {
+            let err = s.purge(states, Duration::ZERO, db.now()).await.unwrap_err();
+            assert!(
+                matches!(err, StoreError::InvalidOption { option: "states", .. }),
+                "{}: {states:?} gave {err}",
+                db.label()
+            );
+        }
+        let err = s.purge(&[JobState::Dead], Duration::MAX, db.now()).await.unwrap_err();
+        assert!(err.to_string().contains("older_than"), "{err}");
+        assert!(exists(s, id.0).await);
+    }
+}
