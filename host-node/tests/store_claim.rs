@@ -587,3 +587,35 @@ async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases() {
         assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
     }
 }
+
+/// A look takes at most a page of stale jobs; a claimant taking one job per
+/// claim gets a dead worker's others at its next claims, not one look
+/// (a second) apart.
+#[tokio::test]
+async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another() {
+    for db in backends("claim_reclaim_many").await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..5).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let lost = s
+            .claim_page("q", &owner("h1", "dead"), db.now(), Duration::from_millis(300), 5)
+            .await
+            .unwrap();
+        assert_eq!(lost.len(), 5);
+        // Past the stale window and the 1 s cadence since that claim's look.
+        db.advance(Duration::from_millis(1200)).await;
+        let mut back = Vec::new();
+        for _ in 0..5 {
+            let job = s
+                .claim("q", &owner("h2", "b"), db.now(), LONG)
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("{}: only {} of 5 stale jobs came back", db.label(), back.len()));
+            assert!(job.reclaimed);
+            back.push(job.id);
+        }
+        back.sort();
+        assert_eq!(back, ids, "{}", db.label());
+        assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
+    }
+}

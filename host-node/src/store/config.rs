@@ -95,18 +95,22 @@ pub struct StoreConfig {
     /// anything; others get a server warning and no vacuum.
     pub vacuum_every: Option<u32>,
     /// How often a store's claims on one queue look for stale leases to
-    /// reclaim, by the callers' `now`: a claim looks when at least
-    /// `min(reclaim_every, its own lease)` has passed since this store's last
-    /// look on that queue (the first claim on a queue always looks, and so
-    /// does one whose `now` is before the last look). The
-    /// claims in between take due queued jobs only, which saves an index
-    /// scan per claim on PostgreSQL (a sixth of a one-job claim's cost) and
-    /// a statement on SQLite. So a stale job waits at most this long past
-    /// its stale window for a claim that takes it, on top of the claimants'
-    /// own polling; the lease and liveness rules a reclaim follows are
-    /// unchanged (seed 003: only a stale lease, only if the liveness check
-    /// does not call the owner alive). `Duration::ZERO`: every claim looks.
-    /// Default 1 s.
+    /// reclaim: a claim looks when at least `min(reclaim_every, its own
+    /// lease)` has passed since this store's last look on that queue, by the
+    /// callers' `now` or by this process's monotonic clock, whichever says so
+    /// first (PostgreSQL stamps leases with its own clock, so a caller's `now`
+    /// may stand still). The first claim on a queue always looks, so does one
+    /// whose `now` is before the last look, and so does the claim after a look
+    /// that found stale jobs (a look takes at most a page of them: a dead
+    /// worker's many jobs come back one claim after another). The claims in
+    /// between take due queued jobs only, which saves an index scan per
+    /// claim on PostgreSQL (a sixth of a one-job claim's cost) and a
+    /// statement on SQLite. So a stale job waits at most this long past its
+    /// stale window for a claim that takes it, on top of the claimants' own
+    /// polling; the lease and liveness rules a reclaim follows are unchanged
+    /// (seed 003: only a stale lease, only if the liveness check does not
+    /// call the owner alive). `Duration::ZERO`: every claim looks. Default
+    /// 1 s.
     pub reclaim_every: Duration,
 }
 

@@ -468,6 +468,7 @@ impl Store {
         if round.stale.is_empty() {
             return Ok((done, round.claimed));
         }
+        self.inner.reclaim.found_stale(queue);
         let takeovers = self.judge_stale(&round, claimant, now);
         let mut page = Vec::with_capacity(round.claimed.len() + takeovers.len());
         if !takeovers.is_empty() {
