@@ -65,6 +65,7 @@ fn a_duration_that_does_not_parse_is_named() {
     fails_with(&s, &["--stale-after", "3 parsecs", "status"], "\"3 parsecs\" is not a duration");
     fails_with(&s, &["enqueue", "--timeout", "soon", "--", "true"], "\"soon\" is not a duration");
     fails_with(&s, &["enqueue", "--at", "tomorrow-ish", "--", "true"], "is neither an RFC 3339 time");
+    fails_with(&s, &["enqueue", "--at", "1000000000d", "--", "true"], "is after the year 9999");
     fails_with(&s, &["jobs", "--state", "sleeping"], "\"sleeping\" is not a state");
 }
 
@@ -92,14 +93,16 @@ fn bad_lease_timings_are_refused_before_anything_is_queued() {
     std::fs::write(&jobs, "true\n").unwrap();
     fails_with(&s, &["run", jobs.to_str().unwrap(), "--stale-after", "0s"], "nothing was queued");
     let out = s.cmd(&["jobs"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no jobs"), "nothing was queued");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no database at"), "refused before the database was even made: {said}");
 }
 
 #[test]
 fn lease_timings_out_of_bounds_are_refused_by_work_too() {
     let s = Scratch::new();
     s.cmd(&["enqueue", "--", "true"]).assert().success();
-    fails_with(&s, &["work", "--until-empty", "--stale-after", "0s"], "--stale-after (0)");
+    fails_with(&s, &["work", "--until-empty", "--stale-after", "0s"], "--stale-after (0ms)");
+    fails_with(&s, &["work", "--until-empty", "--stale-after", "100ms"], "the default heartbeat (");
     fails_with(&s, &["work", "--until-empty", "--stale-after", "18446744073709551615s"], "--stale-after");
     fails_with(&s, &["work", "--until-empty", "--stale-after", "30days"], "must be at most 24days");
     fails_with(&s, &["work", "--until-empty", "--heartbeat-every", "0s"], "--heartbeat-every (0s) must be at least 100ms");

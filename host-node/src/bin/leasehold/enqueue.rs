@@ -54,12 +54,25 @@ pub async fn enqueue(store: &Store, args: &EnqueueArgs) -> Result<(), CliError> 
         idempotency_key: args.idempotency_key.clone(),
         ..Default::default()
     };
-    match args.at.as_deref().map(parse_due).transpose()? {
-        Some(Due::At(at)) => options.run_at = Some(at),
-        Some(Due::After(delay)) => options.delay = Some(delay),
-        None => {}
+    let now = TokioClock::new().now();
+    let due = match args.at.as_deref().map(parse_due).transpose()? {
+        Some(Due::At(at)) => {
+            options.run_at = Some(at);
+            at.0
+        }
+        Some(Due::After(delay)) => {
+            options.delay = Some(delay);
+            now.0.saturating_add(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX))
+        }
+        None => now.0,
+    };
+    if due > crate::inspect::LAST_RFC3339_MS {
+        return Err(CliError::input(format!(
+            "--at {:?} is after the year 9999",
+            args.at.as_deref().unwrap_or_default()
+        )));
     }
-    let id = store.enqueue(&args.job.queue, &payload(&line), &options, TokioClock::new().now()).await?;
+    let id = store.enqueue(&args.job.queue, &payload(&line), &options, now).await?;
     println!("{id}");
     Ok(())
 }

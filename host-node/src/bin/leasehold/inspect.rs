@@ -14,8 +14,16 @@ fn table(header: &[&str]) -> Table {
     table
 }
 
-/// A time as RFC 3339 UTC with milliseconds.
+/// The last instant RFC 3339 can write: 9999-12-31T23:59:59.999Z, in ms
+/// since the Unix epoch.
+pub const LAST_RFC3339_MS: u64 = 253_402_300_799_999;
+
+/// A time as RFC 3339 UTC with milliseconds; past year 9999 (which RFC 3339
+/// cannot write, and the library would panic on), as ms since the epoch.
 pub fn time(at: Millis) -> String {
+    if at.0 > LAST_RFC3339_MS {
+        return format!("{} ms after the Unix epoch (past year 9999)", at.0);
+    }
     humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(at.0)).to_string()
 }
 
@@ -130,5 +138,16 @@ fn print_attempt(n: usize, attempt: &AttemptRecord, result: Option<&Value>) {
         for line in output.lines() {
             println!("    {line}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_past_year_9999_are_written_in_ms() {
+        assert_eq!(time(Millis(LAST_RFC3339_MS)), "9999-12-31T23:59:59.999Z");
+        assert_eq!(time(Millis(LAST_RFC3339_MS + 1)), "253402300800000 ms after the Unix epoch (past year 9999)");
     }
 }

@@ -134,6 +134,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_) | Command::Purge(_)) {
         refuse_missing_sqlite_file(&global.database)?;
     }
+    if matches!(cli.command, Command::Work(_) | Command::Run(_)) {
+        // Before connecting: a refused pair must not leave a new database behind.
+        pool::check_timings(global.stale_after, global.heartbeat_every).map_err(|e| match cli.command {
+            Command::Run(_) => e.noting(" (nothing was queued)"),
+            _ => e,
+        })?;
+    }
     if let Command::Work(args) = &cli.command {
         let mut interrupts = Interrupts::listen()?;
         let Some(store) = connect_waiting(global, &mut interrupts).await? else {

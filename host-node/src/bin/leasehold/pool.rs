@@ -100,8 +100,30 @@ pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -
         ..Default::default()
     };
     input.validate().map(drop).map_err(|e| {
-        refuse(e.to_string().replace("heartbeatEveryMs", "--heartbeat-every").replace("staleAfterMs", "--stale-after"))
+        let heartbeat = if heartbeat_every.is_some() { "--heartbeat-every" } else { "the default heartbeat" };
+        refuse(with_ms_units(
+            &e.to_string().replace("heartbeatEveryMs", heartbeat).replace("staleAfterMs", "--stale-after"),
+        ))
     })
+}
+
+/// The runner's timing messages with a unit on their bare millisecond
+/// numbers: `(250)` becomes `(250ms)`.
+fn with_ms_units(message: &str) -> String {
+    let mut out = String::with_capacity(message.len() + 8);
+    let mut rest = message;
+    while let Some(open) = rest.find('(') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(rest.len());
+        if digits > 0 && rest[digits..].starts_with(')') {
+            out.push_str(&rest[..digits]);
+            out.push_str("ms");
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A running pool.
