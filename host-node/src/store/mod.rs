@@ -172,7 +172,7 @@ struct Inner {
     /// Stale jobs whose owner the liveness check called alive, with the
     /// caller instant after which they may be asked about again.
     refused: Mutex<HashMap<i64, u64>>,
-    /// When claims next look for stale leases, per queue.
+    /// When claims last looked for stale leases, per queue.
     reclaim: reclaim::ReclaimSchedule,
     #[cfg(feature = "postgres")]
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -382,8 +382,9 @@ impl Store {
     /// claim); a stale job found costs one more statement for its takeover.
     /// Stale leases are looked for at most once per
     /// [`StoreConfig::reclaim_every`] (default 1 s) per queue, or per lease
-    /// if that is shorter; the claims in between take due queued jobs only
-    /// (one statement on both backends). A stale job
+    /// if that is shorter, and again at the claim after a look that found
+    /// some; the claims in between take due queued jobs only (one statement
+    /// on both backends). A stale job
     /// is taken only if the configured liveness check does not call its
     /// owner alive (with no check configured, a stale lease is enough), and
     /// only if it still matches the snapshot read (compare-and-swap); if that
