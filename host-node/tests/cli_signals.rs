@@ -46,3 +46,24 @@ async fn a_second_interrupt_ends_the_running_command_and_its_attempt_fails() {
     assert_eq!(attempt.outcome, AttemptOutcome::Failed);
     assert_eq!(attempt.error.as_deref(), Some("stopped by a second interrupt"));
 }
+
+/// A free slot takes work that arrives while another slot runs a long
+/// command: each slot claims on its own, not only once the long command ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_free_slot_starts_a_job_queued_while_a_long_one_runs() {
+    let s = Scratch::new();
+    let long = s.enqueue(&[], "sleep 60");
+    let mut worker = s.spawn(&["work", "--concurrency", "2", "--grace", "1s"]);
+    let store = s.store().await;
+    wait_for_state(&store, long, JobState::Running, Duration::from_secs(20)).await;
+    // Let the queue be seen empty, then add a job.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let quick = s.enqueue(&[], "true");
+    let done = wait_for_state(&store, quick, JobState::Succeeded, Duration::from_secs(5)).await;
+    assert_eq!(done.state, JobState::Succeeded);
+    assert_eq!(store.job(long).await.unwrap().state, JobState::Running, "the long one still runs");
+    signal(&worker, Signal::INT);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&worker, Signal::TERM);
+    assert_eq!(wait_exit(&mut worker, Duration::from_secs(10)).code(), Some(0));
+}

@@ -89,6 +89,14 @@ impl TraceJournal {
         self.record(&core_event(event).1);
     }
 
+    /// [`TraceJournal::on_job_event`] for one of several runners of the same
+    /// name feeding this journal (the command-line tool runs one per slot):
+    /// the event's identity gains `"slot": slot`, which tells their passes
+    /// apart.
+    pub fn on_job_event_of(&self, slot: u32, event: &JobEvent) {
+        self.note(draft_of(&core_event(event).1).identity("slot", Value::from(slot)));
+    }
+
     /// Appends a core `event` (errors shown through `Display`) and kicks the
     /// pump.
     pub fn record<E: Display>(&self, event: &Event<E>) {

@@ -232,6 +232,11 @@ fn line(event: &EventRecord, json: bool) -> Option<String> {
     }
     let at = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(event.at));
     let runner = event.identity.get("runner").and_then(|r| r.as_str()).unwrap_or(&event.source);
+    // A worker runs one runner per slot (see `pool`): `leasehold.QUEUE#2`.
+    let runner = match event.identity.get("slot").and_then(|s| s.as_u64()) {
+        Some(slot) => format!("{runner}#{slot}"),
+        None => runner.to_owned(),
+    };
     Some(format!("{at}  {runner}  {:<17} {}", event.kind, details(&event.kind, &event.body)))
 }
 

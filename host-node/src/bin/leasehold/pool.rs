@@ -1,7 +1,8 @@
-//! A pool of command workers on one queue: the store's [`Worker`] with the
-//! command handler under a [`JobRunner`], woken by the queue's wake-ups, its
-//! trace events and each job's settlement recorded to the event log, and the
-//! two-step shutdown.
+//! A pool of command workers on one queue: per slot, the store's [`Worker`]
+//! with the command handler under a [`JobRunner`] of its own (see
+//! [`Pool::start`] for why not one runner for all), woken by the queue's
+//! wake-ups, their trace events (tagged with the slot) and each job's
+//! settlement recorded to one event log, and the two-step shutdown.
 
 use crate::events::Recorder;
 use crate::fail::CliError;
@@ -128,7 +129,8 @@ fn with_ms_units(message: &str) -> String {
 
 /// A running pool.
 pub struct Pool {
-    runner: JobRunner,
+    /// One per slot (see [`Pool::start`]).
+    runners: Vec<JobRunner>,
     claiming: Arc<AtomicBool>,
     hard_stop: watch::Sender<bool>,
     waker: JoinHandle<()>,
@@ -147,50 +149,64 @@ impl Pool {
             )));
         }
         let (hard_stop, stopped) = watch::channel(false);
-        let handler = CommandHandler::new(store.clone(), config.grace, stopped);
-        // Pages of one: a job claimed is a job started, so a drain (which
-        // stops claiming) never strands claimed-but-unstarted jobs in a page
-        // until their leases go stale.
         let claiming = Arc::new(AtomicBool::new(true));
         let name = format!("leasehold.{}", config.queue);
         let recorder = Recorder::open(config.events, &name).await?;
-        let settlements = recorder.journal.clone();
-        let worker = Draining {
-            inner: Worker::new(store.clone(), config.queue, handler)
-                .lease(config.stale_after)
-                .page_size(1)
-                .on_settled(move |job, settlement| settlements.note(crate::events::settlement_draft(job, settlement))),
-            claiming: Arc::clone(&claiming),
-        };
-        let journal = recorder.journal.clone();
-        let mut builder = JobRunner::builder(name)
-            .interval(IDLE_INTERVAL)
-            .stale_after(config.stale_after)
-            .concurrency(config.concurrency)
-            .batch_limit(BATCH_LIMIT)
-            // A claim that fails (the database is down) backs off, 0.5 s
-            // doubling up to 5 s, rather than failing every 0.5 s.
-            .backoff(leasehold::core::job_backoff(IDLE_INTERVAL.as_millis() as f64))
-            // A stopped command gets its grace, then SIGKILL; only then is
-            // the perform given up on.
-            .abort_grace(config.grace.saturating_add(Duration::from_secs(1)))
-            .on_event(move |event| journal.on_job_event(event));
-        if let Some(every) = config.heartbeat_every {
-            builder = builder.heartbeat_every(every);
+        // One runner per slot, each performing one command at a time, rather
+        // than one runner with `concurrency` workers: a runner's pass stops
+        // claiming for all its workers at the first claim that finds the
+        // queue empty, and takes no more until its last command ends (seed
+        // 000). With one long command running, the other slots would sit
+        // idle however much work arrived meanwhile; separate runners each
+        // claim as soon as they are free.
+        let mut runners = Vec::with_capacity(config.concurrency as usize);
+        for slot in 1..=config.concurrency {
+            let handler = CommandHandler::new(store.clone(), config.grace, stopped.clone());
+            let settlements = recorder.journal.clone();
+            // Pages of one: a job claimed is a job started, so a drain (which
+            // stops claiming) never strands claimed-but-unstarted jobs in a
+            // page until their leases go stale.
+            let worker = Draining {
+                inner: Worker::new(store.clone(), config.queue, handler)
+                    .lease(config.stale_after)
+                    .page_size(1)
+                    .on_settled(move |job, settlement| settlements.note(crate::events::settlement_draft(job, settlement))),
+                claiming: Arc::clone(&claiming),
+            };
+            let journal = recorder.journal.clone();
+            let mut builder = JobRunner::builder(name.clone())
+                .interval(IDLE_INTERVAL)
+                .stale_after(config.stale_after)
+                .concurrency(1)
+                .batch_limit(BATCH_LIMIT)
+                // A claim that fails (the database is down) backs off, 0.5 s
+                // doubling up to 5 s, rather than failing every 0.5 s.
+                .backoff(leasehold::core::job_backoff(IDLE_INTERVAL.as_millis() as f64))
+                // A stopped command gets its grace, then SIGKILL; only then is
+                // the perform given up on.
+                .abort_grace(config.grace.saturating_add(Duration::from_secs(1)))
+                .on_event(move |event| journal.on_job_event_of(slot, event));
+            if let Some(every) = config.heartbeat_every {
+                builder = builder.heartbeat_every(every);
+            }
+            runners.push(builder.spawn(worker).map_err(|e| CliError::input(format!("invalid lease timings: {e}")))?);
         }
-        let runner = builder.spawn(worker).map_err(|e| CliError::input(format!("invalid lease timings: {e}")))?;
         let wakeups = store.listen(config.queue).await?;
-        runner.start();
+        for runner in &runners {
+            runner.start();
+        }
         let waker = tokio::spawn({
-            let runner = runner.clone();
+            let runners = runners.clone();
             async move {
                 loop {
                     wakeups.notified().await;
-                    runner.wake();
+                    for runner in &runners {
+                        runner.wake();
+                    }
                 }
             }
         });
-        Ok(Pool { runner, claiming, hard_stop, waker, recorder })
+        Ok(Pool { runners, claiming, hard_stop, waker, recorder })
     }
 
     /// Stops claiming and waits for the commands in flight to finish; an
@@ -201,13 +217,15 @@ impl Pool {
         // The pass in flight would go on claiming while work is due: stop
         // that first, then wait for what runs.
         self.claiming.store(false, Ordering::SeqCst);
-        self.runner.stop();
+        for runner in &self.runners {
+            runner.stop();
+        }
         {
-            let quiesce = self.runner.quiesce();
+            let quiesce = futures_util::future::join_all(self.runners.iter().map(JobRunner::quiesce));
             tokio::pin!(quiesce);
             loop {
                 tokio::select! {
-                    () = &mut quiesce => break,
+                    _ = &mut quiesce => break,
                     () = interrupts.next(), if !ended => {
                         eprintln!("leasehold: ending the running commands");
                         ended = true;
@@ -216,7 +234,9 @@ impl Pool {
                 }
             }
         }
-        self.runner.dispose().await;
+        for runner in &self.runners {
+            runner.dispose().await;
+        }
         self.waker.abort();
         self.recorder.close().await;
         ended
