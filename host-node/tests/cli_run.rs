@@ -225,6 +225,7 @@ async fn purge_deletes_succeeded_jobs_then_with_dead_the_dead_letters_too() {
 
     // Nothing finished more than a day ago.
     s.cmd(&["purge", "--older-than", "1d", "--dead"]).assert().success().stdout("purged 0 jobs: succeeded or dead-lettered more than 1day ago\n");
+    s.cmd(&["purge", "--older-than", "0s", "--queue", "other"]).assert().success().stdout("purged 0 jobs on queue other: succeeded more than 0s ago\n");
     s.cmd(&["purge", "--older-than", "0s"]).assert().success().stdout("purged 2 jobs: succeeded more than 0s ago\n");
     let store = s.store().await;
     assert!(store.list_jobs(None, Some(JobState::Succeeded), 10).await.unwrap().is_empty());

@@ -34,8 +34,9 @@ pub enum StoreError {
         /// What it must be.
         reason: String,
     },
-    /// No job has this id.
-    #[error("unknown job id {0}")]
+    /// No job has this id: none was queued with it, or it was purged
+    /// ([`Store::purge`](super::Store::purge)).
+    #[error("unknown job id {0} (never queued, or purged)")]
     UnknownJob(JobId),
     /// A store URL whose scheme is neither `sqlite:` nor `postgres:`/`postgresql:`.
     #[error("unsupported store URL {url:?}: expected sqlite://PATH or postgres://...")]

@@ -818,21 +818,26 @@ pub(crate) async fn fence_rows(pool: &PgPool, ids: &[i64]) -> StoreResult<Vec<Fe
         .collect()
 }
 
-/// Purges the id range `($1, $2]` of jobs in states `$3` that finished
-/// more than `$4` ms before the statement's clock, with their attempt log
-/// and results, in one statement; answers how many jobs (see
+/// Purges the next range of jobs: the `$2` rows after id `$1` (through the
+/// primary key), of those the ones in states `$3` that finished more than
+/// `$4` ms before the statement's clock, of queue `$5` (NULL: every queue),
+/// with their attempt log and results, in one statement. Answers the range's
+/// last id (NULL once past the last job) and how many jobs it deleted (see
 /// [`Store::purge`](super::Store::purge)).
 pub(crate) const PURGE_RANGE: &str = concat!(
-    "WITH gone AS (
+    "WITH range AS MATERIALIZED (
+        SELECT id FROM leasehold_jobs WHERE id > $1 ORDER BY id LIMIT $2),
+    gone AS (
         DELETE FROM leasehold_jobs j
-        WHERE j.id > $1 AND j.id <= $2 AND j.state = ANY($3::text[])
+        WHERE j.id = ANY(ARRAY(SELECT id FROM range)) AND j.state = ANY($3::text[])
           AND j.finished_at < ",
     db_now!(),
     " - $4
+          AND ($5::text IS NULL OR j.queue = $5)
         RETURNING j.id),
     attempts AS (DELETE FROM leasehold_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM gone))),
     results AS (DELETE FROM leasehold_results WHERE job_id = ANY(ARRAY(SELECT id FROM gone)))
-    SELECT count(*) FROM gone"
+    SELECT (SELECT max(id) FROM range) AS last, (SELECT count(*) FROM gone) AS purged"
 );
 
 pub(crate) async fn counts(pool: &PgPool) -> StoreResult<Vec<QueueCounts>> {

@@ -3,13 +3,17 @@
 //! and recorded results) for good. `leasehold purge` and [`Store::purge`]
 //! remove those that finished longer ago than a retention span.
 //!
-//! The purge walks the job ids in ranges of [`PURGE_CHUNK`], one statement
-//! (PostgreSQL) or one transaction (SQLite) per range, through the primary
-//! key: no index on `finished_at` is kept for it, as one would cost every
-//! completion an index insert, and short statements keep each lock and
-//! transaction small however much is purged. Jobs that finish while a purge
-//! runs are purged or not depending on where its walk is; a job that is not
-//! finished is never touched (succeeded and dead are final states).
+//! The purge walks the jobs in id order through the primary key, a range of
+//! at most 10,000 rows per statement (PostgreSQL) or transaction
+//! (2,000 per transaction on SQLite): no index on `finished_at` is kept for it, as one would cost
+//! every completion an index insert, and short statements keep each lock
+//! and transaction small however much is purged. Its work grows with the
+//! rows there are, not with the highest id ever issued. On SQLite, where a
+//! write locks the whole file, the purge rests between ranges as long as the
+//! last range took, so workers get at least half of the write lock while it
+//! runs. Jobs that finish while a purge runs are purged or not depending on
+//! where its walk is; a job that is not finished is never touched
+//! (succeeded and dead are final states).
 
 use std::time::Duration;
 
@@ -17,28 +21,38 @@ use leasehold_core::Millis;
 
 use super::{Backend, JobState, Store, StoreError, StoreResult, validate};
 
-/// Job ids per purge statement.
-const PURGE_CHUNK: i64 = 10_000;
+/// Rows per purge statement (PostgreSQL: row locks only, so ranges can be
+/// long) or transaction (SQLite: the whole file is locked meanwhile).
+#[cfg(feature = "postgres")]
+const PURGE_CHUNK_PG: i64 = 10_000;
+#[cfg(feature = "sqlite")]
+const PURGE_CHUNK_SQLITE: i64 = 2_000;
 
 impl Store {
     /// Deletes the jobs in one of `states` (succeeded, dead, or both) that
     /// finished more than `older_than` before `now` (on PostgreSQL: before
-    /// the database's clock, which stamped `finished_at`), with their
-    /// attempt log and recorded results. Answers how many jobs it deleted.
+    /// the database's clock, which stamped `finished_at`), of `queue` or of
+    /// every queue (`None`), with their attempt log and recorded results.
+    /// Answers how many jobs it deleted.
     ///
     /// A purged job is gone: [`Store::job`] answers
     /// [`StoreError::UnknownJob`], [`Store::counts`] no longer counts it, and
     /// its idempotency key is free again (a later enqueue with that key
-    /// makes a new job).
+    /// makes a new job). A SQLite file keeps its size (SQLite reuses the
+    /// freed pages; `VACUUM` gives them back to the file system).
     ///
     /// # Errors
     /// [`StoreError::InvalidOption`] (`states`) when `states` is empty or
     /// names a state that is not final (queued, running): those jobs are
     /// still to be worked and are never purged; (`older_than`/`now`) for a
     /// span or instant that does not fit in i64 milliseconds.
+    /// [`StoreError::InvalidQueueName`] for a malformed queue name.
     /// [`StoreError::Database`] when a statement fails: the ranges before it
     /// stay purged, the rest is left as it was.
-    pub async fn purge(&self, states: &[JobState], older_than: Duration, now: Millis) -> StoreResult<u64> {
+    pub async fn purge(&self, queue: Option<&str>, states: &[JobState], older_than: Duration, now: Millis) -> StoreResult<u64> {
+        if let Some(queue) = queue {
+            validate::queue_name(queue)?;
+        }
         let states = final_states(states)?;
         let older_ms = validate::duration_ms("older_than", older_than)?;
         let now_ms = validate::millis("now", now)?;
@@ -46,31 +60,43 @@ impl Store {
         match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => {
-                let last: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM leasehold_jobs").fetch_one(pool).await?;
                 let states = serde_json::to_string(&states).expect("strings serialize");
                 let cut = now_ms.saturating_sub(older_ms);
-                let mut from = 0i64;
-                while from < last.unwrap_or(0) {
-                    let to = from.saturating_add(PURGE_CHUNK);
-                    purged += sqlite::purge_range(pool, from, to, &states, cut).await?;
+                let mut from = i64::MIN;
+                // The range's upper id, read on its own (not in the write
+                // transaction: a read first would make the transaction's
+                // write fail at once when another connection wrote since).
+                while let Some(to) = sqlx::query_scalar::<_, Option<i64>>(
+                    "SELECT max(id) FROM (SELECT id FROM leasehold_jobs WHERE id > ?1 ORDER BY id LIMIT ?2)",
+                )
+                .bind(from)
+                .bind(PURGE_CHUNK_SQLITE)
+                .fetch_one(pool)
+                .await?
+                {
+                    let started = std::time::Instant::now();
+                    purged += sqlite::purge_range(pool, (from, to), queue, &states, cut).await?;
                     from = to;
+                    tokio::time::sleep(started.elapsed()).await;
                 }
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(pool) => {
-                let last: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM leasehold_jobs").fetch_one(pool).await?;
-                let mut from = 0i64;
-                while from < last.unwrap_or(0) {
-                    let to = from.saturating_add(PURGE_CHUNK);
-                    let n: i64 = sqlx::query_scalar(super::postgres::PURGE_RANGE)
+                let mut from = i64::MIN;
+                loop {
+                    let (last, n): (Option<i64>, i64) = sqlx::query_as(super::postgres::PURGE_RANGE)
                         .bind(from)
-                        .bind(to)
+                        .bind(PURGE_CHUNK_PG)
                         .bind(&states)
                         .bind(older_ms)
+                        .bind(queue)
                         .fetch_one(pool)
                         .await?;
                     purged += n.max(0) as u64;
-                    from = to;
+                    match last {
+                        Some(last) => from = last,
+                        None => break,
+                    }
                 }
             }
         }
@@ -107,31 +133,39 @@ mod sqlite {
 
     use crate::store::StoreResult;
 
-    /// The jobs of the range `(from, to]` to purge, as a subquery on
-    /// `?1` from, `?2` to, `?3` states (JSON array), `?4` the cut.
+    /// The jobs of the id range `(?1, ?2]` to purge, as a subquery on
+    /// `?3` states (JSON array), `?4` the cut, `?5` the queue (NULL: all).
     macro_rules! doomed {
         () => {
             "SELECT id FROM leasehold_jobs WHERE id > ?1 AND id <= ?2
-               AND state IN (SELECT value FROM json_each(?3)) AND finished_at < ?4"
+               AND state IN (SELECT value FROM json_each(?3)) AND finished_at < ?4
+               AND (?5 IS NULL OR queue = ?5)"
         };
     }
 
     /// Purges one id range in one transaction: the attempt log and results
     /// first, then the jobs (the first statement is a write, so the
     /// transaction holds the write lock from its start).
-    pub(super) async fn purge_range(pool: &SqlitePool, from: i64, to: i64, states: &str, cut: i64) -> StoreResult<u64> {
+    pub(super) async fn purge_range(
+        pool: &SqlitePool,
+        (from, to): (i64, i64),
+        queue: Option<&str>,
+        states: &str,
+        cut: i64,
+    ) -> StoreResult<u64> {
         let mut tx = pool.begin().await?;
         for sql in [
             concat!("DELETE FROM leasehold_attempts WHERE job_id IN (", doomed!(), ")"),
             concat!("DELETE FROM leasehold_results WHERE job_id IN (", doomed!(), ")"),
         ] {
-            sqlx::query(sql).bind(from).bind(to).bind(states).bind(cut).execute(&mut *tx).await?;
+            sqlx::query(sql).bind(from).bind(to).bind(states).bind(cut).bind(queue).execute(&mut *tx).await?;
         }
         let gone = sqlx::query(concat!("DELETE FROM leasehold_jobs WHERE id IN (", doomed!(), ")"))
             .bind(from)
             .bind(to)
             .bind(states)
             .bind(cut)
+            .bind(queue)
             .execute(&mut *tx)
             .await?
             .rows_affected();

@@ -41,7 +41,8 @@ pub struct Global {
     /// (e.g. 30s, 2m).
     #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]
     pub stale_after: Duration,
-    /// How often a worker renews the leases it holds (default: a third of --stale-after).
+    /// How often a worker renews the leases it holds (default: a third of --stale-after, at
+    /// least 250ms).
     #[arg(long, global = true, value_parser = parse_duration)]
     pub heartbeat_every: Option<Duration>,
     /// The worker's event log folder (default: DATABASE-FILE.events next to a SQLite file,
@@ -73,8 +74,8 @@ pub enum Command {
     /// dead-lettered, lost) and the runners' passes and failures.
     Events(EventsArgs),
     /// Delete the jobs that succeeded (with --dead, the dead-lettered ones too) more than
-    /// --older-than ago, with their attempts and output, and print how many. Queued and
-    /// running jobs are never touched.
+    /// --older-than ago, of every queue or of --queue, with their attempts and output, and
+    /// print how many. Queued and running jobs are never touched.
     Purge(PurgeArgs),
 }
 
@@ -173,6 +174,9 @@ pub struct PurgeArgs {
     /// Purge dead-lettered jobs too (without it they are kept for inspection).
     #[arg(long)]
     pub dead: bool,
+    /// Only jobs of this queue (without it, of every queue).
+    #[arg(long)]
+    pub queue: Option<String>,
 }
 
 /// `leasehold show`.

@@ -102,9 +102,12 @@ pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -
     };
     input.validate().map(drop).map_err(|e| {
         let heartbeat = if heartbeat_every.is_some() { "--heartbeat-every" } else { "the default heartbeat" };
-        refuse(with_ms_units(
-            &e.to_string().replace("heartbeatEveryMs", heartbeat).replace("staleAfterMs", "--stale-after"),
-        ))
+        let mut message =
+            with_ms_units(&e.to_string().replace("heartbeatEveryMs", heartbeat).replace("staleAfterMs", "--stale-after"));
+        if heartbeat_every.is_none() && message.contains(heartbeat) {
+            message.push_str(" (a third of --stale-after, at least 250ms: lengthen --stale-after, or set --heartbeat-every, at least 100ms)");
+        }
+        refuse(message)
     })
 }
 

@@ -6,14 +6,22 @@ use leasehold::runner::{Clock, TokioClock};
 use leasehold::store::{JobState, Store};
 
 /// Purges the succeeded jobs (and, with `--dead`, the dead-lettered ones)
-/// that finished more than `--older-than` ago; prints how many.
+/// that finished more than `--older-than` ago, of `--queue` or every queue;
+/// prints how many.
 pub async fn purge(store: &Store, args: &PurgeArgs) -> Result<(), CliError> {
+    if i64::try_from(args.older_than.as_millis()).is_err() {
+        return Err(CliError::input(format!(
+            "--older-than {} is longer than any job can have been finished",
+            humantime::format_duration(args.older_than)
+        )));
+    }
     let states: &[JobState] = if args.dead { &[JobState::Succeeded, JobState::Dead] } else { &[JobState::Succeeded] };
     let now = TokioClock::new().now();
-    let purged = store.purge(states, args.older_than, now).await?;
+    let purged = store.purge(args.queue.as_deref(), states, args.older_than, now).await?;
     let which = if args.dead { "succeeded or dead-lettered" } else { "succeeded" };
+    let queue = args.queue.as_deref().map(|q| format!(" on queue {q}")).unwrap_or_default();
     println!(
-        "purged {purged} job{}: {which} more than {} ago",
+        "purged {purged} job{}{queue}: {which} more than {} ago",
         if purged == 1 { "" } else { "s" },
         humantime::format_duration(args.older_than)
     );
