@@ -109,11 +109,13 @@ async fn events_shows_each_job_settlement_by_id() {
     assert_eq!(dead[0]["body"]["attempt"], 1);
     let ids: Vec<u64> = [&done[0], &dead[0]].iter().map(|e| e["body"]["job"].as_u64().expect("a job id")).collect();
     assert_ne!(ids[0], ids[1]);
+    assert!(done[0]["identity"]["slot"].as_u64().is_some(), "a settlement names the slot that ran it: {:?}", done[0]);
     // The runner's trace is there too, by position in the pass.
     assert_eq!(of("claimed").len(), 2);
     let text = s.cmd(&["events"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains(&format!("job-done          job {} attempt 1", ids[0])), "{text}");
+    assert!(text.lines().any(|l| l.contains("leasehold.default#") && l.contains("job-done")), "{text}");
     assert!(text.contains(&format!("job-dead-lettered job {} attempt 1: exit code 4", ids[1])), "{text}");
     assert!(!text.contains(" claimed "), "lines leave out the item events: {text}");
 }

@@ -173,7 +173,9 @@ impl Pool {
                 inner: Worker::new(store.clone(), config.queue, handler)
                     .lease(config.stale_after)
                     .page_size(1)
-                    .on_settled(move |job, settlement| settlements.note(crate::events::settlement_draft(job, settlement))),
+                    .on_settled(move |job, settlement| {
+                        settlements.note(crate::events::settlement_draft(job, settlement).identity("slot", slot.into()))
+                    }),
                 claiming: Arc::clone(&claiming),
             };
             let journal = recorder.journal.clone();
