@@ -3,9 +3,12 @@
 //! and recorded results) for good. `leasehold purge` and [`Store::purge`]
 //! remove those that finished longer ago than a retention span.
 //!
+//! No seed says how long finished jobs are kept (seed 003's run store only
+//! writes them); this is the retention a job runner's users expect.
+//!
 //! The purge walks the jobs in id order through the primary key, a range of
-//! at most 10,000 rows per statement (PostgreSQL) or transaction
-//! (2,000 per transaction on SQLite): no index on `finished_at` is kept for it, as one would cost
+//! at most 10,000 rows per statement on PostgreSQL and 2,000 per transaction
+//! on SQLite: no index on `finished_at` is kept for it, as one would cost
 //! every completion an index insert, and short statements keep each lock
 //! and transaction small however much is purged. Its work grows with the
 //! rows there are, not with the highest id ever issued. On SQLite, where a
@@ -67,7 +70,7 @@ impl Store {
                 // transaction: a read first would make the transaction's
                 // write fail at once when another connection wrote since).
                 while let Some(to) = sqlx::query_scalar::<_, Option<i64>>(
-                    "SELECT max(id) FROM (SELECT id FROM leasehold_jobs WHERE id > ?1 ORDER BY id LIMIT ?2)",
+                    "SELECT max(id) FROM (SELECT id FROM leasehold_jobs WHERE id > ?1 ORDER BY id LIMIT CAST(?2 AS INTEGER))",
                 )
                 .bind(from)
                 .bind(PURGE_CHUNK_SQLITE)

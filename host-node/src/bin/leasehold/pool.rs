@@ -1,6 +1,6 @@
 //! A pool of command workers on one queue: per slot, the store's [`Worker`]
-//! with the command handler under a [`JobRunner`] of its own (see
-//! [`Pool::start`] for why not one runner for all), woken by the queue's
+//! with the command handler under a [`JobRunner`] of its own (the comment
+//! in [`Pool::start`] says why not one runner for all), woken by the queue's
 //! wake-ups, their trace events (tagged with the slot) and each job's
 //! settlement recorded to one event log, and the two-step shutdown.
 
@@ -141,7 +141,9 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Starts working `config.queue` of `store`.
+    /// Starts working `config.queue` of `store`: one runner per slot, each
+    /// performing one command at a time and claiming as soon as it is free
+    /// (an idle slot polls every [`IDLE_INTERVAL`], besides the wake-ups).
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
         check_timings(config.stale_after, config.heartbeat_every)?;
         if config.grace > MAX_STALE_AFTER {
