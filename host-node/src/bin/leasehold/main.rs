@@ -16,6 +16,7 @@ mod inspect;
 mod pool;
 mod purge;
 mod run;
+mod turns;
 
 use args::{Cli, Command, Global, WorkArgs};
 use clap::Parser;

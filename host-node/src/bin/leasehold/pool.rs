@@ -7,6 +7,7 @@
 use crate::events::Recorder;
 use crate::fail::CliError;
 use crate::handler::CommandHandler;
+use crate::turns::Turns;
 use leasehold::core::Millis;
 use leasehold::runner::{AbortSignal, BoxError, Job, JobRunner};
 use leasehold::store::Store;
@@ -19,8 +20,9 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// Delay between passes while the queue is idle; wake-ups from enqueues in
-/// this process (and every `NOTIFY` on PostgreSQL) start a pass at once.
+/// Delay between idle polls of the queue, one idle slot at a time (see
+/// [`crate::turns`]); wake-ups from enqueues in this process (and every
+/// `NOTIFY` on PostgreSQL) start a pass in every slot at once.
 const IDLE_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Claims per pass. A pass ends once its claims are performed, and the next
@@ -143,7 +145,8 @@ pub struct Pool {
 impl Pool {
     /// Starts working `config.queue` of `store`: one runner per slot, each
     /// performing one command at a time and claiming as soon as it is free
-    /// (an idle slot polls every [`IDLE_INTERVAL`], besides the wake-ups).
+    /// (idle slots take turns to poll, one every [`IDLE_INTERVAL`], besides
+    /// the wake-ups).
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
         check_timings(config.stale_after, config.heartbeat_every)?;
         if config.grace > MAX_STALE_AFTER {
@@ -165,6 +168,11 @@ impl Pool {
         // idle however much work arrived meanwhile; separate runners each
         // claim as soon as they are free.
         let mut runners = Vec::with_capacity(config.concurrency as usize);
+        let turns = Arc::new(Turns::new(config.concurrency as usize));
+        // Idle polls come from the shared ticker below; a runner's own
+        // interval is the backstop, as rare for all slots together as one
+        // runner's interval.
+        let backstop = IDLE_INTERVAL.saturating_mul(config.concurrency.max(1));
         for slot in 1..=config.concurrency {
             let handler = CommandHandler::new(store.clone(), config.grace, stopped.clone());
             let settlements = recorder.journal.clone();
@@ -179,10 +187,12 @@ impl Pool {
                         settlements.note(crate::events::settlement_draft(job, settlement).identity("slot", slot.into()))
                     }),
                 claiming: Arc::clone(&claiming),
+                slot: slot as usize - 1,
+                turns: Arc::clone(&turns),
             };
             let journal = recorder.journal.clone();
             let mut builder = JobRunner::builder(name.clone())
-                .interval(IDLE_INTERVAL)
+                .interval(backstop)
                 .stale_after(config.stale_after)
                 .concurrency(1)
                 .batch_limit(BATCH_LIMIT)
@@ -205,10 +215,21 @@ impl Pool {
         let waker = tokio::spawn({
             let runners = runners.clone();
             async move {
+                let mut ticker = tokio::time::interval(IDLE_INTERVAL);
+                ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
-                    wakeups.notified().await;
-                    for runner in &runners {
-                        runner.wake();
+                    tokio::select! {
+                        () = wakeups.notified() => {
+                            for runner in &runners {
+                                runner.wake();
+                            }
+                            continue;
+                        }
+                        _ = ticker.tick() => {}
+                        () = turns.handed_on() => {}
+                    }
+                    if let Some(slot) = turns.next_idle() {
+                        runners[slot].wake();
                     }
                 }
             }
@@ -255,6 +276,9 @@ impl Pool {
 struct Draining<J> {
     inner: J,
     claiming: Arc<AtomicBool>,
+    /// This slot's index in `turns`.
+    slot: usize,
+    turns: Arc<Turns>,
 }
 
 impl<J: Job> Job for Draining<J> {
@@ -265,10 +289,15 @@ impl<J: Job> Job for Draining<J> {
         if !self.claiming.load(Ordering::SeqCst) {
             return Ok(None);
         }
-        self.inner.claim(at).await
+        let claimed = self.inner.claim(at).await?;
+        if claimed.is_some() {
+            self.turns.claimed();
+        }
+        Ok(claimed)
     }
 
     async fn perform(&self, item: J::Item, signal: AbortSignal) -> Result<(), BoxError> {
+        let _busy = self.turns.busy(self.slot);
         self.inner.perform(item, signal).await
     }
 

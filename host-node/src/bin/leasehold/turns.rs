@@ -1,0 +1,85 @@
+//! The idle polls of a worker's slots, shared among them.
+//!
+//! Each slot runs a runner of its own (see `pool`), and a runner with
+//! nothing to do polls the queue on its interval: N slots would poll N times
+//! as often as one. Instead, one ticker gives the poll to one idle slot at a
+//! time, round robin, every idle interval; a slot that claims a job hands a
+//! turn on at once, so a burst of work spreads over the idle slots without
+//! waiting for the ticker; and wake-ups (an enqueue in this process, a
+//! PostgreSQL `NOTIFY`) still wake every slot. The runners keep a long
+//! interval of their own as a backstop.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tokio::sync::Notify;
+
+/// Which slots are performing a command, and whose turn to poll is next.
+pub struct Turns {
+    busy: Vec<AtomicBool>,
+    last: AtomicUsize,
+    handed_on: Notify,
+}
+
+impl Turns {
+    /// Turns among `slots` slots (indexes 0..slots), all idle.
+    pub fn new(slots: usize) -> Turns {
+        Turns { busy: (0..slots).map(|_| AtomicBool::new(false)).collect(), last: AtomicUsize::new(0), handed_on: Notify::new() }
+    }
+
+    /// A slot claimed a job: another idle slot should look for more.
+    pub fn claimed(&self) {
+        self.handed_on.notify_one();
+    }
+
+    /// Slot `slot` performs a command until the answer is dropped (also
+    /// when the perform is given up on).
+    pub fn busy(&self, slot: usize) -> Busy<'_> {
+        self.busy[slot].store(true, Ordering::SeqCst);
+        Busy { turns: self, slot }
+    }
+
+    /// Resolves when a slot claimed a job since the last call.
+    pub async fn handed_on(&self) {
+        self.handed_on.notified().await;
+    }
+
+    /// The next idle slot after the last one given a turn, round robin;
+    /// `None` when every slot is busy.
+    pub fn next_idle(&self) -> Option<usize> {
+        let n = self.busy.len();
+        let last = self.last.load(Ordering::SeqCst);
+        let next = (1..=n).map(|step| (last + step) % n).find(|&slot| !self.busy[slot].load(Ordering::SeqCst))?;
+        self.last.store(next, Ordering::SeqCst);
+        Some(next)
+    }
+}
+
+/// A slot performing a command; idle again once dropped.
+pub struct Busy<'a> {
+    turns: &'a Turns,
+    slot: usize,
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.turns.busy[self.slot].store(false, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turns_go_round_the_idle_slots_and_skip_busy_ones() {
+        let turns = Turns::new(3);
+        assert_eq!([turns.next_idle(), turns.next_idle(), turns.next_idle(), turns.next_idle()], [Some(1), Some(2), Some(0), Some(1)]);
+        let two = turns.busy(2);
+        assert_eq!([turns.next_idle(), turns.next_idle()], [Some(0), Some(1)]);
+        let (zero, one) = (turns.busy(0), turns.busy(1));
+        assert_eq!(turns.next_idle(), None);
+        drop(one);
+        assert_eq!(turns.next_idle(), Some(1));
+        drop((zero, two));
+        assert_eq!(turns.next_idle(), Some(2));
+    }
+}
