@@ -220,12 +220,21 @@ impl Pool {
                 loop {
                     tokio::select! {
                         () = wakeups.notified() => {
-                            for runner in &runners {
-                                runner.wake();
+                            // While claims fail, the wake-ups a reconnecting
+                            // listener sends would have every slot fail at
+                            // once: one slot probes instead.
+                            if turns.may_poll(std::time::Instant::now()) {
+                                for runner in &runners {
+                                    runner.wake();
+                                }
+                                continue;
                             }
-                            continue;
                         }
-                        _ = ticker.tick() => {}
+                        _ = ticker.tick() => {
+                            if !turns.may_poll(std::time::Instant::now()) {
+                                continue;
+                            }
+                        }
                         () = turns.handed_on() => {}
                     }
                     if let Some(slot) = turns.next_idle() {
@@ -289,11 +298,12 @@ impl<J: Job> Job for Draining<J> {
         if !self.claiming.load(Ordering::SeqCst) {
             return Ok(None);
         }
-        let claimed = self.inner.claim(at).await?;
-        if claimed.is_some() {
+        let claimed = self.inner.claim(at).await;
+        self.turns.claim_answered(claimed.is_ok(), std::time::Instant::now());
+        if matches!(claimed, Ok(Some(_))) {
             self.turns.claimed();
         }
-        Ok(claimed)
+        claimed
     }
 
     async fn perform(&self, item: J::Item, signal: AbortSignal) -> Result<(), BoxError> {

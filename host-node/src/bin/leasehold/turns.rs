@@ -7,27 +7,64 @@
 //! turn on at once, so a burst of work spreads over the idle slots without
 //! waiting for the ticker; and wake-ups (an enqueue in this process, a
 //! PostgreSQL `NOTIFY`) still wake every slot. The runners keep a long
-//! interval of their own as a backstop.
+//! interval of their own as a backstop. While claims fail (the database is
+//! down), the ticker pauses as a runner backs off, so an outage is not
+//! polled, and logged, every tick.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
-/// Which slots are performing a command, and whose turn to poll is next.
+/// Which slots are performing a command, whose turn to poll is next, and
+/// whether the database is failing.
 pub struct Turns {
     busy: Vec<AtomicBool>,
     last: AtomicUsize,
     handed_on: Notify,
+    /// While claims fail: until when the ticker gives no turns, and the
+    /// pause after the next failure.
+    failing: Mutex<Option<(Instant, Duration)>>,
 }
+
+/// The first pause of the turns after a failed claim; it doubles with each
+/// failure in a row, up to [`MAX_PAUSE`] (as each runner's own backoff).
+const FIRST_PAUSE: Duration = Duration::from_millis(500);
+const MAX_PAUSE: Duration = Duration::from_secs(5);
 
 impl Turns {
     /// Turns among `slots` slots (indexes 0..slots), all idle.
     pub fn new(slots: usize) -> Turns {
-        Turns { busy: (0..slots).map(|_| AtomicBool::new(false)).collect(), last: AtomicUsize::new(0), handed_on: Notify::new() }
+        Turns {
+            busy: (0..slots).map(|_| AtomicBool::new(false)).collect(),
+            last: AtomicUsize::new(0),
+            handed_on: Notify::new(),
+            failing: Mutex::new(None),
+        }
     }
 
     /// A slot claimed a job: another idle slot should look for more.
     pub fn claimed(&self) {
         self.handed_on.notify_one();
+    }
+
+    /// A slot's claim answered (`ok`: found a job or nothing) or failed at
+    /// `now`. While claims fail (the database is down), the ticker pauses,
+    /// doubling from [`FIRST_PAUSE`] to [`MAX_PAUSE`], so an outage is not
+    /// polled (and logged) every tick.
+    pub fn claim_answered(&self, ok: bool, now: Instant) {
+        let mut failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+        *failing = if ok {
+            None
+        } else {
+            let pause = failing.map_or(FIRST_PAUSE, |(_, pause)| (pause * 2).min(MAX_PAUSE));
+            Some((now + pause, pause))
+        };
+    }
+
+    /// Whether the ticker gives a turn at `now` (not while claims fail).
+    pub fn may_poll(&self, now: Instant) -> bool {
+        self.failing.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|(until, _)| now >= until)
     }
 
     /// Slot `slot` performs a command until the answer is dropped (also
@@ -68,6 +105,25 @@ impl Drop for Busy<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_claims_pause_the_turns_doubling_until_one_answers() {
+        let turns = Turns::new(2);
+        let t = Instant::now();
+        assert!(turns.may_poll(t));
+        turns.claim_answered(false, t);
+        assert!(!turns.may_poll(t + Duration::from_millis(499)));
+        assert!(turns.may_poll(t + Duration::from_millis(500)));
+        turns.claim_answered(false, t);
+        assert!(!turns.may_poll(t + Duration::from_millis(999)));
+        for _ in 0..10 {
+            turns.claim_answered(false, t);
+        }
+        assert!(!turns.may_poll(t + Duration::from_millis(4999)), "capped at 5 s");
+        assert!(turns.may_poll(t + MAX_PAUSE));
+        turns.claim_answered(true, t);
+        assert!(turns.may_poll(t));
+    }
 
     #[test]
     fn turns_go_round_the_idle_slots_and_skip_busy_ones() {
