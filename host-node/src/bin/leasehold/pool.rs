@@ -168,7 +168,11 @@ impl Pool {
         // idle however much work arrived meanwhile; separate runners each
         // claim as soon as they are free.
         let mut runners = Vec::with_capacity(config.concurrency as usize);
-        let turns = Arc::new(Turns::new(config.concurrency as usize));
+        // A claim that fails (the database is down) backs off, 0.5 s
+        // doubling up to 5 s, rather than failing every 0.5 s: each runner,
+        // and the turns the idle slots take.
+        let backoff = leasehold::core::job_backoff(IDLE_INTERVAL.as_millis() as f64);
+        let turns = Arc::new(Turns::new(config.concurrency as usize, backoff));
         // Idle polls come from the shared ticker below; a runner's own
         // interval is the backstop, as rare for all slots together as one
         // runner's interval.
@@ -196,9 +200,7 @@ impl Pool {
                 .stale_after(config.stale_after)
                 .concurrency(1)
                 .batch_limit(BATCH_LIMIT)
-                // A claim that fails (the database is down) backs off, 0.5 s
-                // doubling up to 5 s, rather than failing every 0.5 s.
-                .backoff(leasehold::core::job_backoff(IDLE_INTERVAL.as_millis() as f64))
+                .backoff(backoff)
                 // A stopped command gets its grace, then SIGKILL; only then is
                 // the perform given up on.
                 .abort_grace(config.grace.saturating_add(Duration::from_secs(1)))

@@ -11,6 +11,7 @@
 //! down), the ticker pauses as a runner backs off, so an outage is not
 //! polled, and logged, every tick.
 
+use leasehold::core::Backoff;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -22,23 +23,22 @@ pub struct Turns {
     busy: Vec<AtomicBool>,
     last: AtomicUsize,
     handed_on: Notify,
-    /// While claims fail: until when the ticker gives no turns, and the
-    /// pause after the next failure.
-    failing: Mutex<Option<(Instant, Duration)>>,
+    /// The runners' own backoff, which the ticker follows while claims fail.
+    backoff: Backoff,
+    /// While claims fail: how many in a row, and until when the ticker
+    /// gives no turns.
+    failing: Mutex<Option<(u32, Instant)>>,
 }
 
-/// The first pause of the turns after a failed claim; it doubles with each
-/// failure in a row, up to [`MAX_PAUSE`] (as each runner's own backoff).
-const FIRST_PAUSE: Duration = Duration::from_millis(500);
-const MAX_PAUSE: Duration = Duration::from_secs(5);
-
 impl Turns {
-    /// Turns among `slots` slots (indexes 0..slots), all idle.
-    pub fn new(slots: usize) -> Turns {
+    /// Turns among `slots` slots (indexes 0..slots), all idle, pausing after
+    /// failed claims as `backoff` says.
+    pub fn new(slots: usize, backoff: Backoff) -> Turns {
         Turns {
             busy: (0..slots).map(|_| AtomicBool::new(false)).collect(),
             last: AtomicUsize::new(0),
             handed_on: Notify::new(),
+            backoff,
             failing: Mutex::new(None),
         }
     }
@@ -49,22 +49,22 @@ impl Turns {
     }
 
     /// A slot's claim answered (`ok`: found a job or nothing) or failed at
-    /// `now`. While claims fail (the database is down), the ticker pauses,
-    /// doubling from [`FIRST_PAUSE`] to [`MAX_PAUSE`], so an outage is not
-    /// polled (and logged) every tick.
+    /// `now`. While claims fail (the database is down), the ticker pauses for
+    /// the backoff's delay after that many failures in a row, so an outage is
+    /// not polled (and logged) every tick.
     pub fn claim_answered(&self, ok: bool, now: Instant) {
         let mut failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
         *failing = if ok {
             None
         } else {
-            let pause = failing.map_or(FIRST_PAUSE, |(_, pause)| (pause * 2).min(MAX_PAUSE));
-            Some((now + pause, pause))
+            let failures = failing.map_or(1, |(n, _)| n.saturating_add(1));
+            Some((failures, now + Duration::from_millis(self.backoff.delay_after(failures))))
         };
     }
 
     /// Whether the ticker gives a turn at `now` (not while claims fail).
     pub fn may_poll(&self, now: Instant) -> bool {
-        self.failing.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|(until, _)| now >= until)
+        self.failing.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|(_, until)| now >= until)
     }
 
     /// Slot `slot` performs a command until the answer is dropped (also
@@ -106,9 +106,11 @@ impl Drop for Busy<'_> {
 mod tests {
     use super::*;
 
+    const MAX_PAUSE: Duration = Duration::from_secs(5);
+
     #[test]
     fn failed_claims_pause_the_turns_doubling_until_one_answers() {
-        let turns = Turns::new(2);
+        let turns = Turns::new(2, leasehold::core::job_backoff(500.0));
         let t = Instant::now();
         assert!(turns.may_poll(t));
         turns.claim_answered(false, t);
@@ -127,7 +129,7 @@ mod tests {
 
     #[test]
     fn turns_go_round_the_idle_slots_and_skip_busy_ones() {
-        let turns = Turns::new(3);
+        let turns = Turns::new(3, leasehold::core::job_backoff(500.0));
         assert_eq!([turns.next_idle(), turns.next_idle(), turns.next_idle(), turns.next_idle()], [Some(1), Some(2), Some(0), Some(1)]);
         let two = turns.busy(2);
         assert_eq!([turns.next_idle(), turns.next_idle()], [Some(0), Some(1)]);
