@@ -91,8 +91,8 @@ impl TraceJournal {
 
     /// [`TraceJournal::on_job_event`] for one of several runners of the same
     /// name feeding this journal (the command-line tool runs one per slot):
-    /// the event's identity gains `"slot": slot`, which tells their passes
-    /// apart.
+    /// the event's identity gains `"slot": slot` (1-based), which tells their
+    /// passes apart. Like `on_job_event`, a seed 000 `onEvent` sink.
     pub fn on_job_event_of(&self, slot: u32, event: &JobEvent) {
         self.note(draft_of(&core_event(event).1).identity("slot", Value::from(slot)));
     }

@@ -168,7 +168,8 @@ impl StoreConfig {
     }
 
     /// Sets how often claims on one queue look for stale leases (see
-    /// [`StoreConfig::reclaim_every`]); `Duration::ZERO`: at every claim.
+    /// [`StoreConfig::reclaim_every`], seed 003's reclaim of a stale lease);
+    /// `Duration::ZERO`: at every claim. Any span is accepted.
     pub fn with_reclaim_every(mut self, every: Duration) -> Self {
         self.reclaim_every = every;
         self

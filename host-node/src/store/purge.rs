@@ -36,7 +36,8 @@ impl Store {
     /// finished more than `older_than` before `now` (on PostgreSQL: before
     /// the database's clock, which stamped `finished_at`), of `queue` or of
     /// every queue (`None`), with their attempt log and recorded results.
-    /// Answers how many jobs it deleted.
+    /// Answers how many jobs it deleted. No seed clause covers retention
+    /// (seed 003's run store only writes jobs); see the module docs.
     ///
     /// A purged job is gone: [`Store::job`] answers
     /// [`StoreError::UnknownJob`], [`Store::counts`] no longer counts it, and
