@@ -10,15 +10,21 @@
 //! (across all worker processes). Runs:
 //!
 //! - PostgreSQL, page claims + coalesced completions: 2 worker processes,
-//!   10 jobs in flight each, pages of `--page` (default 100) claimed ahead
-//!   (the seed-000 page-in-a-closure pattern), completions coalesced into one
-//!   fenced statement per flush.
+//!   10 jobs in flight each, pages claimed ahead (the seed-000
+//!   page-in-a-closure pattern), completions coalesced into one fenced
+//!   statement per flush. Once per page size of `--page` (default `100,500`;
+//!   graphile-worker's published performance setup fetches 500 jobs at a
+//!   time into its local queue).
 //! - PostgreSQL, one job per claim: 2 worker processes, 10 slots each, every
 //!   slot claims one job and completes it with its own statement.
 //! - PostgreSQL, one job per claim, fused: as above, but each completion
 //!   rides in the statement that claims the slot's next job
 //!   (`Store::complete_and_claim`): one commit per job instead of two.
-//! - SQLite, one process, both ways.
+//! - SQLite, one process, both ways (pages of the first `--page` size).
+//!
+//! Each PostgreSQL run goes twice: succeeded jobs kept (the default), and
+//! deleted by their completion (`OnSuccess::Delete`, as graphile-worker
+//! does; runs named `…-delete` for `--only`).
 //!
 //! Every job runs under a lease with a heartbeat timer armed (trivial jobs
 //! finish before it first fires) and every completion is fenced by its token.
@@ -39,7 +45,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use leasehold::core::Millis;
 use leasehold::core::lease::{FenceOutcome, OwnerId};
-use leasehold::store::{ClaimedJob, Coalescer, EnqueueOptions, Store, StoreConfig};
+use leasehold::store::{ClaimedJob, Coalescer, EnqueueOptions, OnSuccess, Store, StoreConfig};
 use tokio::sync::{Semaphore, mpsc};
 
 const QUEUE: &str = "bench";
@@ -61,12 +67,14 @@ struct Args {
     pg_url: Option<String>,
     jobs: usize,
     inflight: usize,
-    page: usize,
+    /// Page sizes of the pages runs (the first one for SQLite).
+    pages: Vec<usize>,
     workers: usize,
     pgbench_secs: u32,
     /// `StoreConfig::vacuum_every` of the workers (0: off).
     vacuum_every: u32,
-    /// Which runs: any of pgbench, pg-pages, pg-single, pg-fused, sqlite-pages, sqlite-single.
+    /// Which runs: any of pgbench, pg-pages, pg-single, pg-fused (each also
+    /// with `-delete`), sqlite-pages, sqlite-single.
     only: Option<Vec<String>>,
 }
 
@@ -83,7 +91,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Args {
         pg_url: std::env::var("LEASEHOLD_TEST_PG_URL").ok(),
         jobs: 50_000,
         inflight: 10,
-        page: 100,
+        pages: vec![100, 500],
         workers: 2,
         pgbench_secs: 10,
         vacuum_every: StoreConfig::default().vacuum_every.unwrap_or(0),
@@ -95,7 +103,12 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Args {
             "--pg-url" => args.pg_url = Some(value()),
             "--jobs" => args.jobs = value().parse().expect("--jobs N"),
             "--inflight" => args.inflight = value().parse().expect("--inflight N"),
-            "--page" => args.page = value().parse().expect("--page N"),
+            "--page" => {
+                args.pages = value()
+                    .split(',')
+                    .map(|n| n.parse().expect("--page N[,N...]"))
+                    .collect()
+            }
             "--workers" => args.workers = value().parse().expect("--workers N"),
             "--pgbench-secs" => args.pgbench_secs = value().parse().expect("--pgbench-secs N"),
             "--vacuum-every" => args.vacuum_every = value().parse().expect("--vacuum-every N"),
@@ -133,35 +146,43 @@ struct WorkerReport {
 
 async fn orchestrate(args: Args) {
     println!(
-        "store_bench: {} jobs, {} in flight per worker process, pages of {}",
-        args.jobs, args.inflight, args.page
+        "store_bench: {} jobs, {} in flight per worker process, pages of {:?}",
+        args.jobs, args.inflight, args.pages
     );
     match &args.pg_url {
         Some(url) => {
             if args.runs("pgbench") {
                 print_pgbench(url, &args, "before the store runs").await;
             }
-            if args.runs("pg-pages") {
-                let pages = pg_run(url, &args, "pages", args.workers).await;
-                report(
-                    "PostgreSQL, page claims + coalesced completions",
-                    &args,
-                    &pages,
-                    48_000.0,
-                );
-            }
-            if args.runs("pg-single") {
-                let single = pg_run(url, &args, "single", args.workers).await;
-                report("PostgreSQL, one job per claim", &args, &single, 3_760.0);
-            }
-            if args.runs("pg-fused") {
-                let fused = pg_run(url, &args, "fused", args.workers).await;
-                report(
-                    "PostgreSQL, one job per claim, completion fused with the next claim",
-                    &args,
-                    &fused,
-                    3_760.0,
-                );
+            for on_success in [OnSuccess::Keep, OnSuccess::Delete] {
+                let (suffix, kept) = match on_success {
+                    OnSuccess::Keep => ("", "succeeded jobs kept"),
+                    OnSuccess::Delete => ("-delete", "succeeded jobs deleted"),
+                };
+                if args.runs(&format!("pg-pages{suffix}")) {
+                    for &page in &args.pages {
+                        let run = Run { mode: "pages", page, on_success };
+                        let reports = pg_run(url, &args, run).await;
+                        let label = format!(
+                            "PostgreSQL, pages of {page} + coalesced completions, {kept}"
+                        );
+                        report(&label, &args, &reports, 48_000.0);
+                    }
+                }
+                if args.runs(&format!("pg-single{suffix}")) {
+                    let run = Run { mode: "single", page: 1, on_success };
+                    let reports = pg_run(url, &args, run).await;
+                    let label = format!("PostgreSQL, one job per claim, {kept}");
+                    report(&label, &args, &reports, 3_760.0);
+                }
+                if args.runs(&format!("pg-fused{suffix}")) {
+                    let run = Run { mode: "fused", page: 1, on_success };
+                    let reports = pg_run(url, &args, run).await;
+                    let label = format!(
+                        "PostgreSQL, one job per claim, completion fused with the next claim, {kept}"
+                    );
+                    report(&label, &args, &reports, 3_760.0);
+                }
             }
             // Again afterwards: on a shared machine the server's capacity
             // drifts, and the two readings bracket the store runs.
@@ -182,7 +203,8 @@ async fn orchestrate(args: Args) {
         let path = dir.join(format!("{mode}.db"));
         let url = format!("sqlite://{}", path.display());
         prepare(&url, args.jobs).await;
-        let reports = run_workers(&url, &args, mode, 1).await;
+        let run = Run { mode, page: args.pages[0], on_success: OnSuccess::Keep };
+        let reports = run_workers(&url, &args, run, 1).await;
         let label = match mode {
             "pages" => "SQLite, one process, page claims + coalesced completions",
             _ => "SQLite, one process, one job per claim",
@@ -229,9 +251,19 @@ fn report(label: &str, args: &Args, reports: &[WorkerReport], target: f64) {
     );
 }
 
+/// One run's worker setup.
+#[derive(Clone, Copy)]
+struct Run {
+    /// `pages`, `single` or `fused`.
+    mode: &'static str,
+    /// Jobs per claim (pages).
+    page: usize,
+    on_success: OnSuccess,
+}
+
 /// Creates a fresh schema, enqueues the jobs, and runs the workers.
-async fn pg_run(base: &str, args: &Args, mode: &str, workers: usize) -> Vec<WorkerReport> {
-    let schema = format!("bench_{mode}");
+async fn pg_run(base: &str, args: &Args, run: Run) -> Vec<WorkerReport> {
+    let schema = format!("bench_{}", run.mode);
     let pool = sqlx_admin(base).await;
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options[search_path]={schema}");
@@ -245,7 +277,7 @@ async fn pg_run(base: &str, args: &Args, mode: &str, workers: usize) -> Vec<Work
     // long-lived table, so the claim uses its index from the first page.
     pool_execute(&pool, &format!("ANALYZE {schema}.leasehold_jobs;")).await;
     pool.close().await;
-    run_workers(&url, args, mode, workers).await
+    run_workers(&url, args, run, args.workers).await
 }
 
 async fn sqlx_admin(url: &str) -> sqlx::PgPool {
@@ -279,7 +311,7 @@ async fn prepare(url: &str, jobs: usize) {
     store.close().await;
 }
 
-async fn run_workers(url: &str, args: &Args, mode: &str, workers: usize) -> Vec<WorkerReport> {
+async fn run_workers(url: &str, args: &Args, run: Run, workers: usize) -> Vec<WorkerReport> {
     let exe = std::env::current_exe().expect("own path");
     let children: Vec<_> = (0..workers)
         .map(|_| {
@@ -287,10 +319,14 @@ async fn run_workers(url: &str, args: &Args, mode: &str, workers: usize) -> Vec<
                 .args([
                     "worker",
                     url,
-                    mode,
+                    run.mode,
                     &args.inflight.to_string(),
-                    &args.page.to_string(),
+                    &run.page.to_string(),
                     &args.vacuum_every.to_string(),
+                    match run.on_success {
+                        OnSuccess::Keep => "keep",
+                        OnSuccess::Delete => "delete",
+                    },
                 ])
                 .stdout(Stdio::piped())
                 .spawn()
@@ -390,8 +426,13 @@ async fn pgbench_tps(url: &str, secs: u32) -> Result<f64, String> {
 // ---------------------------------------------------------------- worker process
 
 fn worker_main(args: Vec<String>) {
-    let [url, mode, inflight, page, vacuum_every] = args.as_slice() else {
-        panic!("worker URL MODE INFLIGHT PAGE VACUUM_EVERY")
+    let [url, mode, inflight, page, vacuum_every, on_success] = args.as_slice() else {
+        panic!("worker URL MODE INFLIGHT PAGE VACUUM_EVERY keep|delete")
+    };
+    let on_success = match on_success.as_str() {
+        "keep" => OnSuccess::Keep,
+        "delete" => OnSuccess::Delete,
+        other => panic!("worker: keep or delete, not {other}"),
     };
     let inflight: usize = inflight.parse().expect("inflight");
     let page: usize = page.parse().expect("page");
@@ -403,7 +444,8 @@ fn worker_main(args: Vec<String>) {
         let vacuum_every: u32 = vacuum_every.parse().expect("vacuum_every");
         let config = StoreConfig::default()
             .with_max_connections(inflight as u32 + 2)
-            .with_vacuum_every(Some(vacuum_every));
+            .with_vacuum_every(Some(vacuum_every))
+            .with_on_success(on_success);
         let store = Store::connect_with(url, config)
             .await
             .expect("worker connects");

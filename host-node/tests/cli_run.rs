@@ -80,6 +80,29 @@ async fn enqueue_then_work_until_empty_runs_it_and_show_prints_its_output() {
 }
 
 #[tokio::test]
+async fn work_delete_succeeded_deletes_the_jobs_that_succeed_and_keeps_the_dead() {
+    let s = Scratch::new();
+    let done = s.enqueue(&["--queue", "q1"], "echo gone");
+    let dead = s.enqueue(&["--queue", "q1", "--max-attempts", "1"], "sh -c 'exit 5'");
+    s.cmd(&["work", "--queue", "q1", "--until-empty", "--delete-succeeded"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success();
+    s.cmd(&["show", &done.to_string()])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(format!("unknown job id {done}")));
+    let store = s.store().await;
+    assert_eq!(store.job(dead).await.unwrap().state, JobState::Dead);
+    let counts = store.counts().await.unwrap();
+    assert_eq!(counts.iter().map(|c| (c.succeeded, c.dead)).collect::<Vec<_>>(), [(0, 1)]);
+    // The event log still says it was done.
+    let out = s.cmd(&["events"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("job-done          job {done} attempt 1")), "{text}");
+}
+
+#[tokio::test]
 async fn enqueue_at_a_later_time_leaves_the_job_queued_until_due() {
     let s = Scratch::new();
     let id = s.enqueue(&["--at", "1h"], "true");

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use leasehold::store::{EnqueueOptions, JobState, Store, StoreError};
 use serde_json::json;
-use store_support::{TestDb, backends, owner};
+use store_support::{TestDb, backends, owner, raw, raw_rows};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -104,30 +104,6 @@ async fn a_purged_job_takes_its_attempt_log_and_results_with_it() {
         s.purge(None, &[JobState::Succeeded, JobState::Dead], Duration::ZERO, db.now()).await.unwrap();
         assert_eq!(raw_rows(&db, &ids, "leasehold_attempts").await, 0, "{}: attempt rows of purged jobs remain", db.label());
         assert_eq!(raw_rows(&db, &ids, "leasehold_results").await, 0, "{}: result rows of purged jobs remain", db.label());
-    }
-}
-
-/// Rows of `table` whose `job_id` is one of `ids`, read straight from the
-/// database (the store's own reads join the job row, which is gone).
-async fn raw_rows(db: &TestDb, ids: &[i64], table: &str) -> i64 {
-    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-    raw(db, &format!("SELECT count(*) FROM {table} WHERE job_id IN ({list})"), "").await
-}
-
-/// Runs `sql` straight on the database (`sqlite` or `postgres`, whichever
-/// is not empty, for statements the two spell apart); answers its first
-/// column as a number (0 when it returns no row).
-async fn raw(db: &TestDb, sqlite: &str, postgres: &str) -> i64 {
-    let pick = |own: &str| if own.is_empty() { sqlite.to_owned() } else { own.to_owned() };
-    match db.kind {
-        leasehold::store::BackendKind::Sqlite => {
-            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sqlite.to_owned())).fetch_optional(&pool).await.unwrap().unwrap_or(0)
-        }
-        leasehold::store::BackendKind::Postgres => {
-            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sqlx::AssertSqlSafe(pick(postgres))).fetch_optional(&pool).await.unwrap().unwrap_or(0)
-        }
     }
 }
 

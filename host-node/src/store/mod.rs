@@ -108,7 +108,7 @@ use leasehold_core::lease::{
 };
 
 pub use batch::Coalescer;
-pub use config::{RetryBackoff, StoreConfig};
+pub use config::{OnSuccess, RetryBackoff, StoreConfig};
 pub use error::{StoreError, StoreResult};
 pub use job::{
     AttemptOutcome, AttemptRecord, ClaimedJob, DEFAULT_MAX_ATTEMPTS, EnqueueOptions, FailOutcome,
@@ -409,7 +409,8 @@ impl Store {
     /// PostgreSQL in ONE statement, so one commit and one round trip serve
     /// both (SQLite runs the two one after the other). For a worker slot
     /// that finished a job and wants the next: the completion is fenced
-    /// exactly as [`Store::complete`], the claim behaves as
+    /// exactly as [`Store::complete`] (and keeps or deletes the job as it
+    /// does), the claim behaves as
     /// [`Store::claim_page`], and the completion lands whether or not the
     /// claim finds anything.
     pub async fn complete_and_claim(
@@ -461,6 +462,7 @@ impl Store {
             look_for_stale,
             refused: &refused,
             settle: &settle,
+            on_success: self.inner.config.on_success,
             now: now_ms,
         };
         let (round, done): (ClaimRound, Vec<i64>) =
@@ -601,12 +603,20 @@ impl Store {
     /// [`Store::job`] reads it off the job row (owner, token, claim time,
     /// finish time). Fenced like [`Store::heartbeat`]; a second completion
     /// answers `LostNotRunning` and changes nothing.
+    ///
+    /// With [`OnSuccess::Delete`] ([`StoreConfig::on_success`]) the
+    /// completion deletes the job with its attempt log and results instead,
+    /// under the same fence, and a second completion answers `LostMissing`.
     pub async fn complete(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
         Ok(self.complete_many(&[fence], now).await?[0])
     }
 
     /// Completes many jobs in one statement, each fenced on its own; answers
-    /// in input order.
+    /// in input order. Keeps or deletes them as [`Store::complete`] does.
+    /// A job listed with two tokens whose current one lands under
+    /// [`OnSuccess::Delete`] is answered `LostMissing` for both: with the
+    /// row gone, nothing says which token it held (a landed completion
+    /// answered lost is safe; the reverse would not be).
     pub async fn complete_many(
         &self,
         fences: &[Fence],
@@ -643,7 +653,9 @@ impl Store {
             FencedWrite::Renew { owner_nonce } => {
                 imp::renew(pool, &pairs, owner_nonce, now_ms).await
             }
-            FencedWrite::Complete => imp::complete(pool, &pairs, now_ms).await,
+            FencedWrite::Complete => {
+                imp::complete(pool, &pairs, self.inner.config.on_success, now_ms).await
+            }
             FencedWrite::Release => imp::release(pool, &pairs, now_ms).await,
         })?;
         let expected_nonce = match write {

@@ -23,6 +23,7 @@ use super::migrate::{self, AppliedMigration, MigrationSet, PG_MIGRATION_LOCK_KEY
 use super::validate::NewJob;
 use super::wake::NOTIFY_CHANNEL;
 use super::{
+    OnSuccess,
     BackendKind, ClaimedJob, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError,
     StoreResult, rows,
 };
@@ -133,8 +134,31 @@ macro_rules! complete_update {
         concat!(
             "UPDATE leasehold_jobs j SET state = 'succeeded', finished_at = ",
             db_now!(),
-            "
-        FROM unnest(",
+            "\n        FROM ",
+            fenced_rows!($ids, $tokens)
+        )
+    };
+}
+
+/// [`complete_update`] for [`OnSuccess::Delete`]: the fenced rows are
+/// deleted instead of marked succeeded. The fence is the `DELETE`'s own
+/// `WHERE`, re-tested on the latest row version under READ COMMITTED
+/// exactly as the `UPDATE`'s, and the rows are visited in the same id
+/// order.
+///
+/// [`OnSuccess::Delete`]: super::OnSuccess::Delete
+macro_rules! complete_delete {
+    ($ids:literal, $tokens:literal) => {
+        concat!("DELETE FROM leasehold_jobs j USING ", fenced_rows!($ids, $tokens))
+    };
+}
+
+/// The fence of a completion, after its `FROM` / `USING`: the jobs `j`
+/// running under the tokens bound for them, answered by id.
+macro_rules! fenced_rows {
+    ($ids:literal, $tokens:literal) => {
+        concat!(
+            "unnest(",
             $ids,
             "::int8[], ",
             $tokens,
@@ -142,6 +166,28 @@ macro_rules! complete_update {
         WHERE j.id = f.id AND j.token = f.token
           AND CASE WHEN j.state = 'running' THEN true ELSE false END
         RETURNING j.id"
+        )
+    };
+}
+
+/// The completion as CTE `done` (the ids it landed on), for fences bound as
+/// `$ids`/`$tokens`: `keep` marks the rows succeeded ([`complete_update`]);
+/// `delete` deletes them ([`complete_delete`]) with, in CTEs of their own,
+/// their attempt log and recorded results (a data-modifying CTE must sit at
+/// the top level, and runs to completion even if nothing reads it).
+macro_rules! done_cte {
+    (keep, $ids:literal, $tokens:literal) => {
+        concat!("done AS (", complete_update!($ids, $tokens), ")")
+    };
+    (delete, $ids:literal, $tokens:literal) => {
+        concat!(
+            "done AS (",
+            complete_delete!($ids, $tokens),
+            "),
+    done_log AS (
+        DELETE FROM leasehold_attempts a WHERE a.job_id = ANY(ARRAY(SELECT id FROM done))),
+    done_results AS (
+        DELETE FROM leasehold_results r WHERE r.job_id = ANY(ARRAY(SELECT id FROM done)))"
         )
     };
 }
@@ -431,8 +477,8 @@ const CLAIM_QUEUED: &str = concat!(
 );
 
 /// Completion fused with the next claim: one statement, one commit. The
-/// completion binds $10 ids and $11 tokens; its `done` rows come back with
-/// `kind` 'done'.
+/// completion (`keep` or `delete`: see [`done_cte`]) binds $10 ids and $11
+/// tokens; its `done` rows come back with `kind` 'done'.
 ///
 /// `done` is the first branch of the result on purpose: it runs first, so
 /// the statement's one blocking lock (on the job it completes) is taken
@@ -440,35 +486,48 @@ const CLAIM_QUEUED: &str = concat!(
 /// LOCKED), but it can keep a lock on a row that turned from queued to
 /// running under it; a statement that waited while holding such a lock could
 /// close a cycle with another worker's completion.
-const COMPLETE_AND_CLAIM: &str = concat!(
-    clock_cte!(),
-    ",\n    done AS (",
-    complete_update!("$10", "$11"),
-    "),\n    ",
-    stale_cte!(),
-    ",\n    ",
-    take_queued_ctes!("greatest($2 - (SELECT count(*) FROM stale), 0)"),
-    "\n    ",
-    done_rows!(),
-    "\n    UNION ALL\n    ",
-    claimed_rows!(),
-    "\n    UNION ALL\n    ",
-    stale_rows!()
-);
+macro_rules! complete_and_claim {
+    ($mode:ident) => {
+        concat!(
+            clock_cte!(),
+            ",\n    ",
+            done_cte!($mode, "$10", "$11"),
+            ",\n    ",
+            stale_cte!(),
+            ",\n    ",
+            take_queued_ctes!("greatest($2 - (SELECT count(*) FROM stale), 0)"),
+            "\n    ",
+            done_rows!(),
+            "\n    UNION ALL\n    ",
+            claimed_rows!(),
+            "\n    UNION ALL\n    ",
+            stale_rows!()
+        )
+    };
+}
 
-/// [`COMPLETE_AND_CLAIM`] without the look for stale leases: the completion
+/// [`complete_and_claim`] without the look for stale leases: the completion
 /// binds $9 ids and $10 tokens.
-const COMPLETE_AND_CLAIM_QUEUED: &str = concat!(
-    clock_cte!(),
-    ",\n    done AS (",
-    complete_update!("$9", "$10"),
-    "),\n    ",
-    take_queued_ctes!("$2"),
-    "\n    ",
-    done_rows!(),
-    "\n    UNION ALL\n    ",
-    claimed_rows!()
-);
+macro_rules! complete_and_claim_queued {
+    ($mode:ident) => {
+        concat!(
+            clock_cte!(),
+            ",\n    ",
+            done_cte!($mode, "$9", "$10"),
+            ",\n    ",
+            take_queued_ctes!("$2"),
+            "\n    ",
+            done_rows!(),
+            "\n    UNION ALL\n    ",
+            claimed_rows!()
+        )
+    };
+}
+
+const COMPLETE_AND_CLAIM: &str = complete_and_claim!(keep);
+const COMPLETE_AND_CLAIM_QUEUED: &str = complete_and_claim_queued!(keep);
+const DELETE_AND_CLAIM: &str = complete_and_claim!(delete);
+const DELETE_AND_CLAIM_QUEUED: &str = complete_and_claim_queued!(delete);
 
 pub(crate) async fn claim(
     pool: &PgPool,
@@ -482,13 +541,16 @@ pub(crate) async fn claim(
         look_for_stale,
         refused,
         settle,
+        on_success,
         now: _,
     } = request;
-    let sql = match (settle.is_empty(), *look_for_stale) {
-        (true, true) => CLAIM,
-        (true, false) => CLAIM_QUEUED,
-        (false, true) => COMPLETE_AND_CLAIM,
-        (false, false) => COMPLETE_AND_CLAIM_QUEUED,
+    let sql = match (settle.is_empty(), *look_for_stale, on_success) {
+        (true, true, _) => CLAIM,
+        (true, false, _) => CLAIM_QUEUED,
+        (false, true, OnSuccess::Keep) => COMPLETE_AND_CLAIM,
+        (false, false, OnSuccess::Keep) => COMPLETE_AND_CLAIM_QUEUED,
+        (false, true, OnSuccess::Delete) => DELETE_AND_CLAIM,
+        (false, false, OnSuccess::Delete) => DELETE_AND_CLAIM_QUEUED,
     };
     let mut query = sqlx::query(sql)
         .bind(*queue)
@@ -743,14 +805,20 @@ pub(crate) async fn renew(
 }
 
 const COMPLETE: &str = complete_update!("$1", "$2");
+const DELETE_COMPLETED: &str = concat!("WITH ", done_cte!(delete, "$1", "$2"), "\nSELECT id FROM done");
 
 pub(crate) async fn complete(
     pool: &PgPool,
     pairs: &[(i64, i64)],
+    on_success: OnSuccess,
     _now: i64,
 ) -> StoreResult<Vec<i64>> {
     let (ids, tokens) = by_id(pairs);
-    Ok(sqlx::query_scalar(COMPLETE)
+    let sql = match on_success {
+        OnSuccess::Keep => COMPLETE,
+        OnSuccess::Delete => DELETE_COMPLETED,
+    };
+    Ok(sqlx::query_scalar(sql)
         .bind(ids)
         .bind(tokens)
         .fetch_all(pool)

@@ -19,8 +19,8 @@ use super::backend::{self, ClaimRequest, ClaimRound, FenceRow, OwnerParams, Take
 use super::migrate::{self, AppliedMigration, MigrationSet};
 use super::validate::NewJob;
 use super::{
-    BackendKind, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError, StoreResult,
-    rows,
+    BackendKind, JobId, JobRecord, JobState, OnSuccess, QueueCounts, StoreConfig, StoreError,
+    StoreResult, rows,
 };
 
 pub(crate) const KIND: BackendKind = BackendKind::Sqlite;
@@ -206,13 +206,14 @@ pub(crate) async fn claim(
         look_for_stale,
         refused,
         settle,
+        on_success,
         now,
     } = request;
     // Commits are cheap in WAL mode: the completion goes first on its own.
     let done = if settle.is_empty() {
         Vec::new()
     } else {
-        complete(pool, settle, now).await?
+        complete(pool, settle, on_success, now).await?
     };
     // Two statements (one when this claim does not look for stale leases),
     // no transaction: the stale read only sizes the page and
@@ -415,16 +416,48 @@ const LOG_ENDED: &str = "INSERT INTO leasehold_attempts (job_id, token, owner_ho
         claimed_at, ?2, ?3, ?4
     FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
-/// Completes the fenced jobs: one `UPDATE`. The succeeded attempt is not
-/// logged; the job row keeps what inspection shows of it (see
-/// [`rows::attempt_log`]).
+/// Completes the fenced jobs. `Keep`: one `UPDATE`; the succeeded attempt
+/// is not logged, the job row keeps what inspection shows of it (see
+/// [`rows::attempt_log`]). `Delete`: one transaction deletes the fenced
+/// rows, then the attempt log and results of those that were deleted.
 pub(crate) async fn complete(
     pool: &SqlitePool,
     pairs: &[(i64, i64)],
+    on_success: OnSuccess,
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let set = "state = 'succeeded', finished_at = ?2";
-    update_fenced(pool, set, pairs, None, now).await
+    if on_success == OnSuccess::Keep {
+        let set = "state = 'succeeded', finished_at = ?2";
+        return update_fenced(pool, set, pairs, None, now).await;
+    }
+    let mut tx = immediate(pool).await?;
+    // By primary key for the listed ids, then the token test on each row:
+    // a join against json_each would scan the jobs table.
+    let deleted: Vec<i64> = sqlx::query_scalar(
+        "DELETE FROM leasehold_jobs
+         WHERE id IN (SELECT json_extract(value, '$[0]') FROM json_each(?1))
+           AND state = 'running'
+           AND EXISTS (SELECT 1 FROM json_each(?1)
+                       WHERE json_extract(value, '$[0]') = leasehold_jobs.id
+                         AND json_extract(value, '$[1]') = leasehold_jobs.token)
+         RETURNING id",
+    )
+    .bind(pairs_json(pairs))
+    .fetch_all(&mut *tx)
+    .await?;
+    if !deleted.is_empty() {
+        let ids = serde_json::to_string(&deleted).expect("ids serialize");
+        for table in ["leasehold_attempts", "leasehold_results"] {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DELETE FROM {table} WHERE job_id IN (SELECT value FROM json_each(?1))"
+            )))
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(deleted)
 }
 
 pub(crate) async fn fail(

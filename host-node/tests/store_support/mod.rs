@@ -163,3 +163,27 @@ pub fn owner(host: &str, nonce: &str) -> OwnerId {
         boot_id: None,
     }
 }
+
+/// Rows of `table` whose `job_id` is one of `ids`, read straight from the
+/// database (the store's own reads join the job row, which is gone).
+pub async fn raw_rows(db: &TestDb, ids: &[i64], table: &str) -> i64 {
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    raw(db, &format!("SELECT count(*) FROM {table} WHERE job_id IN ({list})"), "").await
+}
+
+/// Runs `sql` straight on the database (`sqlite` or `postgres`, whichever
+/// is not empty, for statements the two spell apart); answers its first
+/// column as a number (0 when it returns no row).
+pub async fn raw(db: &TestDb, sqlite: &str, postgres: &str) -> i64 {
+    let pick = |own: &str| if own.is_empty() { sqlite.to_owned() } else { own.to_owned() };
+    match db.kind {
+        leasehold::store::BackendKind::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sqlite.to_owned())).fetch_optional(&pool).await.unwrap().unwrap_or(0)
+        }
+        leasehold::store::BackendKind::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(pick(postgres))).fetch_optional(&pool).await.unwrap().unwrap_or(0)
+        }
+    }
+}

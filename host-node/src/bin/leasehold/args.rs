@@ -149,6 +149,12 @@ pub struct WorkArgs {
     /// were dead-lettered (`run` is the command that exits 1 for those).
     #[arg(long)]
     pub until_empty: bool,
+    /// Delete each job that succeeds, with its attempts and output, instead
+    /// of keeping it for `status`, `jobs` and `show` (`events` still lists
+    /// its settlement). Less for the database to write per job; failed and
+    /// dead-lettered jobs are kept either way.
+    #[arg(long)]
+    pub delete_succeeded: bool,
 }
 
 /// `leasehold jobs`.

@@ -22,7 +22,7 @@ use args::{Cli, Command, Global, WorkArgs};
 use clap::Parser;
 use fail::{CliError, EXIT_ERROR};
 use leasehold::liveness::SameHostPidProbe;
-use leasehold::store::{Store, StoreConfig, StoreError};
+use leasehold::store::{OnSuccess, Store, StoreConfig, StoreError};
 use pool::{Interrupts, Pool, PoolConfig};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -95,7 +95,7 @@ pub fn default_concurrency() -> u32 {
 /// lease whose owner process is still alive on this host (never hastens one).
 async fn connect(global: &Global) -> Result<Store, CliError> {
     refuse_in_memory(&global.database)?;
-    Ok(open(global).await?)
+    Ok(open(global, OnSuccess::Keep).await?)
 }
 
 /// Each command is its own process: an in-memory database would be gone
@@ -109,8 +109,10 @@ fn refuse_in_memory(url: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-async fn open(global: &Global) -> Result<Store, StoreError> {
-    let config = StoreConfig::default().with_liveness(Arc::new(SameHostPidProbe::new()));
+async fn open(global: &Global, on_success: OnSuccess) -> Result<Store, StoreError> {
+    let config = StoreConfig::default()
+        .with_liveness(Arc::new(SameHostPidProbe::new()))
+        .with_on_success(on_success);
     Store::connect_with(&global.database, config).await
 }
 
@@ -144,7 +146,8 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     }
     if let Command::Work(args) = &cli.command {
         let mut interrupts = Interrupts::listen()?;
-        let Some(store) = connect_waiting(global, &mut interrupts).await? else {
+        let on_success = if args.delete_succeeded { OnSuccess::Delete } else { OnSuccess::Keep };
+        let Some(store) = connect_waiting(global, on_success, &mut interrupts).await? else {
             eprintln!("leasehold: stopping: the database was not reached, nothing was claimed");
             return Ok(fail::EXIT_INTERRUPTED);
         };
@@ -182,7 +185,11 @@ const CONNECT_RETRY_MAX: Duration = Duration::from_secs(15);
 /// and recovers when it returns"). `None` when interrupted meanwhile (also
 /// during a try). A SQLite file that cannot be opened, and a server that
 /// answers with an error ([`may_answer_later`]), are errors at once.
-async fn connect_waiting(global: &Global, interrupts: &mut Interrupts) -> Result<Option<Store>, CliError> {
+async fn connect_waiting(
+    global: &Global,
+    on_success: OnSuccess,
+    interrupts: &mut Interrupts,
+) -> Result<Option<Store>, CliError> {
     refuse_in_memory(&global.database)?;
     // A worker may well start before anything is queued, so a missing SQLite
     // file is created; but a mistyped path would then wait on an empty queue
@@ -196,7 +203,7 @@ async fn connect_waiting(global: &Global, interrupts: &mut Interrupts) -> Result
     let mut said = false;
     loop {
         let tried = tokio::select! {
-            tried = open(global) => tried,
+            tried = open(global, on_success) => tried,
             () = interrupts.next() => return Ok(None),
         };
         match tried {

@@ -1,0 +1,172 @@
+//! `OnSuccess::Delete`: a completion deletes the job it completes, with its
+//! attempt log and results, under the same fence as a completion that keeps
+//! it; every other write keeps the job as before.
+
+#![cfg(feature = "sqlite")]
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::core::lease::FenceOutcome;
+use leasehold::store::{
+    EnqueueOptions, FailOutcome, JobId, JobState, OnSuccess, Store, StoreConfig, StoreError,
+};
+use serde_json::json;
+use store_support::{TestDb, backends_with, owner, raw_rows};
+
+// As in store_fencing: long enough that a loaded machine never stalls a
+// whole window between two statements on PostgreSQL (real time).
+const LEASE: Duration = Duration::from_secs(1);
+
+fn deleting() -> StoreConfig {
+    StoreConfig::default().with_on_success(OnSuccess::Delete)
+}
+
+async fn exists(s: &Store, id: JobId) -> bool {
+    match s.job(id).await {
+        Ok(_) => true,
+        Err(StoreError::UnknownJob { .. }) => false,
+        Err(e) => panic!("reading job {id:?}: {e}"),
+    }
+}
+
+/// Counts of (succeeded, dead) jobs in queue `q`.
+async fn finished(db: &TestDb) -> (u64, u64) {
+    let counts = db.store.counts().await.unwrap();
+    counts
+        .iter()
+        .find(|c| c.queue == "q")
+        .map_or((0, 0), |c| (c.succeeded, c.dead))
+}
+
+#[tokio::test]
+async fn a_completion_deletes_the_job_with_its_attempt_log_and_results() {
+    for db in backends_with("on_success_delete", deleting()).await {
+        let s = &db.store;
+        let twice = EnqueueOptions { max_attempts: 2, ..Default::default() };
+        let id = s.enqueue("q", &json!("x"), &twice, db.now()).await.unwrap();
+        let me = owner("h", "a");
+        // A failed first attempt (logged), then a second that records a result.
+        let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        assert!(matches!(s.fail(first.fence(), "boom", db.now()).await.unwrap(), FailOutcome::Retrying { .. }));
+        db.advance(Duration::from_millis(1100)).await;
+        let second = s.claim("q", &me, db.now(), LEASE).await.unwrap().expect("the retry is due");
+        s.record_result(second.fence(), &json!({"exit": 0}), db.now()).await.unwrap();
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1, "{}", db.label());
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 1, "{}", db.label());
+
+        assert_eq!(s.complete(second.fence(), db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
+        assert!(!exists(s, id).await, "{}: the completed job is still there", db.label());
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0, "{}: attempt rows remain", db.label());
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 0, "{}: result rows remain", db.label());
+        assert_eq!(finished(&db).await, (0, 0), "{}", db.label());
+        // Completing it again lands nowhere.
+        assert_eq!(s.complete(second.fence(), db.now()).await.unwrap(), FenceOutcome::LostMissing, "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_stale_token_cannot_delete_the_job() {
+    for db in backends_with("on_success_stale", deleting()).await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let old = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let new = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!((new.id, new.token > old.token), (id, true), "{}", db.label());
+
+        assert_eq!(s.complete(old.fence(), db.now()).await.unwrap(), FenceOutcome::LostToNewerToken, "{}", db.label());
+        let record = s.job(id).await.unwrap();
+        assert_eq!((record.state, record.token), (JobState::Running, new.token), "{}", db.label());
+        // The lost attempt's log row goes with the job once the new owner completes it.
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1, "{}", db.label());
+        assert_eq!(s.complete(new.fence(), db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
+        assert!(!exists(s, id).await, "{}", db.label());
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0, "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_batch_deletes_only_the_jobs_whose_fence_holds() {
+    for db in backends_with("on_success_batch", deleting()).await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 3).await.unwrap();
+        assert_eq!(page.len(), 3);
+        let mut wrong = page[1].fence();
+        wrong.token += 1;
+        let outcomes = s.complete_many(&[page[0].fence(), wrong, page[2].fence()], db.now()).await.unwrap();
+        assert_eq!(
+            outcomes,
+            [FenceOutcome::Updated, FenceOutcome::LostToNewerToken, FenceOutcome::Updated],
+            "{}",
+            db.label()
+        );
+        assert!(!exists(s, page[0].id).await && !exists(s, page[2].id).await, "{}", db.label());
+        assert_eq!(s.job(page[1].id).await.unwrap().state, JobState::Running, "{}", db.label());
+    }
+}
+
+/// The fused completion deletes too, whether or not its claim looks for
+/// stale leases (PostgreSQL runs a different statement for each).
+#[tokio::test]
+async fn complete_and_claim_deletes_the_completed_job_and_claims_the_next() {
+    for every in [Duration::ZERO, Duration::from_secs(3600)] {
+        let config = deleting().with_reclaim_every(every);
+        for db in backends_with("on_success_fused", config).await {
+            let s = &db.store;
+            let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
+            s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+            let me = owner("h", "a");
+            let mut job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+            for _ in 0..2 {
+                let (outcome, page) = s.complete_and_claim(job.fence(), "q", &me, db.now(), LEASE, 1).await.unwrap();
+                assert_eq!(outcome, FenceOutcome::Updated, "{} every {every:?}", db.label());
+                assert!(!exists(s, job.id).await, "{} every {every:?}: job {:?} kept", db.label(), job.id);
+                job = page.into_iter().next().expect("the next job");
+                assert_eq!(s.job(job.id).await.unwrap().state, JobState::Running);
+            }
+            assert_eq!(s.complete(job.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+            assert!(s.counts().await.unwrap().iter().all(|c| c.queue != "q"), "{}: jobs left", db.label());
+        }
+    }
+}
+
+#[tokio::test]
+async fn failed_and_dead_lettered_jobs_are_kept_and_a_deleted_jobs_key_is_free_again() {
+    for db in backends_with("on_success_keeps_dead", deleting()).await {
+        let s = &db.store;
+        let me = owner("h", "a");
+        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+        let dead = s.enqueue("q", &json!("dead"), &once, db.now()).await.unwrap();
+        let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!(s.fail(job.fence(), "boom", db.now()).await.unwrap(), FailOutcome::DeadLettered);
+        assert_eq!(s.job(dead).await.unwrap().state, JobState::Dead, "{}", db.label());
+        assert_eq!(finished(&db).await, (0, 1), "{}", db.label());
+
+        let keyed = EnqueueOptions { idempotency_key: Some("k".into()), ..Default::default() };
+        let first = s.enqueue("q", &json!("first"), &keyed, db.now()).await.unwrap();
+        assert_eq!(s.enqueue("q", &json!("again"), &keyed, db.now()).await.unwrap(), first, "{}", db.label());
+        let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        assert_eq!(job.id, first);
+        s.complete(job.fence(), db.now()).await.unwrap();
+        let second = s.enqueue("q", &json!("second"), &keyed, db.now()).await.unwrap();
+        assert_ne!(second, first, "{}: the key still named the deleted job", db.label());
+    }
+}
+
+/// The default keeps succeeded jobs: the same completion leaves the row.
+#[tokio::test]
+async fn the_default_keeps_succeeded_jobs() {
+    assert_eq!(StoreConfig::default().on_success, OnSuccess::Keep);
+    for db in backends_with("on_success_keep", StoreConfig::default()).await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        s.complete(job.fence(), db.now()).await.unwrap();
+        assert_eq!(s.job(id).await.unwrap().state, JobState::Succeeded, "{}", db.label());
+        assert_eq!(finished(&db).await, (1, 0), "{}", db.label());
+    }
+}
