@@ -141,6 +141,6 @@ async fn unknown_job_id_is_a_clear_error() {
     for db in backends("inspect_unknown_job").await {
         let err = db.store.job(JobId(31337)).await.unwrap_err();
         assert!(matches!(err, StoreError::UnknownJob(JobId(31337))), "{err}");
-        assert_eq!(err.to_string(), "unknown job id 31337 (never queued, or purged)");
+        assert_eq!(err.to_string(), "unknown job id 31337 (never queued, or deleted once finished: purged, or succeeded under delete-on-success)");
     }
 }

@@ -170,3 +170,68 @@ async fn the_default_keeps_succeeded_jobs() {
         assert_eq!(finished(&db).await, (1, 0), "{}", db.label());
     }
 }
+
+/// An enqueue whose key conflicts with a job that a deleting completion
+/// removes before the enqueue reads its id inserts the job again, rather
+/// than failing: one task enqueues under one key while another completes
+/// (and so deletes) each job as soon as it is claimed. Every enqueue gets
+/// an id, and no key ever names two jobs at once.
+#[tokio::test]
+async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id() {
+    for db in backends_with("on_success_key_race", deleting()).await {
+        let deleter = db.second_store(deleting()).await;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let worker = {
+            let stop = stop.clone();
+            let now = db.now();
+            tokio::spawn(async move {
+                let me = owner("h", "deleter");
+                let mut completed = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    match deleter.claim("q", &me, now, LEASE).await.unwrap() {
+                        Some(job) => {
+                            deleter.complete(job.fence(), now).await.unwrap();
+                            completed += 1;
+                        }
+                        None => tokio::task::yield_now().await,
+                    }
+                }
+                completed
+            })
+        };
+        let keyed = EnqueueOptions { idempotency_key: Some("k".into()), ..Default::default() };
+        let started = std::time::Instant::now();
+        let mut enqueued = 0u64;
+        while started.elapsed() < Duration::from_secs(2) {
+            if let Err(e) = db.store.enqueue("q", &json!("x"), &keyed, db.now()).await {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                panic!("{}: enqueue {enqueued} failed: {e}", db.label());
+            }
+            enqueued += 1;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let completed = worker.await.unwrap();
+        assert!(completed > 10, "{}: only {completed} of {enqueued} enqueues were completed meanwhile", db.label());
+    }
+}
+
+/// `tally` of a set of jobs counts those deleted once finished, so a `run`
+/// watching its jobs while another worker deletes them sees them settled.
+#[tokio::test]
+async fn a_tally_counts_the_deleted_jobs_apart() {
+    for db in backends_with("on_success_tally", deleting()).await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        s.complete(job.fence(), db.now()).await.unwrap();
+        let listed_twice = [ids.as_slice(), &ids[..1]].concat();
+        let tally = s.tally(&listed_twice).await.unwrap();
+        assert_eq!(
+            (tally.queued, tally.running, tally.succeeded, tally.deleted, tally.unsettled()),
+            (2, 0, 0, 1, 2),
+            "{}",
+            db.label()
+        );
+    }
+}

@@ -121,12 +121,19 @@ pub(crate) struct FenceRow {
 /// Jobs without a key get the keyless ids in ascending order: ids are
 /// assigned in insert order and both backends insert in input order. Jobs
 /// whose key conflicted (with an older job, or an earlier job of the same
-/// batch) are looked up in `existing` (key → id), read after the insert.
+/// batch) are looked up in `existing` (key → id), read after the insert;
+/// `None` for one whose conflicting job was deleted in between (a
+/// completion under `OnSuccess::Delete`, or a purge), whose key is free
+/// again: the caller inserts it again.
+///
+/// # Errors
+/// [`StoreError::CorruptRow`] when a job without a key got no id: it was
+/// inserted, and inserting it again would queue it twice.
 pub(crate) fn assign_ids(
     jobs: &[super::validate::NewJob],
     returned: Vec<(i64, Option<String>)>,
     existing: &HashMap<String, i64>,
-) -> StoreResult<Vec<super::JobId>> {
+) -> StoreResult<Vec<Option<super::JobId>>> {
     let mut keyless: Vec<i64> = Vec::with_capacity(returned.len());
     let mut keyed: HashMap<String, i64> = HashMap::new();
     for (id, key) in returned {
@@ -140,15 +147,12 @@ pub(crate) fn assign_ids(
     keyless.sort_unstable();
     let mut keyless = keyless.into_iter();
     jobs.iter()
-        .map(|job| {
-            let id = match &job.idempotency_key {
-                None => keyless.next(),
-                Some(k) => keyed.get(k).or_else(|| existing.get(k)).copied(),
-            };
-            id.map(super::JobId).ok_or_else(|| StoreError::CorruptRow {
+        .map(|job| match &job.idempotency_key {
+            None => keyless.next().map(|id| Some(super::JobId(id))).ok_or_else(|| StoreError::CorruptRow {
                 table: "leasehold_jobs",
                 detail: "an enqueued job's id was not returned".to_owned(),
-            })
+            }),
+            Some(k) => Ok(keyed.get(k).or_else(|| existing.get(k)).copied().map(super::JobId)),
         })
         .collect()
 }
@@ -354,6 +358,31 @@ mod tests {
     fn same_token_under_another_owner_is_lost() {
         let out = fence_outcomes(&[fence(1, 1)], &[], &[row(1, 1, "running")], Some("b")).unwrap();
         assert_eq!(out, [FenceOutcome::LostToNewerToken]);
+    }
+
+    fn new_job(key: Option<&str>) -> crate::store::validate::NewJob {
+        let options = crate::store::EnqueueOptions {
+            idempotency_key: key.map(str::to_owned),
+            ..Default::default()
+        };
+        crate::store::validate::NewJob::new(&serde_json::json!(1), &options).unwrap()
+    }
+
+    #[test]
+    fn a_keyed_job_whose_conflicting_job_vanished_gets_no_id_to_insert_again() {
+        let jobs = [new_job(None), new_job(Some("a")), new_job(Some("b")), new_job(None)];
+        let returned = vec![(7, None), (5, None), (6, Some("a".to_owned()))];
+        let ids = assign_ids(&jobs, returned, &HashMap::new()).unwrap();
+        assert_eq!(ids, [Some(JobId(5)), Some(JobId(6)), None, Some(JobId(7))]);
+        let existing = HashMap::from([("b".to_owned(), 3)]);
+        let ids = assign_ids(&jobs, vec![(5, None), (6, Some("a".to_owned())), (7, None)], &existing).unwrap();
+        assert_eq!(ids[2], Some(JobId(3)));
+    }
+
+    #[test]
+    fn a_keyless_job_without_an_id_is_a_corrupt_row_not_a_retry() {
+        let err = assign_ids(&[new_job(None)], Vec::new(), &HashMap::new()).unwrap_err();
+        assert!(matches!(err, StoreError::CorruptRow { .. }), "{err}");
     }
 
     #[test]

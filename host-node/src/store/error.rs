@@ -34,9 +34,10 @@ pub enum StoreError {
         /// What it must be.
         reason: String,
     },
-    /// No job has this id: none was queued with it, or it was purged
-    /// ([`Store::purge`](super::Store::purge)).
-    #[error("unknown job id {0} (never queued, or purged)")]
+    /// No job has this id: none was queued with it, or it was deleted once
+    /// finished ([`Store::purge`](super::Store::purge), or a completion
+    /// under [`OnSuccess::Delete`](super::OnSuccess::Delete)).
+    #[error("unknown job id {0} (never queued, or deleted once finished: purged, or succeeded under delete-on-success)")]
     UnknownJob(JobId),
     /// A store URL whose scheme is neither `sqlite:` nor `postgres:`/`postgresql:`.
     #[error("unsupported store URL {url:?}: expected sqlite://PATH or postgres://...")]

@@ -24,6 +24,10 @@ pub struct JobTally {
     /// Attempts whose lease was taken over from a lost worker (reclaimed
     /// after the stale window, or stolen with evidence).
     pub reclaimed: u64,
+    /// Jobs no longer there: only finished jobs are ever deleted (completed
+    /// by a store under `OnSuccess::Delete`, or purged), and their
+    /// attempts went with them, so `retried` and `reclaimed` leave them out.
+    pub deleted: u64,
 }
 
 impl JobTally {
@@ -111,7 +115,9 @@ impl Store {
     }
 
     /// How far the jobs `ids` have come: counts by state, retried failures,
-    /// reclaimed attempts. Unknown ids count nowhere.
+    /// reclaimed attempts. Ids not found (each counted once) are `deleted`:
+    /// an id this store handed out and that is gone was deleted once it
+    /// had finished.
     ///
     /// # Errors
     /// [`super::StoreError::Database`] when the read fails.
@@ -147,6 +153,9 @@ impl Store {
                 None => {}
             }
         }
+        let distinct: std::collections::HashSet<i64> = ids.iter().copied().collect();
+        let found = tally.queued + tally.running + tally.succeeded + tally.dead;
+        tally.deleted = (distinct.len() as u64).saturating_sub(found);
         tally.retried = retried.unwrap_or(0).max(0) as u64;
         tally.reclaimed = reclaimed.unwrap_or(0).max(0) as u64;
         Ok(tally)

@@ -164,6 +164,10 @@ macro_rules! dispatch {
     };
 }
 
+/// How many times an enqueue inserts a keyed job again whose conflicting
+/// job vanished before its id was read (see `Store::enqueue_prepared`).
+const ENQUEUE_TRIES: usize = 5;
+
 struct Inner {
     backend: Backend,
     config: StoreConfig,
@@ -351,7 +355,33 @@ impl Store {
         let due_now = jobs
             .iter()
             .any(|j| j.run_at.is_none_or(|at| at <= now_ms) && j.delay_ms == 0);
-        let ids = dispatch!(self, |pool| imp::enqueue(pool, queue, &jobs, now_ms).await)?;
+        let mut ids = dispatch!(self, |pool| imp::enqueue(pool, queue, &jobs, now_ms).await)?;
+        // A job whose key conflicted with a job deleted before its id could
+        // be read (completed under `OnSuccess::Delete`, or purged, between
+        // the insert and the read) got none: its key is free again, so it is
+        // inserted again, as if it had come a moment later.
+        for _ in 0..ENQUEUE_TRIES {
+            let missing: Vec<usize> = (0..ids.len()).filter(|&i| ids[i].is_none()).collect();
+            if missing.is_empty() {
+                break;
+            }
+            let again: Vec<NewJob> = missing.iter().map(|&i| jobs[i].clone()).collect();
+            let found = dispatch!(self, |pool| imp::enqueue(pool, queue, &again, now_ms).await)?;
+            for (i, id) in missing.into_iter().zip(found) {
+                ids[i] = id;
+            }
+        }
+        let ids = ids
+            .into_iter()
+            .map(|id| {
+                id.ok_or_else(|| StoreError::CorruptRow {
+                    table: "leasehold_jobs",
+                    detail: format!(
+                        "the job holding an enqueued job's idempotency key was deleted {ENQUEUE_TRIES} times in a row before its id could be read"
+                    ),
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
         if due_now {
             self.inner.wakers.wake(queue);
         }

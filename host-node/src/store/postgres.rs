@@ -318,7 +318,7 @@ pub(crate) async fn enqueue(
     queue: &str,
     jobs: &[NewJob],
     _now: i64,
-) -> StoreResult<Vec<JobId>> {
+) -> StoreResult<Vec<Option<JobId>>> {
     debug_assert_eq!(NOTIFY_CHANNEL, "leasehold_jobs");
     // `notified` is read only so the planner must run the NOTIFY.
     let returned: Vec<(i64, Option<String>, i64)> = sqlx::query_as(ENQUEUE)
@@ -951,11 +951,17 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
 }
 
 /// Vacuums the jobs table (see [`super::vacuum`]): `SKIP_LOCKED`, so it
-/// neither waits for nor queues behind another process's vacuum of it.
-/// Errors are logged: this is upkeep, no caller waits for it.
+/// neither waits for nor queues behind another process's vacuum of it;
+/// `INDEX_CLEANUP ON`, because the dead entries at the head of the queued
+/// index are what it is for, and left to choose (`AUTO`) the server skips
+/// the indexes when few heap pages hold dead rows — a long backlog with a
+/// short dead head; `TRUNCATE OFF`, because giving the table's empty tail
+/// back takes an ACCESS EXCLUSIVE lock, which stops every claim meanwhile,
+/// for pages the queue fills again. Errors are logged: this is upkeep, no
+/// caller waits for it.
 pub(crate) async fn vacuum(pool: &PgPool) {
     let started = std::time::Instant::now();
-    match sqlx::raw_sql("VACUUM (SKIP_LOCKED) leasehold_jobs")
+    match sqlx::raw_sql("VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE OFF) leasehold_jobs")
         .execute(pool)
         .await
     {

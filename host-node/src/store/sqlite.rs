@@ -123,7 +123,7 @@ pub(crate) async fn enqueue(
     queue: &str,
     jobs: &[NewJob],
     now: i64,
-) -> StoreResult<Vec<JobId>> {
+) -> StoreResult<Vec<Option<JobId>>> {
     let batch: Vec<_> = jobs
         .iter()
         .map(|j| {

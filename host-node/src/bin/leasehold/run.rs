@@ -106,6 +106,11 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
 fn print_summary(jobs: usize, tally: &JobTally, took: Duration) {
     println!("jobs:                              {jobs}");
     println!("done:                              {}", tally.succeeded);
+    if tally.deleted > 0 {
+        // Another worker's `work --delete-succeeded`, or a purge: their
+        // attempts went with them, so the lines below leave them out.
+        println!("deleted once finished:             {}", tally.deleted);
+    }
     println!("failed then retried:               {}", tally.retried);
     println!("dead-lettered:                     {}", tally.dead);
     println!("reclaimed from a lost worker:      {}", tally.reclaimed);
