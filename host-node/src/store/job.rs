@@ -88,7 +88,9 @@ pub struct EnqueueOptions {
     /// or a lease lost on it, dead-letters the job.
     pub max_attempts: u32,
     /// At most one job per queue and key: a second enqueue with the same key
-    /// returns the first job's id and writes nothing.
+    /// returns the first job's id and writes nothing, for as long as that
+    /// job is kept (once purged, or deleted by a completion under
+    /// `OnSuccess::Delete`, the key makes a new job).
     pub idempotency_key: Option<String>,
     /// How long one attempt may run; handed to the worker with the claim
     /// ([`ClaimedJob::timeout`]), which cancels the work past it.

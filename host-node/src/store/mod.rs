@@ -165,7 +165,7 @@ macro_rules! dispatch {
 }
 
 /// How many times an enqueue inserts a keyed job again whose conflicting
-/// job vanished before its id was read (see `Store::enqueue_prepared`).
+/// job vanished before its id was read (see `Store::insert`).
 const ENQUEUE_TRIES: usize = 5;
 
 struct Inner {
@@ -293,7 +293,9 @@ impl Store {
     }
 
     /// Enqueues one job; answers its id. With an idempotency key already used
-    /// in this queue, answers the first job's id and writes nothing.
+    /// in this queue, answers the first job's id and writes nothing — while
+    /// that job is kept: once it is purged, or deleted by a completion under
+    /// [`OnSuccess::Delete`], the key makes a new job.
     /// `now` is the caller's clock (SQLite stamps with it; PostgreSQL uses its
     /// own). A job due at once wakes this queue's subscribers.
     ///
@@ -355,11 +357,21 @@ impl Store {
         let due_now = jobs
             .iter()
             .any(|j| j.run_at.is_none_or(|at| at <= now_ms) && j.delay_ms == 0);
-        let mut ids = dispatch!(self, |pool| imp::enqueue(pool, queue, &jobs, now_ms).await)?;
-        // A job whose key conflicted with a job deleted before its id could
-        // be read (completed under `OnSuccess::Delete`, or purged, between
-        // the insert and the read) got none: its key is free again, so it is
-        // inserted again, as if it had come a moment later.
+        let ids = self.insert(queue, &jobs, now_ms).await?;
+        if due_now {
+            self.inner.wakers.wake(queue);
+        }
+        Ok(ids)
+    }
+
+    /// Inserts `jobs` (validated) and answers their ids in input order.
+    ///
+    /// A job whose key conflicted with a job deleted before its id could be
+    /// read (completed under `OnSuccess::Delete`, or purged, between the
+    /// insert and the read) got none: its key is free again, so it is
+    /// inserted again, as if it had come a moment later.
+    async fn insert(&self, queue: &str, jobs: &[NewJob], now_ms: i64) -> StoreResult<Vec<JobId>> {
+        let mut ids = dispatch!(self, |pool| imp::enqueue(pool, queue, jobs, now_ms).await)?;
         for _ in 0..ENQUEUE_TRIES {
             let missing: Vec<usize> = (0..ids.len()).filter(|&i| ids[i].is_none()).collect();
             if missing.is_empty() {
@@ -371,8 +383,7 @@ impl Store {
                 ids[i] = id;
             }
         }
-        let ids = ids
-            .into_iter()
+        ids.into_iter()
             .map(|id| {
                 id.ok_or_else(|| StoreError::CorruptRow {
                     table: "leasehold_jobs",
@@ -381,11 +392,7 @@ impl Store {
                     ),
                 })
             })
-            .collect::<StoreResult<Vec<_>>>()?;
-        if due_now {
-            self.inner.wakers.wake(queue);
-        }
-        Ok(ids)
+            .collect()
     }
 
     /// Claims at most one job of `queue` for `claimant` under a lease of

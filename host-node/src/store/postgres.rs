@@ -23,9 +23,8 @@ use super::migrate::{self, AppliedMigration, MigrationSet, PG_MIGRATION_LOCK_KEY
 use super::validate::NewJob;
 use super::wake::NOTIFY_CHANNEL;
 use super::{
-    OnSuccess,
-    BackendKind, ClaimedJob, JobId, JobRecord, JobState, QueueCounts, StoreConfig, StoreError,
-    StoreResult, rows,
+    BackendKind, ClaimedJob, JobId, JobRecord, JobState, OnSuccess, QueueCounts, StoreConfig,
+    StoreError, StoreResult, rows,
 };
 
 pub(crate) const KIND: BackendKind = BackendKind::Postgres;
