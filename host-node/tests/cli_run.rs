@@ -91,7 +91,8 @@ async fn work_delete_succeeded_deletes_the_jobs_that_succeed_and_keeps_the_dead(
     s.cmd(&["show", &done.to_string()])
         .assert()
         .failure()
-        .stderr(predicate::str::contains(format!("unknown job id {done}")));
+        .stderr(predicate::str::contains(format!("unknown job id {done}")))
+        .stderr(predicate::str::contains("work --delete-succeeded"));
     let store = s.store().await;
     assert_eq!(store.job(dead).await.unwrap().state, JobState::Dead);
     let counts = store.counts().await.unwrap();

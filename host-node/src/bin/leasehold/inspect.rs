@@ -3,7 +3,7 @@
 use crate::fail::CliError;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use leasehold::core::Millis;
-use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store};
+use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, UNIX_EPOCH};
@@ -79,7 +79,16 @@ pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, l
 
 /// `leasehold show ID`.
 pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
-    let job = store.job(JobId(id)).await?;
+    let job = match store.job(JobId(id)).await {
+        // Said in the CLI's own terms: which commands delete a job, and
+        // where its settlement is still to be read.
+        Err(StoreError::UnknownJob(_)) => {
+            return Err(CliError::input(format!(
+                "unknown job id {id}: never queued, or deleted once finished (by `purge`, or by `work --delete-succeeded`; `leasehold events` still lists how it settled)"
+            )));
+        }
+        found => found?,
+    };
     let results: HashMap<u64, Value> = store.results(job.id).await?.into_iter().collect();
     println!("job {} on queue {}", job.id, job.queue);
     println!("command:   {}", command(&job));

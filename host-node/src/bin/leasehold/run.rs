@@ -106,14 +106,18 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
 fn print_summary(jobs: usize, tally: &JobTally, took: Duration) {
     println!("jobs:                              {jobs}");
     println!("done:                              {}", tally.succeeded);
-    if tally.deleted > 0 {
-        // Another worker's `work --delete-succeeded`, or a purge: their
-        // attempts went with them, so the lines below leave them out.
+    // Deleted by another worker's `work --delete-succeeded`, or by a purge:
+    // their attempts went with them, so the attempt counts leave them out,
+    // and say so.
+    let not_counted = if tally.deleted > 0 {
         println!("deleted once finished:             {}", tally.deleted);
-    }
-    println!("failed then retried:               {}", tally.retried);
+        format!(" (not counting the {} deleted jobs)", tally.deleted)
+    } else {
+        String::new()
+    };
+    println!("failed then retried:               {}{not_counted}", tally.retried);
     println!("dead-lettered:                     {}", tally.dead);
-    println!("reclaimed from a lost worker:      {}", tally.reclaimed);
+    println!("reclaimed from a lost worker:      {}{not_counted}", tally.reclaimed);
     println!("time taken:                        {:.2}s", took.as_secs_f64());
 }
 
@@ -137,8 +141,11 @@ impl Progress {
     }
 
     fn show(&mut self, tally: &JobTally) {
-        let settled = tally.succeeded + tally.dead;
-        let msg = format!("{} done, {} retried, {} dead-lettered", tally.succeeded, tally.retried, tally.dead);
+        let settled = tally.succeeded + tally.dead + tally.deleted;
+        let mut msg = format!("{} done, {} retried, {} dead-lettered", tally.succeeded, tally.retried, tally.dead);
+        if tally.deleted > 0 {
+            msg.push_str(&format!(", {} deleted once finished", tally.deleted));
+        }
         if let Some(bar) = &self.bar {
             bar.set_position(settled);
             bar.set_message(msg);
