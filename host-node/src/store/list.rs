@@ -27,6 +27,8 @@ pub struct JobTally {
     /// Jobs no longer there: only finished jobs are ever deleted (completed
     /// by a store under `OnSuccess::Delete`, or purged), and their
     /// attempts went with them, so `retried` and `reclaimed` leave them out.
+    /// A count of ids; no seed clause covers retention (seed 003's run store
+    /// only writes jobs).
     pub deleted: u64,
 }
 
