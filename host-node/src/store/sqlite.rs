@@ -426,10 +426,17 @@ pub(crate) async fn complete(
     on_success: OnSuccess,
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    if on_success == OnSuccess::Keep {
-        let set = "state = 'succeeded', finished_at = ?2";
-        return update_fenced(pool, set, pairs, None, now).await;
+    match on_success {
+        OnSuccess::Keep => {
+            let set = "state = 'succeeded', finished_at = ?2";
+            update_fenced(pool, set, pairs, None, now).await
+        }
+        OnSuccess::Delete => delete_completed(pool, pairs).await,
     }
+}
+
+/// [`complete`] under [`OnSuccess::Delete`]: answers the ids it deleted.
+async fn delete_completed(pool: &SqlitePool, pairs: &[(i64, i64)]) -> StoreResult<Vec<i64>> {
     let mut tx = immediate(pool).await?;
     // By primary key for the listed ids, then the token test on each row:
     // a join against json_each would scan the jobs table.
