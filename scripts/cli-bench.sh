@@ -7,7 +7,7 @@
 #   JOBS=5000 scripts/cli-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q -p leasehold --release --bin leasehold
+cargo build -q -p leasehold --features cli --release --bin leasehold
 bin=target/release/leasehold
 jobs=${JOBS:-2000}
 work=$(mktemp -d)

@@ -91,6 +91,11 @@ if ((install)); then
 fi
 
 # ---------------------------------------------------------------------------------------
+section "user-facing text explains itself"
+run scripts/check-user-text.sh
+section_passed
+
+# ---------------------------------------------------------------------------------------
 section "PostgreSQL for the store tests"
 if [[ -n ${LEASEHOLD_TEST_PG_URL:-} ]]; then
   echo "using LEASEHOLD_TEST_PG_URL from the environment"
@@ -114,13 +119,60 @@ fi
 # ---------------------------------------------------------------------------------------
 # leasehold-tests (cross-crate tests, the simulator) runs in release below, once.
 section "cargo test --workspace (debug)"
-# The postgres feature is on so its tests compile; they skip without LEASEHOLD_TEST_PG_URL.
-run cargo test --workspace --exclude leasehold-tests --features leasehold/postgres
+# The postgres feature is on so its tests compile (they skip without LEASEHOLD_TEST_PG_URL),
+# and cli so the command-line tool and its end-to-end tests build.
+run cargo test --workspace --exclude leasehold-tests --features leasehold/postgres,leasehold/cli
 section_passed
 
 # ---------------------------------------------------------------------------------------
 section "leasehold-core without std (wasm32v1-none)"
 run cargo build -p leasehold-core --no-default-features --target wasm32v1-none
+section_passed
+
+# ---------------------------------------------------------------------------------------
+section "crates: every feature combination of leasehold builds without warnings"
+# `cargo check` replays the warnings of units it does not rebuild, so a warning is seen
+# whether or not this run compiled the crate. Dependencies' warnings are not shown.
+for features in "" sqlite postgres cli "sqlite postgres cli"; do
+  printf '+ cargo check -p leasehold --no-default-features --features "%s"\n' "$features"
+  out=$(cargo check -p leasehold --no-default-features --features "$features" --message-format short 2>&1) || {
+    echo "$out"
+    exit 1
+  }
+  if grep -E '(^|: )warning' <<<"$out"; then
+    echo "features '$features': leasehold builds with warnings (above)" >&2
+    exit 1
+  fi
+done
+section_passed
+
+section "crates: rust-version matches the dependency tree"
+run node scripts/rust-version.mjs --check
+section_passed
+
+section "crates: the test-only mutations of leasehold-core refuse a dependent crate"
+# A crate outside this repository (so without its .cargo/config.toml) that turns the
+# feature on must fail to build, saying why.
+dependent=$(mktemp -d)
+mkdir -p "$dependent/src"
+printf '[package]\nname = "dependent"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nleasehold-core = { path = "%s/core", features = ["mutations"] }\n' \
+  "$root" >"$dependent/Cargo.toml"
+echo 'fn main() {}' >"$dependent/src/main.rs"
+echo "+ cargo check (a dependent crate asking for leasehold-core/mutations)"
+if out=$(cd "$dependent" && env -u LEASEHOLD_CORE_MUTATIONS cargo check --offline --target-dir "$root/target/mutations-guard" 2>&1); then
+  echo "a dependent crate built leasehold-core with its mutations on" >&2
+  rm -rf "$dependent"
+  exit 1
+fi
+rm -rf "$dependent"
+grep -q 'deliberately broken lease' <<<"$out" || { echo "$out"; echo "it failed, but not for the guard's reason" >&2; exit 1; }
+echo "refused: $(grep -m1 -o "the .mutations. feature compiles in deliberately broken lease supervision" <<<"$out")"
+section_passed
+
+section "crates: cargo package in publish order (leasehold-core, then leasehold)"
+# Packaged together, cargo verifies leasehold against the packaged leasehold-core
+# through a local registry overlay, as crates.io will see them once core is published.
+run cargo package -p leasehold-core -p leasehold --allow-dirty
 section_passed
 
 # ---------------------------------------------------------------------------------------

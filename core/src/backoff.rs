@@ -1,7 +1,7 @@
-//! Backoff after passes that raised (seed 000 `jobBackoff` and the runner's
+//! Backoff after passes that raised (`job_backoff` and the runner's
 //! `delay()`).
 
-/// Exponential backoff (seed 000 `JobBackoff`): the delay after `k`
+/// Exponential backoff: the delay after `k`
 /// consecutive raising passes is
 /// `min(max_ms, initial_ms × max(1, multiplier)^(min(k − 1, 30)))`.
 ///
@@ -18,7 +18,7 @@ pub struct Backoff {
     pub multiplier: f64,
 }
 
-/// The seed's cap on doublings; it also bounds the failure counter, so a loop
+/// The reference implementation's cap on doublings; it also bounds the failure counter, so a loop
 /// failing for a week computes the same delay as one failing for an hour.
 pub const MAX_BACKOFF_DOUBLINGS: u32 = 30;
 
@@ -27,7 +27,7 @@ pub const MAX_BACKOFF_DOUBLINGS: u32 = 30;
 /// to it, and `nextDelayMs` reports the clamped value.
 pub const MAX_DELAY_MS: u64 = 2_147_483_647;
 
-/// Seed 000 `jobBackoff(intervalMs)`: start at the interval, double, and stop at
+/// Start at the interval, double, and stop at
 /// ten times the interval but never past a minute, unless the interval itself
 /// is longer (`max = max(interval, min(60000, interval × 10))`).
 #[must_use]

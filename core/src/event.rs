@@ -1,9 +1,8 @@
-//! The trace a runner emits and the report a pass answers (seed 000
-//! `JobEvent`, `JobPassReport`).
+//! The trace a runner emits and the report a pass answers.
 
 use crate::Millis;
 
-/// What one pass did (seed 000 `JobPassReport`).
+/// What one pass did.
 ///
 /// Every claimed item is counted in exactly one of `performed`, `failed` and
 /// `claim_lost`, so `claimed == performed + failed + claim_lost` once the pass
@@ -13,7 +12,7 @@ pub struct PassReport {
     /// Items a claim answered in this pass.
     pub claimed: u32,
     /// Items whose `perform` resolved (including ones whose claim was lost
-    /// while they were finishing: the seed's flag rule).
+    /// while they were finishing: the reference implementation's flag rule).
     pub performed: u32,
     /// Items whose `perform` raised while the claim was still held.
     pub failed: u32,
@@ -23,11 +22,11 @@ pub struct PassReport {
 }
 
 impl PassReport {
-    /// The report of a pass that claimed nothing (the seed's `IDLE`).
+    /// The report of a pass that claimed nothing (the reference implementation's `IDLE`).
     pub const IDLE: PassReport = PassReport { claimed: 0, performed: 0, failed: 0, claim_lost: 0 };
 }
 
-/// One trace event (seed 000 `JobEvent`), with the seed's `type` strings (see
+/// One trace event, with the `type` strings (see
 /// [`Event::type_name`]) and fields.
 ///
 /// `E` is the host's opaque error payload (a `JsValue` in JS, a message or
@@ -63,7 +62,7 @@ pub enum Event<E> {
 }
 
 impl<E> Event<E> {
-    /// The seed's `type` string: `pass-start`, `pass-end`, `claimed`,
+    /// The `type` string: `pass-start`, `pass-end`, `claimed`,
     /// `claim-failed`, `performed`, `item-failed`, `heartbeat`,
     /// `heartbeat-failed` or `claim-lost`.
     pub fn type_name(&self) -> &'static str {

@@ -1,4 +1,4 @@
-//! Runner options: the seed's defaults and normalisation, plus the checks we
+//! Runner options: the reference implementation's defaults and normalisation, plus the checks we
 //! add so bad input gets an error naming the option instead of a hot loop.
 //!
 //! Numbers come in as `f64`, the way a JS caller hands them over; the native
@@ -8,18 +8,17 @@
 use crate::backoff::Backoff;
 use core::fmt;
 
-/// Seed 000 `DEFAULT_JOB_BATCH_LIMIT`: claim attempts one pass may make.
+/// Claim attempts one pass may make.
 pub const DEFAULT_JOB_BATCH_LIMIT: u32 = 25;
-/// Seed 000 `MAX_JOB_CONCURRENCY`: the ceiling on items performed at once.
+/// The ceiling on items performed at once.
 pub const MAX_JOB_CONCURRENCY: u32 = 64;
-/// Seed 000 `MIN_HEARTBEAT_MS`: the default cadence never goes under this.
+/// The default cadence never goes under this.
 pub const MIN_HEARTBEAT_MS: u64 = 250;
-/// Seed 000 `HEARTBEAT_DIVISOR`: the default cadence is a third of the stale
+/// The default cadence is a third of the stale
 /// window, so two renewals fit in it.
 pub const HEARTBEAT_DIVISOR: u64 = 3;
 
-/// Runner options as a caller gives them (seed 000 `JobRunnerOptions`, the
-/// numeric part; callbacks stay in the host).
+/// Runner options as a caller gives them.
 ///
 /// All spans are milliseconds. `None` means "not given" (JS `undefined`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -41,7 +40,7 @@ pub struct OptionsInput {
     pub backoff: Option<Backoff>,
     /// `batchLimit`: claim attempts per pass; default 25, at least 1.
     pub batch_limit: Option<f64>,
-    /// `concurrency`: items performed at once. As the seed codes it:
+    /// `concurrency`: items performed at once. As the reference implementation codes it:
     /// truncated; not a safe integer means 1; clamped to 1..=64.
     pub concurrency: Option<f64>,
     /// Native host only: how long an aborted `perform` may run on before the
@@ -118,7 +117,7 @@ impl fmt::Display for OptionError {
 #[cfg(feature = "std")]
 impl std::error::Error for OptionError {}
 
-/// Supervised-renewal parameters (the seed-003 relations applied per item):
+/// Supervised-renewal parameters (a run lease's relations applied per item):
 /// interval `I`, skew allowance `K`, write tolerance `W = S − I − K` and
 /// reconfirmation bound `R = I`, all in ms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +154,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// Workers in a pass: `min(concurrency, batchLimit)` (seed 000).
+    /// Workers in a pass: `min(concurrency, batchLimit)`.
     pub fn pool_size(&self) -> u32 {
         // batch_limit ≥ 1 and concurrency ≤ 64, so this fits.
         self.concurrency.min(self.batch_limit.min(u64::from(MAX_JOB_CONCURRENCY)) as u32)
@@ -173,8 +172,8 @@ fn whole(option: &'static str, value: f64) -> Result<u64, OptionError> {
     Ok(value as u64)
 }
 
-/// Seed 000's concurrency rule: truncate; not a safe integer means 1; clamp to
-/// 1..=64. Never an error (the seed clamps rather than throws).
+/// The concurrency rule: truncate; not a safe integer means 1; clamp to
+/// 1..=64. Never an error (the reference implementation clamps rather than throws).
 pub fn normalize_concurrency(requested: Option<f64>) -> u32 {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     let Some(value) = requested else { return 1 };
@@ -187,8 +186,7 @@ pub fn normalize_concurrency(requested: Option<f64>) -> u32 {
 }
 
 impl OptionsInput {
-    /// Validates and normalises (seed 000 `createJobRunner`'s option handling,
-    /// plus our checks).
+    /// Validates and normalises.
     ///
     /// # Errors
     /// [`OptionError`] naming the first bad option: a span, count or backoff

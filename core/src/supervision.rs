@@ -1,4 +1,4 @@
-//! Heartbeat supervision (seed 003 `heartbeatLoop`), as a state machine.
+//! Heartbeat supervision, as a state machine.
 //!
 //! One [`Supervisor`] watches one lease. Pulses renew it every interval; a
 //! renewal answered "not updated" is a lost fence and ends supervision at
@@ -14,8 +14,7 @@
 //!
 //! Two knobs make this one machine serve both users:
 //! - [`Cadence`]: the job runner pulses on a fixed grid from the claim and
-//!   skips a slot while a renewal is in flight (seed 000's `setInterval` with
-//!   its `beating` guard); `heartbeatLoop` sleeps one interval after each
+//!   skips a slot while a renewal is in flight; `heartbeatLoop` sleeps one interval after each
 //!   pulse completes.
 //! - [`Reconfirm`]: the runner, whose JS API only has `heartbeat`, reconfirms
 //!   with another renewal (or by waiting for the one in flight);
@@ -32,10 +31,9 @@ use crate::Millis;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cadence {
     /// Every interval on a fixed grid from the origin; a slot that finds a
-    /// renewal in flight is skipped (seed 000 runner).
+    /// renewal in flight is skipped.
     Grid,
-    /// One interval after the previous pulse completed (seed 003
-    /// `heartbeatLoop`).
+    /// One interval after the previous pulse completed.
     AfterPulse,
 }
 
@@ -46,7 +44,7 @@ pub enum Reconfirm {
     /// `deadline + R` however late the deadline was handled.
     Renewal,
     /// By a separate reconfirm call, even while a renewal is in flight;
-    /// bounded by `R` from when it is made (seed 003).
+    /// bounded by `R` from when it is made.
     Separate,
 }
 
@@ -72,9 +70,9 @@ pub type CallId = u32;
 /// How a renewal or reconfirm call answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Answer {
-    /// The write landed under our fence (seed 003 `Updated`; seed 000 `true`).
+    /// The write landed under our fence.
     Updated,
-    /// Any other outcome: the fence is lost (seed 000 `false`).
+    /// Any other outcome: the fence is lost.
     Lost,
     /// The call raised: the lease is as it was.
     Failed,
@@ -94,15 +92,13 @@ pub enum Step {
     /// failure since the last confirmation (warn once per outage).
     Failed { call: CallId, at: Millis, first_in_outage: bool },
     /// A reconfirmation after a gap of `unconfirmed_ms` succeeded; the lease
-    /// has `budget_ms` left (seed 003 `onReconfirm`, bounded by that budget:
-    /// a host that runs a receipt hook reports its failure or timeout with
-    /// [`Supervisor::receipt_failed`]).
+    /// has `budget_ms` left.
     Reconfirmed { unconfirmed_ms: u64, budget_ms: u64 },
     /// The fence was lost by the call sent at `at`: interrupt the owned work
     /// now; no lapse hook runs. Supervision has ended.
     Lost { at: Millis },
-    /// The lease lapsed after `unconfirmed_ms` without confirmation
-    /// (seed 003 `onLapse`, then interrupt). Supervision has ended.
+    /// The lease lapsed after `unconfirmed_ms` without confirmation.
+    /// Supervision has ended.
     Lapsed { unconfirmed_ms: u64 },
 }
 
@@ -385,8 +381,7 @@ impl Supervisor {
     }
 
     /// The host's receipt hook for [`Step::Reconfirmed`] failed or overran its
-    /// budget: the lease lapses (seed 003: a blocked or failed receipt lapses
-    /// the lease instead of stranding supervision).
+    /// budget: the lease lapses.
     pub fn receipt_failed(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
         if !self.ended {
             self.lapse(now, out);

@@ -1,6 +1,5 @@
 //! The trace ring: a bounded ring of pass spans fed by a runner's trace
-//! events (seed 000 index exports `createJobTraceSink` and `resumeJobTrace`,
-//! whose source is not in the seed; this is what their users expect).
+//! events.
 //!
 //! A pass that claimed something becomes a [`PassSpan`]: its start, end,
 //! report and next delay, and one [`ItemSpan`] per claimed item (identified by
@@ -42,11 +41,11 @@ pub const MAX_ERROR_TEXT: usize = 512;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum ItemOutcome {
-    /// Its `perform` resolved (seed `performed`).
+    /// Its `perform` resolved.
     Performed,
-    /// Its `perform` raised while the claim was held (seed `item-failed`).
+    /// Its `perform` raised while the claim was held.
     Failed,
-    /// Its claim was lost or lapsed (seed `claim-lost`).
+    /// Its claim was lost or lapsed.
     ClaimLost,
     /// The pass ended before the item reported an outcome (events were lost,
     /// or the pass was abandoned).
@@ -174,7 +173,7 @@ impl TraceRing {
         Ok(TraceRing { capacity, spans: VecDeque::new(), open: BTreeMap::new(), dropped: 0 })
     }
 
-    /// A ring that goes on from `saved` (seed `resumeJobTrace`), with
+    /// A ring that goes on from `saved`, with
     /// `capacity` when given, else the saved one. When the saved spans exceed
     /// the capacity, the oldest go (and count as dropped).
     ///
@@ -407,7 +406,7 @@ mod millis {
     }
 }
 
-/// `PassReport` as `{"claimed","performed","failed","claimLost"}` (the seed's
+/// `PassReport` as `{"claimed","performed","failed","claimLost"}` (the reference implementation's
 /// `JobPassReport` field names), without touching the event module.
 #[cfg(feature = "serde")]
 mod report {

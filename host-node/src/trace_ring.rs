@@ -1,4 +1,4 @@
-//! The trace sink (seed 000 `createJobTraceSink` / `resumeJobTrace`): the
+//! The trace sink: the
 //! core's [`TraceRing`] behind a lock, fed by a runner's `onEvent`, saved and
 //! resumed as JSON, optionally forwarding each finished span to `tracing`.
 
@@ -88,7 +88,7 @@ impl TraceSink {
         Ok(TraceSink { ring: Mutex::new(TraceRing::new(capacity)?), forward: false })
     }
 
-    /// A sink that goes on from a saved ring (seed `resumeJobTrace`), with
+    /// A sink that goes on from a saved ring, with
     /// `capacity` when given, else the saved one.
     ///
     /// # Errors

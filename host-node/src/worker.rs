@@ -1,10 +1,8 @@
 //! A store and a handler as a runner [`Job`]: `Worker::new(store, "queue",
-//! handler)` is all a user writes (issue 5's adapter).
+//! handler)` is all a user writes.
 //!
 //! Claims take a page of up to `page` jobs in one statement and hand them to
-//! the runner one at a time (seed 000: "a module whose routing read answers a
-//! page keeps the page in a closure and refills it only once it is
-//! drained"). Renewals are the store's fenced heartbeat; the handler's outcome
+//! the runner one at a time. Renewals are the store's fenced heartbeat; the handler's outcome
 //! is written with the fenced `complete` / `fail` (retry with backoff, then
 //! dead letter), after its result, if any, with `record_result`. A settle
 //! write that fails on a database error is tried again (0.1 s doubling to

@@ -1,4 +1,4 @@
-//! leasehold-wasm: the core job runner (seed 000) exposed to JavaScript, the
+//! leasehold-wasm: the core job runner exposed to JavaScript, the
 //! engine of the npm package `leasehold`.
 //!
 //! The shape is chosen for the cost of crossing between JS and wasm: the
@@ -18,7 +18,7 @@
 //!   `scripts/build-pkg.sh` builds the runner's (runner and leases) and the
 //!   trace ring's apart, so the serde code of the latter weighs only on users
 //!   of the trace sink.
-//! - [`lease`]: run leases (seed 003) — `LeaseSupervisor` behind the glue's
+//! - [`lease`]: run leases — `LeaseSupervisor` behind the glue's
 //!   `heartbeatLoop` (`pkg/src/lease.js`), `leasePolicy`, lease-only liveness,
 //!   `sameHostIncarnation`.
 //!
@@ -69,7 +69,7 @@ fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
     let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());
 }
 
-/// Seed 000 `jobBackoff(intervalMs)`: `{ initialMs: interval, maxMs:
+/// `{ initialMs: interval, maxMs:
 /// max(interval, min(60000, interval × 10)), multiplier: 2 }`, a plain object
 /// (computed by [`leasehold_core::job_backoff`]).
 #[cfg(feature = "runner")]

@@ -1,12 +1,11 @@
-//! Reading `createJobRunner(options)` at the boundary (seed 000
-//! `JobRunnerOptions`, plus our `heartbeatSkewMs`).
+//! Reading `createJobRunner(options)` at the boundary.
 //!
 //! This file checks only what JavaScript can get wrong and Rust cannot: the
 //! kind of each value (a number, a function, a string). Ranges, defaults and
 //! normalisation are the core's ([`OptionsInput::validate`]). Kinds follow
-//! the seed where it had a rule: `heartbeat`, `backoff` and `onEvent` are
-//! absent when falsy (the seed tests them with `if`); the numeric options and
-//! `logger`/`now` are absent when `undefined` or `null` (the seed uses `??`).
+//! the reference implementation where it had a rule: `heartbeat`, `backoff` and `onEvent` are
+//! absent when falsy (the reference implementation tests them with `if`); the numeric options and
+//! `logger`/`now` are absent when `undefined` or `null` (the reference implementation uses `??`).
 
 use core::fmt;
 use js_sys::Reflect;
@@ -163,7 +162,7 @@ fn read_backoff(options: &JsValue) -> Result<Option<Backoff>, JsValue> {
 ///
 /// Required: `name` (a string), `intervalMs` (a number), `claim` and
 /// `perform` (functions), and `staleAfterMs` (a number) when a `heartbeat` is
-/// given; without one the seed never reads it, so it may be left out.
+/// given; without one the reference implementation never reads it, so it may be left out.
 /// Optional: `heartbeat`, `onEvent`, `logger`, `now` (functions),
 /// `heartbeatEveryMs`, `heartbeatSkewMs`, `batchLimit`, `concurrency`
 /// (numbers), `backoff` (`{ initialMs, maxMs, multiplier }`, numbers).

@@ -1,4 +1,4 @@
-//! [`Core`]: one job runner (seed 000 `createJobRunner`) as JS sees it — the
+//! [`Core`]: one job runner as JS sees it — the
 //! core's inputs as numeric methods, its actions as records in a buffer the
 //! glue reads from wasm memory (see [`crate::protocol`]).
 //!
@@ -69,13 +69,13 @@ impl Core {
         self.out.as_ptr() as usize as u32
     }
 
-    /// Seed 000 `start()` at `now`.
+    /// `start()` at `now`.
     pub fn start(&mut self, now: f64) {
         self.runner.start(at(now));
         self.drain();
     }
 
-    /// Seed 000 `tick()` at `now`: the pass to wait for, or `-1` when the
+    /// `tick()` at `now`: the pass to wait for, or `-1` when the
     /// runner is disposed (resolve with the idle report at once).
     pub fn tick(&mut self, now: f64) -> f64 {
         let pass = match self.runner.tick(at(now)) {
@@ -86,26 +86,26 @@ impl Core {
         pass_number(pass)
     }
 
-    /// Seed 000 `wake()` at `now`.
+    /// `wake()` at `now`.
     pub fn wake(&mut self, now: f64) {
         self.runner.wake(at(now));
         self.drain();
     }
 
-    /// Seed 000 `stop()`.
+    /// `stop()`: no more passes are scheduled; a pending follow-up is dropped.
     pub fn stop(&mut self) {
         self.runner.stop();
         self.drain();
     }
 
-    /// Seed 000 `quiesce()`: the pass to wait for, or `-1` for none.
+    /// The pass to wait for, or `-1` for none.
     pub fn quiesce(&mut self) -> f64 {
         let pass = self.runner.quiesce();
         self.drain();
         pass_number(pass)
     }
 
-    /// Seed 000 `dispose()`: the pass to wait for, or `-1` for none.
+    /// The pass to wait for, or `-1` for none.
     pub fn dispose(&mut self) -> f64 {
         let pass = self.runner.dispose();
         self.drain();

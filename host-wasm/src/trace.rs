@@ -1,4 +1,4 @@
-//! The trace ring behind seed 000's `createJobTraceSink` and
+//! The trace ring behind `createJobTraceSink` and
 //! `resumeJobTrace`, as JS sees it: [`JsTraceRing`] (`TraceRing` in JS) holds
 //! the core's [`TraceRing`], records the event objects a runner hands its
 //! `onEvent`, and answers spans and the saved ring as plain JS objects in

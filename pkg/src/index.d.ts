@@ -1,8 +1,9 @@
 /**
  * leasehold: durable job loops. `createJobRunner` claims work, performs it
  * under a lease renewed by heartbeats, and aborts the work when the lease is
- * lost. The API is the `@flowdular/sdk` job runner's (seed 000), plus
- * `heartbeatSkewMs`, the `item` ordinal on per-item events, and `lapsed`.
+ * lost. The job runner API of the TypeScript runner leasehold reimplements
+ * (code written for it works by changing the import), plus `heartbeatSkewMs`,
+ * the `item` ordinal on per-item events, and `lapsed`.
  */
 
 /** The `code` of a {@link JobClaimLostError}. */
@@ -172,7 +173,7 @@ export interface JobRunner {
  */
 export declare function createJobRunner<Claimed>(options: JobRunnerOptions<Claimed>): JobRunner;
 
-/* The trace ring (seed 000 exports createJobTraceSink and resumeJobTrace). */
+/* The trace ring: createJobTraceSink and resumeJobTrace. */
 
 /** How a claimed item ended: `unsettled` when its pass ended (or was abandoned) before it reported. */
 export type JobTraceOutcome = 'performed' | 'failed' | 'claim-lost' | 'unsettled';
@@ -305,7 +306,7 @@ declare const leasehold: {
 export default leasehold;
 
 // ---------------------------------------------------------------------------
-// Run leases (seed 003 `Ownership.ts`): heartbeatLoop, runSupervised,
+// Run leases: heartbeatLoop, runSupervised,
 // leaseLiveness, sameHostIncarnation, leasePolicy. Every decision is the
 // core's; spans and instants are whole milliseconds (fractions truncated).
 // ---------------------------------------------------------------------------
@@ -314,7 +315,7 @@ export default leasehold;
 export declare const LEASE_LOST: 'LEASE_LOST';
 
 /**
- * One incarnation of one process on one host (seed 003 `OwnerId`). Handed to
+ * One incarnation of one process on one host. Handed to
  * the store as given; only `hostId` is read here (by {@link sameHostIncarnation}).
  */
 export interface OwnerId {
@@ -327,7 +328,7 @@ export interface OwnerId {
 }
 
 /**
- * The four spans that govern a lease, ms (seed 003 `Heartbeat.ts`). A field
+ * The four spans that govern a lease, ms. A field
  * left out takes its default. The set must keep these relations, or it is
  * refused with a `RangeError` naming the one broken:
  * 1. every span is positive;
@@ -367,13 +368,13 @@ export interface LeasePolicy {
 export declare function leasePolicy(policy?: LeasePolicyInput | null): LeasePolicy;
 
 /**
- * How a store answers a fenced write: `'Updated'` (or the seed's `{ _tag: 'Updated' }`)
+ * How a store answers a fenced write: `'Updated'` (or a tagged `{ _tag: 'Updated' }`)
  * when it landed; anything else is a lost fence (e.g. `'LostToNewerToken'`).
  * Throwing or rejecting means the store could not answer: the lease is as it was.
  */
 export type FenceOutcome = 'Updated' | 'LostToNewerToken' | 'LostNotRunning' | 'LostMissing' | string | { readonly _tag: string };
 
-/** The two fenced writes that keep a run's lease (seed 003 `RunStore.heartbeat` and `reconfirm`). */
+/** The two fenced writes that keep a run's lease. */
 export interface LeaseStore<Owner = OwnerId> {
   /** One pulse: renew `runId`'s lease for `owner`, stamping the heartbeat with `nowMs` (the send time). */
   heartbeat(runId: string, owner: Owner, nowMs: number): Promise<FenceOutcome> | FenceOutcome;
@@ -396,17 +397,17 @@ export interface HeartbeatLoopOptions<Owner = OwnerId> {
   readonly owner: Owner;
   readonly store: LeaseStore<Owner>;
   /**
-   * Seed 003 `onReconfirm`: after the reconfirmation renewed the lease, called with how long it had
+   * After the reconfirmation renewed the lease, called with how long it had
    * gone unconfirmed, ms. Bounded by the budget the renewal left: throwing, rejecting, or still running
    * when it is spent lapses the lease.
    */
   readonly onReconfirm?: ((unconfirmedMs: number) => Promise<unknown> | unknown) | undefined | null;
   /**
-   * Seed 003 `onLapse`: when the lease lapsed, called once with how long it went unconfirmed, ms, and
+   * When the lease lapsed, called once with how long it went unconfirmed, ms, and
    * awaited before the signal aborts. Not called on a lost fence.
    */
   readonly onLapse?: ((unconfirmedMs: number) => Promise<unknown> | unknown) | undefined | null;
-  /** Default: the seed's (2000, 1000, 15000, 11000). Checked before the store is touched. */
+  /** Default: (2000, 1000, 15000, 11000). Checked before the store is touched. */
   readonly policy?: LeasePolicyInput | undefined | null;
   /** A logger, or a function answering one at each line (as `createJobRunner`'s). Default `console`. */
   readonly logger?: LeaseLogger | (() => LeaseLogger) | undefined | null;
@@ -457,7 +458,7 @@ export declare class LeaseLostError extends Error {
 }
 
 /**
- * Seed 003 `heartbeatLoop`: keeps `runId`'s lease for `owner` until it is lost or lapses.
+ * Keeps `runId`'s lease for `owner` until it is lost or lapses.
  * Pulses one `heartbeatIntervalMs` after the start and after each pulse completes; a lost fence
  * ends it at once; failing writes are tolerated (warned once per outage) until the deadline,
  * `writeToleranceMs` after the send time of the last confirmed renewal, where one `reconfirm`
@@ -483,7 +484,7 @@ export declare function runSupervised<T, Owner = OwnerId>(
   options: HeartbeatLoopOptions<Owner>,
 ): Promise<Supervised<T>>;
 
-/** What a liveness check knows beyond the recorded owner (seed 003 `LivenessContext`). */
+/** What a liveness check knows beyond the recorded owner. */
 export interface LivenessContext<Owner = OwnerId> {
   readonly claimant: Owner;
   /** The owner's last persisted heartbeat, ms; `null`: none recorded. */
@@ -492,18 +493,18 @@ export interface LivenessContext<Owner = OwnerId> {
   readonly nowMs: number;
 }
 
-/** Is the recorded owner of a stale run still working? `true` refuses the takeover (seed 003 `LivenessCheck`). */
+/** Is the recorded owner of a stale run still working? `true` refuses the takeover. */
 export type LivenessCheck<Owner = OwnerId> = (expectedOwner: Owner, context: LivenessContext<Owner>) => boolean;
 
 /**
- * Seed 003 `leaseLiveness(staleAfter)`: alive while `heartbeatAtMs >= nowMs - staleAfterMs`
+ * The lease-only liveness check: alive while `heartbeatAtMs >= nowMs - staleAfterMs`
  * (default 15000); no heartbeat is gone; the owner is not consulted.
  * @throws TypeError or RangeError naming `staleAfterMs`; the check throws a TypeError naming a bad context field.
  */
 export declare function leaseLiveness<Owner = OwnerId>(staleAfterMs?: number | null): LivenessCheck<Owner>;
 
 /**
- * Seed 003 `sameHostIncarnation`: whether two owners are on the same host (equal `hostId`s).
+ * Whether two owners are on the same host (equal `hostId`s).
  * @throws TypeError when either has no string `hostId`.
  */
 export declare function sameHostIncarnation(

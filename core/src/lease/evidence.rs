@@ -1,7 +1,7 @@
-//! Liveness evidence (seed 003 `LivenessEvidence`): what a claimant brings to
+//! Liveness evidence: what a claimant brings to
 //! take over a run whose owner stopped renewing.
 
-/// The kind of evidence, with the seed's names (see [`EvidenceKind::as_str`]).
+/// The kind of evidence, with the reference implementation's names (see [`EvidenceKind::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EvidenceKind {
     /// `lease-expired`: the persisted heartbeat is older than the stale cutoff.
@@ -16,7 +16,7 @@ pub enum EvidenceKind {
 }
 
 impl EvidenceKind {
-    /// The seed's string for this kind.
+    /// The reference implementation's string for this kind.
     pub fn as_str(self) -> &'static str {
         match self {
             EvidenceKind::LeaseExpired => "lease-expired",

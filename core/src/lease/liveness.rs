@@ -1,11 +1,9 @@
-//! Liveness checks (seed 003 `LivenessCheck`, `LivenessContext`,
-//! `leaseLiveness`): is the recorded owner of a stale run still working?
+//! Liveness checks: is the recorded owner of a stale run still working?
 
 use super::OwnerId;
 use crate::Millis;
 
-/// What a liveness check knows beyond the owner recorded on the run (seed 003
-/// `LivenessContext`): who would take over, the last heartbeat the owner
+/// What a liveness check knows beyond the owner recorded on the run: who would take over, the last heartbeat the owner
 /// persisted (`None`: none recorded), and the instant the arbitration is made
 /// against.
 #[derive(Clone, Copy, Debug)]
@@ -18,7 +16,7 @@ pub struct LivenessContext<'a> {
     pub now: Millis,
 }
 
-/// The question asked before a steal (seed 003 `LivenessCheck`): is the
+/// The question asked before a steal: is the
 /// recorded owner still working? `true` refuses the takeover.
 ///
 /// Consulted only for a run whose lease already expired, so a check with no
@@ -28,7 +26,7 @@ pub trait LivenessCheck {
     fn is_alive(&self, expected: &OwnerId, context: &LivenessContext<'_>) -> bool;
 }
 
-/// The lease-only liveness check (seed 003 `leaseLiveness(staleAfter)`): the
+/// The lease-only liveness check: the
 /// recorded owner is alive while its persisted heartbeat is inside the
 /// stale-after window, `heartbeat_at >= now - stale_after_ms`, and gone once
 /// it is not. No recorded heartbeat means no lease: gone.
@@ -41,7 +39,7 @@ pub trait LivenessCheck {
 /// policy with [`super::LeasePolicy::lease_liveness`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeaseLiveness {
-    /// The stale-after window, ms (seed `heartbeatStaleAfter`).
+    /// The stale-after window, ms.
     pub stale_after_ms: u64,
 }
 
@@ -58,7 +56,7 @@ impl LeaseLiveness {
 }
 
 impl Default for LeaseLiveness {
-    /// The seed's default window, [`super::LeasePolicy::DEFAULT`]'s
+    /// The reference implementation's default window, [`super::LeasePolicy::DEFAULT`]'s
     /// stale-after (15 000 ms).
     fn default() -> LeaseLiveness {
         super::LeasePolicy::DEFAULT.lease_liveness()

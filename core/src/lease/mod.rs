@@ -1,4 +1,4 @@
-//! Run ownership (seed 003): owner identity, the lease policy and its
+//! Run ownership: owner identity, the lease policy and its
 //! validator, liveness evidence and its acceptance rules.
 //!
 //! The heartbeat supervision state machine that keeps a lease renewed lives in
@@ -17,8 +17,7 @@ pub use policy::{LeasePolicy, PolicyError, PolicyWarning};
 pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
-/// or the fence was lost and why (seed 003: any outcome other than `Updated`
-/// is a lost fence).
+/// or the fence was lost and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FenceOutcome {
     /// The write landed under the caller's token.

@@ -1,9 +1,8 @@
-//! Who owns a run: [`OwnerId`] (seed 003 `OwnerId`, extended with the
-//! process start time and boot id so a reused pid is told apart).
+//! Who owns a run: [`OwnerId`].
 
 use alloc::string::String;
 
-/// One incarnation of one process on one host (seed 003 `OwnerId`).
+/// One incarnation of one process on one host.
 ///
 /// - `host_id`: a stable name of the host (machine id or hostname); two owners
 ///   are on the same host exactly when these are equal.
@@ -31,17 +30,16 @@ pub struct OwnerId {
 }
 
 impl OwnerId {
-    /// An owner with only the three identity parts the seed knows (`host_id`,
+    /// An owner with only the three identity parts the reference implementation knows (`host_id`,
     /// `pid`, `nonce`); `start_time` and `boot_id` are `None`, so a pid probe
-    /// can only ask whether the pid exists (seed 003 `OwnerId`). Hosts that
+    /// can only ask whether the pid exists. Hosts that
     /// can read the process start time and boot id fill them in afterwards.
     pub fn new(host_id: impl Into<String>, pid: u32, nonce: impl Into<String>) -> OwnerId {
         OwnerId { host_id: host_id.into(), pid, nonce: nonce.into(), start_time: None, boot_id: None }
     }
 }
 
-/// Whether `expected` and `claimant` are incarnations on the same host (seed
-/// 003 `sameHostIncarnation`): their `host_id`s are equal.
+/// Whether `expected` and `claimant` are incarnations on the same host: their `host_id`s are equal.
 ///
 /// The predicate a pid probe applies first: `expected.pid` names a process in
 /// the claimant's own process namespace only when the hosts match, so a probe

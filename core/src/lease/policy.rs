@@ -1,5 +1,4 @@
-//! The lease policy (seed 003 `Heartbeat.ts`: `heartbeatInterval`,
-//! `heartbeatSkewAllowance`, `heartbeatStaleAfter`, `heartbeatWriteTolerance`)
+//! The lease policy
 //! and the validator that refuses unsafe sets.
 //!
 //! # The timeline the relations protect
@@ -27,8 +26,7 @@ use core::fmt;
 use super::LeaseLiveness;
 use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 
-/// The four spans that govern a lease, in whole milliseconds (seed 003
-/// `Heartbeat.ts`). Build one with [`LeasePolicy::DEFAULT`] (optionally with
+/// The four spans that govern a lease, in whole milliseconds. Build one with [`LeasePolicy::DEFAULT`] (optionally with
 /// struct-update syntax) or [`LeasePolicy::for_stale_after`], and check it
 /// with [`LeasePolicy::validate`] before use.
 ///
@@ -57,28 +55,27 @@ use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeasePolicy {
-    /// How often the owner pulses to renew its lease (seed
-    /// `heartbeatInterval`). Also the bound on the one reconfirmation made at
+    /// How often the owner pulses to renew its lease. Also the bound on the one reconfirmation made at
     /// the write-tolerance deadline. Default 2 000 ms.
     pub heartbeat_interval_ms: u64,
     /// How far the owner's clock may run behind a peer's before the lease
-    /// reasoning stops holding (seed `heartbeatSkewAllowance`). Default 1 000 ms.
+    /// reasoning stops holding. Default 1 000 ms.
     pub skew_allowance_ms: u64,
-    /// How old a persisted heartbeat must be before a peer may steal the run
-    /// (seed `heartbeatStaleAfter`): alive while `heartbeat_at >= now -
+    /// How old a persisted heartbeat must be before a peer may steal the run:
+    /// alive while `heartbeat_at >= now -
     /// stale_after_ms`. Default 15 000 ms.
     pub stale_after_ms: u64,
     /// How long the owner keeps working through failing or stalled renewal
-    /// writes, measured from the instant sent with its last confirmed renewal
-    /// (seed `heartbeatWriteTolerance`). Default 11 000 ms.
+    /// writes, measured from the instant sent with its last confirmed renewal.
+    /// Default 11 000 ms.
     pub write_tolerance_ms: u64,
 }
 
 impl LeasePolicy {
-    /// The seed's constants: interval 2 s, skew allowance 1 s, stale-after
+    /// The reference implementation's constants: interval 2 s, skew allowance 1 s, stale-after
     /// 15 s, write tolerance 11 s.
     ///
-    /// Kept as the seed has them: the owner decides by 11 + 2 = 13 s after its
+    /// Kept as the reference implementation has them: the owner decides by 11 + 2 = 13 s after its
     /// last confirmed renewal and a peer 1 s ahead may steal after 15 - 1 =
     /// 14 s, so a full second separates the two, on top of the skew allowance;
     /// the 11 s tolerance rides out five missed pulses before reconfirming,
@@ -96,7 +93,7 @@ impl LeasePolicy {
     /// interval `2/15`, skew allowance `1/15`, write tolerance `11/15` of
     /// stale-after, each rounded down to whole milliseconds.
     ///
-    /// For a runner that knows only how stale a lease may grow (the seed-000
+    /// For a runner that knows only how stale a lease may grow (the runner's
     /// `staleAfterMs` option). Rounding down keeps every relation of
     /// [`LeasePolicy::validate`] and raises no warning.
     ///
@@ -133,7 +130,7 @@ impl LeasePolicy {
     /// the last confirmed renewal's send time, and one reconfirmation bounded
     /// by one `heartbeat_interval_ms` (the bound relation 3 of
     /// [`LeasePolicy::validate`] reserves). `cadence` and `reconfirm` are the
-    /// caller's shape: seed 003 `heartbeatLoop` uses [`Cadence::AfterPulse`]
+    /// caller's shape: a run lease's heartbeat loop uses [`Cadence::AfterPulse`]
     /// with [`Reconfirm::Separate`].
     #[must_use]
     pub fn supervision(&self, cadence: Cadence, reconfirm: Reconfirm) -> SupervisionPolicy {
@@ -146,8 +143,7 @@ impl LeasePolicy {
         }
     }
 
-    /// The lease-only liveness check for this policy's stale-after (seed 003
-    /// `leaseLiveness(staleAfter)`).
+    /// The lease-only liveness check for this policy's stale-after.
     #[must_use]
     pub fn lease_liveness(&self) -> LeaseLiveness {
         LeaseLiveness { stale_after_ms: self.stale_after_ms }

@@ -1,4 +1,4 @@
-//! The steal rules (seed 003 R5, `RunStore.steal` and `LivenessEvidence`):
+//! The steal rules:
 //! a claimant may take over a running job from its recorded owner only when
 //! the owner's lease is stale AND the claimant brings acceptable liveness
 //! evidence, observed at the very instant of the steal.
@@ -14,13 +14,12 @@ use super::{EvidenceKind, LivenessEvidence, OwnerId};
 use crate::Millis;
 
 /// Whether a lease whose last persisted heartbeat is `heartbeat_at` is stale
-/// at `now` under a stale window of `stale_after_ms` milliseconds (seed 003
-/// `leaseLiveness`: alive while `heartbeat >= now - staleAfter`).
+/// at `now` under a stale window of `stale_after_ms` milliseconds.
 ///
 /// - `None` (no heartbeat recorded) holds no lease and is stale.
 /// - Otherwise stale exactly when `heartbeat_at < now - stale_after_ms`, i.e.
 ///   when more than `stale_after_ms` milliseconds have passed. A heartbeat at
-///   the cutoff itself is still live: the window is inclusive, as in the seed.
+///   the cutoff itself is still live: the window is inclusive, as in the reference implementation.
 /// - `now` earlier than `stale_after_ms` after the epoch never makes a
 ///   recorded heartbeat stale (the cutoff saturates at the epoch).
 #[must_use]
@@ -55,9 +54,7 @@ pub struct StealAttempt<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StealError {
-    /// The evidence was observed at another instant than the steal (seed 003:
-    /// `checkedAtMs` must equal the operation's `nowMs`; a probe at T used at
-    /// T+1 is refused and the caller must build fresh evidence).
+    /// The evidence was observed at another instant than the steal.
     EvidenceNotFresh {
         /// When the evidence was observed.
         checked_at: Millis,
@@ -66,7 +63,7 @@ pub enum StealError {
     },
     /// The claimant is the recorded owner itself (same nonce): there is no
     /// other incarnation to take over from, and no evidence about itself can
-    /// be honest. (Ours, beyond the seed.)
+    /// be honest. (Ours, beyond the reference implementation.)
     ClaimantIsOwner,
     /// `same-host-pid-dead` from a claimant on another host: a pid names a
     /// process only in its own host's namespace, so the probe answered about
@@ -76,7 +73,7 @@ pub enum StealError {
     /// host: reachability across hosts says nothing about a local process.
     CrossHostEvidenceOnSameHost,
     /// The owner's heartbeat is still inside the stale window: every steal
-    /// needs staleness, whatever the evidence (seed 003 R5).
+    /// needs staleness, whatever the evidence.
     LeaseNotStale {
         /// The owner's last persisted heartbeat.
         heartbeat_at: Millis,
@@ -114,7 +111,7 @@ impl fmt::Display for StealError {
 #[cfg(feature = "std")]
 impl std::error::Error for StealError {}
 
-/// Checks the steal rules of seed 003 R5 against one snapshot, in this order:
+/// Checks the steal rules against one snapshot, in this order:
 ///
 /// 1. the evidence was observed at exactly `now` ([`StealError::EvidenceNotFresh`]);
 /// 2. the claimant is another incarnation than the owner ([`StealError::ClaimantIsOwner`]);

@@ -1,5 +1,4 @@
-//! Chunk planning for a derivation pass (seed 004 `EventPump.pass`, its `add`
-//! and `commit`).
+//! Chunk planning for a derivation pass.
 //!
 //! A pass appends in chunks of at most `max` drafts so memory stays bounded
 //! and a failure re-derives only the rest. Each chunk carries the watermarks

@@ -1,5 +1,4 @@
-//! When the log is compacted and which records go (seed 004
-//! `EventPump.compact` and `COMPACT_EVERY_MS`).
+//! When the log is compacted and which records go.
 //!
 //! Compaction runs when the log opens and then at most hourly (checked after
 //! each pass). It drops records older than the caller's retention window whose
@@ -12,7 +11,7 @@ use alloc::string::String;
 
 use crate::Millis;
 
-/// The least time between two compactions (seed: an hour).
+/// The least time between two compactions.
 pub const COMPACT_EVERY_MS: u64 = 3_600_000;
 
 /// The retention window when the caller gives none: 7 days.
@@ -38,7 +37,7 @@ impl CompactionSchedule {
     }
 
     /// A compaction started at `now`. Counted even when it then fails, so a
-    /// failing compaction is not retried after every pass (seed behaviour).
+    /// failing compaction is not retried after every pass.
     pub fn started(&mut self, now: Millis) {
         self.last = Some(now);
     }

@@ -1,17 +1,16 @@
-//! What a pass does when its append fails (seed 004 `EventPump.pass`, its
-//! `catch`): the sources stay dirty, the error is reported once (not once per
+//! What a pass does when its append fails: the sources stay dirty, the error is reported once (not once per
 //! retry), a retry runs in the background after a second, and the pass itself
 //! answers the failure to whoever waited on it.
 
 use alloc::string::String;
 
-/// The delay before a failed pass is retried in the background (seed: 1 s).
+/// The delay before a failed pass is retried in the background.
 pub const RETRY_AFTER_MS: u64 = 1_000;
 
 /// Remembers the failure last reported, so a log that keeps failing the same
 /// way is reported once.
 ///
-/// Unlike the seed, a pass that succeeds clears it: the next failure after a
+/// Unlike the reference implementation, a pass that succeeds clears it: the next failure after a
 /// recovery is a new episode and is reported again.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureReport {

@@ -1,6 +1,5 @@
 //! The event log's on-disk framing and the decision a host takes when it opens
-//! one (seed 004 `EventLog`, which the seed imports from `./log.js` without
-//! its source: the layout below is ours).
+//! one.
 //!
 //! # Layout
 //!
@@ -195,7 +194,7 @@ impl<'a> BatchEncoder<'a> {
     /// Continues the unfinished frame that [`BatchEncoder::begin`] started
     /// at `start` of `out` and that holds `records` records, so a frame can
     /// be filled across calls (and threads) and sealed later (the pump's
-    /// chunks, seed 004 `EventPump.pass`, are serialised as they are derived).
+    /// chunks are serialised as they are derived).
     pub fn resume(out: &'a mut Vec<u8>, start: usize, records: u32) -> Self {
         BatchEncoder { out, start, records }
     }
@@ -228,8 +227,7 @@ impl<'a> BatchEncoder<'a> {
     /// (more were added since, or they were renumbered from another first
     /// number) is ignored and the whole body is checksummed. Changing a
     /// record's payload in place after `number_ahead` is not detected. For
-    /// the pump's chunks, numbered while the chunk before is synced (seed 004
-    /// `EventPump.pass`; the layout is ours).
+    /// the pump's chunks, numbered while the chunk before is synced.
     ///
     /// # Errors
     /// As [`BatchEncoder::finish`].
@@ -283,7 +281,7 @@ impl<'a> BatchEncoder<'a> {
 /// The checksum of an unfinished frame's body as far as its records go,
 /// taken by [`number_ahead`] so that [`BatchEncoder::finish_summed`] reads
 /// only the watermarks (the pump numbers a chunk while the one before it is
-/// being synced, seed 004 `EventPump.pass`).
+/// being synced).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BodySum {
     crc: u32,
@@ -296,8 +294,8 @@ pub struct BodySum {
 
 /// [`renumber`], then the checksum of the body so far (the record count and
 /// the records, numbered) for [`BatchEncoder::finish_summed`]. The frame
-/// must hold `records` records and nothing after them. The layout is ours
-/// (seed 004 imports `EventLog` without its source). Never fails; panics
+/// must hold `records` records and nothing after them. The layout is ours.
+/// Never fails; panics
 /// only on a frame shorter than its record count says.
 pub fn number_ahead(frame: &mut [u8], start: usize, records: u32, first: u64) -> BodySum {
     renumber(frame, start, records, first);
@@ -311,7 +309,7 @@ pub fn number_ahead(frame: &mut [u8], start: usize, records: u32, first: u64) ->
 /// before the append that numbers them is known. Call before
 /// [`BatchEncoder::finish`] (the checksum covers the numbers). `records` is
 /// the count [`BatchEncoder::len`] answered; the frame must hold that many.
-/// The layout is ours (seed 004 imports `EventLog` without its source).
+/// The layout is ours.
 pub fn renumber(frame: &mut [u8], start: usize, records: u32, first: u64) {
     let mut at = start + FRAME_HEAD_LEN + 4;
     for seq in first..first + u64::from(records) {
@@ -322,8 +320,8 @@ pub fn renumber(frame: &mut [u8], start: usize, records: u32, first: u64) {
 }
 
 /// Whether a record's payload marks a reservation (no event; see the
-/// module docs). Ours: seed 004 imports its `EventLog` without the source,
-/// and its readers resume by sequence number, which reservations keep unique.
+/// module docs). Readers resume by sequence number, which reservations keep
+/// unique.
 pub fn is_reservation(payload: &[u8]) -> bool {
     payload.is_empty()
 }

@@ -1,9 +1,8 @@
 //! The pump's state between commands: registered sources, the dirty set, the
-//! watermarks, the one timer, failure reporting and the compaction schedule
-//! (seed 004 `EventPump`, without its I/O).
+//! watermarks, the one timer, failure reporting and the compaction schedule.
 //!
 //! A host owns one of these inside the single task that owns the log, so
-//! passes, emits, compaction and close never interleave (the seed's `serial`
+//! passes, emits, compaction and close never interleave (the reference implementation's `serial`
 //! chain). Time is monotonic [`Millis`] the host reads; the core never does.
 
 use alloc::collections::BTreeSet;
@@ -17,18 +16,16 @@ use super::failure::{FailureReport, RETRY_AFTER_MS};
 use super::watermarks::Watermarks;
 use crate::Millis;
 
-/// The delay between a source's `kick` and the pass that derives it (seed:
-/// 50 ms), so a burst of appends is derived in one pass.
+/// The delay between a source's `kick` and the pass that derives it, so a burst of appends is derived in one pass.
 pub const DEFAULT_KICK_DELAY_MS: u64 = 50;
 
-/// The most drafts one append carries (seed `EVENT_SEQ_SKIP`). It also bounds
+/// The most drafts one append carries. It also bounds
 /// what one crash can lose, which is what the log's start skip relies on.
 pub const DEFAULT_CHUNK_SIZE: usize = 1024;
 
 /// The most drafts a chunk (and records an event log append) may hold. The
 /// log's start skip moves the next sequence number on by this much per open,
-/// so a bound keeps the 64-bit sequence space out of reach. A count of drafts
-/// (seed 004 `EventPump.pass` appends in bounded chunks).
+/// so a bound keeps the 64-bit sequence space out of reach. A count of drafts.
 pub const MAX_CHUNK_SIZE: usize = 1 << 20;
 
 /// The pump's tunables, all in milliseconds or counts.

@@ -1,5 +1,4 @@
-//! One watermark per source: how far the pump derived it (seed 004
-//! `EventPump.marks` and `unsaved`).
+//! One watermark per source: how far the pump derived it.
 //!
 //! A watermark is a position in a source's committed entries: every entry
 //! before it was derived and its events are in the log (or it derived none).
@@ -26,8 +25,7 @@ impl Watermarks {
     }
 
     /// The watermarks a log recorded at open, keeping only the sources `keep`
-    /// accepts (seed: "a source the store no longer has was pruned: its
-    /// journal is gone and it is never derived again").
+    /// accepts.
     pub fn load<S: AsRef<str>>(
         recorded: impl IntoIterator<Item = (S, u64)>,
         mut keep: impl FnMut(&str) -> bool,

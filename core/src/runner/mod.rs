@@ -1,4 +1,4 @@
-//! The job runner (seed 000 `createJobRunner`) as a sans-IO state machine.
+//! The job runner as a sans-IO state machine.
 //!
 //! The runner claims bounded work, performs it at the configured concurrency
 //! under supervised renewals, isolates each item from the next, backs off when
@@ -51,9 +51,7 @@ pub enum Ticket {
     Pass(PassId),
 }
 
-/// Which line to log at error level (seed 000 logs
-/// `` `${name} work failed` `` and `` `${name} claim failed` `` with
-/// `{ module: name, err }`).
+/// Which line to log at error level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogKind {
     /// `<name> work failed`: a perform raised while its claim was held.
@@ -101,7 +99,7 @@ pub enum Action<E> {
     PassEnded { pass: PassId, report: PassReport },
 }
 
-/// The bookkeeping of the pass in flight (seed 000 `pass()`'s locals).
+/// The bookkeeping of the pass in flight.
 #[derive(Clone, Debug)]
 struct Pass {
     id: PassId,
@@ -200,7 +198,7 @@ impl<E: Clone> Runner<E> {
         self.started
     }
 
-    /// The delay after the last pass, in ms (seed 000 `delay()`), clamped to
+    /// The delay after the last pass, in ms clamped to
     /// [`MAX_DELAY_MS`].
     pub fn next_delay_ms(&self) -> u64 {
         let delay = match self.config.backoff {
@@ -212,7 +210,7 @@ impl<E: Clone> Runner<E> {
 
     // ---- user calls ----------------------------------------------------
 
-    /// Seed 000 `start()`: a pass at once, then one per delay. A second start,
+    /// A pass at once, then one per delay. A second start,
     /// or a start after dispose, does nothing.
     pub fn start(&mut self, now: Millis) {
         if self.disposed || self.started {
@@ -223,7 +221,7 @@ impl<E: Clone> Runner<E> {
         self.run_chain(now, chain);
     }
 
-    /// Seed 000 `tick()`: one pass, joining the one in flight instead of
+    /// One pass, joining the one in flight instead of
     /// overlapping it. After dispose: [`Ticket::Done`] with an idle report.
     pub fn tick(&mut self, now: Millis) -> Ticket {
         if self.disposed {
@@ -235,7 +233,7 @@ impl<E: Clone> Runner<E> {
         Ticket::Pass(self.begin_pass(now))
     }
 
-    /// Seed 000 `wake()`: idle, one pass now; during a pass, exactly one
+    /// Idle, one pass now; during a pass, exactly one
     /// follow-up pass after it, however many wakes arrive.
     pub fn wake(&mut self, now: Millis) {
         if self.disposed {
@@ -248,7 +246,7 @@ impl<E: Clone> Runner<E> {
         }
     }
 
-    /// Seed 000 `stop()`: retires the scheduling chain (a pass that outlives
+    /// Retires the scheduling chain (a pass that outlives
     /// its stop schedules nothing) and drops a pending follow-up. The pass in
     /// flight drains.
     pub fn stop(&mut self) {
@@ -259,16 +257,15 @@ impl<E: Clone> Runner<E> {
         self.chain_after_pass = None;
     }
 
-    /// Seed 000 `quiesce()`: stops; answers the pass to wait for, if one is in
+    /// Stops; answers the pass to wait for, if one is in
     /// flight. The runner can start again.
     pub fn quiesce(&mut self) -> Option<PassId> {
         self.stop();
         self.pass_in_flight()
     }
 
-    /// Seed 000 `dispose()`: quiesces for good. Later `start`, `tick` and
-    /// `wake` do nothing. A second dispose answers `None` at once, as the
-    /// seed's does.
+    /// Quiesces for good. Later `start`, `tick` and
+    /// `wake` do nothing. A second dispose answers `None` at once.
     pub fn dispose(&mut self) -> Option<PassId> {
         if self.disposed {
             return None;
@@ -365,7 +362,7 @@ impl<E: Clone> Runner<E> {
     }
 
     /// The item at `key` settled: `Ok` when `perform` resolved, `Err` when it
-    /// raised. Counted per the seed's flag rule: resolved → `performed`;
+    /// raised. Counted per the reference implementation's flag rule: resolved → `performed`;
     /// raised after the claim was lost → `claimLost` (not logged); raised
     /// otherwise → `failed`, logged, traced, and the loop backs off. Answers
     /// for an item already settled (or dropped) are ignored.
@@ -448,7 +445,7 @@ impl<E: Clone> Runner<E> {
 
     // ---- internals -----------------------------------------------------------
 
-    /// Seed 000 `run(chain)`: a pass (or join the one in flight), then schedule
+    /// A pass (or join the one in flight), then schedule
     /// the next one for this chain when it ends.
     fn run_chain(&mut self, now: Millis, chain: u64) {
         if self.disposed {
@@ -604,7 +601,7 @@ impl<E: Clone> Runner<E> {
         }
     }
 
-    /// Seed 000: `lost = true`, trace `claim-lost`, abort the signal. The
+    /// `lost = true`, trace `claim-lost`, abort the signal. The
     /// outcome then follows the flag rule in [`Runner::item_settled`].
     fn lose(&mut self, now: Millis, key: ItemKey, item: u32, at: Millis, lapsed: bool, unconfirmed_ms: u64) {
         let grace = self.config.abort_grace_ms;

@@ -21,7 +21,7 @@ pub(crate) struct Busy {
     pub ordinal: u32,
     /// When `perform` started, for `durationMs`.
     pub started_at: Millis,
-    /// The seed's `lost` flag: set when the claim was lost or lapsed.
+    /// The reference implementation's `lost` flag: set when the claim was lost or lapsed.
     pub lost: bool,
     /// Present when a heartbeat is configured and supervision is running.
     pub supervisor: Option<Supervisor>,

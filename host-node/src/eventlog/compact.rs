@@ -1,5 +1,4 @@
-//! Compaction: the log rewritten without the records retention lets go
-//! (seed 004 `EventLog.compact`, called by `EventPump.compact`).
+//! Compaction: the log rewritten without the records retention lets go.
 
 use std::sync::Arc;
 

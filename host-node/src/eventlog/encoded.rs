@@ -98,8 +98,7 @@ impl EncodedEvents {
     /// ([`LogHead::next_seq`](super::LogHead::next_seq)) plus the events of
     /// the appends still in flight. A wrong guess costs nothing but the
     /// work: the append numbers the events again. Adding events afterwards
-    /// undoes it. `first` is a sequence number (seed 004: readers resume by
-    /// sequence number; `EventPump.pass` appends chunk after chunk). Never
+    /// undoes it. `first` is a sequence number. Never
     /// fails.
     pub fn number_from(&mut self, first: u64) {
         let sum = number_ahead(&mut self.frame, 0, self.records, first);

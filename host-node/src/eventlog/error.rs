@@ -33,8 +33,7 @@ pub enum LogError {
     },
     /// [`LogOptions::max_batch`](super::LogOptions::max_batch) over the
     /// limit (a count of records): every open skips the next sequence number
-    /// ahead by that limit, so no batch may be larger (seed 004 `EventPump`
-    /// chunk bound).
+    /// ahead by that limit, so no batch may be larger.
     #[error("event log max_batch must be at most {max}, got {given}")]
     BatchLimit {
         /// The value given.
@@ -45,7 +44,7 @@ pub enum LogError {
     /// A record could not be encoded.
     #[error("event log record could not be encoded: {0}")]
     Encode(String),
-    /// What the log holds could not be read back (see [`ReadError`]; seed 004
+    /// What the log holds could not be read back (see [`ReadError`];
     /// readers resume by sequence number).
     #[error(transparent)]
     Read(#[from] ReadError),
@@ -58,8 +57,7 @@ pub enum LogError {
         epoch: u64,
     },
     /// Another open log, in this process or another, writes this file (it
-    /// holds the lock file's exclusive lock): a log has one writer (seed 004:
-    /// the pump alone owns its `EventLog`).
+    /// holds the lock file's exclusive lock): a log has one writer.
     #[error("event log {path} is already open for writing elsewhere (lock {lock} is held): one writer per log")]
     InUse {
         /// The log.

@@ -1,5 +1,4 @@
-//! The durable event log: a file of checksummed batches (seed 004
-//! `EventLog`, which the seed imports without its source).
+//! The durable event log: a file of checksummed batches.
 //!
 //! - **Framing** ([`leasehold_core::pump::frame`]): a header with the log's
 //!   epoch, then one frame per append holding its records (JSON
@@ -341,8 +340,7 @@ impl EventLog {
 
     /// Checks that the file at the log's path is still this log as its last
     /// append left it (the same file, the same size), so a caller told its
-    /// events are durable can rely on it (seed 004 `EventPump.flush`: "fails
-    /// when that could not be logged"). A file removed, replaced, truncated
+    /// events are durable can rely on it. A file removed, replaced, truncated
     /// or copied over since is reopened as the next append would: kept if it
     /// still holds what this writer wrote, else kept aside and a new log
     /// started. Costs two `stat` calls when nothing changed.

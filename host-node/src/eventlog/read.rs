@@ -38,8 +38,7 @@ pub fn read_log(path: &Path, from: u64) -> Result<LogRead, ReadError> {
 /// ([`ReadError::Corrupt`] or [`ReadError::Record`]) when there is some.
 /// For showing what is still readable (the command-line tool's `events`);
 /// the log's writer replaces such a log when it next opens it. Resuming from
-/// the answer's `next` reads nothing past the damage until then (seed 004:
-/// readers resume by sequence number).
+/// the answer's `next` reads nothing past the damage until then.
 ///
 /// # Errors
 /// [`ReadError::Missing`], [`ReadError::Io`], and [`ReadError::Corrupt`] for

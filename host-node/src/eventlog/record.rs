@@ -1,6 +1,4 @@
-//! The event a log record holds, as JSON (seed 004 events: `{type, at, wid,
-//! request, labels, …}`, generalised: the seed's workflow id is `source`, its
-//! request id and labels are `identity`).
+//! The event a log record holds, as JSON.
 //!
 //! ```json
 //! {"source":"jobs.mailer","at":1717000000000,"type":"performed",
@@ -75,7 +73,7 @@ impl Identity<'_> {
 /// have. Readers parse with serde_json's default limit (128 levels, the
 /// record's own object included): an event nested deeper would append fine
 /// and then make every read of the log fail, so appends refuse it. A count of
-/// levels; applies to the seed 004 event's free-form fields (`body`,
+/// levels; applies to an event's free-form fields (`body`,
 /// `identity`).
 pub const MAX_VALUE_DEPTH: usize = 100;
 

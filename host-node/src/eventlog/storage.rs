@@ -30,8 +30,7 @@ pub trait LogFile: Send {
     /// Takes an exclusive lock on the file itself (its inode), without
     /// waiting: `false` when someone else holds it. The log's writer holds it
     /// besides the lock file, so a second writer that reaches the same file
-    /// by another name (a symbolic or hard link) is refused too (seed 004:
-    /// one pump owns its log). The default takes none (a storage without
+    /// by another name (a symbolic or hard link) is refused too. The default takes none (a storage without
     /// files).
     ///
     /// # Errors
@@ -43,8 +42,8 @@ pub trait LogFile: Send {
     /// Whether `path` still names this file and the file is `len` bytes
     /// long, as its writer left it. Someone may remove, replace, truncate or
     /// copy over the log while its writer holds it open; appends would then
-    /// go to a file nobody reads, or land after bytes that are not the log
-    /// (seed 004: one pump owns its log, and only it writes there). `len` is
+    /// go to a file nobody reads, or land after bytes that are not the log.
+    /// `len` is
     /// in bytes. The default says yes (a storage without files).
     ///
     /// # Errors

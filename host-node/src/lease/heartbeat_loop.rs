@@ -1,4 +1,4 @@
-//! The tokio driver of seed 003 `heartbeatLoop`: one task, one timer, and the
+//! The tokio driver of a run's heartbeat loop: one task, one timer, and the
 //! calls in flight, fed to a core [`Supervisor`].
 
 use super::options::{HeartbeatLoopOptions, HookError};
@@ -18,8 +18,7 @@ use tokio::time::error::Elapsed;
 pub enum LeaseEnded {
     /// A renewal or the reconfirmation sent at `at` (ms since the Unix epoch)
     /// answered `outcome`, anything but [`FenceOutcome::Updated`]: another
-    /// owner holds the run, or it is no longer running (seed 003: a lost
-    /// fence interrupts at once; `on_lapse` is not called).
+    /// owner holds the run, or it is no longer running.
     Lost {
         /// The store's answer.
         outcome: FenceOutcome,
@@ -28,14 +27,14 @@ pub enum LeaseEnded {
     },
     /// The lease went `unconfirmed` (whole ms, from the last confirmed
     /// renewal's send time) and the one reconfirmation raised, timed out, or
-    /// its receipt hook failed; `on_lapse` has run (seed 003 lapse).
+    /// its receipt hook failed; `on_lapse` has run.
     Lapsed {
         /// How long the lease went without a confirmed renewal.
         unconfirmed: Duration,
     },
 }
 
-/// Seed 003 `heartbeatLoop(runId, owner, options)`: keeps `run_id`'s lease for
+/// Keeps `run_id`'s lease for
 /// `owner` through `store` until it is lost or lapses, and resolves then.
 ///
 /// Race the returned future with the work the lease covers (or use

@@ -1,12 +1,11 @@
-//! Keeping a run's lease on a native host (seed 003 `Ownership.ts`
-//! `heartbeatLoop`): the tokio driver of [`leasehold_core::supervision`].
+//! Keeping a run's lease on a native host: the tokio driver of [`leasehold_core::supervision`].
 //!
 //! - [`heartbeat_loop`]: pulses renew the lease through a [`LeaseStore`]; the
 //!   future resolves with [`LeaseEnded`] when the fence is lost or the lease
 //!   lapses, so a caller races it with the work it owns.
 //! - [`run_supervised`]: that race, done: the work or the lease, whichever
 //!   ends first ([`Supervised`]).
-//! - [`HeartbeatLoopOptions`]: the seed's `onReconfirm` and `onLapse` hooks.
+//! - [`HeartbeatLoopOptions`]: the reference implementation's `onReconfirm` and `onLapse` hooks.
 //! - [`Clock`], [`TokioClock`]: where the loop reads time (ms since the Unix
 //!   epoch), following tokio's clock so `tokio::time::pause` drives it.
 //!

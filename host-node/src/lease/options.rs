@@ -1,4 +1,4 @@
-//! The hooks a heartbeat loop calls (seed 003 `HeartbeatLoopOptions`).
+//! The hooks a heartbeat loop calls.
 
 use std::fmt;
 use std::future::Future;
@@ -18,8 +18,7 @@ pub type ReceiptHook =
 /// the lease went unconfirmed (whole ms).
 pub type LapseHook = Box<dyn FnOnce(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
 
-/// What a [`super::heartbeat_loop`] caller may hook into (seed 003
-/// `HeartbeatLoopOptions`). Both are optional; `Default` has neither.
+/// What a [`super::heartbeat_loop`] caller may hook into. Both are optional; `Default` has neither.
 ///
 /// Build with the methods of the same names, which box a closure returning a
 /// future:
@@ -39,7 +38,7 @@ pub type LapseHook = Box<dyn FnOnce(Duration) -> Pin<Box<dyn Future<Output = ()>
 /// ```
 #[derive(Default)]
 pub struct HeartbeatLoopOptions {
-    /// Seed 003 `onReconfirm(unconfirmedMs)`: after a reconfirmation at the
+    /// After a reconfirmation at the
     /// write-tolerance deadline renewed the lease, records the gap it closed
     /// (from the last confirmed renewal's send time to the deadline's
     /// handling). Bounded by the lease budget left after the renewal: a hook
@@ -47,7 +46,7 @@ pub struct HeartbeatLoopOptions {
     /// lease (a blocked receipt must not strand supervision). Supervision
     /// keeps pulsing while it runs.
     pub on_reconfirm: Option<ReceiptHook>,
-    /// Seed 003 `onLapse(unconfirmedMs)`: when the lease lapsed (the
+    /// When the lease lapsed (the
     /// reconfirmation raised, timed out, or its receipt failed), called once
     /// with how long the lease went unconfirmed, before the loop resolves —
     /// so the caller can record why its work stopped. Not called on a lost

@@ -1,5 +1,4 @@
-//! The fenced store calls a heartbeat loop makes (seed 003
-//! `RunStore.heartbeat` and `RunStore.reconfirm`).
+//! The fenced store calls a heartbeat loop makes.
 
 use leasehold_core::Millis;
 use leasehold_core::lease::{FenceOutcome, OwnerId};
@@ -25,7 +24,7 @@ pub trait LeaseStore: Send + Sync {
     /// Why a call could not be answered. Logged with `Display`.
     type Error: std::error::Error + Send + 'static;
 
-    /// Seed 003 `RunStore.heartbeat(runId, owner, nowMs)`: one pulse's
+    /// One pulse's
     /// renewal of `run_id`'s lease for `owner`, stamped `at`.
     fn heartbeat(
         &self,
@@ -34,7 +33,7 @@ pub trait LeaseStore: Send + Sync {
         at: Millis,
     ) -> impl Future<Output = Result<FenceOutcome, Self::Error>> + Send;
 
-    /// Seed 003 `RunStore.reconfirm(runId, owner, nowMs)`: the one
+    /// The one
     /// reconfirmation at the write-tolerance deadline. Like `heartbeat`, but
     /// it must also refuse (answer a lost fence) when a claim on the run is
     /// pending, so a peer that has started to take the run over wins. Made on

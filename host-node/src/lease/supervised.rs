@@ -1,6 +1,4 @@
-//! Owned work raced against its lease (seed 003: "race this effect with owned
-//! work so structured concurrency interrupts the work when ownership
-//! disappears").
+//! Owned work raced against its lease.
 
 use super::{Clock, HeartbeatLoopOptions, LeaseEnded, LeaseStore, heartbeat_loop};
 use leasehold_core::lease::{LeasePolicy, OwnerId, PolicyError};

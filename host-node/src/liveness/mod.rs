@@ -1,4 +1,4 @@
-//! Liveness on a native host (seed 003 `Ownership.ts`): who this process is
+//! Liveness on a native host: who this process is
 //! ([`current_owner`]) and whether a recorded owner's process still exists
 //! ([`SameHostPidProbe`]).
 //!

@@ -1,4 +1,4 @@
-//! This process's owner identity (seed 003 `OwnerId`), with the start time and
+//! This process's owner identity, with the start time and
 //! boot id that let [`super::SameHostPidProbe`] tell a reused pid apart.
 
 use leasehold_core::lease::OwnerId;
@@ -24,7 +24,7 @@ use super::procfs::{self, ProcStat};
 /// - `boot_id`: `/proc/sys/kernel/random/boot_id`; `None` where unreadable.
 ///
 /// Never fails: whatever cannot be read is left out, which only weakens the
-/// probe towards the seed's (pid-only) answers.
+/// probe towards the reference implementation's (pid-only) answers.
 #[must_use]
 pub fn current_owner() -> OwnerId {
     let nonce = uuid::Uuid::new_v4().hyphenated().to_string();

@@ -1,5 +1,5 @@
-//! The same-host pid probe (seed 003 `sameHostPidProbe`), with pid-reuse and
-//! reboot detection the seed cannot do.
+//! The same-host pid probe, with pid-reuse and
+//! reboot detection the reference implementation cannot do.
 //!
 //! The decision is split from the system calls: [`SameHostPidProbe::verdict`]
 //! gathers the facts (host relation, pid validity, boot id, `kill(pid, 0)`,
@@ -15,8 +15,7 @@ use leasehold_core::lease::{
 
 use super::procfs::{self, ProcStat};
 
-/// What `kill(pid, 0)` answered (seed 003 `sameHostPidProbe`'s
-/// `process.kill(pid, 0)`). It sends no signal; it only runs the delivery
+/// What `kill(pid, 0)` answered. It sends no signal; it only runs the delivery
 /// checks, so it tells whether a process with that pid exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KillAnswer {
@@ -32,18 +31,18 @@ pub enum KillAnswer {
     Unsupported,
 }
 
-/// Why the probe answered as it did: one variant per rule of seed 003
-/// `sameHostPidProbe` (plus our boot-id, zombie and pid-reuse rules), each
+/// Why the probe answered as it did: one variant per rule of the
+/// same-host pid probe (pid, boot id, zombie, pid reuse), each
 /// either alive ([`PidVerdict::is_alive`]) or not. `Display` says which rule
 /// and the answer, for logs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PidVerdict {
-    /// The owner is on another host (seed: `sameHostIncarnation` false). Its
+    /// The owner is on another host. Its
     /// pid names nothing here, so it was not probed. Answers not alive: the
     /// expired lease decides, and it is no evidence of death either.
     OtherHost,
     /// The recorded pid is 0 or above `i32::MAX`: no process can be asked
-    /// about it. Alive (seed: a pid that is not a safe positive integer).
+    /// about it. Alive.
     InvalidPid,
     /// The owner's recorded boot id differs from this boot's: the process it
     /// names ended with the previous boot. Dead.
@@ -108,8 +107,7 @@ impl fmt::Display for PidVerdict {
     }
 }
 
-/// The pure decision after the probe (seed 003 `sameHostPidProbe`'s
-/// `ESRCH`-only death rule, plus our zombie and pid-reuse rules): from what
+/// The pure decision after the probe: from what
 /// `kill(pid, 0)` answered, the process's `/proc/<pid>/stat` (`None`:
 /// unreadable, which is no evidence), and the start time recorded in the
 /// owner (`None`: not recorded, so not compared).
@@ -145,7 +143,7 @@ pub fn classify(kill: KillAnswer, stat: Option<&ProcStat>, recorded_start_time: 
     }
 }
 
-/// The native host's liveness check (seed 003 `sameHostPidProbe`): does the
+/// The native host's liveness check: does the
 /// recorded owner's process still exist on this host?
 ///
 /// Asked only about a run whose lease already expired. The rules, in order:
@@ -161,7 +159,7 @@ pub fn classify(kill: KillAnswer, stat: Option<&ProcStat>, recorded_start_time: 
 ///   (our addition: the pid was reused); success alive; any other error
 ///   (`EPERM` included) alive.
 ///
-/// Limits (as in the seed): an owner recorded with the claimant's own pid is
+/// Limits (as in the reference implementation): an owner recorded with the claimant's own pid is
 /// alive while this process lives (two engines in one process differ only by
 /// nonce, and must not steal each other's live runs); an owner recorded
 /// without a start time cannot be told from a process that reused its pid,
@@ -208,7 +206,7 @@ impl SameHostPidProbe {
         classify(kill, stat.as_ref(), expected.start_time)
     }
 
-    /// Evidence for the steal rules (seed 003 `LivenessProbe`): `Some`
+    /// Evidence for the steal rules: `Some`
     /// `same-host-pid-dead` observed at `now` when the probe found the owner
     /// dead on this host ([`PidVerdict::is_same_host_death`]); `None` when it
     /// is alive, or on another host (where this kind of evidence means

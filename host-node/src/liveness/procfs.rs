@@ -9,7 +9,7 @@ use std::fs;
 
 /// The two fields of `/proc/<pid>/stat` that liveness needs: the state (a
 /// zombie is dead) and the start time (a pid reused by a later process is not
-/// the owner). Our addition to seed 003, whose pid probe cannot tell either.
+/// the owner). A bare pid probe cannot tell either.
 ///
 /// Parsed by [`ProcStat::parse`]; read by [`ProcStat::read`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,7 @@ pub enum PumpError {
     Log(#[from] LogError),
     /// A source's `derive` panicked on an entry: its events from that entry
     /// on are not logged (it stays dirty and is asked again at the next
-    /// retry, seed 004 `EventPump.pass` `catch`); the other sources of the
+    /// retry); the other sources of the
     /// pass were logged. `index` is the entry's 0-based position.
     #[error("event source {source_name} panicked deriving entry {index}: {message}")]
     SourcePanicked {

@@ -1,5 +1,5 @@
-//! The event pump's tokio driver (seed 004 `EventPump`), generalised from the
-//! seed's workflow journals to any [`EventSource`].
+//! The event pump's tokio driver, deriving events from
+//! any durable journal (an [`EventSource`]).
 //!
 //! The pump derives events from durable sources after their appends and
 //! appends them to the [event log](crate::eventlog) with the watermarks of the
@@ -7,7 +7,7 @@
 //! them: every derived event is logged at least once. It is also the sink
 //! other producers [`emit`](Pump::emit) through.
 //!
-//! One task owns the log and runs every command in order (the seed's serial
+//! One task owns the log and runs every command in order (the reference implementation's serial
 //! chain): passes, emits, compaction and close never interleave. File I/O runs
 //! on tokio's blocking pool, one operation at a time. The decisions (dirty
 //! set, watermarks, chunks, failure handling, compaction schedule, retention)
@@ -70,7 +70,7 @@ pub fn system_clock() -> WallClock {
     Arc::new(unix_now_ms)
 }
 
-/// The pump's options. [`PumpOptions::new`] gives the seed's defaults.
+/// The pump's options. [`PumpOptions::new`] gives the reference implementation's defaults.
 #[derive(Clone)]
 pub struct PumpOptions {
     /// The event log file.
@@ -105,7 +105,7 @@ impl std::fmt::Debug for PumpOptions {
 }
 
 impl PumpOptions {
-    /// The seed's defaults for a log at `path`.
+    /// The reference implementation's defaults for a log at `path`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         PumpOptions {
             path: path.into(),
@@ -266,7 +266,7 @@ impl Pump {
 
     /// Derives and logs what is left of `name`, then forgets it (its
     /// watermark goes; its old events become droppable by retention). Call it
-    /// before dropping the source's journal (seed: prune flushes first).
+    /// before dropping the source's journal.
     ///
     /// # Errors
     /// [`PumpError::Log`] when its events could not be logged: the source

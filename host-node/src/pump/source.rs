@@ -1,6 +1,6 @@
-//! What the pump derives from: durable journals the caller owns (seed 004:
-//! the workflow journals and the orchestrator ledger, read through their
-//! `committed()` arrays from the watermark on).
+//! What the pump derives from: durable journals the caller owns
+//! (workflow journals, a ledger, a job store's settlements), read from the
+//! watermark on.
 
 use serde_json::{Map, Value};
 
@@ -70,8 +70,7 @@ impl EventDraft {
     }
 
     /// The record logged for this draft of `source`: the source's identity
-    /// fills the keys the draft has none for (seed: "echoing the workflow's
-    /// request id and labels when the draft has none"), `now_ms` the time.
+    /// fills the keys the draft has none for, `now_ms` the time.
     pub(crate) fn into_record(self, source: &str, identity: &Map<String, Value>, now_ms: u64) -> EventRecord {
         EventRecord {
             source: source.to_owned(),
@@ -119,14 +118,14 @@ pub trait EventSource: Send + Sync + 'static {
     fn derive(&self, index: u64, out: &mut Vec<EventDraft>);
 
     /// Identity fields every event of this source carries unless its draft
-    /// has its own (seed: the run request's id and labels). Asked once per
+    /// has its own. Asked once per
     /// pass and per emit.
     fn identity(&self) -> Map<String, Value> {
         Map::new()
     }
 
     /// Retention: whether this source's events may go once older than the
-    /// retention window (seed `quiet`: the work is final and nothing is
+    /// retention window (quiet: the work is final and nothing is
     /// open). Asked at most once per compaction, from a blocking thread. A
     /// source that is not registered any more is treated as quiet.
     fn quiet(&self) -> bool {

@@ -1,6 +1,6 @@
 //! The pump's single task: it owns the log and the core state and runs one
 //! command at a time, so passes, emits, compaction and close never
-//! interleave (seed 004 `EventPump.serial`).
+//! interleave.
 
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -55,7 +55,7 @@ impl std::fmt::Debug for Command {
     }
 }
 
-/// Says something once on `tracing` and stderr (the seed's `console.error`).
+/// Says something once on `tracing` and stderr (the reference implementation's `console.error`).
 fn report(text: &str) {
     tracing::warn!(target: "leasehold::pump", "{text}");
     eprintln!("leasehold: {text}");
@@ -280,7 +280,7 @@ impl PumpTask {
         result.map_err(PumpError::from)
     }
 
-    /// One derivation pass over the dirty sources (seed `EventPump.pass`).
+    /// One derivation pass over the dirty sources.
     async fn pass(&mut self) -> Result<(), PumpError> {
         if self.state.phase() != Phase::Open {
             return Ok(());
@@ -433,7 +433,7 @@ impl PumpTask {
         Ok(())
     }
 
-    /// Retention (seed `EventPump.compact`): drop records older than the
+    /// Retention: drop records older than the
     /// window whose source is quiet or gone. Failures are reported, not
     /// retried before the next scheduled compaction.
     async fn compact(&mut self) -> Result<u64, PumpError> {
@@ -472,7 +472,7 @@ impl PumpTask {
         Ok(())
     }
 
-    /// Seed `EventPump.close`: derive what is left, record the watermarks,
+    /// Derive what is left, record the watermarks,
     /// close the log — the log closes even when the pass failed.
     async fn close(&mut self) -> Result<(), PumpError> {
         if self.state.phase() != Phase::Open {

@@ -33,7 +33,7 @@ struct Entries {
 /// at most `capacity` unlogged entries are held (a log that keeps failing
 /// drops the oldest, counted in [`TraceJournal::dropped`]).
 ///
-/// Each event becomes one record: `type` is the seed's event type
+/// Each event becomes one record: `type` is the reference implementation's event type
 /// (`pass-start`, `performed`, …), `at` the event's time, `identity`
 /// `{"runner": name}`, and `body` the event's fields in camelCase
 /// (`item`, `durationMs`, `report`, `nextDelayMs`, `error`, `lapsed`,
@@ -92,7 +92,7 @@ impl TraceJournal {
     /// [`TraceJournal::on_job_event`] for one of several runners of the same
     /// name feeding this journal (the command-line tool runs one per slot):
     /// the event's identity gains `"slot": slot` (1-based), which tells their
-    /// passes apart. Like `on_job_event`, a seed 000 `onEvent` sink.
+    /// passes apart. Like `on_job_event`, a runner's event sink.
     pub fn on_job_event_of(&self, slot: u32, event: &JobEvent) {
         self.note(draft_of(&core_event(event).1).identity("slot", Value::from(slot)));
     }

@@ -1,5 +1,4 @@
-//! Trace events as the native host hands them to `on_event` (seed 000
-//! `JobEvent`), serialised exactly like the JS events: a `type` tag in
+//! Trace events as the native host hands them to `on_event`, serialised exactly like the JS events: a `type` tag in
 //! kebab-case and camelCase fields.
 
 use super::job::JobError;
@@ -7,7 +6,7 @@ use leasehold_core::event::{Event, PassReport as CorePassReport};
 use serde::{Serialize, Serializer};
 use std::sync::Arc;
 
-/// What one pass did (seed 000 `JobPassReport`): every claimed item counted
+/// What one pass did: every claimed item counted
 /// in exactly one of `performed`, `failed`, `claim_lost`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -33,7 +32,7 @@ fn display<S: Serializer>(error: &JobError, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(error)
 }
 
-/// One trace event (seed 000 `JobEvent`). `name` is the runner's name, `at`
+/// One trace event. `name` is the runner's name, `at`
 /// ms since the Unix epoch, `item` the item's ordinal in its pass, `error`
 /// the raised error (serialised as its display string).
 #[allow(missing_docs)] // each variant's doc names its fields and units
@@ -80,7 +79,7 @@ pub enum JobEvent {
 }
 
 impl JobEvent {
-    /// The seed's `type` string.
+    /// The `type` string.
     pub fn type_name(&self) -> &'static str {
         match self {
             JobEvent::PassStart { .. } => "pass-start",

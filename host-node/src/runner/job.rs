@@ -1,4 +1,4 @@
-//! The host's job trait (seed 000's `claim`, `perform`, `heartbeat` options),
+//! The host's job trait,
 //! `Send`-bounded for tokio.
 
 use super::signal::AbortSignal;
@@ -19,23 +19,22 @@ pub trait Job: Send + Sync + 'static {
     /// One claimed item: whatever `perform` needs (an id, a row).
     type Item: Clone + Send + Sync + 'static;
 
-    /// Whether [`Job::heartbeat`] renews the lease (seed 000: the `heartbeat`
-    /// option given). When false, the claim is held by wall clock alone.
+    /// Whether [`Job::heartbeat`] renews the lease. When false, the claim is held by wall clock alone.
     const HEARTBEAT: bool = false;
 
-    /// Seed 000 `claim(at)`: one claim attempt at `at` (ms since the Unix
+    /// One claim attempt at `at` (ms since the Unix
     /// epoch, from the runner's clock). `Ok(None)`: nothing to claim, the pass
     /// ends. `Err`: logged as `<name> claim failed`, traced, and the loop
     /// backs off.
     fn claim(&self, at: Millis) -> impl Future<Output = Result<Option<Self::Item>, BoxError>> + Send;
 
-    /// Seed 000 `perform(item, signal)`: the work for one item. When the claim
+    /// The work for one item. When the claim
     /// is lost or lapses, `signal` fires; work that observes it must stop
     /// without settling the item. A perform still running one grace period
     /// after the signal fired is dropped (counted `claimLost`).
     fn perform(&self, item: Self::Item, signal: AbortSignal) -> impl Future<Output = Result<(), BoxError>> + Send;
 
-    /// Seed 000 `heartbeat(item, at)`: renew the claim, answering whether the
+    /// Renew the claim, answering whether the
     /// renewal landed (`false`: another process holds the item now). `Err`:
     /// the store could not answer; the lease is as it was. Called only when
     /// [`Job::HEARTBEAT`] is true.

@@ -1,4 +1,4 @@
-//! The tokio job runner (seed 000 `createJobRunner`), driving the core
+//! The tokio job runner, driving the core
 //! [`leasehold_core::runner::Runner`] from one task.
 //!
 //! ```no_run
@@ -48,12 +48,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-/// A trace sink (seed 000 `onEvent`). A sink that panics costs the pass
+/// A trace sink. A sink that panics costs the pass
 /// nothing.
 pub type Sink = Arc<dyn Fn(&JobEvent) + Send + Sync>;
 
-/// Builds a [`JobRunner`] (seed 000 `JobRunnerOptions`; spans as
-/// `Duration`s, counted in whole milliseconds).
+/// Builds a [`JobRunner`].
 #[must_use]
 pub struct JobRunnerBuilder {
     name: Arc<str>,
@@ -68,21 +67,21 @@ fn ms(d: Duration) -> f64 {
 }
 
 impl JobRunnerBuilder {
-    /// Seed 000 `intervalMs`: the delay between passes (default 1 s; at
+    /// The delay between passes (default 1 s; at
     /// least 1 ms).
     pub fn interval(mut self, interval: Duration) -> Self {
         self.options.interval_ms = ms(interval);
         self
     }
 
-    /// Seed 000 `staleAfterMs`: how long a claim survives without a renewal
+    /// How long a claim survives without a renewal
     /// (default 30 s). Pass the same value your claim statement uses.
     pub fn stale_after(mut self, stale_after: Duration) -> Self {
         self.options.stale_after_ms = ms(stale_after);
         self
     }
 
-    /// Seed 000 `heartbeatEveryMs`: the renewal cadence (default a third of
+    /// The renewal cadence (default a third of
     /// `stale_after`, never under 250 ms). Must be under half of
     /// `stale_after` when the job renews.
     pub fn heartbeat_every(mut self, every: Duration) -> Self {
@@ -98,20 +97,20 @@ impl JobRunnerBuilder {
         self
     }
 
-    /// Seed 000 `backoff` (see [`job_backoff`]). Without it a raising pass
+    /// Backoff after raising passes (see [`job_backoff`]). Without it a raising pass
     /// waits the plain interval.
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.options.backoff = Some(backoff);
         self
     }
 
-    /// Seed 000 `batchLimit`: claim attempts per pass (default 25).
+    /// Claim attempts per pass (default 25).
     pub fn batch_limit(mut self, limit: u64) -> Self {
         self.options.batch_limit = Some(limit as f64);
         self
     }
 
-    /// Seed 000 `concurrency`: items performed at once, clamped to 1..=64
+    /// Items performed at once, clamped to 1..=64
     /// (default 1).
     pub fn concurrency(mut self, concurrency: u32) -> Self {
         self.options.concurrency = Some(f64::from(concurrency));
@@ -125,14 +124,14 @@ impl JobRunnerBuilder {
         self
     }
 
-    /// Seed 000 `now`: the clock (default [`TokioClock`]: system time that
+    /// The clock (default [`TokioClock`]: system time that
     /// follows `tokio::time::pause`).
     pub fn clock(mut self, clock: impl Clock) -> Self {
         self.clock = Some(Arc::new(clock));
         self
     }
 
-    /// Seed 000 `onEvent`: the trace sink. Without one no event is built.
+    /// The trace sink. Without one no event is built.
     pub fn on_event(mut self, sink: impl Fn(&JobEvent) + Send + Sync + 'static) -> Self {
         self.sink = Some(Arc::new(sink));
         self
@@ -159,7 +158,7 @@ impl JobRunnerBuilder {
     }
 }
 
-/// A running job loop (seed 000 `JobRunner`). Cheap to clone; dropping the
+/// A running job loop. Cheap to clone; dropping the
 /// last handle stops the loop (the pass in flight drains). The task never
 /// keeps the runtime from shutting down.
 #[derive(Clone, Debug)]
@@ -169,8 +168,7 @@ pub struct JobRunner {
 }
 
 impl JobRunner {
-    /// Starts building a runner named `name` (seed 000 `name`: the module id,
-    /// the `name` of every event and the prefix of every log line).
+    /// Starts building a runner named `name`.
     pub fn builder(name: impl Into<Arc<str>>) -> JobRunnerBuilder {
         JobRunnerBuilder {
             name: name.into(),
@@ -181,18 +179,18 @@ impl JobRunner {
         }
     }
 
-    /// Seed 000 `name`.
+    /// The runner's name, as given to [`JobRunner::builder`].
     pub fn name(&self) -> &str {
         &self.name
     }
 
-    /// Seed 000 `start()`: a pass at once, then one per delay. A second start
+    /// A pass at once, then one per delay. A second start
     /// does nothing.
     pub fn start(&self) {
         let _ = self.commands.send(Command::Start);
     }
 
-    /// Seed 000 `tick()`: one pass, joining the one in flight. After dispose,
+    /// One pass, joining the one in flight. After dispose,
     /// an idle report at once.
     pub async fn tick(&self) -> PassReport {
         let (reply, answer) = oneshot::channel();
@@ -202,19 +200,19 @@ impl JobRunner {
         answer.await.unwrap_or_default()
     }
 
-    /// Seed 000 `wake()`: idle, one pass now; during a pass, exactly one
+    /// Idle, one pass now; during a pass, exactly one
     /// follow-up after it however many wakes arrive.
     pub fn wake(&self) {
         let _ = self.commands.send(Command::Wake);
     }
 
-    /// Seed 000 `stop()`: no more passes are scheduled; a pending follow-up
+    /// No more passes are scheduled; a pending follow-up
     /// is dropped; the pass in flight drains.
     pub fn stop(&self) {
         let _ = self.commands.send(Command::Stop);
     }
 
-    /// Seed 000 `quiesce()`: stops and waits for the pass in flight. The
+    /// Stops and waits for the pass in flight. The
     /// runner can start again.
     pub async fn quiesce(&self) {
         let (reply, answer) = oneshot::channel();
@@ -223,7 +221,7 @@ impl JobRunner {
         }
     }
 
-    /// Seed 000 `dispose()`: quiesces for good; later `start`, `tick`, `wake`
+    /// Quiesces for good; later `start`, `tick`, `wake`
     /// do nothing and `tick` answers an idle report.
     pub async fn dispose(&self) {
         let (reply, answer) = oneshot::channel();

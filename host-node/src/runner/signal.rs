@@ -1,5 +1,4 @@
-//! The abort signal a `perform` gets (seed 000's `AbortSignal`, whose reason
-//! is a `JobClaimLostError`).
+//! The abort signal a `perform` gets.
 //!
 //! One signal state per pool slot, reused item after item; a signal handed to
 //! an earlier item never sees a later item's abort (its generation differs).
@@ -8,14 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
-/// Seed 000 `JOB_CLAIM_LOST`: the stable code of a lost claim.
+/// The stable code of a lost claim.
 pub const JOB_CLAIM_LOST: &str = "CLAIM_LOST";
 
-/// Why a signal fired (seed 000 `JobClaimLostError`, plus our `lapsed`).
+/// Why a signal fired.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("Another process took over the work {job} had claimed.")]
 pub struct ClaimLost {
-    /// The runner's name (seed: `job`).
+    /// The runner's name.
     pub job: Arc<str>,
     /// True when supervision lapsed the claim (renewals stopped confirming);
     /// false when a renewal answered that the claim is lost.
@@ -23,7 +22,7 @@ pub struct ClaimLost {
 }
 
 impl ClaimLost {
-    /// Seed 000 `code`: always [`JOB_CLAIM_LOST`].
+    /// Always [`JOB_CLAIM_LOST`].
     pub fn code(&self) -> &'static str {
         JOB_CLAIM_LOST
     }

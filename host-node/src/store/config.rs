@@ -60,7 +60,6 @@ impl RetryBackoff {
 /// What a completion does with the job it completes
 /// ([`StoreConfig::on_success`]).
 ///
-/// No seed clause covers retention: seed 003's run store only writes jobs.
 /// `Keep` is what inspection needs; `Delete` is what a queue that never
 /// looks back needs (graphile-worker deletes completed jobs; BullMQ's
 /// `removeOnComplete`).
@@ -93,9 +92,8 @@ pub enum OnSuccess {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct StoreConfig {
-    /// Asked about the owner of each stale running job a claim finds (seed 003
-    /// `LivenessCheck`): `true` refuses the reclaim. `None` is the lease alone
-    /// (seed 003 `leaseLiveness`): a stale lease is a gone owner. A refused
+    /// Asked about the owner of each stale running job a claim finds: `true` refuses the reclaim. `None` is the lease alone:
+    /// a stale lease is a gone owner. A refused
     /// job is not asked about again by this store for one more lease window.
     pub liveness: Option<Arc<dyn LivenessCheck + Send + Sync>>,
     /// Backoff between failed attempts.
@@ -136,9 +134,8 @@ pub struct StoreConfig {
     /// claim on PostgreSQL (a sixth of a one-job claim's cost) and a
     /// statement on SQLite. So a stale job waits at most this long past its
     /// stale window for a claim that takes it, on top of the claimants' own
-    /// polling; the lease and liveness rules a reclaim follows are unchanged
-    /// (seed 003: only a stale lease, only if the liveness check does not
-    /// call the owner alive). `Duration::ZERO`: every claim looks. Default
+    /// polling; the lease and liveness rules a reclaim follows are unchanged.
+    /// `Duration::ZERO`: every claim looks. Default
     /// 1 s.
     pub reclaim_every: Duration,
     /// Whether completions keep succeeded jobs or delete them (see
@@ -202,15 +199,14 @@ impl StoreConfig {
     }
 
     /// Sets how often claims on one queue look for stale leases (see
-    /// [`StoreConfig::reclaim_every`], seed 003's reclaim of a stale lease);
+    /// [`StoreConfig::reclaim_every`]);
     /// `Duration::ZERO`: at every claim. Any span is accepted.
     pub fn with_reclaim_every(mut self, every: Duration) -> Self {
         self.reclaim_every = every;
         self
     }
 
-    /// Sets what completions do with succeeded jobs (see [`OnSuccess`]; no
-    /// seed clause covers retention).
+    /// Sets what completions do with succeeded jobs (see [`OnSuccess`]).
     pub fn with_on_success(mut self, on_success: OnSuccess) -> Self {
         self.on_success = on_success;
         self

@@ -100,7 +100,7 @@ pub enum StoreError {
     /// set's migration numbers are not strictly ascending within 1..block size.
     #[error("invalid migration sets: {0}")]
     InvalidMigrationSets(String),
-    /// The steal rules refused the takeover (seed 003 R5).
+    /// The steal rules refused the takeover.
     #[error(transparent)]
     StealRefused(#[from] StealError),
     /// A row holds a value this build cannot read (a negative token, an

@@ -62,8 +62,7 @@ impl JobState {
 
 /// The fence of one lease: the job and the fencing token its claim was
 /// given. Every renewal and settlement names it; the database applies the
-/// write only while the job still carries this token (seed 003: a stale
-/// owner's write changes nothing).
+/// write only while the job still carries this token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fence {
     /// The job.
@@ -201,8 +200,7 @@ pub struct AttemptRecord {
     pub error: Option<String>,
 }
 
-/// The exact lease a steal compares and swaps on (seed 003: the owner's
-/// nonce, the token and the heartbeat, all three unchanged since read).
+/// The exact lease a steal compares and swaps on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseSnapshot {
     /// The recorded owner.

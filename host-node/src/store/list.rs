@@ -27,8 +27,7 @@ pub struct JobTally {
     /// Jobs no longer there: only finished jobs are ever deleted (completed
     /// by a store under `OnSuccess::Delete`, or purged), and their
     /// attempts went with them, so `retried` and `reclaimed` leave them out.
-    /// A count of ids; no seed clause covers retention (seed 003's run store
-    /// only writes jobs).
+    /// A count of ids; the reference implementation keeps finished work forever.
     pub deleted: u64,
 }
 

@@ -1,6 +1,4 @@
-//! Namespaced migration sets with reserved id blocks (seed 003 `Migrations`:
-//! a package owns its tables and reserves an id block so its ids never
-//! collide with another package's).
+//! Namespaced migration sets with reserved id blocks.
 //!
 //! Every applied migration is one row of `leasehold_migrations` (id,
 //! namespace, name, applied_at). A set owns the ids

@@ -1,7 +1,7 @@
 //! Durable job queues on SQL: SQLite (feature `sqlite`, the embedded
 //! default: one file, no server) and PostgreSQL (feature `postgres`: many
-//! workers on many machines over one database), with the run-store semantics
-//! of seed 003 and the claim/heartbeat shape the runner of seed 000 expects.
+//! workers on many machines over one database), with fenced run
+//! ownership and the claim/heartbeat shape [`crate::JobRunner`] expects.
 //!
 //! One type, [`Store`], whose backend is chosen at run time from a URL
 //! (`sqlite://PATH`, `sqlite::memory:`, `postgres://...`).
@@ -16,7 +16,7 @@
 //!   jobs whose owner the configured liveness check does not call alive. Each
 //!   claim gives the job a fencing token strictly greater than any before it
 //!   and records the claimant. A page of N is one statement on PostgreSQL
-//!   (`FOR UPDATE SKIP LOCKED`) — the seed-000 "page in a closure": claim a
+//!   (`FOR UPDATE SKIP LOCKED`) — a page in a closure: claim a
 //!   page, hand the runner one item per `claim` call.
 //!   [`Store::complete_and_claim`] completes a job and claims the next in the
 //!   same statement (one commit for both on PostgreSQL);
@@ -29,7 +29,7 @@
 //!   attempt budget is spent, then dead-letters with the last error. The
 //!   `*_many` forms and [`Coalescer`] put many fenced writes into one
 //!   statement, each still fenced.
-//! - [`Store::steal`]: seed 003 R5 — only a stale lease, only with evidence
+//! - [`Store::steal`]: only a stale lease, only with evidence
 //!   the steal rules ([`leasehold_core::lease::check_steal`]) accept, and only
 //!   if the job still matches the exact snapshot read (owner nonce, token,
 //!   heartbeat).
@@ -56,7 +56,7 @@
 //! **SQLite: the caller's `now`.** Processes sharing a file share a host
 //! clock; tests drive it explicitly.
 //!
-//! **Skew allowance** (seed 003 `heartbeatSkewAllowance`). The worker decides
+//! **Skew allowance**. The worker decides
 //! with its own clock when to renew and when to give up on a lease whose
 //! renewals fail (the write tolerance); the database decides with its clock
 //! when the lease is stale. For the owner to stop before anyone may reclaim,
@@ -536,6 +536,7 @@ impl Store {
     /// [`StoreConfig::vacuum_every`]).
     fn claimed(&self, n: usize) {
         #[cfg(feature = "postgres")]
+        #[allow(irrefutable_let_patterns)] // with the PostgreSQL store alone, it is the only backend
         if let Backend::Postgres(pool) = &self.inner.backend {
             if let Some(turn) = self.inner.vacuum.claimed(n) {
                 let pool = pool.clone();
@@ -602,9 +603,7 @@ impl Store {
     /// Renews one lease: the heartbeat becomes now and the lease runs its
     /// stale window again. Fenced: lands only while the job is running under
     /// `fence.token` (even past its stale window, as long as nobody took it).
-    /// Answers `Updated`, or why the claim was lost (seed 000: `false` means
-    /// another process reclaimed the item; a database error is not a lost
-    /// claim and comes back as `Err`).
+    /// Answers `Updated`, or why the claim was lost.
     pub async fn heartbeat(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
         Ok(self.heartbeat_many(&[fence], now).await?[0])
     }
@@ -620,8 +619,7 @@ impl Store {
             .await
     }
 
-    /// The supervision's check after a gap in renewals (seed 003
-    /// `reconfirm`): renews the lease only if the job is still running under
+    /// The supervision's check after a gap in renewals: renews the lease only if the job is still running under
     /// `fence.token` AND recorded as owned by `owner` (same nonce).
     pub async fn reconfirm(
         &self,
@@ -782,7 +780,7 @@ impl Store {
             .collect())
     }
 
-    /// Takes `job` over from the owner in `snapshot` (seed 003 `steal`, R5).
+    /// Takes `job` over from the owner in `snapshot`.
     ///
     /// First the steal rules ([`check_steal`]) must accept: evidence observed
     /// at exactly `now`, of a kind that fits the host relation, and a lease

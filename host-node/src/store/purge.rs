@@ -3,8 +3,7 @@
 //! and recorded results) for good. `leasehold purge` and [`Store::purge`]
 //! remove those that finished longer ago than a retention span.
 //!
-//! No seed says how long finished jobs are kept (seed 003's run store only
-//! writes them); this is the retention a job runner's users expect.
+//! The reference implementation does not say how long finished jobs are kept; this is the retention a job runner's users expect.
 //!
 //! The purge walks the jobs in id order through the primary key, a range of
 //! at most 10,000 rows per statement on PostgreSQL and 2,000 per transaction
@@ -36,8 +35,8 @@ impl Store {
     /// finished more than `older_than` before `now` (on PostgreSQL: before
     /// the database's clock, which stamped `finished_at`), of `queue` or of
     /// every queue (`None`), with their attempt log and recorded results.
-    /// Answers how many jobs it deleted. No seed clause covers retention
-    /// (seed 003's run store only writes jobs); see the module docs.
+    /// Answers how many jobs it deleted. the reference implementation keeps finished work forever;
+    /// see the module docs.
     ///
     /// A purged job is gone: [`Store::job`] answers
     /// [`StoreError::UnknownJob`], [`Store::counts`] no longer counts it, and
@@ -60,6 +59,9 @@ impl Store {
         let states = final_states(states)?;
         let older_ms = validate::duration_ms("older_than", older_than)?;
         let now_ms = validate::millis("now", now)?;
+        // Checked on every backend, but only SQLite computes the cut from it.
+        #[cfg(not(feature = "sqlite"))]
+        let _ = now_ms;
         let mut purged = 0u64;
         match &self.inner.backend {
             #[cfg(feature = "sqlite")]

@@ -1,6 +1,5 @@
 //! Wake-ups: telling idle workers that a queue has new due work, so their
-//! runner can `wake()` at once instead of waiting for its next poll (seed
-//! 000 `wake`: every wake arriving during a pass coalesces into one
+//! runner can `wake()` at once instead of waiting for its next poll (every wake arriving during a pass coalesces into one
 //! follow-up pass). Polling stays the backstop: a missed wake-up costs at
 //! most one poll interval.
 //!

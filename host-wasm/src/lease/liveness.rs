@@ -1,5 +1,4 @@
-//! The liveness checks JS gets (seed 003 `leaseLiveness`,
-//! `sameHostIncarnation`), answered by the core's rules.
+//! The liveness checks JS gets, answered by the core's rules.
 //!
 //! The glue's `leaseLiveness(staleAfterMs?)` checks the window once with
 //! [`lease_liveness_window`] and answers a function that calls
@@ -55,8 +54,8 @@ fn time_field(context: &JsValue, key: &str) -> Result<Option<f64>, JsValue> {
     }
 }
 
-/// One lease-only liveness check (seed 003 `leaseLiveness(staleAfter)`
-/// applied to a `LivenessContext`): whether the owner whose persisted
+/// One lease-only liveness check
+/// applied to a `LivenessContext`: whether the owner whose persisted
 /// heartbeat is `context.heartbeatAtMs` is still alive at `context.nowMs`,
 /// by [`LeaseLiveness::is_fresh`]: alive while `heartbeatAtMs >= nowMs -
 /// staleAfterMs`; a `null` heartbeat (none recorded) is gone.
@@ -102,7 +101,7 @@ fn host_of(owner: &JsValue, name: &str) -> Result<OwnerId, JsValue> {
     }
 }
 
-/// Seed 003 `sameHostIncarnation(expectedOwner, claimant)`: whether the two
+/// Whether the two
 /// owners (`{ hostId, pid, nonce }`) are incarnations on the same host — their
 /// `hostId`s are equal ([`leasehold_core::lease::same_host_incarnation`]).
 /// The predicate a pid probe applies before it reads `expectedOwner.pid`.

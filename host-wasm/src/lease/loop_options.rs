@@ -1,6 +1,6 @@
-//! Reading `heartbeatLoop(options)` at the boundary (seed 003
-//! `heartbeatLoop(runId, owner, options)` and `HeartbeatLoopOptions`, as one
-//! options object, plus the store, the policy, `logger` and `now`).
+//! Reading `heartbeatLoop(options)` at the boundary: the run,
+//! the owner, the store, the policy, the hooks, `logger` and `now`, as one
+//! options object.
 //!
 //! Only the kinds JavaScript can get wrong are checked here; the policy's
 //! ranges and relations are the core's ([`super::read_policy`]).

@@ -1,4 +1,4 @@
-//! Run ownership for JavaScript (seed 003 `Ownership.ts`): the lease policy
+//! Run ownership for JavaScript: the lease policy
 //! and its validator, the lease-only liveness check, `sameHostIncarnation`,
 //! and the heartbeat supervision state machine behind the glue's
 //! `heartbeatLoop` (`pkg/src/lease.js`).

@@ -1,4 +1,4 @@
-//! The lease policy at the boundary (seed 003 `Heartbeat.ts`): a JS object
+//! The lease policy at the boundary: a JS object
 //! `{ heartbeatIntervalMs, skewAllowanceMs, staleAfterMs, writeToleranceMs }`
 //! read into a core [`LeasePolicy`] and checked by
 //! [`LeasePolicy::validate`], so JS gets the core's refusals with the broken

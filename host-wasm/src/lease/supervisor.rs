@@ -1,5 +1,5 @@
 //! [`LeaseSupervisor`]: the core's heartbeat supervision
-//! ([`leasehold_core::supervision::Supervisor`]) shaped as seed 003
+//! ([`leasehold_core::supervision::Supervisor`]) shaped as
 //! `heartbeatLoop` uses it — pulses one interval after the previous one
 //! completed ([`Cadence::AfterPulse`]), a separate `reconfirm` store call at
 //! the deadline ([`Reconfirm::Separate`]) — driven by the JS glue with time
@@ -79,8 +79,8 @@ pub fn encode(step: Step) -> Option<[f64; STRIDE]> {
     })
 }
 
-/// Whether a store answered seed 003's `Updated`: the string `'Updated'`, or
-/// a tagged outcome object whose `_tag` is `'Updated'` (the seed's
+/// Whether a store answered `Updated`: the string `'Updated'`, or
+/// a tagged outcome object whose `_tag` is `'Updated'` (the reference implementation's
 /// `FenceOutcome` shape). Anything else is a lost fence; a `_tag` getter that
 /// throws counts as anything else.
 pub fn is_updated(outcome: &JsValue) -> bool {
@@ -91,7 +91,7 @@ pub fn is_updated(outcome: &JsValue) -> bool {
         && Reflect::get(outcome, &JsValue::from_str("_tag")).is_ok_and(|tag| tag.as_string().as_deref() == Some("Updated"))
 }
 
-/// One run's lease under heartbeat supervision (seed 003 `heartbeatLoop`).
+/// One run's lease under heartbeat supervision.
 /// See the module docs for the records its inputs answer.
 #[wasm_bindgen]
 pub struct LeaseSupervisor {
@@ -115,8 +115,7 @@ impl LeaseSupervisor {
     }
 
     /// Starts (or restarts) supervising at `now`, the lease as it stands
-    /// counting as confirmed then (seed 003: the caller has just claimed or
-    /// renewed it). The first pulse is due one `heartbeatIntervalMs` later;
+    /// counting as confirmed then. The first pulse is due one `heartbeatIntervalMs` later;
     /// read [`LeaseSupervisor::deadline`].
     pub fn start(&mut self, now: f64) {
         self.supervisor = Supervisor::new(self.supervision, at(now), at(now));
@@ -165,8 +164,7 @@ impl LeaseSupervisor {
 }
 
 impl LeaseSupervisor {
-    /// A supervisor for a checked `policy` (seed 003 `heartbeatLoop`'s
-    /// shape: [`Cadence::AfterPulse`], [`Reconfirm::Separate`]), started at 0
+    /// A supervisor for a checked `policy`, started at 0
     /// until [`LeaseSupervisor::start`]; `warnings` are what the glue logs.
     pub fn with_policy(policy: LeasePolicy, warnings: Vec<String>) -> LeaseSupervisor {
         let supervision = policy.supervision(Cadence::AfterPulse, Reconfirm::Separate);

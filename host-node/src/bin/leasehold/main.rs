@@ -1,4 +1,4 @@
-//! `leasehold`: a durable command queue (issue 7). Command lines wait in a
+//! `leasehold`: a durable command queue. Command lines wait in a
 //! database and are worked by leased, heartbeated, fenced claims; see
 //! `leasehold --help`, and `exec` for how one command runs.
 //!
@@ -180,9 +180,7 @@ const CONNECT_RETRY_MAX: Duration = Duration::from_secs(15);
 
 /// [`connect`] for `work`: a PostgreSQL server that cannot be reached yet
 /// (a worker started before its database, or during a restart) is tried
-/// again with backoff until it answers, said once on stderr (issue 5: "a
-/// database that is unreachable at start: clear error; the runner backs off
-/// and recovers when it returns"). `None` when interrupted meanwhile (also
+/// again with backoff until it answers, said once on stderr. `None` when interrupted meanwhile (also
 /// during a try). A SQLite file that cannot be opened, and a server that
 /// answers with an error ([`may_answer_later`]), are errors at once.
 async fn connect_waiting(
