@@ -61,3 +61,21 @@ impl Backoff {
         delay as u64
     }
 }
+
+/// The longest a host waits, in ms, before it tries a store that stopped
+/// answering again: a worker notices a recovered database (a restarted
+/// server, a released lock) at most this long after it answers, plus one
+/// try. Waiting longer saves next to nothing (one failed connect or query a
+/// second per worker costs the server little) and holds every queued job up
+/// for as long.
+pub const RECOVERY_PROBE_MAX_MS: f64 = 1_500.0;
+// The promise above is "within 2 s": the cap plus one try must fit.
+const _: () = assert!(RECOVERY_PROBE_MAX_MS < 2_000.0);
+
+/// The backoff while a store does not answer (reconnects, failing claims):
+/// starts at `first_ms` (ms; capped too), doubles, and never waits more than
+/// [`RECOVERY_PROBE_MAX_MS`].
+#[must_use]
+pub fn recovery_backoff(first_ms: f64) -> Backoff {
+    Backoff { initial_ms: f64::min(first_ms, RECOVERY_PROBE_MAX_MS), max_ms: RECOVERY_PROBE_MAX_MS, multiplier: 2.0 }
+}

@@ -99,7 +99,7 @@ pub mod options;
 pub mod runner;
 pub mod supervision;
 
-pub use backoff::{job_backoff, Backoff};
+pub use backoff::{job_backoff, recovery_backoff, Backoff};
 pub use event::{Event, PassReport};
 pub use options::{Config, OptionError, OptionsInput};
 pub use runner::{Action, ItemKey, LogKind, PassId, Runner, Ticket};

@@ -248,11 +248,10 @@ impl<H: Handler> Job for Worker<H> {
     }
 }
 
-/// The first wait before a settle write is tried again after a database
-/// error; it doubles up to [`SETTLE_RETRY_MAX`].
-const SETTLE_RETRY_FIRST: Duration = Duration::from_millis(100);
-/// The longest wait between two tries of a settle write.
-const SETTLE_RETRY_MAX: Duration = Duration::from_secs(2);
+/// The first wait, in ms, before a settle write is tried again after a
+/// database error; it doubles up to the core's recovery cap
+/// ([`leasehold_core::backoff::recovery_backoff`]).
+const SETTLE_RETRY_FIRST_MS: f64 = 100.0;
 
 /// How a settle write ended without an answer from the store.
 enum SettleEnd {
@@ -273,19 +272,20 @@ async fn until_written<T, Fut>(signal: &AbortSignal, mut write: impl FnMut() -> 
 where
     Fut: Future<Output = StoreResult<T>>,
 {
-    let mut wait = SETTLE_RETRY_FIRST;
+    let backoff = leasehold_core::backoff::recovery_backoff(SETTLE_RETRY_FIRST_MS);
+    let mut failures = 0u32;
     loop {
         match write().await {
             Ok(answer) => return Ok(answer),
             Err(StoreError::Database(e)) => {
-                tracing::warn!(target: "leasehold::worker", "settling a job failed, trying again in {wait:?}: {e}");
+                failures = failures.saturating_add(1);
+                tracing::warn!(target: "leasehold::worker", "settling a job failed, trying again in {}ms: {e}", backoff.delay_after(failures));
             }
             Err(other) => return Err(SettleEnd::Failed(other.into())),
         }
         tokio::select! {
             lost = signal.aborted() => return Err(SettleEnd::Lost(lost)),
-            () = tokio::time::sleep(wait) => {}
+            () = tokio::time::sleep(Duration::from_millis(backoff.delay_after(failures))) => {}
         }
-        wait = (wait * 2).min(SETTLE_RETRY_MAX);
     }
 }

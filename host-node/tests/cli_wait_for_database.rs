@@ -13,7 +13,7 @@
 mod cli_support;
 mod store_support;
 
-use cli_support::{Scratch, signal, wait_exit};
+use cli_support::{Scratch, signal, wait_exit, wait_for_state};
 use leasehold::store::JobState;
 use rustix::process::Signal;
 use std::io::Read;
@@ -186,4 +186,57 @@ async fn work_waits_while_the_server_refuses_for_now() {
         .execute(&admin)
         .await
         .unwrap();
+}
+
+/// Ends every server connection that named itself `application` (the
+/// worker's), as a server that stops does.
+async fn end_connections(url: &str, application: &str) {
+    let admin = sqlx::PgPool::connect(url).await.unwrap();
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1")
+        .bind(application)
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+}
+
+/// A worker whose server went away while it worked (its socket taken away
+/// and its connections ended, as when the server stops) claims the job
+/// queued meanwhile within 2 s of the server answering again, however long
+/// the outage lasted: its failing claims back off to at most the core's
+/// recovery cap, not to 5 s or more.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_claims_within_two_seconds_of_its_server_answering_again() {
+    let Some(Unreachable { url, moved, folder, socket_folder, port }) = unreachable("cli_wait_db_back").await else {
+        return;
+    };
+    let application = "leasehold_recovery_test";
+    let socket = format!(".s.PGSQL.{port}");
+    let link = folder.path().join(&socket);
+    std::os::unix::fs::symlink(socket_folder.join(&socket), &link).unwrap();
+    let real = Scratch::with_url(url.clone());
+    let store = real.store().await;
+    let s = Scratch::with_url(format!("{moved}&application_name={application}"));
+    let mut worker = s.spawn(&["work", "--queue", "back", "--concurrency", "2", "--stale-after", "3s"]);
+    // Its warnings are not read here, but must not fill the pipe.
+    let mut err = worker.stderr.take().expect("stderr piped");
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let first = real.enqueue(&["--queue", "back"], "true");
+    wait_for_state(&store, first, JobState::Succeeded, Duration::from_secs(30)).await;
+
+    std::fs::remove_file(&link).unwrap();
+    end_connections(&url, application).await;
+    // Long enough for any backoff to reach its cap.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    // Queued behind the worker's back: no wake-up reaches it.
+    let second = real.enqueue(&["--queue", "back"], "true");
+    let back = leasehold::pump::unix_now_ms();
+    std::os::unix::fs::symlink(socket_folder.join(&socket), &link).unwrap();
+    let done = wait_for_state(&store, second, JobState::Succeeded, Duration::from_secs(30)).await;
+    let claimed = done.attempt_log.first().expect("an attempt").started_at.0;
+    signal(&worker, Signal::INT);
+    wait_exit(&mut worker, Duration::from_secs(20));
+    let waited = claimed.saturating_sub(back);
+    println!("claimed {waited} ms after the server answered again");
+    assert!(waited < 2_000, "claimed {waited} ms after the server answered again");
 }

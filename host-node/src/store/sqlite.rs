@@ -61,12 +61,13 @@ pub(crate) async fn connect(
     // opens the same new file at that moment: try again for as long as a
     // writer would wait.
     let started = std::time::Instant::now();
-    let mut wait = Duration::from_millis(10);
+    let backoff = leasehold_core::Backoff { initial_ms: 10.0, max_ms: 500.0, multiplier: 2.0 };
+    let mut failures = 0u32;
     loop {
         match pool().await {
             Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_millis(500));
+                failures = failures.saturating_add(1);
+                tokio::time::sleep(Duration::from_millis(backoff.delay_after(failures))).await;
             }
             other => return other.map_err(unreachable),
         }

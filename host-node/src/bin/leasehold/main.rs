@@ -172,11 +172,10 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     Ok(code)
 }
 
-/// The first wait before `work` tries an unreachable PostgreSQL server
-/// again; it doubles up to [`CONNECT_RETRY_MAX`].
-const CONNECT_RETRY_FIRST: Duration = Duration::from_secs(1);
-/// The longest wait between two tries.
-const CONNECT_RETRY_MAX: Duration = Duration::from_secs(15);
+/// The first wait, in ms, before `work` tries an unreachable PostgreSQL
+/// server again; it doubles up to the core's recovery cap, so a server that
+/// comes back is answered within 2 s.
+const CONNECT_RETRY_FIRST_MS: f64 = 500.0;
 
 /// [`connect`] for `work`: a PostgreSQL server that cannot be reached yet
 /// (a worker started before its database, or during a restart) is tried
@@ -197,7 +196,8 @@ async fn connect_waiting(
     if let Some(path) = creates {
         eprintln!("leasehold: no database at {} yet: creating it (an empty queue)", path.display());
     }
-    let mut wait = CONNECT_RETRY_FIRST;
+    let backoff = leasehold::core::recovery_backoff(CONNECT_RETRY_FIRST_MS);
+    let mut failures = 0u32;
     let mut said = false;
     loop {
         let tried = tokio::select! {
@@ -218,11 +218,11 @@ async fn connect_waiting(
             }
             Err(e) => return Err(e.into()),
         }
+        failures = failures.saturating_add(1);
         tokio::select! {
-            () = tokio::time::sleep(wait) => {}
+            () = tokio::time::sleep(Duration::from_millis(backoff.delay_after(failures))) => {}
             () = interrupts.next() => return Ok(None),
         }
-        wait = (wait * 2).min(CONNECT_RETRY_MAX);
     }
 }
 

@@ -132,6 +132,14 @@ fn with_ms_units(message: &str) -> String {
     out
 }
 
+/// The backoff of failing claims (the database is down), for each runner
+/// and the turns the idle slots take: 0.5 s doubling up to the core's
+/// recovery cap (1.5 s), rather than failing every 0.5 s; the cap keeps a
+/// recovered database noticed within 2 s.
+fn claim_backoff() -> leasehold::core::Backoff {
+    leasehold::core::recovery_backoff(IDLE_INTERVAL.as_millis() as f64)
+}
+
 /// A running pool.
 pub struct Pool {
     /// One per slot (see [`Pool::start`]).
@@ -168,10 +176,7 @@ impl Pool {
         // idle however much work arrived meanwhile; separate runners each
         // claim as soon as they are free.
         let mut runners = Vec::with_capacity(config.concurrency as usize);
-        // A claim that fails (the database is down) backs off, 0.5 s
-        // doubling up to 5 s, rather than failing every 0.5 s: each runner,
-        // and the turns the idle slots take.
-        let backoff = leasehold::core::job_backoff(IDLE_INTERVAL.as_millis() as f64);
+        let backoff = claim_backoff();
         let turns = Arc::new(Turns::new(config.concurrency as usize, backoff));
         // Idle polls come from the shared ticker below; a runner's own
         // interval is the backstop, as rare for all slots together as one
@@ -315,5 +320,19 @@ impl<J: Job> Job for Draining<J> {
 
     async fn heartbeat(&self, item: J::Item, at: Millis) -> Result<bool, BoxError> {
         self.inner.heartbeat(item, at).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_claims_try_again_within_two_seconds_however_long_they_failed() {
+        let backoff = claim_backoff();
+        assert_eq!(backoff.delay_after(1), IDLE_INTERVAL.as_millis() as u64, "the first wait is the idle interval");
+        for failures in [2, 5, 10, 1_000, u32::MAX] {
+            assert!(backoff.delay_after(failures) < 2_000, "after {failures} failures: {}ms", backoff.delay_after(failures));
+        }
     }
 }

@@ -106,11 +106,12 @@ impl Drop for Busy<'_> {
 mod tests {
     use super::*;
 
-    const MAX_PAUSE: Duration = Duration::from_secs(5);
+    /// The core's recovery cap: a recovered database is polled again within 2 s.
+    const MAX_PAUSE: Duration = Duration::from_millis(leasehold::core::backoff::RECOVERY_PROBE_MAX_MS as u64);
 
     #[test]
     fn failed_claims_pause_the_turns_doubling_until_one_answers() {
-        let turns = Turns::new(2, leasehold::core::job_backoff(500.0));
+        let turns = Turns::new(2, leasehold::core::recovery_backoff(500.0));
         let t = Instant::now();
         assert!(turns.may_poll(t));
         turns.claim_answered(false, t);
@@ -121,7 +122,7 @@ mod tests {
         for _ in 0..10 {
             turns.claim_answered(false, t);
         }
-        assert!(!turns.may_poll(t + Duration::from_millis(4999)), "capped at 5 s");
+        assert!(!turns.may_poll(t + MAX_PAUSE - Duration::from_millis(1)), "capped at the recovery cap");
         assert!(turns.may_poll(t + MAX_PAUSE));
         turns.claim_answered(true, t);
         assert!(turns.may_poll(t));
@@ -129,7 +130,7 @@ mod tests {
 
     #[test]
     fn turns_go_round_the_idle_slots_and_skip_busy_ones() {
-        let turns = Turns::new(3, leasehold::core::job_backoff(500.0));
+        let turns = Turns::new(3, leasehold::core::recovery_backoff(500.0));
         assert_eq!([turns.next_idle(), turns.next_idle(), turns.next_idle(), turns.next_idle()], [Some(1), Some(2), Some(0), Some(1)]);
         let two = turns.busy(2);
         assert_eq!([turns.next_idle(), turns.next_idle()], [Some(0), Some(1)]);
