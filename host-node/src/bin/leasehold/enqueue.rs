@@ -48,6 +48,7 @@ pub async fn enqueue(store: &Store, args: &EnqueueArgs) -> Result<(), CliError> 
     if line.trim().is_empty() {
         return Err(CliError::input("the command is empty"));
     }
+    crate::exec::check_argument_sizes(&line).map_err(|e| CliError::input(format!("{e}; nothing was queued")))?;
     let mut options = EnqueueOptions {
         max_attempts: args.job.max_attempts,
         timeout: args.job.timeout,

@@ -48,6 +48,35 @@ const SHELL_BUILTINS: &[&str] = &[
     "trap", "wait", "shift", "return", "readonly", "type", "command", "if", "for", "while", "until", "case",
 ];
 
+/// The kernel's limit on one argument of a program, in bytes, its
+/// terminating NUL included (Linux `MAX_ARG_STRLEN`: 32 pages of 4 KiB). A
+/// longer argument makes `exec` fail with "Argument list too long" at every
+/// attempt, so such a line is refused before it is queued.
+pub const MAX_ARGUMENT_BYTES: usize = 128 * 1024;
+
+/// Refuses a command line with an argument the kernel would not pass on:
+/// [`MAX_ARGUMENT_BYTES`] bytes or more (with its NUL, one more than that). The error
+/// names the line by its first characters and its length, and the limit;
+/// a line run as `sh -c LINE` is one argument as a whole.
+pub fn check_argument_sizes(line: &str) -> Result<(), String> {
+    let Some(invocation) = Invocation::parse(line) else { return Ok(()) };
+    let longest = invocation.argv().into_iter().map(str::len).max().unwrap_or(0);
+    // The NUL makes one more byte: `MAX_ARGUMENT_BYTES - 1` bytes still fit.
+    if longest < MAX_ARGUMENT_BYTES {
+        return Ok(());
+    }
+    let start: String = line.trim().chars().take(40).collect();
+    let what = match invocation {
+        Invocation::Shell(_) => format!("the whole line ({} bytes) is one argument of `sh -c`", longest),
+        Invocation::Direct(_) => format!("one of its arguments is {longest} bytes"),
+    };
+    Err(format!(
+        "the command line starting {start:?} is too long to run: {what}, and the kernel passes at most {} bytes \
+         in one argument (128 KiB with its terminating NUL)",
+        MAX_ARGUMENT_BYTES - 1
+    ))
+}
+
 /// How a line is run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Invocation {
@@ -253,6 +282,25 @@ pub fn exit_code(status: std::process::ExitStatus) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_argument_one_byte_short_of_the_kernel_limit_passes_and_one_at_it_is_refused() {
+        let fits = "x".repeat(MAX_ARGUMENT_BYTES - 1);
+        assert_eq!(check_argument_sizes(&format!("echo {fits}")), Ok(()));
+        let at = "x".repeat(MAX_ARGUMENT_BYTES);
+        let refused = check_argument_sizes(&format!("echo {at}")).unwrap_err();
+        assert!(refused.contains("131071 bytes") && refused.contains("one of its arguments"), "{refused}");
+    }
+
+    #[test]
+    fn a_shell_line_is_one_argument_as_a_whole() {
+        let word = "y".repeat(70 * 1024);
+        let line = format!("echo {word} | echo {word}");
+        let refused = check_argument_sizes(&line).unwrap_err();
+        assert!(refused.contains("the whole line") && refused.contains("sh -c"), "{refused}");
+        // The same words without shell syntax are separate arguments.
+        assert_eq!(check_argument_sizes(&format!("echo {word} {word}")), Ok(()));
+    }
 
     #[test]
     fn a_plain_line_runs_without_a_shell() {

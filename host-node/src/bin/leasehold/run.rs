@@ -19,7 +19,23 @@ const PLAIN_EVERY: Duration = Duration::from_secs(1);
 
 /// The command lines of `text`: trimmed, blank lines and `#` comments skipped.
 pub fn command_lines(text: &str) -> Vec<&str> {
-    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+    numbered_lines(text).map(|(_, line)| line).collect()
+}
+
+/// The command lines of `text` with their line numbers (from 1).
+fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().map(str::trim).enumerate().filter(|(_, l)| !l.is_empty() && !l.starts_with('#')).map(|(i, l)| (i + 1, l))
+}
+
+/// Refuses the whole input when any line could not be run (see
+/// [`crate::exec::check_argument_sizes`]), naming the first such line by its
+/// number: nothing is queued then.
+fn check_lines(text: &str, source: &str) -> Result<(), CliError> {
+    for (number, line) in numbered_lines(text) {
+        crate::exec::check_argument_sizes(line)
+            .map_err(|e| CliError::input(format!("line {number} of {source}: {e}; nothing was queued")))?;
+    }
+    Ok(())
 }
 
 fn read_input(file: Option<&Path>) -> Result<(String, String), CliError> {
@@ -46,6 +62,7 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
     crate::pool::check_timings(global.stale_after, global.heartbeat_every)
         .map_err(|e| e.noting(" (nothing was queued)"))?;
     let (text, source) = read_input(args.file.as_deref())?;
+    check_lines(&text, &source)?;
     let lines = command_lines(&text);
     if lines.is_empty() {
         eprintln!("leasehold: no jobs in {source}");
