@@ -7,9 +7,8 @@
 //!   target).
 //! - [`config`]: parameters, workload, fault rates, mutations.
 //! - [`probe`]: process tables and the pid-probe liveness decision.
-//! - [`store`]: the fenced store, its claim and steal rules (the steal rules
-//!   mirror `leasehold_core::lease::steal::check_steal`, which is not on
-//!   main yet).
+//! - [`store`]: the fenced store and its claims; a takeover asks the core's
+//!   `leasehold_core::lease::steal::check_steal`, as the real stores do.
 //! - [`world`]: the event loop and the hosts.
 //! - [`check`]: the invariants and their predicates.
 //! - [`trace`]: the trace and its hash.

@@ -16,7 +16,7 @@
 //!   send time), never moving it backwards.
 
 use super::probe::{owner_alive, ProcessTable};
-use leasehold_core::lease::{EvidenceKind, LivenessEvidence};
+use leasehold_core::lease::{check_steal, EvidenceKind, LivenessEvidence, OwnerId, StealAttempt, StealError};
 use leasehold_core::Millis;
 
 /// Who holds a lease, as the store records it (seed 003 `OwnerId` plus the
@@ -37,34 +37,28 @@ pub struct Owner {
     pub nonce: u64,
 }
 
-/// Why the steal rules refused a takeover (mirrors the rules of
-/// `leasehold_core::lease::steal::check_steal`, in the same order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StealRefusal {
-    /// The evidence was observed at another instant than the steal.
-    EvidenceNotFresh,
-    /// The claimant is the recorded owner itself.
-    ClaimantIsOwner,
-    /// `same-host-pid-dead` from another host.
-    PidEvidenceFromOtherHost,
-    /// `cross-host-unreachable-stale` about a same-host owner.
-    CrossHostEvidenceOnSameHost,
-    /// The lease is still inside the stale window.
-    LeaseNotStale,
-}
-
-/// Seed 003 `leaseLiveness`: stale when more than `stale_after_ms` passed
-/// since the heartbeat (a heartbeat exactly at the cutoff is live).
+/// Seed 003 `leaseLiveness`, the core's
+/// [`leasehold_core::lease::lease_is_stale`] for a recorded stamp:
+/// stale when more than `stale_after_ms` passed since the heartbeat (a
+/// heartbeat exactly at the cutoff is live).
 pub fn lease_is_stale(heartbeat_at: Millis, stale_after_ms: u64, now: Millis) -> bool {
-    now.since(heartbeat_at) > stale_after_ms
+    leasehold_core::lease::lease_is_stale(Some(heartbeat_at), stale_after_ms, now)
 }
 
-/// The steal rules (seed 003 R5): evidence observed at exactly `now`; a
-/// claimant other than the owner; evidence that fits the host relation
-/// (`lease-expired` from anywhere, `same-host-pid-dead` only on the owner's
-/// host, `cross-host-unreachable-stale` only from another); and a stale
-/// lease whatever the evidence. One small function so it can be swapped for
-/// `leasehold_core::lease::steal::check_steal` once that lands on main.
+/// The core's identity of a simulated owner: its host, pid and nonce (the
+/// steal rules compare hosts and nonces).
+fn owner_id(owner: &Owner) -> OwnerId {
+    OwnerId::new(owner.host.to_string(), owner.pid, owner.nonce.to_string())
+}
+
+/// The steal rules, as the real stores apply them: the core's
+/// [`check_steal`] on the owner recorded in the snapshot, the claimant, the
+/// lease's stamp and the evidence (observed at exactly `now`; a claimant
+/// other than the owner; evidence that fits the host relation; a stale
+/// lease whatever the evidence).
+///
+/// # Errors
+/// The core's [`StealError`] naming the first rule that refused.
 pub fn steal_allowed(
     owner: &Owner,
     claimant: &Owner,
@@ -72,25 +66,16 @@ pub fn steal_allowed(
     stale_after_ms: u64,
     evidence: LivenessEvidence,
     now: Millis,
-) -> Result<(), StealRefusal> {
-    if evidence.checked_at != now {
-        return Err(StealRefusal::EvidenceNotFresh);
-    }
-    if owner.nonce == claimant.nonce {
-        return Err(StealRefusal::ClaimantIsOwner);
-    }
-    let same_host = owner.host == claimant.host;
-    match evidence.kind {
-        EvidenceKind::SameHostPidDead if !same_host => return Err(StealRefusal::PidEvidenceFromOtherHost),
-        EvidenceKind::CrossHostUnreachableStale if same_host => {
-            return Err(StealRefusal::CrossHostEvidenceOnSameHost)
-        }
-        _ => {}
-    }
-    if !lease_is_stale(heartbeat_at, stale_after_ms, now) {
-        return Err(StealRefusal::LeaseNotStale);
-    }
-    Ok(())
+) -> Result<(), StealError> {
+    let (owner, claimant) = (owner_id(owner), owner_id(claimant));
+    check_steal(&StealAttempt {
+        owner: &owner,
+        claimant: &claimant,
+        heartbeat_at: Some(heartbeat_at),
+        stale_after_ms,
+        evidence: &evidence,
+        now,
+    })
 }
 
 /// The proposed own-reclaim rule: a claimant may re-claim a running item
@@ -462,10 +447,11 @@ mod tests {
         let evidence = |kind, checked_at| LivenessEvidence { kind, checked_at };
         let lease = EvidenceKind::LeaseExpired;
         let pid = EvidenceKind::SameHostPidDead;
-        assert_eq!(steal_allowed(&a, &b, old, 100, evidence(lease, Millis(9_999)), at), Err(StealRefusal::EvidenceNotFresh));
-        assert_eq!(steal_allowed(&a, &a, old, 100, evidence(lease, at), at), Err(StealRefusal::ClaimantIsOwner));
-        assert_eq!(steal_allowed(&a, &b, old, 100, evidence(pid, at), at), Err(StealRefusal::PidEvidenceFromOtherHost));
-        assert_eq!(steal_allowed(&a, &b, Millis(9_900), 100, evidence(lease, at), at), Err(StealRefusal::LeaseNotStale));
+        let refused = |result: Result<(), StealError>| result.unwrap_err();
+        assert!(matches!(refused(steal_allowed(&a, &b, old, 100, evidence(lease, Millis(9_999)), at)), StealError::EvidenceNotFresh { .. }));
+        assert_eq!(refused(steal_allowed(&a, &a, old, 100, evidence(lease, at), at)), StealError::ClaimantIsOwner);
+        assert_eq!(refused(steal_allowed(&a, &b, old, 100, evidence(pid, at), at)), StealError::PidEvidenceFromOtherHost);
+        assert!(matches!(refused(steal_allowed(&a, &b, Millis(9_900), 100, evidence(lease, at), at)), StealError::LeaseNotStale { .. }));
         assert_eq!(steal_allowed(&a, &b, Millis(9_899), 100, evidence(lease, at), at), Ok(()));
     }
 }
