@@ -5,20 +5,22 @@
 #
 # Works offline once scripts/install-tools.sh has run (rust target wasm32-unknown-unknown,
 # wasm-bindgen-cli at Cargo.lock's wasm-bindgen version, pkg/node_modules with binaryen).
-# Output, all in pkg/dist/ (ignored by git):
-#   index.cjs, index.mjs   the Node.js entries (`require` and `import` share one instance)
-#   browser.mjs            the browser entry: an ES module that loads web/leasehold_bg.wasm
-#   runner.js              the JS glue (pkg/src/runner.js, CommonJS)
-#   lease.js               the run-lease glue (pkg/src/lease.js, CommonJS; web/lease.mjs for browsers)
-#   trace.js               the trace sink's glue (pkg/src/trace.js, CommonJS)
-#   index.d.ts, index.d.mts  the types (pkg/src/index.d.ts, once per module kind)
-#   node/                  wasm-bindgen --target nodejs: CommonJS, wasm loaded synchronously
-#                          (leasehold.js: the runner and run leases; leasehold_trace.js: the
-#                          trace ring)
-#   web/                   wasm-bindgen --target web, plus runner.mjs (the glue as an ES module)
-#                          and trace.mjs (the trace glue, likewise)
+# Output, all in pkg/dist/ (ignored by git), one folder so that each .wasm ships once and
+# both glues find it beside themselves:
+#   leasehold_bg.wasm        the runner and run leases (one copy, loaded by both glues below)
+#   leasehold_trace_bg.wasm  the trace ring, a module of its own, loaded only for trace sinks
+#   index.cjs, index.mjs     the Node.js entries (`require` and `import` share one instance;
+#                            the .wasm is compiled synchronously at load)
+#   browser.mjs              the browser entry: no top-level await; `await init()` loads the
+#                            .wasm (from beside itself, or from the URL/bytes/module given)
+#   auto.mjs                 `leasehold/auto`: browser.mjs after `await init()` (top-level await)
+#   runner.js, lease.js, trace.js, timing.js   the JS glue (pkg/src, CommonJS)
+#   runner.mjs, lease.mjs, trace.mjs, timing.mjs  the same glue as ES modules, for browsers
+#   leasehold_node.cjs, leasehold_trace_node.cjs  wasm-bindgen --target nodejs (CommonJS)
+#   leasehold_web.mjs, leasehold_trace_web.mjs    wasm-bindgen --target web (ES modules)
+#   index.d.ts, index.d.mts  the types: CommonJS (no default export) and ES module views
 # Each .wasm goes through `wasm-opt -O3`; the script prints its gzipped size and fails above
-# the budget of issue 3 (60 KiB gzipped, per module).
+# the budget (60 KiB gzipped, per module). It also copies the licence texts into pkg/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -56,20 +58,32 @@ mkdir -p "$dist"
 # serde code the trace ring needs to save and resume spans does not weigh on every user of
 # the runner, and each module keeps within the budget.
 module() { # features out-name
+  local tmp=$dist/.bindgen
   cargo build -p leasehold-wasm --target wasm32-unknown-unknown --profile wasm \
     --no-default-features --features "$1" \
     --config 'profile.wasm.strip=false' --config 'profile.wasm.opt-level=3'
-  wasm-bindgen --target nodejs --out-dir "$dist/node" --out-name "$2" "$wasm"
-  wasm-bindgen --target web --out-dir "$dist/web" --out-name "$2" "$wasm"
+  # The two glues differ; the .wasm they load is the same file, so it ships once. No
+  # wasm-bindgen .d.ts: the package's own types (pkg/src/index.d.ts) are what users see.
+  wasm-bindgen --target nodejs --no-typescript --out-dir "$tmp/node" --out-name "$2" "$wasm"
+  wasm-bindgen --target web --no-typescript --out-dir "$tmp/web" --out-name "$2" "$wasm"
+  cmp -s "$tmp/node/${2}_bg.wasm" "$tmp/web/${2}_bg.wasm" ||
+    { echo "build-pkg: the nodejs and web builds of $2 gave different .wasm files" >&2; exit 1; }
+  mv "$tmp/node/${2}_bg.wasm" "$dist/"
+  # Both glues look for `${2}_bg.wasm` beside themselves (`__dirname`, `import.meta.url`).
+  mv "$tmp/node/$2.js" "$dist/${2}_node.cjs"
+  mv "$tmp/web/$2.js" "$dist/${2}_web.mjs"
+  rm -rf "$tmp"
 }
 module runner "$out_name"
 module trace "${out_name}_trace"
-# The package is CommonJS; the web build's .js files are ES modules.
-printf '{ "type": "module" }\n' >"$dist/web/package.json"
 
-cp pkg/src/index.cjs pkg/src/index.mjs pkg/src/browser.mjs "$dist/"
-cp pkg/src/index.d.ts "$dist/index.d.ts"
+cp pkg/src/index.cjs pkg/src/index.mjs pkg/src/browser.mjs pkg/src/auto.mjs "$dist/"
 cp pkg/src/index.d.ts "$dist/index.d.mts"
+# The CommonJS view has no default export: `require('leasehold')` is the namespace itself
+# (an `export default` there would make TypeScript under node16 expect a `.default`).
+awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
+  pkg/src/index.d.ts >"$dist/index.d.ts"
+cp LICENSE-MIT LICENSE-APACHE pkg/
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES
 # module: the CommonJS source runs inside a function that receives a `module` object, and its
 # exports are re-exported. Arguments: the file's name in pkg/src and its exports.
@@ -83,15 +97,15 @@ glue() {
     cat "pkg/src/$1"
     echo '})(module);'
     echo "export const { $2 } = module.exports;"
-  } >"$dist/web/$name.mjs"
+  } >"$dist/$name.mjs"
 }
 glue timing.js 'settle, attempt, unrefTimer, createDeadlineTimer' # shared by the two below
-glue runner.js createApi
-glue lease.js createLeaseApi  # run leases
+glue runner.js 'createApi, JobClaimLostError, JOB_CLAIM_LOST'
+glue lease.js 'createLeaseApi, LeaseLostError, LEASE_LOST' # run leases
 glue trace.js createTraceApi  # the trace sink
 
 status=0
-for module in "$dist"/node/*.wasm "$dist"/web/*.wasm; do
+for module in "$dist"/*.wasm; do
   # The features rustc enables by default for wasm32-unknown-unknown; wasm-opt must
   # accept them, and enabling no others keeps the output loadable where the input was.
   "$wasm_opt" -O3 --strip-debug --strip-producers --strip-target-features \

@@ -1,23 +1,105 @@
-/* The browser entry: an ES module that fetches leasehold_bg.wasm from beside
-   web/leasehold.js (resolved against this module's URL) and instantiates it
-   before anything is exported (top-level await), so the API is ready on import. */
-import init, * as wasm from './web/leasehold.js';
-import * as timing from './web/timing.mjs';
-import { createApi } from './web/runner.mjs';
-import { createLeaseApi } from './web/lease.mjs';
-import { createTraceApi } from './web/trace.mjs';
-import initTrace, * as traceWasm from './web/leasehold_trace.js';
+/* The browser (and worker, Deno, edge runtime) entry. Importing it fetches
+   nothing and needs no top-level await: `await init()` loads the runner's
+   WebAssembly module (from beside this file, or from the URL, Response,
+   bytes or compiled WebAssembly.Module given), `initSync(module)` does so
+   synchronously from bytes or a compiled module. Until then every function
+   that needs the module throws an Error saying to `await init()` first; the
+   error classes and codes work at once. The trace ring's module is separate
+   and loaded only by `await initTrace()`, so a page that never makes a trace
+   sink never fetches it. `leasehold/auto` (auto.mjs) is this module after
+   `await init()`. */
+import * as timing from './timing.mjs';
+import { createApi, JobClaimLostError, JOB_CLAIM_LOST } from './runner.mjs';
+import { createLeaseApi, LeaseLostError, LEASE_LOST } from './lease.mjs';
+import { createTraceApi } from './trace.mjs';
+import * as wasm from './leasehold_web.mjs';
 
-/* The trace ring's module (leasehold_trace_bg.wasm) is fetched alongside. */
-await Promise.all([
-  init({ module_or_path: new URL('./web/leasehold_bg.wasm', import.meta.url) }),
-  initTrace({ module_or_path: new URL('./web/leasehold_trace_bg.wasm', import.meta.url) }),
-]);
-const api = createApi(wasm, timing);
-Object.assign(api, createLeaseApi(wasm, timing));
-Object.assign(api, createTraceApi(() => traceWasm));
+export { JobClaimLostError, JOB_CLAIM_LOST, LeaseLostError, LEASE_LOST };
 
-export const { createJobRunner, jobBackoff, DEFAULT_JOB_BATCH_LIMIT, JOB_CLAIM_LOST, JobClaimLostError } = api;
-export const { heartbeatLoop, runSupervised, leaseLiveness, sameHostIncarnation, leasePolicy, LEASE_LOST, LeaseLostError } = api;
-export const { createJobTraceSink, resumeJobTrace } = api;
-export default api;
+let api; // the runner and lease API, once the runner's module is instantiated
+let traceWasm; // the trace ring's bindings, once `initTrace()` has loaded them
+
+/** Claim attempts one pass may make by default (25): read from the module, so set by `init()`. */
+export let DEFAULT_JOB_BATCH_LIMIT;
+
+function loaded(name) {
+  if (api === undefined) {
+    throw new Error(
+      `leasehold: ${name}() needs the WebAssembly module, which is not loaded yet: ` +
+        "`await init()` first (or import 'leasehold/auto', which does it on import)",
+    );
+  }
+  return api;
+}
+
+function ready() {
+  if (api !== undefined) return;
+  const made = createApi(wasm, timing);
+  Object.assign(made, createLeaseApi(wasm, timing));
+  DEFAULT_JOB_BATCH_LIMIT = made.DEFAULT_JOB_BATCH_LIMIT;
+  api = made;
+}
+
+/* wasm-bindgen's loader takes `{ module_or_path }`; undefined means the .wasm
+   beside the glue: new URL('leasehold_bg.wasm', import.meta.url), which
+   bundlers that follow `new URL(…, import.meta.url)` emit as an asset. */
+const source = (input) => (input === undefined ? undefined : { module_or_path: input });
+
+/**
+ * Loads the runner's module. `input`: a URL or string to fetch, a Response, the bytes, a
+ * compiled WebAssembly.Module, or a promise of one of these; left out, the .wasm beside
+ * this file. Calling it again (or after initSync) does nothing more.
+ */
+export async function init(input) {
+  if (api !== undefined) return;
+  await wasm.default(source(await input));
+  ready();
+}
+
+/** Loads the runner's module synchronously from its bytes or a compiled WebAssembly.Module. */
+export function initSync(module) {
+  if (api !== undefined) return;
+  if (module === undefined) throw new TypeError('initSync(module): give the .wasm bytes or a WebAssembly.Module');
+  wasm.initSync({ module });
+  ready();
+}
+
+/**
+ * Loads the trace ring's module (leasehold_trace_bg.wasm), which `createJobTraceSink` and
+ * `resumeJobTrace` need; `input` as for `init`. Its glue is imported only now, so bundlers
+ * can put it in a chunk of its own.
+ */
+export async function initTrace(input) {
+  if (traceWasm !== undefined) return;
+  const [glue, given] = await Promise.all([import('./leasehold_trace_web.mjs'), input]);
+  await glue.default(source(given));
+  traceWasm = glue;
+}
+
+const trace = createTraceApi(() => {
+  if (traceWasm === undefined) {
+    throw new Error(
+      "leasehold: a trace sink needs the trace ring's WebAssembly module, which is not loaded yet: " +
+        '`await initTrace()` first',
+    );
+  }
+  return traceWasm;
+});
+
+export const createJobRunner = (options) => loaded('createJobRunner').createJobRunner(options);
+export const jobBackoff = (intervalMs) => loaded('jobBackoff').jobBackoff(intervalMs);
+export const heartbeatLoop = (options) => loaded('heartbeatLoop').heartbeatLoop(options);
+export const runSupervised = (work, options) => loaded('runSupervised').runSupervised(work, options);
+export const leaseLiveness = (staleAfterMs) => loaded('leaseLiveness').leaseLiveness(staleAfterMs);
+export const sameHostIncarnation = (a, b) => loaded('sameHostIncarnation').sameHostIncarnation(a, b);
+export const leasePolicy = (policy) => loaded('leasePolicy').leasePolicy(policy);
+export const { createJobTraceSink, resumeJobTrace } = trace;
+
+export default {
+  createJobRunner, jobBackoff, JOB_CLAIM_LOST, JobClaimLostError,
+  heartbeatLoop, runSupervised, leaseLiveness, sameHostIncarnation, leasePolicy, LEASE_LOST, LeaseLostError,
+  createJobTraceSink, resumeJobTrace, init, initSync, initTrace,
+  get DEFAULT_JOB_BATCH_LIMIT() {
+    return DEFAULT_JOB_BATCH_LIMIT;
+  },
+};

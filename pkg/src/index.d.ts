@@ -106,7 +106,8 @@ export interface JobLogger {
   error(message: string, meta: { module: string; err: unknown }): void;
 }
 
-export interface JobRunnerOptions<Claimed> {
+/** The options every runner takes; see {@link JobRunnerOptions} for `heartbeat` and `staleAfterMs`. */
+export interface JobRunnerCommonOptions<Claimed> {
   /** The loop's stable id: the `module` of every log line and the `name` of every event. */
   readonly name: string;
   /** Delay between passes, ms (fractions truncated; at least 1). */
@@ -120,11 +121,6 @@ export interface JobRunnerOptions<Claimed> {
   /** The work for one claimed item; `signal` aborts with a {@link JobClaimLostError}. */
   readonly perform: (claimed: Claimed, signal: AbortSignal) => Promise<unknown> | unknown;
   /**
-   * Renews the claim at `at` (ms), answering whether the renewal landed.
-   * `false` means the claim is lost; throwing leaves the lease as it was.
-   */
-  readonly heartbeat?: ((claimed: Claimed, at: number) => Promise<boolean> | boolean) | undefined;
-  /**
    * Renewal cadence, ms. Default `max(250, ⌊staleAfterMs / 3⌋)`, at least 1;
    * with a `heartbeat` it must be under half of `staleAfterMs`.
    */
@@ -134,8 +130,6 @@ export interface JobRunnerOptions<Claimed> {
    * `⌊heartbeatEveryMs / 2⌋`; `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs` must stay above 0.
    */
   readonly heartbeatSkewMs?: number | undefined;
-  /** How long a claim survives without a renewal, ms. Required with a `heartbeat`. */
-  readonly staleAfterMs: number;
   /** Absent: a raising pass waits `intervalMs`. */
   readonly backoff?: JobBackoff | undefined;
   /** Claim attempts per pass. Default 25, at least 1. */
@@ -149,6 +143,30 @@ export interface JobRunnerOptions<Claimed> {
   /** Trace sink; a sink that throws costs the pass nothing. With none, no event is built. */
   readonly onEvent?: ((event: JobEvent) => void) | undefined;
 }
+
+/** A runner whose claims are renewed: `staleAfterMs` is required. */
+export interface JobRunnerOptionsWithHeartbeat<Claimed> extends JobRunnerCommonOptions<Claimed> {
+  /**
+   * Renews the claim at `at` (ms), answering whether the renewal landed.
+   * `false` means the claim is lost; throwing leaves the lease as it was.
+   */
+  readonly heartbeat: (claimed: Claimed, at: number) => Promise<boolean> | boolean;
+  /** How long a claim survives without a renewal, ms. */
+  readonly staleAfterMs: number;
+}
+
+/** A runner whose claims are held by wall clock alone: `staleAfterMs` only sets the default `heartbeatEveryMs`. */
+export interface JobRunnerOptionsWithoutHeartbeat<Claimed> extends JobRunnerCommonOptions<Claimed> {
+  readonly heartbeat?: undefined;
+  /** How long a claim survives without a renewal, ms. Optional without a `heartbeat`. */
+  readonly staleAfterMs?: number | undefined;
+}
+
+/**
+ * What `createJobRunner` takes: `staleAfterMs` is required with a `heartbeat` and optional
+ * without one, as the runtime checks.
+ */
+export type JobRunnerOptions<Claimed> = JobRunnerOptionsWithHeartbeat<Claimed> | JobRunnerOptionsWithoutHeartbeat<Claimed>;
 
 export interface JobRunner {
   readonly name: string;
@@ -287,6 +305,7 @@ export declare function resumeJobTrace(
   options?: JobTraceOptions,
 ): JobTraceSink;
 
+// <esm-only> (scripts/build-pkg.sh drops this block from the CommonJS view, index.d.ts)
 declare const leasehold: {
   createJobRunner: typeof createJobRunner;
   jobBackoff: typeof jobBackoff;
@@ -302,8 +321,12 @@ declare const leasehold: {
   LeaseLostError: typeof LeaseLostError;
   createJobTraceSink: typeof createJobTraceSink;
   resumeJobTrace: typeof resumeJobTrace;
+  init: typeof init;
+  initSync: typeof initSync;
+  initTrace: typeof initTrace;
 };
 export default leasehold;
+// </esm-only>
 
 // ---------------------------------------------------------------------------
 // Run leases: heartbeatLoop, runSupervised,
@@ -511,3 +534,43 @@ export declare function sameHostIncarnation(
   expectedOwner: { readonly hostId: string },
   claimant: { readonly hostId: string },
 ): boolean;
+
+// ---------------------------------------------------------------------------
+// Loading the WebAssembly modules.
+// ---------------------------------------------------------------------------
+
+/**
+ * Where a WebAssembly module can come from: a URL (or its string) to fetch, a `Response`
+ * (e.g. from your own `fetch`), the module's bytes, or a compiled `WebAssembly.Module`
+ * (e.g. posted to a worker).
+ */
+export type WasmSource = string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+
+/**
+ * Loads the runner's WebAssembly module (`leasehold_bg.wasm`, about 35 KiB gzipped). In
+ * browsers, workers and other non-Node.js runtimes every function of this package but the
+ * error classes and codes throws an `Error` until it has resolved. Without `input`, the
+ * `.wasm` beside the package's `dist/browser.mjs` is fetched (bundlers that follow
+ * `new URL(…, import.meta.url)` emit it); with one, that source. Calling it again does
+ * nothing more. In Node.js the module was compiled when the package loaded: it resolves
+ * at once.
+ * @throws (rejects) what fetching or compiling the module throws; `init` can then be called again.
+ */
+export declare function init(input?: WasmSource | Promise<WasmSource>): Promise<void>;
+
+/**
+ * Loads the runner's module synchronously from its bytes or a compiled `WebAssembly.Module`
+ * (browsers allow synchronous compilation of small modules only off the main thread:
+ * prefer `init` there). Does nothing in Node.js or once loaded.
+ * @throws TypeError when `module` is missing; what `WebAssembly.Module` throws for bad bytes.
+ */
+export declare function initSync(module: ArrayBuffer | ArrayBufferView | WebAssembly.Module): void;
+
+/**
+ * Loads the trace ring's module (`leasehold_trace_bg.wasm`, about 52 KiB gzipped), which
+ * {@link createJobTraceSink} and {@link resumeJobTrace} need; `input` as for {@link init}.
+ * Outside Node.js they throw an `Error` until it has resolved; a page that never calls it
+ * never fetches that module. In Node.js the module is loaded by the first trace sink and
+ * this resolves at once.
+ */
+export declare function initTrace(input?: WasmSource | Promise<WasmSource>): Promise<void>;

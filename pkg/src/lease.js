@@ -272,4 +272,4 @@ function createLeaseApi(wasm, timing) {
   };
 }
 
-module.exports = { createLeaseApi };
+module.exports = { createLeaseApi, LeaseLostError, LEASE_LOST };

@@ -369,4 +369,5 @@ function createApi(wasm, timing) {
   };
 }
 
-module.exports = { createApi };
+/* The error class and its code are the same objects whether or not the wasm is loaded yet. */
+module.exports = { createApi, JobClaimLostError, JOB_CLAIM_LOST };

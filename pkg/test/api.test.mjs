@@ -59,9 +59,31 @@ test('package.json maps require, import, browsers and types', () => {
   const manifest = require('leasehold/package.json');
   const root = manifest.exports['.'];
   assert.equal(manifest.name, 'leasehold');
+  assert.equal(manifest.type, 'commonjs');
   assert.equal(root.node.require.default, './dist/index.cjs');
   assert.equal(root.node.import.default, './dist/index.mjs');
   assert.equal(root.browser.default, './dist/browser.mjs');
+  assert.equal(manifest.exports['./auto'].browser.default, './dist/auto.mjs');
   assert.ok(root.node.require.types && root.node.import.types && root.browser.types);
   assert.equal(manifest.main, './dist/index.cjs', 'require(folder) finds the CommonJS entry too');
+});
+
+test('each .wasm is reachable through exports, and ships once', async () => {
+  const { readdir } = await import('node:fs/promises');
+  const manifest = require('leasehold/package.json');
+  const dist = new URL('../dist/', import.meta.url);
+  const wasm = (await readdir(dist, { recursive: true })).filter((f) => f.endsWith('.wasm')).sort();
+  assert.deepEqual(wasm, ['leasehold_bg.wasm', 'leasehold_trace_bg.wasm']);
+  for (const file of wasm) {
+    assert.equal(manifest.exports[`./${file}`], `./dist/${file}`);
+    assert.ok(require.resolve(`leasehold/${file}`).endsWith(file));
+  }
+});
+
+test('in Node.js, init, initSync and initTrace are there and have nothing left to do', async () => {
+  assert.equal(await lib.init(), undefined);
+  assert.equal(await lib.init(new URL('https://example.invalid/never-fetched.wasm')), undefined);
+  assert.equal(lib.initSync(), undefined);
+  assert.equal(await lib.initTrace(), undefined);
+  assert.equal(require('leasehold').init, lib.init);
 });

@@ -1,5 +1,5 @@
-// The browser build in headless Chromium: a page served on localhost imports dist/browser.mjs
-// (which fetches the .wasm beside it) and runs a runner against an in-page queue.
+// The browser build in headless Chromium: a page served on localhost imports dist/browser.mjs,
+// loads the .wasm beside it with init() and initTrace(), and runs a runner against an in-page queue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -48,6 +48,12 @@ test('a runner in headless Chromium performs an in-page queue and reports its pa
   const result = await page.evaluate(() => window.__result);
   assert.equal(result.error, undefined, result.error);
   assert.deepEqual(errors, []);
+  assert.deepEqual(result.loading.fetchedAtImport, [], 'importing the entry fetches no .wasm');
+  assert.match(result.loading.beforeInit, /^Error: leasehold: createJobRunner\(\) needs the WebAssembly module.*`await init\(\)` first/);
+  assert.equal(result.loading.batchLimitBeforeInit, undefined);
+  assert.deepEqual(result.loading.fetchedAfterInit, ['leasehold_bg.wasm'], 'init() fetches the runner module alone');
+  assert.match(result.loading.traceBeforeInitTrace, /^Error: leasehold: a trace sink needs .*`await initTrace\(\)` first/);
+  assert.deepEqual(result.loading.fetchedAfterInitTrace, ['leasehold_bg.wasm', 'leasehold_trace_bg.wasm']);
   assert.deepEqual(result.report, { claimed: 40, performed: 39, failed: 0, claimLost: 1 });
   assert.deepEqual(result.reason, { isClaimLost: true, code: 'CLAIM_LOST', job: 'page', lapsed: false });
   assert.equal(result.events['claim-lost'], 1);

@@ -496,10 +496,10 @@ test('heartbeatLoop answers a handle: ended, signal, stop', async () => {
   assert.deepEqual(await lease.ended, { type: 'stopped' });
 });
 
-test('the browser build carries the same lease API (web/lease.mjs over the web wasm)', async (t) => {
-  const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'web');
+test('the browser build carries the same lease API (lease.mjs over the web glue)', async (t) => {
+  const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
   const { readFile } = await import('node:fs/promises');
-  const wasm = await import(path.join(dist, 'leasehold.js'));
+  const wasm = await import(path.join(dist, 'leasehold_web.mjs'));
   wasm.initSync({ module: await readFile(path.join(dist, 'leasehold_bg.wasm')) });
   const { createLeaseApi } = await import(path.join(dist, 'lease.mjs'));
   const timing = await import(path.join(dist, 'timing.mjs'));

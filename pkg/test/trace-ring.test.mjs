@@ -197,7 +197,7 @@ test('exported by the CommonJS entry as the same functions', () => {
 });
 
 test('dispose gives the ring\'s memory back: filling and disposing rings again and again does not grow wasm memory', () => {
-  const bindings = createRequire(import.meta.url)('../dist/node/leasehold_trace.js');
+  const bindings = createRequire(import.meta.url)('../dist/leasehold_trace_node.cjs');
   const fill = () => {
     const sink = createJobTraceSink({ capacity: 100 });
     for (let pass = 0; pass < 150; pass += 1) {
@@ -221,7 +221,7 @@ test('dispose gives the ring\'s memory back: filling and disposing rings again a
 test('the trace ring\'s wasm module is loaded in Node.js only once a sink is made', () => {
   const script = `
     const lib = require('leasehold');
-    const loaded = () => Object.keys(require.cache).some((f) => f.endsWith('leasehold_trace.js'));
+    const loaded = () => Object.keys(require.cache).some((f) => f.endsWith('leasehold_trace_node.cjs'));
     const before = loaded();
     lib.createJobRunner({ name: 'n', intervalMs: 10, claim: () => null, perform: () => {} });
     const withRunner = loaded();

@@ -1,9 +1,31 @@
 // One pass over an in-page queue of 40 items, 4 at a time, with heartbeats: item 9's
-// renewal answers false, so its signal aborts and it counts as a lost claim.
+// renewal answers false, so its signal aborts and it counts as a lost claim. Before that,
+// the entry is used as a page would: nothing is fetched on import, calls before `init()`
+// say so, and the trace ring's .wasm is fetched only by `initTrace()`.
 import { createJobRunner, JobClaimLostError, DEFAULT_JOB_BATCH_LIMIT } from '../../dist/browser.mjs';
-import { createJobTraceSink, resumeJobTrace } from '../../dist/browser.mjs';
+import { createJobTraceSink, resumeJobTrace, init, initTrace } from '../../dist/browser.mjs';
+
+const fetched = () => performance.getEntriesByType('resource').map((e) => e.name.split('/').pop()).filter((n) => n.endsWith('.wasm'));
+const refusal = (f) => {
+  try {
+    f();
+    return 'no error';
+  } catch (error) {
+    return `${error.name}: ${error.message}`;
+  }
+};
 
 try {
+  const loading = {
+    fetchedAtImport: fetched(),
+    beforeInit: refusal(() => createJobRunner({ name: 'early', intervalMs: 10, claim: () => null, perform: () => {} })),
+    batchLimitBeforeInit: DEFAULT_JOB_BATCH_LIMIT,
+  };
+  await init();
+  loading.fetchedAfterInit = fetched();
+  loading.traceBeforeInitTrace = refusal(() => createJobTraceSink());
+  await initTrace();
+  loading.fetchedAfterInitTrace = fetched();
   const queue = Array.from({ length: 40 }, (_, id) => ({ id }));
   const events = {};
   let reason;
@@ -22,6 +44,7 @@ try {
   const report = await runner.tick();
   await runner.dispose();
   window.__result = {
+    loading,
     report: { ...report },
     events,
     reason: { isClaimLost: reason instanceof JobClaimLostError, code: reason?.code, job: reason?.job, lapsed: reason?.lapsed },

@@ -8,5 +8,5 @@ const lease = leasehold.heartbeatLoop({
   store: { heartbeat: () => 'Updated', reconfirm: () => 'Updated' },
 });
 lease.stop();
-void leasehold.default.leaseLiveness()(owner, { claimant: owner, heartbeatAtMs: 1, nowMs: 2 });
+void leasehold.leaseLiveness()(owner, { claimant: owner, heartbeatAtMs: 1, nowMs: 2 });
 void new leasehold.LeaseLostError('run-cjs', { type: 'lost', outcome: 'LostToNewerToken', at: 1 }).outcome;

@@ -57,3 +57,18 @@ resumeJobTrace(saved);
 createJobTraceSink({ capacity: '10' });
 // @ts-expect-error saved is a saved trace or its text
 resumeJobTrace(42);
+
+// Loading: init takes a URL, a Response, bytes, a compiled module or a promise of one.
+import leasehold, { init, initSync, initTrace, type WasmSource } from 'leasehold';
+await init(new URL('https://cdn.example/leasehold_bg.wasm'));
+await init(fetch('/leasehold_bg.wasm'));
+await initTrace(new Uint8Array(8));
+initSync(new WebAssembly.Module(new Uint8Array(8)));
+const source: WasmSource = '/leasehold_bg.wasm';
+await leasehold.init(source);
+// @ts-expect-error initSync needs the bytes or a module
+initSync();
+// Without a heartbeat, staleAfterMs may be left out; with one it is required.
+createJobRunner({ name: 'no-heartbeat', intervalMs: 100, claim: () => null, perform: () => undefined });
+// @ts-expect-error staleAfterMs is required with a heartbeat
+createJobRunner({ name: 'hb', intervalMs: 100, claim: () => 1, perform: () => undefined, heartbeat: () => true });
