@@ -72,6 +72,8 @@
 //! - [`lease`]: owner identity, lease policy, liveness evidence and the steal
 //!   rules of run ownership.
 //! - [`pump`]: the event pump's planning and the event log's framing.
+//! - [`schedule`]: which slots of a periodic job to enqueue: catch-up and overlap
+//!   policies over the slot instants of a cadence.
 //! - [`trace_ring`]: the bounded ring of pass spans behind the trace sinks.
 //!
 //! # Features
@@ -97,6 +99,7 @@ pub use time::Millis;
 pub mod backoff;
 pub mod options;
 pub mod runner;
+pub mod schedule;
 pub mod supervision;
 
 pub use backoff::{job_backoff, recovery_backoff, Backoff};

@@ -95,3 +95,6 @@ pub mod store;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod worker;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod schedule;

@@ -39,6 +39,12 @@ pub enum StoreError {
     /// under [`OnSuccess::Delete`](super::OnSuccess::Delete)).
     #[error("unknown job id {0} (never queued, or deleted once finished: purged, or succeeded under delete-on-success)")]
     UnknownJob(JobId),
+    /// No schedule has this name.
+    #[error("unknown schedule {0:?}")]
+    UnknownSchedule(String),
+    /// A schedule of this name exists already (it was left as it was).
+    #[error("a schedule named {0:?} exists already (remove it first to replace it)")]
+    DuplicateSchedule(String),
     /// A store URL whose scheme is neither `sqlite:` nor `postgres:`/`postgresql:`.
     #[error("unsupported store URL {url:?}: expected sqlite://PATH or postgres://...")]
     UnsupportedUrl {

@@ -35,6 +35,9 @@
 //!   heartbeat).
 //! - [`Store::listen`]: wake-ups when a queue gets due work (see [`wake`]).
 //! - [`Store::counts`], [`Store::job`]: inspection.
+//! - Schedules ([`Store::add_schedule`], [`Store::run_due_schedules`], …):
+//!   periodic and cron jobs, each slot enqueued once by whichever worker
+//!   swaps the schedule's cursor first (see `schedule`).
 //! - [`Store::purge`]: deletes succeeded / dead-lettered jobs that finished
 //!   longer ago than a retention span, with their attempt logs and results.
 //!
@@ -90,6 +93,8 @@ mod purge;
 mod reclaim;
 mod results;
 mod rows;
+mod schedule;
+mod schedule_sql;
 mod schema;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -118,6 +123,7 @@ pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
+pub use schedule::{LastRun, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 
 use backend::{ClaimRequest, ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};
 use validate::NewJob;

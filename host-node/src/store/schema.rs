@@ -25,8 +25,68 @@ pub const QUEUE_MIGRATIONS: MigrationSet = MigrationSet {
         Migration { number: 1, name: "0001_jobs_and_attempts", sqlite: SQLITE_0001, postgres: POSTGRES_0001 },
         Migration { number: 2, name: "0002_attempt_results", sqlite: SQLITE_0002, postgres: POSTGRES_0002 },
         Migration { number: 3, name: "0003_success_on_the_job_row", sqlite: ATTEMPT_LOG_0003, postgres: ATTEMPT_LOG_0003 },
+        Migration { number: 5, name: "0005_schedules", sqlite: SQLITE_0005, postgres: POSTGRES_0005 },
     ],
 };
+
+/// Schedules (`store::schedule`): one row per schedule, holding what its
+/// jobs are enqueued with, its cadence (`every_ms`, or `cron` in
+/// `time_zone`), its policies, and its cursor `last_slot` — every slot at or
+/// before it was enqueued or skipped — which each enqueue moves with a
+/// compare-and-swap in the transaction that inserts the jobs. `next_slot` is
+/// the first slot after the cursor (NULL: none), so the due schedules of a
+/// queue are one index range. `paused_at` is NULL while active.
+/// `last_job_id` is the last job enqueued, for the overlap policy and the
+/// listing; no foreign key, as jobs are purged on their own.
+const SQLITE_0005: &str = r#"
+CREATE TABLE leasehold_schedules (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    name          TEXT    NOT NULL UNIQUE,
+    queue         TEXT    NOT NULL,
+    payload       TEXT    NOT NULL,
+    max_attempts  INTEGER NOT NULL CHECK (max_attempts >= 1),
+    timeout_ms    INTEGER,
+    every_ms      INTEGER CHECK (every_ms >= 1000),
+    cron          TEXT,
+    time_zone     TEXT    NOT NULL,
+    catch_up      TEXT    NOT NULL CHECK (catch_up IN ('all', 'one', 'none')),
+    overlap       TEXT    NOT NULL CHECK (overlap IN ('allow', 'skip')),
+    paused_at     INTEGER,
+    created_at    INTEGER NOT NULL,
+    last_slot     INTEGER NOT NULL,
+    next_slot     INTEGER,
+    last_run_slot INTEGER,
+    last_job_id   INTEGER,
+    CHECK ((every_ms IS NULL) <> (cron IS NULL))
+);
+CREATE INDEX leasehold_schedules_due ON leasehold_schedules (queue, next_slot)
+    WHERE paused_at IS NULL;
+"#;
+
+const POSTGRES_0005: &str = r#"
+CREATE TABLE leasehold_schedules (
+    id            bigint  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name          text    NOT NULL UNIQUE,
+    queue         text    NOT NULL,
+    payload       jsonb   NOT NULL,
+    max_attempts  integer NOT NULL CHECK (max_attempts >= 1),
+    timeout_ms    bigint,
+    every_ms      bigint  CHECK (every_ms >= 1000),
+    cron          text,
+    time_zone     text    NOT NULL,
+    catch_up      text    NOT NULL CHECK (catch_up IN ('all', 'one', 'none')),
+    overlap       text    NOT NULL CHECK (overlap IN ('allow', 'skip')),
+    paused_at     bigint,
+    created_at    bigint  NOT NULL,
+    last_slot     bigint  NOT NULL,
+    next_slot     bigint,
+    last_run_slot bigint,
+    last_job_id   bigint,
+    CHECK ((every_ms IS NULL) <> (cron IS NULL))
+);
+CREATE INDEX leasehold_schedules_due ON leasehold_schedules (queue, next_slot)
+    WHERE paused_at IS NULL;
+"#;
 
 /// From this migration on, a completion does not log its attempt: it is one
 /// `UPDATE` of the job row, which keeps the owner, token and claim time of

@@ -16,23 +16,26 @@ pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 512;
 /// The set is narrow on purpose: names travel in NOTIFY payloads, log lines
 /// and CLI arguments, where anything wider needs quoting.
 pub fn queue_name(name: &str) -> StoreResult<()> {
-    let bad = |reason| {
-        Err(StoreError::InvalidQueueName {
-            name: name.to_owned(),
-            reason,
-        })
-    };
+    name_rule(name).map_err(|reason| StoreError::InvalidQueueName {
+        name: name.to_owned(),
+        reason,
+    })
+}
+
+/// The rule of queue (and schedule) names: 1 to [`MAX_QUEUE_NAME_LEN`]
+/// bytes of `A-Z a-z 0-9 _ - . :`; answers the rule broken.
+pub fn name_rule(name: &str) -> Result<(), &'static str> {
     if name.is_empty() {
-        return bad("empty");
+        return Err("empty");
     }
     if name.len() > MAX_QUEUE_NAME_LEN {
-        return bad("longer than 128 bytes");
+        return Err("longer than 128 bytes");
     }
     if !name
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
     {
-        return bad("only A-Z a-z 0-9 _ - . : are allowed");
+        return Err("only A-Z a-z 0-9 _ - . : are allowed");
     }
     Ok(())
 }

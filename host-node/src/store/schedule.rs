@@ -1,0 +1,463 @@
+//! Schedules: periodic and cron jobs, each slot enqueued once across every
+//! worker on every machine.
+//!
+//! A schedule is a row of `leasehold_schedules`: a name, the job it enqueues
+//! (queue, payload, attempt budget, timeout), its [`Cadence`], its policies
+//! ([`CatchUp`], [`Overlap`]) and its cursor (`last_slot`: every slot at or
+//! before it was enqueued or skipped). Workers drive the schedules of their
+//! queue ([`Store::run_due_schedules`], which `leasehold work` and
+//! [`crate::schedule::drive`] call about once a second): each reads the due
+//! schedules, lets the core decide which slots to enqueue
+//! ([`leasehold_core::schedule::decide`]), and then, in ONE transaction,
+//! moves the cursor with a compare-and-swap from the value it read and
+//! inserts the jobs. A worker whose swap finds the cursor moved (another
+//! worker enqueued those slots first) rolls back and enqueues nothing. So a
+//! slot is enqueued at most once whatever the number of workers, and it
+//! does not depend on any job being kept (an idempotency key would hold
+//! only while its job is kept).
+//!
+//! Times: schedules use the caller's clock on both backends (`now`), as
+//! slots are wall-clock instants every worker computes for itself; a
+//! worker whose clock runs ahead enqueues early by that much, never twice.
+//! Each job is due at its slot (`run_at` = the slot).
+
+use std::time::Duration;
+
+use leasehold_core::Millis;
+use leasehold_core::schedule::{CatchUp, DEFAULT_LATE_LIMIT_MS, FireTimes, Overlap, SlotPolicy, decide};
+
+use super::rows::DecodeRow;
+use super::schedule_sql::{self, JobRow};
+use super::validate::{self, NewJob};
+use super::{Backend, EnqueueOptions, JobId, JobState, Store, StoreError, StoreResult};
+use crate::schedule::Cadence;
+
+const TABLE: &str = "leasehold_schedules";
+
+/// Runs `$body` with `$pool` bound to the backend's pool and `$sql` naming
+/// that backend's schedule statements, so each flow is written once.
+macro_rules! on_backend {
+    ($store:expr, |$pool:ident, $sql:ident| $body:expr) => {
+        match &$store.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite($pool) => {
+                use schedule_sql::sqlite as $sql;
+                $body
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres($pool) => {
+                use schedule_sql::postgres as $sql;
+                $body
+            }
+        }
+    };
+}
+
+/// A schedule as added: its name, what it enqueues, when and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleSpec {
+    /// 1 to 128 bytes of `A-Z a-z 0-9 _ - . :`, unique in the store.
+    pub name: String,
+    /// The queue its jobs go to (a queue name's rules).
+    pub queue: String,
+    /// Each job's payload (the CLI's: `{"command": LINE}`).
+    pub payload: serde_json::Value,
+    /// When its slots fall.
+    pub cadence: Cadence,
+    /// Each job's attempt budget, at least 1.
+    pub max_attempts: u32,
+    /// Each job's per-attempt timeout.
+    pub timeout: Option<Duration>,
+    /// Slots missed while no worker drove the schedule.
+    pub catch_up: CatchUp,
+    /// Slots while its previous job is queued or running.
+    pub overlap: Overlap,
+}
+
+impl ScheduleSpec {
+    /// A schedule of `payload` on `queue` with the defaults: 3 attempts as
+    /// the CLI's `enqueue`, no timeout, [`CatchUp::One`], [`Overlap::Allow`].
+    pub fn new(name: &str, queue: &str, cadence: Cadence, payload: serde_json::Value) -> ScheduleSpec {
+        ScheduleSpec {
+            name: name.to_owned(),
+            queue: queue.to_owned(),
+            payload,
+            cadence,
+            max_attempts: 3,
+            timeout: None,
+            catch_up: CatchUp::default(),
+            overlap: Overlap::default(),
+        }
+    }
+}
+
+/// A stored schedule ([`Store::schedules`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleRecord {
+    /// What was added.
+    pub spec: ScheduleSpec,
+    /// When it was added (the adder's clock), ms since the Unix epoch.
+    pub created_at: Millis,
+    /// When it was paused, while it is.
+    pub paused_at: Option<Millis>,
+    /// Its next slot (due then, enqueued by the first worker to look after
+    /// it); `None` when the cadence has no more slots. Shown while paused
+    /// too, though a resume moves it to the first slot after the resume.
+    pub next_slot: Option<Millis>,
+    /// Its last enqueued job, if any.
+    pub last_run: Option<LastRun>,
+}
+
+/// The last job a schedule enqueued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastRun {
+    /// The slot it was enqueued for (its due time).
+    pub slot: Millis,
+    /// The job.
+    pub job: JobId,
+    /// Its state now; `None` once it was deleted (purged, or succeeded under
+    /// delete-on-success).
+    pub state: Option<JobState>,
+}
+
+/// A job one round enqueued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledJob {
+    /// The schedule's name.
+    pub schedule: String,
+    /// The slot (the job's due time).
+    pub slot: Millis,
+    /// The job.
+    pub job: JobId,
+}
+
+/// What one [`Store::run_due_schedules`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScheduleRound {
+    /// The jobs it enqueued, by schedule then slot.
+    pub enqueued: Vec<ScheduledJob>,
+    /// Due slots it skipped by policy (missed under catch-up `one`/`none`,
+    /// or overlapping under `skip`), where the cadence can count them
+    /// (periods can; cron expressions count as one per decision).
+    pub skipped: u64,
+    /// The earliest next slot of the queue's active schedules afterwards
+    /// (when to look again); `None` when there is none.
+    pub next_due: Option<Millis>,
+}
+
+/// A row read back: the record, plus what the swap needs.
+struct Row {
+    id: i64,
+    last_slot: i64,
+    record: ScheduleRecord,
+}
+
+impl Store {
+    /// Adds a schedule; its first slot is the first after `now` (the
+    /// caller's clock). Answers the stored record.
+    ///
+    /// # Errors
+    /// Before anything is written: [`StoreError::InvalidOption`] naming
+    /// `name`, `every`, `cron`, `time_zone` (see [`Cadence::fire_times`]),
+    /// `max_attempts`, `timeout` or `payload`, or `cron` for an expression
+    /// with no slot after `now`; [`StoreError::InvalidQueueName`];
+    /// [`StoreError::DuplicateSchedule`] when the name is taken (the stored
+    /// schedule is left as it was). [`StoreError::Database`].
+    pub async fn add_schedule(&self, spec: &ScheduleSpec, now: Millis) -> StoreResult<ScheduleRecord> {
+        schedule_name(&spec.name)?;
+        validate::queue_name(&spec.queue)?;
+        let options = EnqueueOptions { max_attempts: spec.max_attempts, timeout: spec.timeout, ..Default::default() };
+        let job = NewJob::new(&spec.payload, &options)?;
+        let now_ms = validate::millis("now", now)?;
+        let next = spec.cadence.fire_times()?.next_after(now).ok_or_else(|| StoreError::InvalidOption {
+            option: "cron",
+            reason: format!("{} has no slot after now", spec.cadence),
+        })?;
+        let next_ms = validate::millis("next slot", next)?;
+        let (every_ms, cron, zone) = match &spec.cadence {
+            Cadence::Every(period) => (Some(validate::duration_ms("every", *period)?), None, None),
+            Cadence::Cron { expression, time_zone } => (None, Some(expression.as_str()), Some(time_zone.as_str())),
+        };
+        let added: Option<i64> = on_backend!(self, |pool, sql| {
+            sqlx::query_scalar(sql::ADD)
+                .bind(&spec.name)
+                .bind(&spec.queue)
+                .bind(&job.payload)
+                .bind(job.max_attempts)
+                .bind(job.timeout_ms)
+                .bind(every_ms)
+                .bind(cron)
+                .bind(zone.unwrap_or(crate::schedule::DEFAULT_TIME_ZONE))
+                .bind(spec.catch_up.as_str())
+                .bind(spec.overlap.as_str())
+                .bind(now_ms)
+                .bind(next_ms)
+                .fetch_optional(pool)
+                .await?
+        });
+        if added.is_none() {
+            return Err(StoreError::DuplicateSchedule(spec.name.clone()));
+        }
+        self.schedule(&spec.name).await
+    }
+
+    /// Every schedule, by name.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptRow`] for a row this build cannot read,
+    /// [`StoreError::Database`].
+    pub async fn schedules(&self) -> StoreResult<Vec<ScheduleRecord>> {
+        Ok(self.read_schedules(None).await?.into_iter().map(|row| row.record).collect())
+    }
+
+    /// One schedule by name.
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownSchedule`], [`StoreError::Database`].
+    pub async fn schedule(&self, name: &str) -> StoreResult<ScheduleRecord> {
+        let mut rows = self.read_schedules(Some(name)).await?;
+        rows.pop().map(|row| row.record).ok_or_else(|| StoreError::UnknownSchedule(name.to_owned()))
+    }
+
+    async fn read_schedules(&self, name: Option<&str>) -> StoreResult<Vec<Row>> {
+        on_backend!(self, |pool, sql| {
+            sqlx::query(sql::LIST).bind(name).fetch_all(pool).await?.iter().map(read_row).collect()
+        })
+    }
+
+    /// Removes a schedule; the jobs it enqueued stay as they are.
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownSchedule`], [`StoreError::Database`].
+    pub async fn remove_schedule(&self, name: &str) -> StoreResult<()> {
+        let gone = on_backend!(self, |pool, sql| {
+            sqlx::query(sql::REMOVE).bind(name).execute(pool).await?.rows_affected()
+        });
+        if gone == 0 {
+            return Err(StoreError::UnknownSchedule(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Pauses a schedule at `now`: no slot is enqueued until it is resumed.
+    /// Answers `false` when it was paused already (nothing changes).
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownSchedule`], [`StoreError::Database`].
+    pub async fn pause_schedule(&self, name: &str, now: Millis) -> StoreResult<bool> {
+        let now_ms = validate::millis("now", now)?;
+        let paused = on_backend!(self, |pool, sql| {
+            sqlx::query(sql::PAUSE).bind(name).bind(now_ms).execute(pool).await?.rows_affected()
+        });
+        if paused == 0 {
+            self.schedule(name).await?;
+        }
+        Ok(paused == 1)
+    }
+
+    /// Resumes a paused schedule at `now`: its next slot is the first after
+    /// `now`; the slots that fell due while it was paused are skipped,
+    /// whatever its catch-up policy (a pause says "not these"). Answers
+    /// `false` when it was not paused (nothing changes).
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownSchedule`], [`StoreError::Database`], and the
+    /// cadence errors of [`Cadence::fire_times`] (a time zone this machine
+    /// no longer knows).
+    pub async fn resume_schedule(&self, name: &str, now: Millis) -> StoreResult<bool> {
+        let now_ms = validate::millis("now", now)?;
+        let record = self.schedule(name).await?;
+        let next = record.spec.cadence.fire_times()?.next_after(now).map(|at| at.0 as i64);
+        let resumed = on_backend!(self, |pool, sql| {
+            sqlx::query(sql::RESUME).bind(name).bind(now_ms).bind(next).execute(pool).await?.rows_affected()
+        });
+        Ok(resumed == 1)
+    }
+
+    /// One round of the schedules of `queue` at `now` (the caller's clock):
+    /// enqueues each due slot the policies keep, each schedule's slots in one
+    /// transaction with the compare-and-swap of its cursor (see the module
+    /// docs). Safe to call from any number of workers at once: a slot another
+    /// worker enqueued first is not enqueued again. A burst cut at
+    /// [`leasehold_core::schedule::MAX_BURST`] goes on in the same round.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidQueueName`], [`StoreError::Database`] (the
+    /// schedules decided before it keep their jobs), [`StoreError::CorruptRow`].
+    /// A schedule whose cadence no longer checks (a zone this machine does
+    /// not know) is logged and left alone.
+    pub async fn run_due_schedules(&self, queue: &str, now: Millis) -> StoreResult<ScheduleRound> {
+        validate::queue_name(queue)?;
+        let now_ms = validate::millis("now", now)?;
+        let due: Vec<Row> = on_backend!(self, |pool, sql| {
+            sqlx::query(sql::DUE).bind(queue).bind(now_ms).fetch_all(pool).await?.iter().map(read_row).collect::<StoreResult<_>>()?
+        });
+        let mut round = ScheduleRound::default();
+        for row in due {
+            self.run_one(row, now, &mut round).await?;
+        }
+        let next: Option<i64> = on_backend!(self, |pool, sql| {
+            sqlx::query_scalar(sql::NEXT_DUE).bind(queue).fetch_one(pool).await?
+        });
+        round.next_due = next.map(|at| Millis(at.max(0) as u64));
+        if !round.enqueued.is_empty() {
+            self.inner.wakers.wake(queue);
+        }
+        Ok(round)
+    }
+
+    /// Decides and enqueues one schedule's due slots, deciding again while a
+    /// burst left more due; stops at the first swap another worker won.
+    async fn run_one(&self, mut row: Row, now: Millis, round: &mut ScheduleRound) -> StoreResult<()> {
+        let spec = &row.record.spec;
+        let mut slots = match spec.cadence.fire_times() {
+            Ok(slots) => slots,
+            Err(e) => {
+                tracing::warn!(schedule = spec.name, "schedule left alone: {e}");
+                return Ok(());
+            }
+        };
+        let policy = SlotPolicy { catch_up: spec.catch_up, overlap: spec.overlap, late_limit_ms: DEFAULT_LATE_LIMIT_MS };
+        let every = spec.cadence.every();
+        let payload = spec.payload.to_string();
+        let job = JobRow {
+            queue: &spec.queue,
+            payload: &payload,
+            max_attempts: i32::try_from(spec.max_attempts).unwrap_or(i32::MAX),
+            timeout_ms: spec.timeout.map(|t| t.as_millis() as i64),
+        };
+        let mut active = row
+            .record
+            .last_run
+            .is_some_and(|last| matches!(last.state, Some(JobState::Queued | JobState::Running)));
+        let cursor = Millis(row.last_slot.max(0) as u64);
+        let Some(mut decision) = decide(cursor, now, active, &policy, &mut slots) else {
+            // Its stored next slot was due, but its cadence says not yet (a
+            // worker whose time zone data differs): store the cadence's answer.
+            let next = slots.next_after(cursor).map(|at| at.0 as i64);
+            self.advance(row.id, row.last_slot, row.last_slot, next, None, &job, now).await?;
+            return Ok(());
+        };
+        loop {
+            let cursor_ms = decision.cursor.0 as i64;
+            let next = decision.next.map(|at| at.0 as i64);
+            let Some(ids) = self.advance(row.id, row.last_slot, cursor_ms, next, Some(&decision.enqueue), &job, now).await? else {
+                return Ok(());
+            };
+            round.skipped += decision.skipped(every).unwrap_or(u64::from(decision.enqueue.is_empty()));
+            round.enqueued.extend(decision.enqueue.iter().zip(ids).map(|(&slot, id)| ScheduledJob {
+                schedule: spec.name.clone(),
+                slot,
+                job: JobId(id),
+            }));
+            active |= !decision.enqueue.is_empty();
+            row.last_slot = cursor_ms;
+            if !decision.more_due(now) {
+                return Ok(());
+            }
+            match decide(decision.cursor, now, active, &policy, &mut slots) {
+                Some(again) => decision = again,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// One transaction: the swap of the cursor from `from` to `to` (with the
+    /// next slot), then the jobs of `slots`, then the schedule's last job.
+    /// Answers the new jobs' ids, or `None` when the swap found the cursor
+    /// moved (or the schedule paused or removed) and nothing was written.
+    #[allow(clippy::too_many_arguments)]
+    async fn advance(
+        &self,
+        id: i64,
+        from: i64,
+        to: i64,
+        next: Option<i64>,
+        slots: Option<&[Millis]>,
+        job: &JobRow<'_>,
+        now: Millis,
+    ) -> StoreResult<Option<Vec<i64>>> {
+        let slots = slots.unwrap_or_default();
+        let last_run = slots.last().map(|at| at.0 as i64);
+        let now_ms = now.0 as i64;
+        on_backend!(self, |pool, sql| {
+            let mut tx = pool.begin().await?;
+            let swapped = sqlx::query(sql::ADVANCE)
+                .bind(to)
+                .bind(next)
+                .bind(last_run)
+                .bind(id)
+                .bind(from)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if swapped == 0 {
+                tx.rollback().await?;
+                return Ok(None);
+            }
+            let mut ids = Vec::with_capacity(slots.len());
+            for slot in slots {
+                ids.push(sql::insert_job(&mut tx, job, slot.0 as i64, now_ms).await?);
+            }
+            if let Some(&last) = ids.last() {
+                sqlx::query(sql::SET_LAST_JOB).bind(last).bind(id).execute(&mut *tx).await?;
+                sql::notify(&mut tx, job.queue).await?;
+            }
+            tx.commit().await?;
+            Ok(Some(ids))
+        })
+    }
+}
+
+/// Checks a schedule name: the rules of a queue name (it travels in the
+/// same places: command lines, logs).
+fn schedule_name(name: &str) -> StoreResult<()> {
+    validate::name_rule(name).map_err(|reason| StoreError::InvalidOption {
+        option: "name",
+        reason: format!("{name:?}: {reason}"),
+    })
+}
+
+/// Reads one row of [`schedule_sql`]'s `LIST` / `DUE` shape.
+fn read_row(row: &impl DecodeRow) -> StoreResult<Row> {
+    let corrupt = |detail: String| StoreError::CorruptRow { table: TABLE, detail };
+    let millis = |col: &str, v: i64| validate::unsigned(TABLE, col, v).map(Millis);
+    let name = row.text("name")?;
+    let cadence = match (row.opt_int("every_ms")?, row.opt_text("cron")?) {
+        (Some(ms), None) => Cadence::Every(Duration::from_millis(validate::unsigned(TABLE, "every_ms", ms)?)),
+        (None, Some(expression)) => Cadence::Cron { expression, time_zone: row.text("time_zone")? },
+        _ => return Err(corrupt(format!("schedule {name:?} has neither or both of every_ms and cron"))),
+    };
+    let catch_up = row.text("catch_up")?;
+    let overlap = row.text("overlap")?;
+    let payload = row.text("payload")?;
+    let spec = ScheduleSpec {
+        queue: row.text("queue")?,
+        payload: serde_json::from_str(&payload).map_err(|e| corrupt(format!("payload is not JSON: {e}")))?,
+        cadence,
+        max_attempts: validate::unsigned32(TABLE, "max_attempts", i64::from(row.int32("max_attempts")?))?,
+        timeout: row.opt_int("timeout_ms")?.map(|ms| validate::unsigned(TABLE, "timeout_ms", ms).map(Duration::from_millis)).transpose()?,
+        catch_up: CatchUp::parse(&catch_up).ok_or_else(|| corrupt(format!("catch_up is {catch_up:?}")))?,
+        overlap: Overlap::parse(&overlap).ok_or_else(|| corrupt(format!("overlap is {overlap:?}")))?,
+        name,
+    };
+    let last_run = match (row.opt_int("last_job_id")?, row.opt_int("last_run_slot")?) {
+        (Some(job), Some(slot)) => Some(LastRun {
+            slot: millis("last_run_slot", slot)?,
+            job: JobId(job),
+            state: row.opt_text("last_state")?.as_deref().and_then(JobState::parse),
+        }),
+        _ => None,
+    };
+    Ok(Row {
+        id: row.int("id")?,
+        last_slot: row.int("last_slot")?,
+        record: ScheduleRecord {
+            spec,
+            created_at: millis("created_at", row.int("created_at")?)?,
+            paused_at: row.opt_int("paused_at")?.map(|at| millis("paused_at", at)).transpose()?,
+            next_slot: row.opt_int("next_slot")?.map(|at| millis("next_slot", at)).transpose()?,
+            last_run,
+        },
+    })
+}
