@@ -125,6 +125,17 @@ run cargo test --workspace --exclude leasehold-tests --features leasehold/postgr
 section_passed
 
 # ---------------------------------------------------------------------------------------
+section "chaos: the command-line tool under kill -9, pauses and database outages (quick)"
+# The binary the workspace tests just built (cli + postgres). scripts/chaos.sh starts a
+# PostgreSQL cluster of its own and skips, with one line, what it cannot run here (no
+# PostgreSQL server binaries; unshare without root).
+# Only the experiments main passes today: a paused worker's command still runs beside its
+# successor, and finished work is run again after PostgreSQL restarts (both are being
+# fixed); the full quick set (`--quick` alone) replaces this list once they pass.
+run env LEASEHOLD_BIN="$root/target/debug/leasehold" scripts/chaos.sh --quick --only kill9
+section_passed
+
+# ---------------------------------------------------------------------------------------
 section "leasehold-core without std (wasm32v1-none)"
 run cargo build -p leasehold-core --no-default-features --target wasm32v1-none
 section_passed
