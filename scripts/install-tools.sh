@@ -11,7 +11,8 @@
 #      the browser tests. Optional: where apt is not usable (not root, no network) this
 #      warns and the browser tests are skipped;
 #   4. the npm packages that pkg/package.json lists (binaryen for wasm-opt, playwright-core
-#      for driving Chromium from the package's own tests).
+#      for driving Chromium from the package's own tests);
+#   5. the consumer checks' bundlers and linters (pkg/test/consumers; optional).
 # A required step that fails (1, 2, 4) stops the script with a non-zero exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -80,4 +81,20 @@ if [[ -f pkg/package.json ]]; then
   fi
 else
   say "pkg/package.json absent: no npm packages to install"
+fi
+
+# --- 5. the consumer checks' tools (pkg/test/consumers) -----------------------------------
+# attw, publint, esbuild, Vite 5 and current, webpack 5: what scripts/test.sh uses to check
+# the packed package as its users will. A package of their own, so that pkg/'s install
+# stays small. Optional: if the install fails, those checks print SKIP lines.
+consumers=pkg/test/consumers
+if [[ -f $consumers/package-lock.json ]]; then
+  stamp=$consumers/node_modules/.package-lock.json
+  if [[ -f $stamp && $stamp -nt $consumers/package.json && $stamp -nt $consumers/package-lock.json ]]; then
+    say "$consumers/node_modules: up to date"
+  else
+    say "$consumers/: npm ci (bundlers and linters for the consumer checks)"
+    (cd "$consumers" && npm ci --no-audit --no-fund --loglevel=error) ||
+      say "WARNING: npm ci in $consumers failed: the consumer checks will skip their tools" >&2
+  fi
 fi

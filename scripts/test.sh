@@ -250,6 +250,13 @@ else
   skip "npm package tests" "pkg/package.json has no test script yet"
 fi
 
+section "npm package: as its users install it (pack, attw, publint, tsc, Node.js, bundlers in Chromium)"
+# Packs the tarball, lints it, installs it into a scratch project, and runs it from strict
+# TypeScript, Node.js programs and apps built with esbuild, Vite 5, current Vite and webpack 5.
+# Each tool that is missing (pkg/test/consumers not installed, no Chromium) prints one SKIP line.
+run node pkg/test/consumers/check.mjs
+section_passed
+
 # ---------------------------------------------------------------------------------------
 section "shared conformance suite against the built package"
 if [[ ! -f ../shared/conformance/run.sh ]]; then

@@ -544,7 +544,19 @@ export declare function sameHostIncarnation(
  * (e.g. from your own `fetch`), the module's bytes, or a compiled `WebAssembly.Module`
  * (e.g. posted to a worker).
  */
-export type WasmSource = string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+export type WasmSource = string | GlobalInstance<'URL'> | GlobalInstance<'Request'> | GlobalInstance<'Response'> | WasmBytes | WasmModule;
+
+/** The bytes of a `.wasm` file. */
+export type WasmBytes = ArrayBuffer | ArrayBufferView;
+
+/**
+ * `WebAssembly.Module` where the program's types declare it (the `dom` lib, or a runtime's
+ * own), so that these declarations also compile for a Node.js program typed without `dom`.
+ */
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
+
+/** The instance type of a global class (`URL`, `Request`, `Response`) where the program's types declare it. */
+type GlobalInstance<Name extends string> = typeof globalThis extends { [K in Name]: { prototype: infer T } } ? T : never;
 
 /**
  * Loads the runner's WebAssembly module (`leasehold_bg.wasm`, about 35 KiB gzipped). In
@@ -564,7 +576,7 @@ export declare function init(input?: WasmSource | Promise<WasmSource>): Promise<
  * prefer `init` there). Does nothing in Node.js or once loaded.
  * @throws TypeError when `module` is missing; what `WebAssembly.Module` throws for bad bytes.
  */
-export declare function initSync(module: ArrayBuffer | ArrayBufferView | WebAssembly.Module): void;
+export declare function initSync(module: WasmBytes | WasmModule): void;
 
 /**
  * Loads the trace ring's module (`leasehold_trace_bg.wasm`, about 52 KiB gzipped), which

@@ -3,35 +3,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serve } from './serve.mjs';
 
 const chromiumPath = '/usr/bin/chromium';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const skip = existsSync(chromiumPath) ? false : `no Chromium at ${chromiumPath}: browser test skipped`;
-const types = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
-
-/** Serves the package folder on 127.0.0.1 (an ephemeral port); answers its origin and a closer. */
-async function serve() {
-  const server = http.createServer(async (req, res) => {
-    const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
-}
 
 test('a runner in headless Chromium performs an in-page queue and reports its pass', { skip, timeout: 120_000 }, async (t) => {
   const { chromium } = await import('playwright-core');
-  const server = await serve();
+  const server = await serve(root);
   t.after(server.close);
   const browser = await chromium.launch({
     executablePath: chromiumPath,

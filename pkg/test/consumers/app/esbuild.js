@@ -1,0 +1,20 @@
+// esbuild: it does not follow `new URL(…, import.meta.url)`, so the .wasm files are
+// imported as files (--loader:.wasm=file) and their URLs handed to init and initTrace.
+import * as leasehold from 'leasehold';
+import wasmUrl from 'leasehold/leasehold_bg.wasm';
+import traceWasmUrl from 'leasehold/leasehold_trace_bg.wasm';
+import { run, fetchedWasm, report } from './run.js';
+
+report(async () => {
+  const atImport = fetchedWasm();
+  let early;
+  try {
+    leasehold.createJobRunner({ name: 'early', intervalMs: 10, claim: () => null, perform: () => {} });
+  } catch (error) {
+    early = error.message;
+  }
+  await leasehold.init(wasmUrl);
+  const afterInit = fetchedWasm();
+  await leasehold.initTrace(fetch(traceWasmUrl));
+  return { ...(await run(leasehold)), fetched: { atImport, afterInit }, early };
+});

@@ -1,0 +1,14 @@
+// A strict TypeScript user under module node16: the CommonJS view.
+import leasehold = require('leasehold');
+
+const runner = leasehold.createJobRunner({
+  name: 'typed-cjs',
+  intervalMs: 100,
+  staleAfterMs: 3000,
+  heartbeat: () => true,
+  claim: () => 'item',
+  perform: (item: string) => void item.length,
+});
+runner.start();
+// @ts-expect-error staleAfterMs is required with a heartbeat
+leasehold.createJobRunner({ name: 'x', intervalMs: 1, claim: () => 1, perform: () => {}, heartbeat: () => true });

@@ -1,0 +1,19 @@
+// A strict TypeScript user under module node16: the ES module view.
+import leasehold, { createJobRunner, init, type JobRunner, type WasmSource } from 'leasehold';
+
+interface Row {
+  readonly id: number;
+}
+const runner: JobRunner = createJobRunner<Row>({
+  name: 'typed',
+  intervalMs: 100,
+  claim: async () => ({ id: 1 }),
+  perform: async (row, signal) => {
+    signal.throwIfAborted();
+    void row.id;
+  },
+});
+const source: WasmSource = new URL('https://cdn.example/leasehold_bg.wasm');
+await init(source);
+await leasehold.initTrace();
+runner.start();
