@@ -89,7 +89,7 @@ impl Cadence {
                 if period.subsec_nanos() % 1_000_000 != 0 {
                     return Err(invalid("every", format!("{period:?} is not a whole number of milliseconds")));
                 }
-                Every::new(ms).map(Slots::Every).map_err(|e| invalid("every", e.to_string()))
+                Every::new(ms).map(Slots::Every).map_err(|e| invalid("every", format!("{e} (given: {})", humanize(*period))))
             }
             Cadence::Cron { expression, time_zone } => {
                 let cron = Cron::from_str(expression)

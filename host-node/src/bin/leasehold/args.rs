@@ -78,6 +78,10 @@ pub enum Command {
     /// --older-than ago, of every queue or of --queue, with their attempts and output, and
     /// print how many. Queued and running jobs are never touched.
     Purge(PurgeArgs),
+    /// Periodic and cron jobs: `schedule add NAME --every 5m -- COMMAND` or `--cron "0 3 * * *"
+    /// [--tz Europe/Berlin]`; `schedule list`, `remove`, `pause`, `resume`. Every `work` of the
+    /// schedule's queue enqueues its slots, each once across every worker.
+    Schedule(crate::schedule::ScheduleArgs),
 }
 
 /// Options of the jobs a command queues.

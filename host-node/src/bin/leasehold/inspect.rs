@@ -8,7 +8,8 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, UNIX_EPOCH};
 
-fn table(header: &[&str]) -> Table {
+/// A table with `header`, in the style of every listing.
+pub fn table(header: &[&str]) -> Table {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_header(header.to_vec());
     table

@@ -16,6 +16,7 @@ mod inspect;
 mod pool;
 mod purge;
 mod run;
+mod schedule;
 mod turns;
 
 use args::{Cli, Command, Global, WorkArgs};
@@ -134,6 +135,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         events::show(&events, args.follow, args.json).await?;
         return Ok(0);
     }
+    if let Command::Schedule(args) = &cli.command {
+        match &args.action {
+            // Before connecting: a refused schedule must not leave a new database behind.
+            schedule::Action::Add(add) => drop(schedule::spec(add)?),
+            _ => refuse_missing_sqlite_file(&global.database)?,
+        }
+    }
     if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_) | Command::Purge(_)) {
         refuse_missing_sqlite_file(&global.database)?;
     }
@@ -165,6 +173,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,
         Command::Events(_) => unreachable!("answered above"),
         Command::Purge(args) => purge::purge(&store, args).await.map(|()| 0)?,
+        Command::Schedule(args) => schedule::run(&store, args).await.map(|()| 0)?,
     };
     // No `store.close()`: on PostgreSQL it waits for the LISTEN connection,
     // which is never handed back; dropping the store ends it.
@@ -260,6 +269,9 @@ async fn work(
         events,
     })
     .await?;
+    // The queue's schedules: enqueued by this worker (and every other one),
+    // each slot once. Stopped with the claims; a round cut short rolls back.
+    let schedules = tokio::spawn(leasehold::schedule::drive(store.clone(), args.queue.clone()));
     let until_empty = async {
         if !args.until_empty {
             return std::future::pending().await;
@@ -292,6 +304,7 @@ async fn work(
             eprintln!("leasehold: stopping: no more claims; finishing the running commands (Ctrl-C again ends them)");
         }
     }
+    schedules.abort();
     pool.drain(interrupts).await;
     Ok(())
 }

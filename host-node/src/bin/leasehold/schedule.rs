@@ -1,0 +1,225 @@
+//! `leasehold schedule`: periodic and cron jobs (add, list, remove, pause,
+//! resume). `work` drives them (see `leasehold::schedule::drive`).
+
+use crate::args::{JobOptions, parse_duration};
+use crate::enqueue::command_line;
+use crate::fail::CliError;
+use crate::handler::payload;
+use crate::inspect::{table, time};
+use clap::{Args, Subcommand, ValueEnum};
+use leasehold::core::schedule::{CatchUp, Overlap};
+use leasehold::runner::{Clock, TokioClock};
+use leasehold::schedule::Cadence;
+use leasehold::store::{LastRun, ScheduleRecord, ScheduleSpec, Store, StoreError};
+use std::time::Duration;
+
+/// How `--every`, `--cron`, `--tz` and the policies read, shown in `--help`.
+const SCHEDULE_RULES: &str = "\
+Slots: a schedule's jobs are due at its slots. --every D fires at whole multiples of D since \
+1970-01-01T00:00:00Z (every 5m at :00, :05, …; every 1h on the hour), from 1s to 366d. --cron \
+takes five fields (minute hour day-of-month month day-of-week), six with seconds first, or a \
+nickname (@hourly, @daily, @weekly, @monthly, @yearly), on the wall clock of --tz (an IANA zone \
+such as Europe/Berlin; default UTC). Daylight saving time: a fixed time that does not exist that \
+day (02:30 when clocks jump from 02:00 to 03:00) runs once at the first instant after the jump \
+(03:00); a fixed time that happens twice (clocks falling back) runs once, at the first of the two; \
+an expression with * or a step in its seconds, minutes or hours runs at every real instant that \
+matches (none in the skipped hour, both in the repeated one). \
+Every `leasehold work` of the schedule's queue enqueues its due slots (it looks about once a \
+second); with any number of workers on any number of machines each slot is enqueued once. \
+Missed slots (no worker was running when they fell due), --catch-up: one (default) enqueues \
+the latest missed slot only, one catch-up run; all enqueues every missed slot; none enqueues \
+none (a slot is missed when first seen more than 10s after its time). A paused schedule skips \
+its slots; resume starts from the next slot after the resume.";
+
+/// `leasehold schedule`.
+#[derive(Debug, Args)]
+#[command(after_help = SCHEDULE_RULES, after_long_help = SCHEDULE_RULES)]
+pub struct ScheduleArgs {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// The schedule commands.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Add a schedule: the command after `--` is queued at every slot of --every or --cron.
+    #[command(after_help = SCHEDULE_RULES, after_long_help = SCHEDULE_RULES)]
+    Add(AddArgs),
+    /// Every schedule: its cadence, next run, last run and that run's outcome.
+    List,
+    /// Remove a schedule (the jobs it queued stay).
+    Remove(NameArg),
+    /// Stop queueing a schedule's slots until it is resumed.
+    Pause(NameArg),
+    /// Queue a paused schedule's slots again, from the next slot after now.
+    Resume(NameArg),
+}
+
+/// A schedule's name.
+#[derive(Debug, Args)]
+pub struct NameArg {
+    /// The schedule's name.
+    pub name: String,
+}
+
+/// Missed slots, as `--catch-up` spells them.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum CatchUpArg {
+    /// The latest missed slot only: one catch-up run.
+    One,
+    /// Every missed slot.
+    All,
+    /// No missed slot.
+    None,
+}
+
+/// `leasehold schedule add`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("cadence").required(true).multiple(false))]
+pub struct AddArgs {
+    /// The schedule's name: 1 to 128 characters of A-Z a-z 0-9 _ - . : (unique).
+    pub name: String,
+    /// A slot every this long (1s to 366d, e.g. 30s, 5m, 1h, 1d), at whole multiples of it
+    /// since 1970-01-01T00:00:00Z.
+    #[arg(long, value_parser = parse_duration, group = "cadence")]
+    pub every: Option<Duration>,
+    /// A cron expression, e.g. "0 3 * * *" (03:00 every day) or "*/15 * * * *"; see below.
+    #[arg(long, group = "cadence")]
+    pub cron: Option<String>,
+    /// The time zone of --cron's wall clock: an IANA name such as Europe/Berlin (default UTC).
+    #[arg(long, requires = "cron")]
+    pub tz: Option<String>,
+    #[command(flatten)]
+    pub job: JobOptions,
+    /// Slots missed while no worker ran: one (the latest, once), all, or none.
+    #[arg(long, value_enum, default_value = "one")]
+    pub catch_up: CatchUpArg,
+    /// Skip a slot while the schedule's previous job is still queued or running (by default
+    /// it is queued anyway).
+    #[arg(long)]
+    pub no_overlap: bool,
+    /// The command line, after `--`.
+    #[arg(required = true, last = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// The schedule `args` asks for, checked before anything is opened: a bad
+/// cadence, name or command never creates a database.
+pub fn spec(args: &AddArgs) -> Result<ScheduleSpec, CliError> {
+    let line = command_line(&args.command);
+    if line.trim().is_empty() {
+        return Err(CliError::input("the command is empty"));
+    }
+    crate::exec::check_argument_sizes(&line).map_err(|e| CliError::input(format!("{e}; no schedule was added")))?;
+    let cadence = match (&args.every, &args.cron) {
+        (Some(every), None) => Cadence::Every(*every),
+        (None, Some(cron)) => Cadence::cron(cron, args.tz.as_deref()),
+        _ => return Err(CliError::input("give --every or --cron")),
+    };
+    cadence.fire_times().map_err(flags)?;
+    leasehold::store::validate::name_rule(&args.name)
+        .map_err(|rule| CliError::input(format!("schedule name {:?}: {rule}", args.name)))?;
+    leasehold::store::validate::queue_name(&args.job.queue)?;
+    Ok(ScheduleSpec {
+        max_attempts: args.job.max_attempts,
+        timeout: args.job.timeout,
+        catch_up: match args.catch_up {
+            CatchUpArg::One => CatchUp::One,
+            CatchUpArg::All => CatchUp::All,
+            CatchUpArg::None => CatchUp::None,
+        },
+        overlap: if args.no_overlap { Overlap::Skip } else { Overlap::Allow },
+        ..ScheduleSpec::new(&args.name, &args.job.queue, cadence, payload(&line))
+    })
+}
+
+/// A store's refusal in the words of the command line's flags.
+fn flags(e: StoreError) -> CliError {
+    match e {
+        StoreError::InvalidOption { option, reason } => {
+            let flag = match option {
+                "every" => "--every",
+                "cron" => "--cron",
+                "time_zone" => "--tz",
+                "max_attempts" => "--max-attempts",
+                "timeout" => "--timeout",
+                other => other,
+            };
+            CliError::input(format!("{flag}: {reason}"))
+        }
+        other => other.into(),
+    }
+}
+
+/// Runs one `schedule` command.
+pub async fn run(store: &Store, args: &ScheduleArgs) -> Result<(), CliError> {
+    let now = TokioClock::new().now();
+    match &args.action {
+        Action::Add(add) => {
+            let added = store.add_schedule(&spec(add)?, now).await.map_err(flags)?;
+            let next = added.next_slot.map_or_else(|| "never".to_owned(), time);
+            println!("added schedule {} ({}), next run {next}", added.spec.name, added.spec.cadence);
+        }
+        Action::List => list(store).await?,
+        Action::Remove(NameArg { name }) => {
+            store.remove_schedule(name).await?;
+            println!("removed schedule {name} (the jobs it queued stay)");
+        }
+        Action::Pause(NameArg { name }) => {
+            let said = if store.pause_schedule(name, now).await? { "paused" } else { "was paused already" };
+            println!("schedule {name} {said}");
+        }
+        Action::Resume(NameArg { name }) => {
+            let said = if store.resume_schedule(name, now).await? { "resumed" } else { "was not paused" };
+            println!("schedule {name} {said}");
+        }
+    }
+    Ok(())
+}
+
+/// `leasehold schedule list`.
+async fn list(store: &Store) -> Result<(), CliError> {
+    let schedules = store.schedules().await?;
+    if schedules.is_empty() {
+        println!("no schedules");
+        return Ok(());
+    }
+    let mut t = table(&["name", "queue", "when", "next run", "last run", "last outcome", "policy", "command"]);
+    for s in &schedules {
+        t.add_row(vec![
+            s.spec.name.clone(),
+            s.spec.queue.clone(),
+            s.spec.cadence.to_string(),
+            next_run(s),
+            s.last_run.map_or_else(|| "never".to_owned(), |last| time(last.slot)),
+            s.last_run.map_or_else(String::new, |last| outcome(&last)),
+            policy(s),
+            s.spec.payload.get("command").and_then(|c| c.as_str()).map_or_else(|| s.spec.payload.to_string(), str::to_owned),
+        ]);
+    }
+    crate::fail::print(&format!("{t}\n"));
+    Ok(())
+}
+
+fn next_run(s: &ScheduleRecord) -> String {
+    match (s.paused_at, s.next_slot) {
+        (Some(at), _) => format!("paused since {}", time(at)),
+        (None, Some(next)) => time(next),
+        (None, None) => "never".to_owned(),
+    }
+}
+
+fn outcome(last: &LastRun) -> String {
+    match last.state {
+        Some(state) => format!("job {} {}", last.job, state.as_str()),
+        None => format!("job {} deleted", last.job),
+    }
+}
+
+fn policy(s: &ScheduleRecord) -> String {
+    let overlap = match s.spec.overlap {
+        Overlap::Allow => "",
+        Overlap::Skip => ", no overlap",
+    };
+    format!("catch-up {}{overlap}", s.spec.catch_up)
+}
