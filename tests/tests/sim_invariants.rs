@@ -46,6 +46,14 @@ fn four_workers_and_a_hundred_items_keep_every_invariant_under_every_fault() {
 }
 
 #[test]
+fn work_that_takes_up_to_the_grace_to_end_never_runs_beside_its_successor() {
+    let summary = run_seeds(30_000, SEEDS / 2, &SimConfig::slow_exit(4, 100), 1);
+    assert_clean(&summary);
+    let [_, _, steals, lapses, ..] = summary.totals;
+    assert!(steals > SEEDS / 10 && lapses > SEEDS / 10, "steals {steals}, lapses {lapses}");
+}
+
+#[test]
 fn two_workers_keep_every_invariant() {
     assert_clean(&run_seeds(10_000, SEEDS / 2, &SimConfig::standard(2, 40), 1));
 }

@@ -59,6 +59,22 @@ fn a_dropped_confirmation_is_caught_as_an_interrupted_renewing_owner() {
 }
 
 #[test]
+fn a_guard_that_ignores_its_exit_deadline_is_caught_by_work_running_beside_its_successor() {
+    // A paused worker neither renews nor aborts: only the guard's deadline
+    // ends its work before a peer takes the item over.
+    caught(Mutation::GuardDeadlineOff, &[Invariant::ExecutionsExclusive]);
+}
+
+#[test]
+fn a_grace_outside_the_lease_budget_is_caught_by_work_still_ending_when_its_successor_starts() {
+    let cfg = SimConfig::slow_exit(4, 100).with_mutation(Mutation::GraceOutsideBudget);
+    let summary = run_seeds(0, BUDGET, &cfg, 1);
+    let failure = summary.failures.first().expect("grace-outside-budget was not caught");
+    let violation = failure.violation.as_ref().expect("a failure has a violation");
+    assert_eq!(violation.invariant, Invariant::ExecutionsExclusive, "seed {}: {violation}", failure.seed);
+}
+
+#[test]
 fn fence_answer_ignored_leads_to_a_settle_after_the_lost_answer() {
     // Beyond the first violation: with the budget check off, the ignored
     // `false` lets the work run on and settle. Supervision lapses an owner

@@ -6,7 +6,7 @@
 //! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-//!     [--profile standard|throttled|boundary|reclaim] [--tolerance-ms W] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]
+//!     [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]
 //! ```
 //!
 //! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
@@ -17,6 +17,10 @@
 //! - `--profile throttled` runs `SimConfig::throttled` (hosts throttled
 //!   most of the time over a slow store: renewals answer `false` while
 //!   their owner still works).
+//! - `--profile slow-exit` runs `SimConfig::slow_exit`: stopped performs
+//!   take up to `G = S / 6` to end (`grace-outside-budget` is caught there).
+//! - `--exit-grace-ms G`: a stopped perform takes up to `G` ms to end (its
+//!   process exits within the grace after SIGTERM).
 //! - `--no-late-claims` keeps claim answers prompt and `--half-skew-band`
 //!   keeps clocks in a band of `K/2`: the standard profile without the two
 //!   faults that exposed the (since fixed) core defects, for bisecting.
@@ -50,6 +54,7 @@ struct Args {
     golden: bool,
     profile: Profile,
     tolerance_ms: Option<u64>,
+    exit_grace_ms: Option<u64>,
     no_late_claims: bool,
     half_band: bool,
     no_budget: bool,
@@ -70,6 +75,7 @@ fn parse() -> Result<Args, String> {
         golden: false,
         profile: Profile::Standard,
         tolerance_ms: None,
+        exit_grace_ms: None,
         no_late_claims: false,
         half_band: false,
         no_budget: false,
@@ -121,6 +127,7 @@ fn parse() -> Result<Args, String> {
                 })?;
             }
             "--tolerance-ms" => args.tolerance_ms = Some(number("--tolerance-ms", value("--tolerance-ms")?)?),
+            "--exit-grace-ms" => args.exit_grace_ms = Some(number("--exit-grace-ms", value("--exit-grace-ms")?)?),
             "--no-late-claims" => args.no_late_claims = true,
             "--half-skew-band" => args.half_band = true,
             "--no-budget-check" => args.no_budget = true,
@@ -138,6 +145,7 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
         Profile::Reclaim => SimConfig::reclaim(args.workers),
         Profile::Throttled => SimConfig::throttled(args.workers, args.items),
         Profile::Standard => SimConfig::standard(args.workers, args.items),
+        Profile::SlowExit => SimConfig::slow_exit(args.workers, args.items),
     }
     .with_mutation(mutation);
     if args.no_late_claims {
@@ -152,6 +160,9 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
     if args.tolerance_ms.is_some() {
         cfg.params.tolerance_ms = args.tolerance_ms;
     }
+    if let Some(grace) = args.exit_grace_ms {
+        cfg.params.exit_grace_ms = grace;
+    }
     cfg.budget_check = !args.no_budget;
     cfg.reclaim_own_stale |= args.reclaim_own;
     cfg
@@ -164,9 +175,13 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
         Profile::Reclaim => line += &format!(" --profile reclaim --workers {}", args.workers),
         Profile::Throttled => line += &format!(" --profile throttled --workers {} --items {}", args.workers, args.items),
         Profile::Standard => line += &format!(" --workers {} --items {}", args.workers, args.items),
+        Profile::SlowExit => line += &format!(" --profile slow-exit --workers {} --items {}", args.workers, args.items),
     }
     if let Some(w) = args.tolerance_ms {
         line += &format!(" --tolerance-ms {w}");
+    }
+    if let Some(g) = args.exit_grace_ms {
+        line += &format!(" --exit-grace-ms {g}");
     }
     if args.no_late_claims {
         line += " --no-late-claims";
@@ -248,7 +263,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|throttled|boundary|reclaim] [--tolerance-ms W] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]"
+                 [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]"
             );
             return ExitCode::from(2);
         }
@@ -341,10 +356,11 @@ enum Profile {
     Throttled,
     Boundary,
     Reclaim,
+    SlowExit,
 }
 
 impl Profile {
-    const ALL: [Profile; 4] = [Profile::Standard, Profile::Throttled, Profile::Boundary, Profile::Reclaim];
+    const ALL: [Profile; 5] = [Profile::Standard, Profile::Throttled, Profile::Boundary, Profile::Reclaim, Profile::SlowExit];
 
     fn name(self) -> &'static str {
         match self {
@@ -352,6 +368,7 @@ impl Profile {
             Profile::Throttled => "throttled",
             Profile::Boundary => "boundary",
             Profile::Reclaim => "reclaim",
+            Profile::SlowExit => "slow-exit",
         }
     }
 }

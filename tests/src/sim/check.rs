@@ -64,6 +64,11 @@
 //!   supervision working, not an interruption.
 //! - [`Invariant::PidEvidenceTrue`]: a takeover justified by
 //!   `same-host-pid-dead` happens only when the owner's process is dead.
+//! - [`Invariant::ExecutionsExclusive`]: no two executions of one item
+//!   overlap in real time, exit latency included (see
+//!   [`super::exit`]): the work of a stalled worker runs on, and stopped
+//!   work takes up to the exit grace to end; the guard's exit deadline and
+//!   the budget `W + R + K + G < S` must end it before any peer's starts.
 //! - [`Invariant::DeterministicTrace`]: the same seed gives the same trace
 //!   hash (checked by running a seed twice, and against golden hashes that
 //!   native and wasm32 share).
@@ -95,6 +100,8 @@ pub enum Invariant {
     PidEvidenceTrue,
     /// The same seed gave two different traces.
     DeterministicTrace,
+    /// Two executions of one item ran at the same time.
+    ExecutionsExclusive,
 }
 
 impl Invariant {
@@ -112,6 +119,7 @@ impl Invariant {
             Invariant::RenewingOwnerNotInterrupted => "renewing-owner-not-interrupted",
             Invariant::PidEvidenceTrue => "pid-evidence-true",
             Invariant::DeterministicTrace => "deterministic-trace",
+            Invariant::ExecutionsExclusive => "executions-exclusive",
         }
     }
 }

@@ -38,11 +38,19 @@ pub enum Mutation {
     /// pid reads as the owner alive (probe). Caught by the reclaim bound
     /// where only same-host peers could take over.
     StartTimeIgnored,
+    /// The work's guard never acts on its exit deadline (host): only its
+    /// worker can stop it, so the work of a paused worker runs on beside its
+    /// successor.
+    GuardDeadlineOff,
+    /// The lapse does not fall earlier by the exit grace (the write
+    /// tolerance is `S − I − K`, as if stopped work ended at once): work
+    /// that takes up to the grace to end outlives the lease.
+    GraceOutsideBudget,
 }
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 7] = [
+    pub const BROKEN: [Mutation; 9] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
@@ -50,6 +58,8 @@ impl Mutation {
         Mutation::UnfencedStore,
         Mutation::StartTimeIgnored,
         Mutation::ConfirmationDropped,
+        Mutation::GuardDeadlineOff,
+        Mutation::GraceOutsideBudget,
     ];
 
     /// The name used on the command line and in reports.
@@ -63,6 +73,8 @@ impl Mutation {
             Mutation::UnfencedStore => "unfenced-store",
             Mutation::StartTimeIgnored => "start-time-ignored",
             Mutation::ConfirmationDropped => "confirmation-dropped",
+            Mutation::GuardDeadlineOff => "guard-deadline-off",
+            Mutation::GraceOutsideBudget => "grace-outside-budget",
         }
     }
 
@@ -103,6 +115,9 @@ pub struct Params {
     pub batch_limit: u32,
     /// Claims an item may have; the next claim dead-letters it.
     pub max_attempts: u32,
+    /// `G`: the longest a stopped perform takes to end (SIGTERM, then
+    /// SIGKILL by the grace); each stop draws its latency in `[0, G]`.
+    pub exit_grace_ms: u64,
 }
 
 impl Params {
@@ -153,6 +168,7 @@ impl Params {
             concurrency: 2,
             batch_limit: 8,
             max_attempts: 5,
+            exit_grace_ms: 0,
         }
     }
 }
@@ -414,6 +430,7 @@ impl SimConfig {
             concurrency: 1,
             batch_limit: 4,
             max_attempts: 50,
+            exit_grace_ms: 0,
         }
     }
 
@@ -465,6 +482,20 @@ impl SimConfig {
             budget_check: true,
             reclaim_own_stale: true,
         }
+    }
+
+    /// The slow-exit scenario: the standard one whose stopped performs take
+    /// up to `G = S / 6` to end (a command that traps SIGTERM and exits
+    /// within the grace), with the write tolerance the lease budget
+    /// `W + R + K + G < S` leaves: `W = S − I − K − G − 1`.
+    pub fn slow_exit(workers: u8, items: u32) -> SimConfig {
+        let mut cfg = SimConfig::standard(workers, items);
+        let p = &mut cfg.params;
+        p.exit_grace_ms = p.stale_after_ms / 6;
+        // The core's runner options do not count the grace in `W` yet; until
+        // they do, the budget is applied here.
+        p.tolerance_ms = Some(p.stale_after_ms - p.heartbeat_every_ms - p.skew_ms - p.exit_grace_ms - 1);
+        cfg
     }
 
     /// The same scenario running a broken variant.

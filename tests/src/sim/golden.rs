@@ -17,7 +17,7 @@ pub fn cases() -> Vec<(&'static str, SimConfig, u64, u64)> {
 
 /// The combined trace hash of each case, in [`cases`] order.
 pub const EXPECTED: [(&str, u64); 3] = [
-    ("standard-4x100", 0x47d6_3f8b_61d9_5ce8),
-    ("standard-2x30", 0x6ed4_a33f_74d8_70ec),
-    ("throttled-4x60", 0xc0d0_75aa_c5b9_74ed),
+    ("standard-4x100", 0x2685_6f76_790b_de4c),
+    ("standard-2x30", 0x68b8_87bd_8656_b423),
+    ("throttled-4x60", 0xcef8_297f_2222_be22),
 ];

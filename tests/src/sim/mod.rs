@@ -9,6 +9,8 @@
 //! - [`probe`]: process tables and the pid-probe liveness decision.
 //! - [`store`]: the fenced store and its claims; a takeover asks the core's
 //!   `leasehold_core::lease::steal::check_steal`, as the real stores do.
+//! - [`exit`]: the work apart from its worker (executions, exit latency,
+//!   the guard's exit deadline).
 //! - [`world`]: the event loop and the hosts.
 //! - [`check`]: the invariants and their predicates.
 //! - [`trace`]: the trace and its hash.
@@ -57,6 +59,7 @@
 
 pub mod check;
 pub mod config;
+pub mod exit;
 pub mod golden;
 pub mod probe;
 pub mod rng;

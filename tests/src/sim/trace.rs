@@ -41,6 +41,7 @@ pub enum What {
     Calm,
     ProbeEnqueue,
     ProbeCrash,
+    GuardStop,
 }
 
 /// One step. `worker` is 255 for store-wide steps; `a` and `b` depend on
@@ -105,6 +106,7 @@ impl fmt::Display for TraceLine {
             What::Calm => write!(f, "faults stop"),
             What::ProbeEnqueue => write!(f, "reclaim probe: enqueue item {item}"),
             What::ProbeCrash => write!(f, "reclaim probe: crash the owner of item {item}, bound t={a}"),
+            What::GuardStop => write!(f, "guard: exit deadline passed unmoved, stops item {item} token {a}, ends in {b}ms"),
         }
     }
 }

@@ -27,8 +27,11 @@
 //!   Throttled, timers fire only on multiples of the throttle period;
 //!   replies still arrive.
 
+mod exits;
+
 use super::check::{self, Invariant, Spans, Stall, Violation};
 use super::config::{Mutation, SimConfig};
+use super::exit::{ExecId, Executions};
 use super::probe::ProcessTable;
 use super::rng::Rng;
 use super::store::{Claimed, ItemState, Owner, Store, Written};
@@ -96,7 +99,11 @@ enum Ev {
     Timer { w: u8, inc: u32 },
     Arrive { w: u8, inc: u32, req: Req, fate: Fate, sent: u64 },
     Reply { w: u8, inc: u32, rep: Rep },
-    WorkDone { w: u8, inc: u32, key: ItemKey },
+    /// The work of `exec` comes to its end (its process exits, stalled
+    /// worker or not); the host hears of it when it runs.
+    WorkDone { w: u8, inc: u32, key: ItemKey, exec: ExecId },
+    /// The guard of `exec` checks whether its exit deadline passed unmoved.
+    GuardCheck { exec: ExecId, deadline: u64 },
     ReleaseRetry { w: u8, inc: u32, item: u32, token: u64 },
     Fault { w: u8, fault: Fault },
     Enqueue { item: u32 },
@@ -169,6 +176,8 @@ struct Held {
     phase: Phase,
     work_ms: u64,
     work_fails: bool,
+    /// Its execution, once performed.
+    exec: Option<ExecId>,
 }
 
 struct Incarnation {
@@ -282,6 +291,10 @@ pub struct World {
     ended_now: Vec<(u64, u8, Held)>,
     finished: bool,
     rng: Rng,
+    /// Every execution (see [`super::exit`]).
+    execs: Executions,
+    /// Exit latencies of stopped executions.
+    exit_rng: Rng,
 }
 
 fn key_eq(a: ItemKey, b: ItemKey) -> bool {
@@ -311,7 +324,14 @@ impl World {
     /// When `cfg.params` is refused by the core's option validator (the
     /// caller checks [`super::config::Params::config`] first).
     pub fn new(seed: u64, cfg: &SimConfig, record: bool) -> World {
-        let config = cfg.params.config().expect("params accepted by the option validator");
+        let mut config = cfg.params.config().expect("params accepted by the option validator");
+        if cfg.mutation == Mutation::GraceOutsideBudget {
+            // The lapse as if stopped work ended at once: `W = S − I − K`.
+            let p = cfg.params;
+            if let Some(hb) = config.heartbeat.as_mut() {
+                hb.tolerance_ms = p.stale_after_ms - p.heartbeat_every_ms - p.skew_ms;
+            }
+        }
         let hb = config.heartbeat.expect("heartbeat configured");
         // The checks use the clocks' real band: a peer's clock is at most
         // `band` ahead, and one's own clock steps by at most `band`.
@@ -376,6 +396,8 @@ impl World {
             ended_now: Vec::new(),
             finished: false,
             rng: Rng::stream(seed, 5, 0),
+            execs: Executions::default(),
+            exit_rng: Rng::stream(seed, 6, 0),
         }
     }
 
@@ -491,6 +513,11 @@ impl World {
     // ---- events ------------------------------------------------------------
 
     fn handle(&mut self, ev: Ev) {
+        // The work runs apart from its worker: it ends now, whatever the
+        // worker does (a paused one hears of it once resumed).
+        if let Ev::WorkDone { exec, .. } = ev {
+            self.execs.work_done(exec, self.now);
+        }
         if let Some((w, inc)) = ev.host_worker() {
             if !self.alive(w, inc) {
                 return;
@@ -529,6 +556,7 @@ impl World {
                 self.work_done(w, key);
                 self.drive(w);
             }
+            Ev::GuardCheck { exec, deadline } => self.guard_check(exec, deadline),
             Ev::ReleaseRetry { w, item, token, .. } => {
                 self.send(w, Req::Release { item, token });
                 self.arm(w);
@@ -817,6 +845,7 @@ impl World {
                     phase: Phase::Working,
                     work_ms,
                     work_fails,
+                    exec: None,
                 };
                 self.inc_mut(w).held[usize::from(key.slot)] = Some(held);
                 self.log(What::ClaimHeard, w, item, token, evidence_code(evidence));
@@ -824,6 +853,7 @@ impl World {
             }
             Rep::Renew { key, call, item, token, at, sent, answer } => {
                 self.log(What::RenewHeard, w, item, token, answer_code(answer));
+                let mut renewed = None;
                 if let Some(held) = self.held_mut(w, key) {
                     if held.inflight.is_some_and(|(c, _)| c == call) {
                         held.inflight = None;
@@ -832,6 +862,7 @@ impl World {
                             Ok(true) => {
                                 held.stamp = held.stamp.max(at.0);
                                 held.prompt &= quick;
+                                renewed = held.exec.map(|exec| (exec, held.stamp));
                             }
                             Ok(false) => {
                                 held.lost_seen = true;
@@ -840,6 +871,9 @@ impl World {
                             Err(()) => held.prompt = false,
                         }
                     }
+                }
+                if let Some((exec, stamp)) = renewed {
+                    self.guard_renewed(w, exec, stamp);
                 }
                 let told = match answer {
                     Ok(false) if mutation == Mutation::FenceIgnored => Ok(true),
@@ -927,7 +961,9 @@ impl World {
                     let inc_number = inc.number;
                     if let Some(held) = self.held_mut(w, key).copied() {
                         self.log(What::Perform, w, held.item, held.token, held.work_ms);
-                        self.at(now.saturating_add(held.work_ms), Ev::WorkDone { w, inc: inc_number, key });
+                        let exec = self.execution_starts(w, inc_number, held.item, held.token, held.stamp);
+                        self.held_mut(w, key).expect("held").exec = Some(exec);
+                        self.at(now.saturating_add(held.work_ms), Ev::WorkDone { w, inc: inc_number, key, exec });
                     }
                 }
                 Action::Renew { key, call, at } => {
@@ -947,7 +983,8 @@ impl World {
     }
 
     /// The runner aborted an item: its perform observes the signal and
-    /// raises at once; a lapsed lease is given back.
+    /// raises at once, while its work takes up to the exit grace to end; a
+    /// lapsed lease is given back once the work has ended.
     fn abort(&mut self, w: u8, key: ItemKey, lapsed: bool) {
         let now = self.now;
         let local = self.local(w);
@@ -973,11 +1010,20 @@ impl World {
                 ),
             );
         }
+        // The work gets SIGTERM, then SIGKILL by the grace.
+        let latency = self.exit_latency();
+        if let Some(exec) = held.exec {
+            self.execs.stop(exec, now, latency);
+        }
         self.end_belief(w, key);
         self.log(What::ItemSettled, w, held.item, held.token, 0);
         self.inc_mut(w).runner.item_settled(local, key, Err(()));
-        if lapsed {
+        if lapsed && latency == 0 {
             self.release(w, held.item, held.token);
+        } else if lapsed {
+            // Given back once the work has ended, not while it still runs.
+            let inc = self.inc_mut(w).number;
+            self.at(now + latency, Ev::ReleaseRetry { w, inc, item: held.item, token: held.token });
         }
     }
 
@@ -1277,6 +1323,7 @@ impl World {
         let Some(inc) = self.workers[i].inc.take() else { return };
         self.stats.crashes += 1;
         let now = self.now;
+        self.execs.worker_died(w, inc.number, now);
         self.ended_now.retain(|(t, _, _)| *t == now);
         self.ended_now.extend(inc.held.iter().flatten().map(|h| (now, w, *h)));
         let worker = &mut self.workers[i];

@@ -1,0 +1,75 @@
+//! The world's side of [`crate::sim::exit`]: each perform starts an
+//! execution that its worker's stalls do not stop; aborts stop it within
+//! the exit grace, a crash ends it at once, and its guard stops it once the
+//! exit deadline passes unmoved. `executions-exclusive` is checked whenever
+//! one starts.
+
+use super::{Ev, World, EPOCH};
+use crate::sim::check::Invariant;
+use crate::sim::config::Mutation;
+use crate::sim::exit::ExecId;
+use crate::sim::trace::What;
+
+impl World {
+    /// Real ms by which the guard of work whose last confirmed stamp is
+    /// `stamp` (`w`'s clock) stops it, unless a renewal moves it: the
+    /// instant its runner has decided by, `T + W + R` on `w`'s clock. The
+    /// work then takes up to `G` to end.
+    pub(super) fn guard_deadline(&self, w: u8, stamp: u64) -> u64 {
+        let spans = self.spans;
+        let local = self.local(w).0;
+        self.now + (stamp + spans.tolerance + spans.reconfirm).saturating_sub(local)
+    }
+
+    /// How long a stopped execution takes to end: drawn in `[0, G]`.
+    pub(super) fn exit_latency(&mut self) -> u64 {
+        let grace = self.cfg.params.exit_grace_ms;
+        if grace == 0 { 0 } else { self.exit_rng.range(0, grace) }
+    }
+
+    /// `w` performs `item` under `token` (claimed with stamp `stamp`, work
+    /// that `fails` or not): an execution starts, checked against every
+    /// other execution of the item, and its guard is armed.
+    pub(super) fn execution_starts(&mut self, w: u8, inc: u32, item: u32, token: u64, stamp: u64) -> ExecId {
+        let deadline = self.guard_deadline(w, stamp);
+        let (id, overlapped) = self.execs.start(item, w, inc, token, self.now, deadline);
+        if let Some(other) = overlapped {
+            let detail = format!(
+                "w{w} starts token {token} while the execution of token {} by w{} (started t={}) still runs{}",
+                other.token,
+                other.worker,
+                other.start - EPOCH,
+                match other.end {
+                    Some(end) => format!(" until t={}", end - EPOCH),
+                    None => String::new(),
+                }
+            );
+            self.violate(Invariant::ExecutionsExclusive, Some(item), vec![other.worker, w], detail);
+        }
+        self.at(deadline, Ev::GuardCheck { exec: id, deadline });
+        id
+    }
+
+    /// A confirmed renewal stamped `stamp` reached `w`: the guard of `exec`
+    /// gets the later deadline.
+    pub(super) fn guard_renewed(&mut self, w: u8, exec: ExecId, stamp: u64) {
+        let deadline = self.guard_deadline(w, stamp);
+        if deadline > self.execs.get(exec).deadline {
+            self.execs.move_deadline(exec, deadline);
+            self.at(deadline, Ev::GuardCheck { exec, deadline });
+        }
+    }
+
+    /// The guard of `exec` wakes at its `deadline`: unless moved since, it
+    /// stops the work it still runs.
+    pub(super) fn guard_check(&mut self, exec: ExecId, deadline: u64) {
+        if self.cfg.mutation == Mutation::GuardDeadlineOff || self.execs.get(exec).deadline != deadline {
+            return;
+        }
+        let latency = self.exit_latency();
+        if self.execs.guard_check(exec, self.now, latency) {
+            let e = *self.execs.get(exec);
+            self.log(What::GuardStop, e.worker, e.item, e.token, latency);
+        }
+    }
+}
