@@ -217,7 +217,11 @@ pub async fn drive(store: Store, queue: String) {
                 for job in &round.enqueued {
                     tracing::debug!(queue, schedule = job.schedule, slot = job.slot.0, job = job.job.0, "scheduled job enqueued");
                 }
-                round.next_due.map_or(DRIVE_EVERY, |at| Duration::from_millis(at.since(clock.now())).min(DRIVE_EVERY))
+                // A next slot that is due already is one this round left to
+                // another worker (whose swap is committing) or could not
+                // check: looking again at once would only spin.
+                let now = clock.now();
+                round.next_due.filter(|&at| at > now).map_or(DRIVE_EVERY, |at| Duration::from_millis(at.since(now)).min(DRIVE_EVERY))
             }
             Err(e) => {
                 if !std::mem::replace(&mut failing, true) {
