@@ -619,3 +619,39 @@ async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another() {
         assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
     }
 }
+
+/// A worker that takes its own stale lease back (its supervision lapsed the
+/// work before the lease went stale) re-runs its job: that is not a rescue
+/// from a lost worker, and neither the claim nor the tally says so.
+#[tokio::test]
+async fn an_own_stale_lease_taken_back_is_not_reclaimed_from_a_lost_worker() {
+    let config = StoreConfig::default().with_reclaim_every(Duration::ZERO);
+    for db in backends_with("claim_own_stale", config).await {
+        let s = &db.store;
+        let first = stale_one_second_after_a_look(&db).await;
+        let again = s.claim("q", &owner("h1", "a"), db.now(), LONG).await.unwrap().expect("its own stale lease");
+        assert_eq!((again.id, again.reclaimed), (first.id, false), "{}", db.label());
+        assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 0, "{}", db.label());
+        // Another owner taking the next stale lease over is a reclaim.
+        db.advance(Duration::from_secs(11)).await;
+        let taken = s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().expect("stale again");
+        assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
+        assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 1, "{}", db.label());
+    }
+}
+
+/// A worker passes the jobs whose outcome it still holds unsettled: their
+/// stale leases are not taken over, by itself or through this call.
+#[tokio::test]
+async fn a_claim_excluding_a_job_leaves_its_stale_lease_alone() {
+    let config = StoreConfig::default().with_reclaim_every(Duration::ZERO);
+    for db in backends_with("claim_excluding", config).await {
+        let s = &db.store;
+        let first = stale_one_second_after_a_look(&db).await;
+        let me = owner("h1", "a");
+        let page = s.claim_page_excluding("q", &me, db.now(), LONG, 1, &[first.id]).await.unwrap();
+        assert!(page.is_empty(), "{}: the excluded stale job was taken", db.label());
+        assert_eq!(s.job(first.id).await.unwrap().lease.unwrap().token, first.token);
+        assert!(s.complete(first.fence(), db.now()).await.unwrap().is_updated(), "{}: its settle still lands", db.label());
+    }
+}

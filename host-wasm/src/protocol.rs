@@ -170,6 +170,9 @@ pub fn encode(action: Action<u32>, record: &mut [f64]) -> bool {
             put(op::PASS_ENDED, &[pass.0 as f64, c, p, f, l]);
         }
         Action::Emit(event) => return encode_event(event, put),
+        // Asked only of a host that opted into the settle phase; the JS
+        // runner's perform settles by itself (seed 000), so it never does.
+        Action::Settle { .. } | Action::Release { .. } => return false,
     }
     true
 }

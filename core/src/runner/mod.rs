@@ -22,8 +22,10 @@
 //! error payloads `E` are opaque and handed back in [`Action::Log`] and
 //! [`Event`]s.
 
+mod settle;
 mod slot;
 
+pub use settle::{SettleAnswer, SETTLE_RETRY};
 pub use slot::ItemKey;
 
 use crate::backoff::{MAX_BACKOFF_DOUBLINGS, MAX_DELAY_MS};
@@ -33,7 +35,7 @@ use crate::supervision::{Answer, CallId, Cadence, Reconfirm, Step, SupervisionPo
 use crate::Millis;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use slot::{Busy, Slot};
+use slot::{Busy, Phase, Slot};
 
 /// Identifies one pass, so a host can resolve every `tick()` and `quiesce()`
 /// that waits on it when [`Action::PassEnded`] names it.
@@ -58,6 +60,12 @@ pub enum LogKind {
     WorkFailed,
     /// `<name> claim failed`: a claim raised.
     ClaimFailed,
+    /// `<name> settle failed`: a settle could not reach the store; it is
+    /// tried again (settle phase only, see [`Runner::with_settle_phase`]).
+    SettleFailed,
+    /// `<name> release failed`: the release of a declined claim raised; the
+    /// job comes back when its lease goes stale (settle phase only).
+    ReleaseFailed,
 }
 
 impl LogKind {
@@ -67,6 +75,8 @@ impl LogKind {
         match self {
             LogKind::WorkFailed => "work failed",
             LogKind::ClaimFailed => "claim failed",
+            LogKind::SettleFailed => "settle failed",
+            LogKind::ReleaseFailed => "release failed",
         }
     }
 }
@@ -80,8 +90,19 @@ pub enum Action<E> {
     /// ever in flight.
     Claim { at: Millis },
     /// Start `perform(item, signal)` for the item stored at `key`; answer with
-    /// [`Runner::item_settled`].
+    /// [`Runner::item_settled`] (or, in the settle phase, with
+    /// [`Runner::outcome_reached`] when the work reached an outcome).
     Perform { key: ItemKey },
+    /// Settle phase only: write the outcome the item at `key` reached with
+    /// the host's fenced settle; answer with [`Runner::settle_answered`].
+    /// Asked again, after [`SETTLE_RETRY`], for as long as the store is
+    /// unavailable.
+    Settle { key: ItemKey },
+    /// Settle phase only: the claim stored at `key` was heard too late to be
+    /// performed; hand it back with the host's fenced release (queued again
+    /// at once, its attempt not counted) and answer with
+    /// [`Runner::release_answered`].
+    Release { key: ItemKey },
     /// Call `heartbeat(item, at)` for the item at `key`; answer with
     /// [`Runner::renewal_answered`] quoting `call`.
     Renew { key: ItemKey, call: CallId, at: Millis },
@@ -89,7 +110,8 @@ pub enum Action<E> {
     /// whether supervision lapsed rather than a renewal answering false).
     Abort { key: ItemKey, lapsed: bool },
     /// The grace period after an abort passed: drop the perform (native
-    /// hosts). The item is settled as `claimLost`; do not report it.
+    /// hosts). The item is settled as `claimLost`; do not report it. Never
+    /// asked for an item whose perform reached its outcome.
     Drop { key: ItemKey },
     /// Log `<name> <kind.suffix()>` at error level with the error.
     Log { kind: LogKind, error: E },
@@ -127,6 +149,8 @@ pub struct Runner<E> {
     config: Config,
     /// Whether a trace sink exists: with none, no event is built.
     tracing: bool,
+    /// Whether the host settles outcomes in a phase of their own.
+    settle_phase: bool,
     disposed: bool,
     started: bool,
     /// A follow-up pass was asked for during the pass in flight.
@@ -140,7 +164,7 @@ pub struct Runner<E> {
     chain_after_pass: Option<u64>,
     pass: Option<Pass>,
     next_pass: u64,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<E>>,
     actions: VecDeque<Action<E>>,
     #[cfg(feature = "mutations")]
     supervision_mutation: crate::supervision::Mutation,
@@ -155,6 +179,7 @@ impl<E: Clone> Runner<E> {
         Runner {
             config,
             tracing,
+            settle_phase: false,
             disposed: false,
             started: false,
             waking: false,
@@ -169,6 +194,18 @@ impl<E: Clone> Runner<E> {
             #[cfg(feature = "mutations")]
             supervision_mutation: crate::supervision::Mutation::None,
         }
+    }
+
+    /// Opts into the settle phase (see the [`settle`] module docs): the host
+    /// answers a perform that reached an outcome with
+    /// [`Runner::outcome_reached`] and writes it when asked by
+    /// [`Action::Settle`], and hands declined claims back when asked by
+    /// [`Action::Release`]. Without it (the JS API, and any host that does not opt in) the
+    /// perform settles by itself and nothing here changes.
+    #[must_use]
+    pub fn with_settle_phase(mut self) -> Self {
+        self.settle_phase = true;
+        self
     }
 
     /// MUTATION CHECK ONLY (feature `mutations`): supervise every item
@@ -248,7 +285,10 @@ impl<E: Clone> Runner<E> {
 
     /// Retires the scheduling chain (a pass that outlives
     /// its stop schedules nothing) and drops a pending follow-up. The pass in
-    /// flight drains.
+    /// flight drains; in the settle phase it drains its settling items too,
+    /// however many stops or disposes follow: an outcome reached is never
+    /// given up on, it ends only when its settle lands or its fence is
+    /// refused.
     pub fn stop(&mut self) {
         self.started = false;
         self.waking = false;
@@ -306,11 +346,19 @@ impl<E: Clone> Runner<E> {
         if let Some(hb) = self.config.heartbeat {
             let unconfirmed_ms = now.since(claim_at);
             if unconfirmed_ms >= hb.tolerance_ms {
-                pass.performing -= 1;
                 pass.report.claim_lost += 1;
                 if self.tracing {
                     let event = Event::ClaimLost { at: now, item: ordinal, lapsed: true, unconfirmed_ms };
                     self.actions.push_back(Action::Emit(event));
+                }
+                if self.settle_phase {
+                    // Handed back at once rather than left running in the
+                    // store for a whole lease; the worker waits for the
+                    // release (see `release_answered`).
+                    return self.release_declined(now, ordinal);
+                }
+                if let Some(pass) = self.pass.as_mut() {
+                    pass.performing -= 1;
                 }
                 self.worker_free_after_claim(now);
                 return None;
@@ -332,7 +380,7 @@ impl<E: Clone> Runner<E> {
             supervisor
         });
         let slot = &mut self.slots[index];
-        slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None });
+        slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None, phase: Phase::Performing });
         let key = ItemKey { slot: index as u16, generation: slot.generation };
         self.actions.push_back(Action::Perform { key });
         self.pump_claims(now);
@@ -365,9 +413,21 @@ impl<E: Clone> Runner<E> {
     /// raised. Counted per the reference implementation's flag rule: resolved → `performed`;
     /// raised after the claim was lost → `claimLost` (not logged); raised
     /// otherwise → `failed`, logged, traced, and the loop backs off. Answers
-    /// for an item already settled (or dropped) are ignored.
+    /// for an item already settled (or dropped) are ignored. In the settle
+    /// phase this answers a perform that ended without an outcome to write
+    /// (it observed its signal); an item already settling ignores it.
     pub fn item_settled(&mut self, now: Millis, key: ItemKey, outcome: Result<(), E>) {
+        if !self.slot_mut(key).and_then(|s| s.busy.as_ref()).is_some_and(|b| matches!(b.phase, Phase::Performing)) {
+            return;
+        }
         let Some(busy) = self.take_busy(key) else { return };
+        self.count_outcome(now, &busy, outcome);
+        self.worker_free(now);
+    }
+
+    /// Counts an item's outcome per the flag rule (see
+    /// [`Runner::item_settled`]).
+    fn count_outcome(&mut self, now: Millis, busy: &Busy<E>, outcome: Result<(), E>) {
         let item = busy.ordinal;
         let Some(pass) = self.pass.as_mut() else { return };
         match outcome {
@@ -385,7 +445,6 @@ impl<E: Clone> Runner<E> {
                 self.log_and_trace(LogKind::WorkFailed, error, |error| Event::ItemFailed { at: now, item, error });
             }
         }
-        self.worker_free(now);
     }
 
     /// The renewal `call` for the item at `key` answered: `Ok(true)` landed,
@@ -549,12 +608,12 @@ impl<E: Clone> Runner<E> {
         }
     }
 
-    fn slot_mut(&mut self, key: ItemKey) -> Option<&mut Slot> {
+    fn slot_mut(&mut self, key: ItemKey) -> Option<&mut Slot<E>> {
         self.slots.get_mut(usize::from(key.slot)).filter(|s| s.generation == key.generation)
     }
 
     /// Frees the slot of a settled item; its renewals in flight are abandoned.
-    fn take_busy(&mut self, key: ItemKey) -> Option<Busy> {
+    fn take_busy(&mut self, key: ItemKey) -> Option<Busy<E>> {
         let slot = self.slot_mut(key)?;
         let busy = slot.busy.take()?;
         slot.generation = slot.generation.wrapping_add(1);
@@ -565,7 +624,14 @@ impl<E: Clone> Runner<E> {
         let slot = &mut self.slots[index];
         let key = ItemKey { slot: index as u16, generation: slot.generation };
         let Some(busy) = slot.busy.as_mut() else { return };
-        if busy.drop_at.is_some_and(|at| at <= now) {
+        if let Phase::Settling { retry_at, .. } = &mut busy.phase {
+            if retry_at.is_some_and(|at| at <= now) {
+                *retry_at = None;
+                self.actions.push_back(Action::Settle { key });
+            }
+        }
+        let Some(busy) = self.slots[index].busy.as_mut() else { return };
+        if matches!(busy.phase, Phase::Performing) && busy.drop_at.is_some_and(|at| at <= now) {
             // The perform outlived its grace period: it is dropped and counted
             // as a lost claim, like a perform that raised after the abort.
             self.take_busy(key);
@@ -606,6 +672,11 @@ impl<E: Clone> Runner<E> {
     fn lose(&mut self, now: Millis, key: ItemKey, item: u32, at: Millis, lapsed: bool, unconfirmed_ms: u64) {
         let grace = self.config.abort_grace_ms;
         let Some(busy) = self.slot_mut(key).and_then(|s| s.busy.as_mut()) else { return };
+        if !matches!(busy.phase, Phase::Performing) {
+            // The work is over: nothing to abort or drop. Renewals stop (the
+            // supervisor ended); only the settle's own answer decides.
+            return;
+        }
         busy.lost = true;
         busy.drop_at = grace.map(|ms| now.after(ms));
         if self.tracing {

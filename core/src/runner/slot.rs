@@ -15,32 +15,66 @@ pub struct ItemKey {
     pub generation: u32,
 }
 
+/// Where an item is in its life (see [`super::Runner::with_settle_phase`]).
 #[derive(Clone, Debug)]
-pub(crate) struct Busy {
+pub(crate) enum Phase<E> {
+    /// Its perform runs: a lapse aborts it and, after the grace, drops it.
+    Performing,
+    /// Its perform reached `outcome`, which the host is writing with its
+    /// fenced settle. Never dropped: it ends only when the settle lands or
+    /// its fence is refused.
+    Settling {
+        /// What the perform answered, counted once the settle lands.
+        outcome: Result<(), E>,
+        /// Settles that found the store unavailable so far.
+        tries: u32,
+        /// When the next try is due; `None` while one is in flight.
+        retry_at: Option<Millis>,
+    },
+    /// A claim declined before its work started, being handed back with the
+    /// host's fenced release.
+    Releasing,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Busy<E> {
     /// Ordinal of the item in its pass (claim order, from 0).
     pub ordinal: u32,
     /// When `perform` started, for `durationMs`.
     pub started_at: Millis,
-    /// The reference implementation's `lost` flag: set when the claim was lost or lapsed.
+    /// The reference implementation's `lost` flag: set when the claim was lost or lapsed while
+    /// the perform ran.
     pub lost: bool,
     /// Present when a heartbeat is configured and supervision is running.
     pub supervisor: Option<Supervisor>,
     /// When an aborted perform is dropped (native hosts with a grace period).
     pub drop_at: Option<Millis>,
+    pub phase: Phase<E>,
 }
 
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Slot {
+#[derive(Clone, Debug)]
+pub(crate) struct Slot<E> {
     pub generation: u32,
-    pub busy: Option<Busy>,
+    pub busy: Option<Busy<E>>,
 }
 
-impl Slot {
+impl<E> Default for Slot<E> {
+    fn default() -> Self {
+        Slot { generation: 0, busy: None }
+    }
+}
+
+impl<E> Slot<E> {
     /// The earliest instant this slot needs a timeout at.
     pub fn deadline(&self) -> Option<Millis> {
         let busy = self.busy.as_ref()?;
         let supervision = busy.supervisor.as_ref().and_then(Supervisor::next_deadline);
-        match (supervision, busy.drop_at) {
+        let own = match &busy.phase {
+            Phase::Performing => busy.drop_at,
+            Phase::Settling { retry_at, .. } => *retry_at,
+            Phase::Releasing => None,
+        };
+        match (supervision, own) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

@@ -5,7 +5,7 @@
 
 use leasehold_core::event::{Event, PassReport};
 use leasehold_core::options::OptionsInput;
-use leasehold_core::runner::{Action, ItemKey, LogKind, PassId, Runner, Ticket};
+use leasehold_core::runner::{Action, ItemKey, LogKind, PassId, Runner, SettleAnswer, Ticket};
 use leasehold_core::supervision::CallId;
 use leasehold_core::Millis;
 
@@ -21,15 +21,26 @@ pub enum Reply<T> {
 pub type ClaimFn = Box<dyn FnMut(u64) -> Reply<Result<Option<u64>, String>>>;
 pub type PerformFn = Box<dyn FnMut(u64) -> Reply<Result<(), String>>>;
 pub type RenewFn = Box<dyn FnMut(u64, u64) -> Reply<Result<bool, String>>>;
+/// Settle phase: `(item, now)` → how the settle answers.
+pub type SettleFn = Box<dyn FnMut(u64, u64) -> Reply<SettleAnswer<String>>>;
+/// Settle phase: `item` → how the release of a declined claim answers.
+pub type ReleaseFn = Box<dyn FnMut(u64) -> Reply<Result<(), String>>>;
+
+/// The error a perform raises when it observed its signal (settle phase: a
+/// stop without an outcome).
+pub const ABORTED: &str = "aborted";
 
 enum Due {
     Claim(Result<Option<u64>, String>),
     Settle(ItemKey, Result<(), String>),
     Renew(ItemKey, CallId, Result<bool, String>),
+    SettleAnswered(ItemKey, SettleAnswer<String>),
+    Released(ItemKey, Result<(), String>),
 }
 
 pub struct Host {
     pub runner: Runner<String>,
+    tracing: bool,
     pub now: u64,
     pub events: Vec<Event<String>>,
     pub logs: Vec<(LogKind, String)>,
@@ -44,6 +55,10 @@ pub struct Host {
     pub dropped: Vec<(u64, u64)>,
     /// Items started, with start time.
     pub performed: Vec<(u64, u64)>,
+    /// Settle phase: (item, time) of each settle asked for.
+    pub settles: Vec<(u64, u64)>,
+    /// Settle phase: (item, time) of each release asked for.
+    pub releases: Vec<(u64, u64)>,
     /// How many claims were in flight at most at once.
     pub max_claims_in_flight: usize,
     /// How many performs were in flight at most at once.
@@ -53,6 +68,8 @@ pub struct Host {
     claim: ClaimFn,
     perform: PerformFn,
     heartbeat: RenewFn,
+    settle: Option<SettleFn>,
+    release: ReleaseFn,
     items: Vec<Option<u64>>,
     due: Vec<(u64, u64, Due)>,
     seq: u64,
@@ -103,6 +120,7 @@ impl Host {
         let pool = config.pool_size() as usize;
         Host {
             runner: Runner::new(config, tracing),
+            tracing,
             now: 1_000,
             events: Vec::new(),
             logs: Vec::new(),
@@ -112,18 +130,31 @@ impl Host {
             aborts: Vec::new(),
             dropped: Vec::new(),
             performed: Vec::new(),
+            settles: Vec::new(),
+            releases: Vec::new(),
             max_claims_in_flight: 0,
             max_performing: 0,
             abort_rejects_after: None,
             claim,
             perform,
             heartbeat,
+            settle: None,
+            release: Box::new(|_| Reply::After(1, Ok(()))),
             items: vec![None; pool],
             due: Vec::new(),
             seq: 0,
             claims_in_flight: 0,
             performing: 0,
         }
+    }
+
+    /// Opts the runner into the settle phase: settles answer with `settle`,
+    /// releases of declined claims with `release`.
+    pub fn settling(mut self, settle: SettleFn, release: ReleaseFn) -> Host {
+        self.runner = Runner::new(*self.runner.config(), self.tracing).with_settle_phase();
+        self.settle = Some(settle);
+        self.release = release;
+        self
     }
 
     fn at(&self) -> Millis {
@@ -175,6 +206,21 @@ impl Host {
                     self.performing -= 1;
                     self.dropped.push((item, self.now));
                     self.due.retain(|(_, _, d)| !matches!(d, Due::Settle(k, _) if *k == key));
+                }
+                Action::Settle { key } => {
+                    let item = self.items[key.slot as usize].expect("item stored");
+                    self.settles.push((item, self.now));
+                    let settle = self.settle.as_mut().expect("settle phase");
+                    if let Reply::After(ms, r) = settle(item, self.now) {
+                        self.schedule(ms, Due::SettleAnswered(key, r));
+                    }
+                }
+                Action::Release { key } => {
+                    let item = self.items[key.slot as usize].expect("item stored");
+                    self.releases.push((item, self.now));
+                    if let Reply::After(ms, r) = (self.release)(item) {
+                        self.schedule(ms, Due::Released(key, r));
+                    }
                 }
                 Action::Log { kind, error } => self.logs.push((kind, error)),
                 Action::Emit(event) => self.events.push(event),
@@ -230,15 +276,35 @@ impl Host {
                 self.claims_in_flight -= 1;
                 self.runner.claim_failed(now, e);
             }
+            // Settle phase: an outcome (anything but a stop) settles next;
+            // the item and its renewals stay.
+            Due::Settle(key, r) if self.settle.is_some() && r.as_ref().err().is_none_or(|e| e != ABORTED) => {
+                self.performing -= 1;
+                self.runner.outcome_reached(now, key, r);
+            }
             Due::Settle(key, r) => {
                 self.performing -= 1;
-                self.items[key.slot as usize] = None;
-                // Renewals in flight for this item are abandoned by the host too.
-                self.due.retain(|(_, _, d)| !matches!(d, Due::Renew(k, _, _) if *k == key));
+                self.forget(key);
                 self.runner.item_settled(now, key, r);
+            }
+            Due::SettleAnswered(key, answer) => {
+                if !matches!(answer, SettleAnswer::Unavailable(_)) {
+                    self.forget(key);
+                }
+                self.runner.settle_answered(now, key, answer);
+            }
+            Due::Released(key, r) => {
+                self.forget(key);
+                self.runner.release_answered(now, key, r);
             }
             Due::Renew(key, call, r) => self.runner.renewal_answered(now, key, call, r),
         }
+    }
+
+    /// The item at `key` is gone: its renewals in flight are abandoned too.
+    fn forget(&mut self, key: ItemKey) {
+        self.items[key.slot as usize] = None;
+        self.due.retain(|(_, _, d)| !matches!(d, Due::Renew(k, _, _) if *k == key));
     }
 
     /// Runs a tick to completion (up to 10 virtual minutes) and answers its report.

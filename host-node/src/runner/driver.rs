@@ -1,15 +1,16 @@
 //! The one task that drives a runner: it feeds the core what happened and
-//! executes what the core asks, polling the claim, every item's perform and
-//! renewal futures itself (no spawn, sleep or boxed future per item).
+//! executes what the core asks, polling the claim, every item's perform,
+//! renewal and finish (settle or release) futures itself (no spawn, sleep or
+//! boxed future per item).
 
 use super::clock::Clock;
 use super::event::{JobEvent, PassReport};
-use super::job::{BoxError, Job, JobError};
-use super::signal::{AbortSignal, SlotSignal};
+use super::job::{BoxError, Job, JobError, Settled};
+use super::signal::{AbortSignal, ClaimLost, SlotSignal};
 use super::wakers::{bits, ReadySet};
 use super::Sink;
 use futures_util::FutureExt;
-use leasehold_core::runner::{Action, ItemKey, PassId, Runner, Ticket};
+use leasehold_core::runner::{Action, ItemKey, PassId, Runner, SettleAnswer, Ticket};
 use leasehold_core::supervision::CallId;
 use leasehold_core::Millis;
 use std::future::{poll_fn, Future};
@@ -54,6 +55,23 @@ fn unwind<T>(result: std::thread::Result<Result<T, BoxError>>, what: &str) -> Re
     }
 }
 
+/// What a slot's finish future does (settle phase, see [`Job::SETTLES`]).
+enum Finish {
+    /// Writes the outcome the perform reached.
+    Settle(Result<(), JobError>),
+    /// Hands a declined claim back.
+    Release,
+}
+
+/// A finish future's answer: `Some` for a settle, `None` for a release.
+type Finished = std::thread::Result<Result<Option<Settled>, BoxError>>;
+
+/// Whether a perform's error is its signal's: the work stopped without an
+/// outcome to settle.
+fn is_stop(outcome: &Result<(), JobError>) -> bool {
+    matches!(outcome, Err(error) if error.inner().downcast_ref::<ClaimLost>().is_some())
+}
+
 fn poll_slot<F: Future>(slot: &mut Slot<F>, waker: &std::task::Waker) -> Option<F::Output> {
     let mut cx = Context::from_waker(waker);
     let output = match slot.as_mut().as_pin_mut()?.poll(&mut cx) {
@@ -64,11 +82,12 @@ fn poll_slot<F: Future>(slot: &mut Slot<F>, waker: &std::task::Waker) -> Option<
     Some(output)
 }
 
-struct Driver<'j, J: Job, MC, MP, MR, C, P, R> {
+struct Driver<'j, J: Job, MC, MP, MR, MF, C, P, R, F> {
     job: &'j J,
     make_claim: MC,
     make_perform: MP,
     make_renew: MR,
+    make_finish: MF,
     name: Arc<str>,
     clock: Arc<dyn Clock>,
     sink: Option<Sink>,
@@ -77,6 +96,9 @@ struct Driver<'j, J: Job, MC, MP, MR, C, P, R> {
     claim: Slot<C>,
     performs: Vec<Slot<P>>,
     renewals: Vec<Slot<R>>,
+    finishes: Vec<Slot<F>>,
+    /// The outcome each settling slot's perform reached, for its settles.
+    outcomes: Vec<Option<Result<(), JobError>>>,
     renewal_calls: Vec<CallId>,
     keys: Vec<Option<ItemKey>>,
     items: Vec<Option<J::Item>>,
@@ -105,14 +127,26 @@ pub(crate) async fn drive<J: Job>(
     let make_claim = move |at: Millis| AssertUnwindSafe(job.claim(at)).catch_unwind();
     let make_perform = move |item: J::Item, signal: AbortSignal| AssertUnwindSafe(job.perform(item, signal)).catch_unwind();
     let make_renew = move |item: J::Item, at: Millis| AssertUnwindSafe(job.heartbeat(item, at)).catch_unwind();
+    let make_finish = move |item: J::Item, finish: Finish| {
+        AssertUnwindSafe(async move {
+            match finish {
+                Finish::Settle(outcome) => job.settle(item, outcome).await.map(Some),
+                Finish::Release => job.release(item).await.map(|()| None),
+            }
+        })
+        .catch_unwind()
+    };
     let mut driver = Driver {
         job,
         claim: slot_for1(&make_claim),
         performs: (0..pool).map(|_| slot_for2(&make_perform)).collect(),
         renewals: (0..pool).map(|_| slot_for2(&make_renew)).collect(),
+        finishes: (0..pool).map(|_| slot_for2(&make_finish)).collect(),
+        outcomes: (0..pool).map(|_| None).collect(),
         make_claim,
         make_perform,
         make_renew,
+        make_finish,
         name,
         clock,
         sink,
@@ -140,15 +174,17 @@ fn slot_for2<A, B, F, M: Fn(A, B) -> F>(_: &M) -> Slot<F> {
     slot()
 }
 
-impl<'j, J, MC, MP, MR, C, P, R> Driver<'j, J, MC, MP, MR, C, P, R>
+impl<'j, J, MC, MP, MR, MF, C, P, R, F> Driver<'j, J, MC, MP, MR, MF, C, P, R, F>
 where
     J: Job,
     MC: Fn(Millis) -> C,
     MP: Fn(J::Item, AbortSignal) -> P,
     MR: Fn(J::Item, Millis) -> R,
+    MF: Fn(J::Item, Finish) -> F,
     C: Future<Output = std::thread::Result<Result<Option<J::Item>, BoxError>>>,
     P: Future<Output = std::thread::Result<Result<(), BoxError>>>,
     R: Future<Output = std::thread::Result<Result<bool, BoxError>>>,
+    F: Future<Output = Finished>,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let _ = self.job;
@@ -262,7 +298,7 @@ where
 
     /// Polls the futures whose wakers fired.
     fn poll_ready(&mut self) -> bool {
-        let (claim, performs, renewals) = self.ready.take();
+        let (claim, performs, renewals, finishes) = self.ready.take();
         let mut progressed = false;
         if claim {
             progressed |= self.poll_claim();
@@ -272,6 +308,9 @@ where
         }
         for i in bits(renewals) {
             progressed |= self.poll_renewal(i);
+        }
+        for i in bits(finishes) {
+            progressed |= self.poll_finish(i);
         }
         progressed
     }
@@ -293,10 +332,56 @@ where
 
     fn poll_perform(&mut self, i: usize) -> bool {
         let Some(outcome) = poll_slot(&mut self.performs[i], &self.ready.perform[i]) else { return false };
+        let outcome = unwind(outcome, "perform");
+        if J::SETTLES && !is_stop(&outcome) {
+            // An outcome reached: it settles next, with the item and its
+            // renewals kept until the settle ends.
+            if let Some(key) = self.keys[i] {
+                self.outcomes[i] = Some(outcome.clone());
+                self.core.outcome_reached(self.clock.now(), key, outcome);
+            }
+            return true;
+        }
+        if let Some(key) = self.forget(i) {
+            self.core.item_settled(self.clock.now(), key, outcome);
+        }
+        true
+    }
+
+    /// The item in slot `i` is done with: its renewals in flight are
+    /// abandoned. Answers its key.
+    fn forget(&mut self, i: usize) -> Option<ItemKey> {
         self.items[i] = None;
-        self.renewals[i].set(None); // renewals in flight are abandoned
-        if let Some(key) = self.keys[i].take() {
-            self.core.item_settled(self.clock.now(), key, unwind(outcome, "perform"));
+        self.outcomes[i] = None;
+        self.renewals[i].set(None);
+        self.finishes[i].set(None);
+        self.keys[i].take()
+    }
+
+    /// A settle or release answered.
+    fn poll_finish(&mut self, i: usize) -> bool {
+        let Some(answer) = poll_slot(&mut self.finishes[i], &self.ready.finish[i]) else { return false };
+        let Some(key) = self.keys[i] else { return true };
+        let now = self.clock.now();
+        match unwind(answer, "settle") {
+            Ok(Some(settled)) => {
+                self.forget(i);
+                let answer = match settled {
+                    Settled::Landed => SettleAnswer::Landed,
+                    Settled::FenceRefused => SettleAnswer::FenceRefused,
+                };
+                self.core.settle_answered(now, key, answer);
+            }
+            Ok(None) => {
+                self.forget(i);
+                self.core.release_answered(now, key, Ok(()));
+            }
+            // Only a settle is tried again; a release's error ends it.
+            Err(error) if self.outcomes[i].is_some() => self.core.settle_answered(now, key, SettleAnswer::Unavailable(error)),
+            Err(error) => {
+                self.forget(i);
+                self.core.release_answered(now, key, Err(error));
+            }
         }
         true
     }
@@ -320,8 +405,9 @@ where
                 }
                 Action::Perform { key } => {
                     let i = usize::from(key.slot);
-                    // Without renewals nothing else needs the item: move it.
-                    let item = if J::HEARTBEAT { self.items[i].clone() } else { self.items[i].take() };
+                    // Without renewals or a settle nothing else needs the
+                    // item: move it.
+                    let item = if J::HEARTBEAT || J::SETTLES { self.items[i].clone() } else { self.items[i].take() };
                     let Some(item) = item else { continue };
                     let signal = AbortSignal::new(self.signals[i].clone(), key.generation, self.name.clone());
                     self.keys[i] = Some(key);
@@ -335,13 +421,24 @@ where
                     self.renewals[i].set(Some((self.make_renew)(item, at)));
                     self.poll_renewal(i);
                 }
+                Action::Settle { key } => {
+                    let i = usize::from(key.slot);
+                    let (Some(item), Some(outcome)) = (self.items[i].clone(), self.outcomes[i].clone()) else { continue };
+                    self.finishes[i].set(Some((self.make_finish)(item, Finish::Settle(outcome))));
+                    self.poll_finish(i);
+                }
+                Action::Release { key } => {
+                    let i = usize::from(key.slot);
+                    let Some(item) = self.items[i].clone() else { continue };
+                    self.keys[i] = Some(key);
+                    self.finishes[i].set(Some((self.make_finish)(item, Finish::Release)));
+                    self.poll_finish(i);
+                }
                 Action::Abort { key, lapsed } => self.signals[usize::from(key.slot)].abort(key.generation, lapsed),
                 Action::Drop { key } => {
                     let i = usize::from(key.slot);
                     self.performs[i].set(None);
-                    self.renewals[i].set(None);
-                    self.items[i] = None;
-                    self.keys[i] = None;
+                    self.forget(i);
                 }
                 Action::Log { kind, error } => {
                     tracing::error!(module = %self.name, err = %error, "{} {}", self.name, kind.suffix());

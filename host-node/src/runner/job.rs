@@ -42,6 +42,54 @@ pub trait Job: Send + Sync + 'static {
         let _ = (item, at);
         async { Ok(true) }
     }
+
+    /// Whether outcomes are written by [`Job::settle`], in a phase of their
+    /// own, rather than inside `perform` (the default, as the JS API does).
+    ///
+    /// When true, `perform` does the work and answers its outcome without
+    /// writing it: `Ok(())`, or an error of its own. An error that is the
+    /// signal's [`super::ClaimLost`] (from [`AbortSignal::check`] or
+    /// [`AbortSignal::aborted`]) means the work stopped without an outcome:
+    /// nothing is settled. Any other outcome — reached even after the signal
+    /// fired, within the grace — is handed to `settle`, which the runner
+    /// calls again (100 ms, doubling to 1.5 s) for as long as it raises, and
+    /// never drops: not after a lapse, not on `stop`, `quiesce` or `dispose`
+    /// (which wait for it). The item keeps its worker and its renewals go
+    /// on while they land. Counted once settled: `performed` for `Ok`,
+    /// `failed` for an error; `claimLost` when the fence refused it. A claim
+    /// heard too late to perform is handed back with [`Job::release`].
+    const SETTLES: bool = false;
+
+    /// Writes the outcome `perform` reached for `item` (see
+    /// [`Job::SETTLES`]) with a fenced write. Answers whether it landed or
+    /// the fence refused it (another claimant holds the item now, or it is
+    /// gone); `Err` means the store could not answer, and the runner tries
+    /// again. Called only when [`Job::SETTLES`] is true, possibly many times
+    /// for one outcome: it must be safe to repeat (a fenced write is).
+    fn settle(&self, item: Self::Item, outcome: Result<(), JobError>) -> impl Future<Output = Result<Settled, BoxError>> + Send {
+        let _ = (item, outcome);
+        async { Ok(Settled::Landed) }
+    }
+
+    /// Hands a claimed `item` back unperformed with a fenced write, so it
+    /// can be claimed again at once (its attempt not counted): the runner
+    /// calls it for a claim heard after its write tolerance was spent, which
+    /// it does not perform. `Err`: logged `<name> release failed`; the item
+    /// comes back once its lease is stale. Called only when
+    /// [`Job::SETTLES`] is true.
+    fn release(&self, item: Self::Item) -> impl Future<Output = Result<(), BoxError>> + Send {
+        let _ = item;
+        async { Ok(()) }
+    }
+}
+
+/// How a [`Job::settle`] write ended when the store answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// The outcome is written.
+    Landed,
+    /// The fence refused it: nothing was written, the attempt is lost.
+    FenceRefused,
 }
 
 /// An error payload as the runner carries it: cheap to clone (it is both

@@ -36,7 +36,7 @@ mod wakers;
 
 pub use clock::{Clock, TokioClock};
 pub use event::{JobEvent, PassReport};
-pub use job::{BoxError, Job, JobError};
+pub use job::{BoxError, Job, JobError, Settled};
 pub use leasehold_core::backoff::{job_backoff, Backoff};
 pub use leasehold_core::options::{OptionError, DEFAULT_JOB_BATCH_LIMIT};
 pub use signal::{AbortSignal, ClaimLost, JOB_CLAIM_LOST};
@@ -150,7 +150,10 @@ impl JobRunnerBuilder {
         self.options.heartbeat = J::HEARTBEAT;
         let mut config = self.options.validate()?;
         config.abort_grace_ms = Some(self.grace.map_or(config.heartbeat_every_ms, |g| g.as_millis() as u64));
-        let core = Runner::new(config, self.sink.is_some());
+        let mut core = Runner::new(config, self.sink.is_some());
+        if J::SETTLES {
+            core = core.with_settle_phase();
+        }
         let clock = self.clock.unwrap_or_else(|| Arc::new(TokioClock::new()));
         let (commands, receiver) = mpsc::unbounded_channel();
         tokio::spawn(driver::drive(Arc::new(job), core, self.name.clone(), clock, self.sink, receiver));

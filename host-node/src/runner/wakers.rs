@@ -1,8 +1,9 @@
 //! Which of the driver's futures asked to be polled again.
 //!
 //! One task drives a runner and all its items, so it needs to know which item
-//! futures woke it without polling all of them. Each slot gets two wakers
-//! (perform, renewal) made once when the runner starts; waking one sets a bit
+//! futures woke it without polling all of them. Each slot gets three wakers
+//! (perform, renewal, and finish: the settle or release of the slot's item)
+//! made once when the runner starts; waking one sets a bit
 //! and wakes the driver task. Nothing is allocated per item.
 
 use futures_util::task::AtomicWaker;
@@ -15,6 +16,7 @@ struct Shared {
     claim: AtomicBool,
     perform: AtomicU64,
     renew: AtomicU64,
+    finish: AtomicU64,
     driver: AtomicWaker,
 }
 
@@ -23,6 +25,7 @@ enum Kind {
     Claim,
     Perform(u8),
     Renew(u8),
+    Finish(u8),
 }
 
 struct FutureWaker {
@@ -44,6 +47,9 @@ impl Wake for FutureWaker {
             Kind::Renew(i) => {
                 self.shared.renew.fetch_or(1 << i, Ordering::Release);
             }
+            Kind::Finish(i) => {
+                self.shared.finish.fetch_or(1 << i, Ordering::Release);
+            }
         }
         self.shared.driver.wake();
     }
@@ -55,6 +61,7 @@ pub(crate) struct ReadySet {
     pub(crate) claim: Waker,
     pub(crate) perform: Vec<Waker>,
     pub(crate) renew: Vec<Waker>,
+    pub(crate) finish: Vec<Waker>,
 }
 
 impl ReadySet {
@@ -66,6 +73,7 @@ impl ReadySet {
             claim: waker(Kind::Claim),
             perform: (0..pool as u8).map(|i| waker(Kind::Perform(i))).collect(),
             renew: (0..pool as u8).map(|i| waker(Kind::Renew(i))).collect(),
+            finish: (0..pool as u8).map(|i| waker(Kind::Finish(i))).collect(),
             shared,
         }
     }
@@ -75,12 +83,14 @@ impl ReadySet {
         self.shared.driver.register(driver);
     }
 
-    /// Takes the ready flags: (claim, perform bits, renewal bits).
-    pub(crate) fn take(&self) -> (bool, u64, u64) {
+    /// Takes the ready flags: (claim, perform bits, renewal bits, finish
+    /// bits).
+    pub(crate) fn take(&self) -> (bool, u64, u64, u64) {
         (
             self.shared.claim.swap(false, Ordering::Acquire),
             self.shared.perform.swap(0, Ordering::Acquire),
             self.shared.renew.swap(0, Ordering::Acquire),
+            self.shared.finish.swap(0, Ordering::Acquire),
         )
     }
 }

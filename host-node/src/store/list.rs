@@ -22,7 +22,8 @@ pub struct JobTally {
     /// waiting for one): every failed attempt but a dead job's last.
     pub retried: u64,
     /// Attempts whose lease was taken over from a lost worker (reclaimed
-    /// after the stale window, or stolen with evidence).
+    /// after the stale window, or stolen with evidence) by another owner: a
+    /// worker that takes its own stale lease back is not counted.
     pub reclaimed: u64,
     /// Jobs no longer there: only finished jobs are ever deleted (completed
     /// by a store under `OnSuccess::Delete`, or purged), and their
@@ -59,14 +60,22 @@ macro_rules! tally_states {
 }
 
 /// The tally's attempt counts: a failed attempt was retried unless it is a
-/// dead job's last (its token is the job's latest); `$int` casts a sum to a
+/// dead job's last (its token is the job's latest); a lost lease was
+/// reclaimed from a lost worker unless the attempt after it (token + 1, on
+/// the job row or logged) is the same owner's — a worker taking its own
+/// stale lease back retries, it rescues nobody. `$int` casts a sum to a
 /// 64-bit integer.
 macro_rules! tally_attempts {
     ($ids:literal, $int:literal) => {
         concat!(
             "SELECT sum(CASE WHEN a.outcome = 'failed' AND NOT (j.state = 'dead' AND a.token = j.token)
                     THEN 1 ELSE 0 END)", $int, " AS retried,
-                    sum(CASE WHEN a.outcome = 'lease-lost' THEN 1 ELSE 0 END)", $int, " AS reclaimed
+                    sum(CASE WHEN a.outcome = 'lease-lost'
+                         AND NOT (j.token = a.token + 1 AND j.owner_nonce = a.owner_nonce AND j.owner_host = a.owner_host)
+                         AND NOT EXISTS (SELECT 1 FROM leasehold_attempts n
+                                         WHERE n.job_id = a.job_id AND n.token = a.token + 1
+                                           AND n.owner_nonce = a.owner_nonce AND n.owner_host = a.owner_host)
+                    THEN 1 ELSE 0 END)", $int, " AS reclaimed
              FROM leasehold_attempts a JOIN leasehold_jobs j ON j.id = a.job_id WHERE a.job_id ", $ids
         )
     };

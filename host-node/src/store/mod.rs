@@ -442,8 +442,25 @@ impl Store {
         lease: Duration,
         n: usize,
     ) -> StoreResult<Vec<ClaimedJob>> {
+        self.claim_page_excluding(queue, claimant, now, lease, n, &[]).await
+    }
+
+    /// [`Store::claim_page`], never taking over the stale leases of the jobs
+    /// in `exclude`: a worker passes the jobs whose outcome it still holds
+    /// unsettled (their leases may have gone stale while the database was
+    /// away), so it does not reclaim them from itself, which would fence its
+    /// own settle out and run finished work again.
+    pub async fn claim_page_excluding(
+        &self,
+        queue: &str,
+        claimant: &OwnerId,
+        now: Millis,
+        lease: Duration,
+        n: usize,
+        exclude: &[JobId],
+    ) -> StoreResult<Vec<ClaimedJob>> {
         Ok(self
-            .claim_round(queue, claimant, now, lease, n, None)
+            .claim_round(queue, claimant, now, lease, n, None, exclude)
             .await?
             .1)
     }
@@ -466,7 +483,7 @@ impl Store {
         n: usize,
     ) -> StoreResult<(FenceOutcome, Vec<ClaimedJob>)> {
         let (done, page) = self
-            .claim_round(queue, claimant, now, lease, n, Some(fence))
+            .claim_round(queue, claimant, now, lease, n, Some(fence), &[])
             .await?;
         let outcome = self.explain(&[fence], &done, None).await?[0];
         Ok((outcome, page))
@@ -474,7 +491,9 @@ impl Store {
 
     /// One claim statement (optionally completing `settle` in it), then the
     /// liveness judgement and takeover of the stale candidates it found.
-    /// Answers the ids the completion landed on, and the page.
+    /// Answers the ids the completion landed on, and the page. Stale leases
+    /// of `exclude` are not taken over.
+    #[allow(clippy::too_many_arguments)]
     async fn claim_round(
         &self,
         queue: &str,
@@ -483,6 +502,7 @@ impl Store {
         lease: Duration,
         n: usize,
         settle: Option<Fence>,
+        exclude: &[JobId],
     ) -> StoreResult<(Vec<i64>, Vec<ClaimedJob>)> {
         validate::queue_name(queue)?;
         if !(1..=MAX_PAGE).contains(&n) {
@@ -495,7 +515,8 @@ impl Store {
         let now_ms = validate::millis("now", now)?;
         let owner = OwnerParams::new(claimant)?;
         let settle = fence_pairs(settle.as_slice())?;
-        let refused = self.refused_ids(now);
+        let mut refused = self.refused_ids(now);
+        refused.extend(exclude.iter().map(|id| id.0));
         let look_for_stale = self.inner.reclaim.turn(queue, now, lease_ms);
         let request = ClaimRequest {
             queue,
@@ -522,7 +543,13 @@ impl Store {
                 imp::take_over(pool, &owner, lease_ms, &takeovers, now_ms).await
             })?;
             page.extend(taken.into_iter().filter_map(|t| match t {
-                TakenOver::Claimed(job) => Some(job),
+                TakenOver::Claimed(mut job) => {
+                    // Reclaimed from a lost worker only when the attempt
+                    // before was another owner's: our own stale lease taken
+                    // back is a retry, not a rescue.
+                    job.reclaimed = !takeovers.iter().any(|t| t.candidate.id == job.id.0 && is_own(&t.candidate.owner, claimant));
+                    Some(job)
+                }
                 TakenOver::DeadLettered(id) => {
                     tracing::warn!(
                         job = id,
@@ -575,7 +602,7 @@ impl Store {
                 // supervision already lapsed the work before the lease went
                 // stale. Either way nobody works on it, and a pid probe would
                 // call us alive forever: the expired lease alone decides.
-                let own = c.owner.nonce == claimant.nonce && c.owner.host_id == claimant.host_id;
+                let own = is_own(&c.owner, claimant);
                 let alive = !own && self.inner.config.liveness.as_ref().is_some_and(|check| {
                     let context = LivenessContext {
                         claimant,
@@ -967,4 +994,9 @@ fn fence_pairs(fences: &[Fence]) -> StoreResult<Vec<(i64, i64)>> {
             Ok((f.job.0, token))
         })
         .collect()
+}
+
+/// Whether `owner` is `claimant`'s own incarnation (same host, same nonce).
+fn is_own(owner: &OwnerId, claimant: &OwnerId) -> bool {
+    owner.nonce == claimant.nonce && owner.host_id == claimant.host_id
 }

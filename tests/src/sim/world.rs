@@ -976,7 +976,14 @@ impl World {
                     }
                 }
                 Action::Abort { key, lapsed } => self.abort(w, key, lapsed),
-                Action::Drop { .. } | Action::Log { .. } | Action::Emit(_) | Action::PassEnded { .. } => {}
+                // The simulated runner does not opt into the settle phase:
+                // Settle and Release are never asked.
+                Action::Drop { .. }
+                | Action::Log { .. }
+                | Action::Emit(_)
+                | Action::PassEnded { .. }
+                | Action::Settle { .. }
+                | Action::Release { .. } => {}
             }
         }
         self.arm(w);

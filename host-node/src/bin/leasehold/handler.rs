@@ -2,9 +2,9 @@
 //! child process (see `exec`), its exit code the job's outcome.
 
 use crate::exec::{self, Ended, Invocation};
-use leasehold::runner::{AbortSignal, BoxError, Clock, TokioClock};
-use leasehold::store::{ClaimedJob, Store};
-use leasehold::worker::Handler;
+use leasehold::runner::{AbortSignal, BoxError};
+use leasehold::store::ClaimedJob;
+use leasehold::worker::{Failure, Handler};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -14,31 +14,33 @@ pub fn payload(line: &str) -> Value {
     json!({ "command": line })
 }
 
-/// Runs queued command lines.
+/// Runs queued command lines. Writes nothing itself: the worker settles what
+/// it answers (the exit code and output tail as the attempt's result, with
+/// the completion or the failure), and a command ended because its claim
+/// was lost or lapsed answers the signal's error, so nothing is written.
 pub struct CommandHandler {
-    store: Store,
     grace: Duration,
     /// Turns `true` on the operator's second interrupt: every running command
     /// is ended at once instead of drained.
     hard_stop: watch::Receiver<bool>,
-    clock: TokioClock,
 }
 
 impl CommandHandler {
-    /// A handler that records results in `store`, gives a stopped command
-    /// `grace` between SIGTERM and SIGKILL, and ends every command when
-    /// `hard_stop` turns `true`.
-    pub fn new(store: Store, grace: Duration, hard_stop: watch::Receiver<bool>) -> Self {
-        CommandHandler { store, grace, hard_stop, clock: TokioClock::new() }
+    /// A handler that gives a stopped command `grace` between SIGTERM and
+    /// SIGKILL, and ends every command when `hard_stop` turns `true`.
+    pub fn new(grace: Duration, hard_stop: watch::Receiver<bool>) -> Self {
+        CommandHandler { grace, hard_stop }
     }
+}
 
-    /// Records what a failed attempt left (exit code, output tail) under its
-    /// fence, so `show` can print it; the fence refuses it once the claim is
-    /// gone.
-    async fn record(&self, job: &ClaimedJob, result: Value) -> Result<(), BoxError> {
-        self.store.record_result(job.fence(), &result, self.clock.now()).await?;
-        Ok(())
+/// A failed attempt's error with what it left (exit code, output tail), so
+/// `show` can print it.
+fn failure(error: String, exit_code: Option<i32>, why: Option<&str>, output: String) -> BoxError {
+    let mut result = json!({ "exitCode": exit_code, "output": output });
+    if let Some(why) = why {
+        result["error"] = json!(why);
     }
+    Failure::new(error, result).into()
 }
 
 impl Handler for CommandHandler {
@@ -56,27 +58,19 @@ impl Handler for CommandHandler {
         let output = String::from_utf8_lossy(&run.output).into_owned();
         match run.ended {
             Ended::Exited(0) => Ok(Some(json!({ "exitCode": 0, "output": output }))),
-            Ended::Exited(code) => {
-                self.record(job, json!({ "exitCode": code, "output": output })).await?;
-                Err(format!("exit code {code}").into())
-            }
-            Ended::NotStarted(why) => {
-                self.record(job, json!({ "exitCode": null, "error": why, "output": output })).await?;
-                Err(format!("could not start: {why}").into())
-            }
+            Ended::Exited(code) => Err(failure(format!("exit code {code}"), Some(code), None, output)),
+            Ended::NotStarted(why) => Err(failure(format!("could not start: {why}"), None, Some(&why), output)),
             Ended::TimedOut => {
-                let after = humantime::format_duration(job.timeout.unwrap_or_default());
-                self.record(job, json!({ "exitCode": null, "error": format!("timed out after {after}"), "output": output }))
-                    .await?;
-                Err(format!("timed out after {after}").into())
+                let after = format!("timed out after {}", humantime::format_duration(job.timeout.unwrap_or_default()));
+                Err(failure(after.clone(), None, Some(&after), output))
             }
-            // The claim is somebody else's: record nothing (the fence would
-            // refuse it anyway); the worker settles nothing either.
-            Ended::Stopped if signal.is_aborted() => Err("claim lost; command stopped".into()),
+            // The claim was lost or lapsed and the command ended for it: no
+            // outcome, nothing is written (the job is somebody else's, or
+            // comes back once its lease is stale).
+            Ended::Stopped if signal.is_aborted() => Err(signal.check().expect_err("aborted").into()),
             Ended::Stopped => {
-                self.record(job, json!({ "exitCode": null, "error": "stopped by a second interrupt", "output": output }))
-                    .await?;
-                Err("stopped by a second interrupt".into())
+                let why = "stopped by a second interrupt";
+                Err(failure(why.to_owned(), None, Some(why), output))
             }
         }
     }

@@ -9,9 +9,9 @@ use crate::fail::CliError;
 use crate::handler::CommandHandler;
 use crate::turns::Turns;
 use leasehold::core::Millis;
-use leasehold::runner::{AbortSignal, BoxError, Job, JobRunner};
+use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Settled};
 use leasehold::store::Store;
-use leasehold::worker::Worker;
+use leasehold::worker::{Unsettled, Worker};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -148,6 +148,7 @@ pub struct Pool {
     hard_stop: watch::Sender<bool>,
     waker: JoinHandle<()>,
     recorder: Recorder,
+    unsettled: Unsettled,
 }
 
 impl Pool {
@@ -182,8 +183,11 @@ impl Pool {
         // interval is the backstop, as rare for all slots together as one
         // runner's interval.
         let backstop = IDLE_INTERVAL.saturating_mul(config.concurrency.max(1));
+        // The outcomes held unsettled, shared by the slots, so no slot
+        // reclaims a job whose finished command another still settles.
+        let unsettled = Unsettled::new();
         for slot in 1..=config.concurrency {
-            let handler = CommandHandler::new(store.clone(), config.grace, stopped.clone());
+            let handler = CommandHandler::new(config.grace, stopped.clone());
             let settlements = recorder.journal.clone();
             // Pages of one: a job claimed is a job started, so a drain (which
             // stops claiming) never strands claimed-but-unstarted jobs in a
@@ -192,6 +196,7 @@ impl Pool {
                 inner: Worker::new(store.clone(), config.queue, handler)
                     .lease(config.stale_after)
                     .page_size(1)
+                    .sharing(unsettled.clone())
                     .on_settled(move |job, settlement| {
                         settlements.note(crate::events::settlement_draft(job, settlement).identity("slot", slot.into()))
                     }),
@@ -250,12 +255,16 @@ impl Pool {
                 }
             }
         });
-        Ok(Pool { runners, claiming, hard_stop, waker, recorder })
+        Ok(Pool { runners, claiming, hard_stop, waker, recorder, unsettled })
     }
 
-    /// Stops claiming and waits for the commands in flight to finish; an
-    /// interrupt meanwhile ends them (SIGTERM, then SIGKILL after the grace),
-    /// failing their attempts. Answers whether that happened.
+    /// Stops claiming and waits for the commands in flight to finish and
+    /// their outcomes to be recorded; an interrupt meanwhile ends the
+    /// commands (SIGTERM, then SIGKILL after the grace), failing their
+    /// attempts. A command that finished is never given up on: while the
+    /// database cannot record its outcome, the drain waits for it, whatever
+    /// the interrupts (its fence makes the late write safe). Answers whether
+    /// the commands were ended.
     pub async fn drain(self, interrupts: &mut Interrupts) -> bool {
         let mut ended = false;
         // The pass in flight would go on claiming while work is due: stop
@@ -270,10 +279,18 @@ impl Pool {
             loop {
                 tokio::select! {
                     _ = &mut quiesce => break,
-                    () = interrupts.next(), if !ended => {
-                        eprintln!("leasehold: ending the running commands");
-                        ended = true;
-                        self.hard_stop.send_replace(true);
+                    () = interrupts.next() => {
+                        if !ended {
+                            eprintln!("leasehold: ending the running commands");
+                            ended = true;
+                            self.hard_stop.send_replace(true);
+                        }
+                        let waiting = self.unsettled.len();
+                        if waiting > 0 {
+                            eprintln!(
+                                "leasehold: waiting to record the outcome of {waiting} finished command(s) (the database does not answer yet)"
+                            );
+                        }
                     }
                 }
             }
@@ -320,6 +337,16 @@ impl<J: Job> Job for Draining<J> {
 
     async fn heartbeat(&self, item: J::Item, at: Millis) -> Result<bool, BoxError> {
         self.inner.heartbeat(item, at).await
+    }
+
+    const SETTLES: bool = J::SETTLES;
+
+    async fn settle(&self, item: J::Item, outcome: Result<(), JobError>) -> Result<Settled, BoxError> {
+        self.inner.settle(item, outcome).await
+    }
+
+    async fn release(&self, item: J::Item) -> Result<(), BoxError> {
+        self.inner.release(item).await
     }
 }
 

@@ -1,0 +1,358 @@
+//! A store and a handler as a runner [`Job`]: `Worker::new(store, "queue",
+//! handler)` is all a user writes.
+//!
+//! Claims take a page of up to `page` jobs in one statement and hand them to
+//! the runner one at a time. Renewals are the store's fenced heartbeat.
+//!
+//! The work and the write of its outcome are two phases ([`Job::SETTLES`]).
+//! The handler may be stopped by a lapse; once it answered, its outcome is
+//! held ([`Unsettled`]) and written with the fenced `complete` / `fail`
+//! (after its result, if any, with `record_result`) by the runner's settle
+//! phase, tried again while the database cannot answer (0.1 s doubling to
+//! 1.5 s) however long that takes, lapse or not: it lands if nobody took the
+//! job meanwhile, and only a refused fence gives it up. So a database that
+//! was away does not make finished work run again. Meanwhile this worker's
+//! claims leave the held jobs alone, and a claim the runner declined (heard
+//! too late to perform) is released at once with the store's fenced release.
+//!
+//! A failed attempt that was settled (queued again or dead-lettered) is, to
+//! the runner, work performed: the failure belongs to the job, not to the
+//! pass, so it does not back the pass off. Job outcomes are reported to the
+//! [`Worker::on_settled`] hook instead.
+
+mod held;
+
+pub use held::Unsettled;
+
+use crate::runner::{AbortSignal, BoxError, ClaimLost, Clock, Job, JobError, Settled, TokioClock};
+use crate::store::{ClaimedJob, FailOutcome, Store, StoreError, StoreResult};
+use leasehold_core::lease::FenceOutcome;
+use held::Reached;
+use leasehold_core::lease::OwnerId;
+use leasehold_core::Millis;
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The work for one job: gets the claimed job (payload, attempt, timeout) and
+/// the signal that fires when its claim is lost or lapses.
+///
+/// `Ok(Some(result))` completes the job and records `result` with it;
+/// `Ok(None)` completes it; `Err(e)` fails the attempt with `e`'s message
+/// (retried with backoff until the attempt budget is spent, then
+/// dead-lettered), and a [`Failure`] error records its result with it. The
+/// handler writes nothing itself: the worker settles what it answered, even
+/// when it answered after its signal fired (the write is fenced: it lands
+/// only if nobody took the job meanwhile). To answer that the work stopped
+/// without an outcome, raise the signal's [`ClaimLost`]
+/// (`signal.check()?`, or the value of `signal.aborted()`): nothing is
+/// written then.
+pub trait Handler: Send + Sync + 'static {
+    /// Handles one job.
+    fn handle(
+        &self,
+        job: &ClaimedJob,
+        signal: AbortSignal,
+    ) -> impl Future<Output = Result<Option<serde_json::Value>, BoxError>> + Send;
+}
+
+/// A handler's failure that carries a result to record with it (the CLI:
+/// the exit code and output tail of a command that failed). Raise it boxed:
+/// `Err(Failure::new("exit code 3", json!({..})).into())`. Displayed as its
+/// message, which becomes the attempt's error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    message: String,
+    result: serde_json::Value,
+}
+
+impl Failure {
+    /// A failure with `message` (the attempt's error) and `result` (any
+    /// JSON, recorded under the attempt's fence with the failure).
+    pub fn new(message: impl Into<String>, result: serde_json::Value) -> Self {
+        Failure { message: message.into(), result }
+    }
+
+    /// The attempt's error.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The result recorded with it.
+    pub fn result(&self) -> &serde_json::Value {
+        &self.result
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// How one attempt of a job ended, as the worker settled it: what
+/// [`Worker::on_settled`] is told once per attempt handed to the handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// The handler succeeded and the job is done.
+    Completed,
+    /// The handler failed with `error`; attempts remain, so the job is queued
+    /// again, due at `at` (ms since the Unix epoch, the retry backoff).
+    Retrying {
+        /// The new due time.
+        at: Millis,
+        /// The handler's error, as text.
+        error: String,
+    },
+    /// The handler failed with `error` on the last attempt: the job is
+    /// dead-lettered.
+    DeadLettered {
+        /// The handler's error, as text.
+        error: String,
+    },
+    /// Nothing was written: the handler stopped without an outcome after its
+    /// claim was lost or lapsed (`lapsed` says which), or the settle's fence
+    /// was refused because another worker holds the job (or it is gone;
+    /// `lapsed` false).
+    Lost {
+        /// True when supervision lapsed the claim (renewals stopped
+        /// confirming) rather than a write answering that it is lost.
+        lapsed: bool,
+    },
+}
+
+/// The hook [`Worker::on_settled`] installs.
+type SettledHook = Arc<dyn Fn(&ClaimedJob, &Settlement) + Send + Sync>;
+
+/// Page items older than this (since their page was claimed, on the runner's
+/// clock) are renewed before they are handed over, so the runner's view of
+/// the lease stamp never lags the store's by more than a small slice of the
+/// skew allowance.
+const PAGE_FRESH_MS: u64 = 100;
+
+struct Page {
+    jobs: VecDeque<ClaimedJob>,
+    claimed_at: Millis,
+}
+
+/// A runner [`Job`] over a [`Store`] queue. See the module docs.
+pub struct Worker<H> {
+    store: Store,
+    queue: String,
+    owner: OwnerId,
+    lease: Duration,
+    page_size: usize,
+    page: Mutex<Page>,
+    clock: TokioClock,
+    handler: H,
+    held: Unsettled,
+    on_settled: Option<SettledHook>,
+}
+
+impl<H: Handler> Worker<H> {
+    /// A worker on `queue` of `store`, claiming as this process
+    /// ([`crate::liveness::current_owner`]) with a 30 s lease and pages of 1.
+    pub fn new(store: Store, queue: impl Into<String>, handler: H) -> Self {
+        Worker {
+            store,
+            queue: queue.into(),
+            owner: crate::liveness::current_owner(),
+            lease: Duration::from_secs(30),
+            page_size: 1,
+            page: Mutex::new(Page { jobs: VecDeque::new(), claimed_at: Millis::ZERO }),
+            clock: TokioClock::new(),
+            handler,
+            held: Unsettled::new(),
+            on_settled: None,
+        }
+    }
+
+    /// The lease each claim and renewal stamps (use the runner's
+    /// `stale_after`).
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Jobs one claim statement takes (use the runner's concurrency).
+    #[must_use]
+    pub fn page_size(mut self, page: usize) -> Self {
+        self.page_size = page.clamp(1, crate::store::MAX_PAGE);
+        self
+    }
+
+    /// Shares `held` with other workers of this process on the same queue
+    /// (each runner of a pool has its own worker): none of them then
+    /// reclaims a job whose outcome another still holds unsettled. A worker
+    /// has a set of its own otherwise.
+    #[must_use]
+    pub fn sharing(mut self, held: Unsettled) -> Self {
+        self.held = held;
+        self
+    }
+
+    /// The outcomes this worker (and those sharing with it) holds
+    /// unsettled.
+    pub fn unsettled(&self) -> &Unsettled {
+        &self.held
+    }
+
+    /// Calls `hook` with each attempt's [`Settlement`] once it is written (or
+    /// known lost), from the runner's task: keep it quick (the command-line
+    /// tool appends it to its event log). Replaces an earlier hook.
+    #[must_use]
+    pub fn on_settled(mut self, hook: impl Fn(&ClaimedJob, &Settlement) + Send + Sync + 'static) -> Self {
+        self.on_settled = Some(Arc::new(hook));
+        self
+    }
+
+    fn settled(&self, job: &ClaimedJob, settlement: Settlement) {
+        if let Some(hook) = &self.on_settled {
+            hook(job, &settlement);
+        }
+    }
+
+    /// Writes `reached` under `job`'s fence: its result, if any, then the
+    /// completion or the failure. `Ok(None)`: the fence was refused.
+    async fn write(&self, job: &ClaimedJob, reached: &Reached) -> StoreResult<Option<Settlement>> {
+        let now = self.clock.now();
+        let result = match reached {
+            Reached::Completed(result) | Reached::Failed { result, .. } => result.as_ref(),
+        };
+        if let Some(result) = result {
+            if !self.store.record_result(job.fence(), result, now).await?.is_updated() {
+                return Ok(None);
+            }
+        }
+        Ok(match reached {
+            Reached::Completed(_) => {
+                let landed = self.store.complete(job.fence(), now).await?.is_updated();
+                landed.then_some(Settlement::Completed)
+            }
+            Reached::Failed { error, .. } => match self.store.fail(job.fence(), error, now).await? {
+                FailOutcome::Retrying { at } => Some(Settlement::Retrying { at, error: error.clone() }),
+                FailOutcome::DeadLettered => Some(Settlement::DeadLettered { error: error.clone() }),
+                FailOutcome::Lost(_) => None,
+            },
+        })
+    }
+
+    /// The identity claims are recorded under.
+    pub fn owner(&self) -> &OwnerId {
+        &self.owner
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn take_from_page(&self, at: Millis) -> Option<(ClaimedJob, bool)> {
+        let mut page = self.page.lock().unwrap();
+        let job = page.jobs.pop_front()?;
+        Some((job, at.since(page.claimed_at) > PAGE_FRESH_MS))
+    }
+}
+
+/// What the handler's answer is to the settle: `None` when it stopped
+/// without an outcome (it raised its signal's [`ClaimLost`]).
+fn reached(outcome: Result<Option<serde_json::Value>, BoxError>) -> Result<Reached, ClaimLost> {
+    let error = match outcome {
+        Ok(result) => return Ok(Reached::Completed(result)),
+        Err(error) => error,
+    };
+    let error = match error.downcast::<ClaimLost>() {
+        Ok(lost) => return Err(*lost),
+        Err(error) => error,
+    };
+    Ok(match error.downcast::<Failure>() {
+        Ok(failure) => Reached::Failed { error: failure.message, result: Some(failure.result) },
+        Err(error) => Reached::Failed { error: error.to_string(), result: None },
+    })
+}
+
+impl<H: Handler> Job for Worker<H> {
+    type Item = Arc<ClaimedJob>;
+    const HEARTBEAT: bool = true;
+    const SETTLES: bool = true;
+
+    async fn claim(&self, at: Millis) -> Result<Option<Arc<ClaimedJob>>, BoxError> {
+        loop {
+            if let Some((job, stale)) = self.take_from_page(at) {
+                // A job that waited in the page is renewed first, so its
+                // lease starts now as far as the runner knows.
+                if stale && !self.store.heartbeat(job.fence(), at).await?.is_updated() {
+                    continue;
+                }
+                return Ok(Some(Arc::new(job)));
+            }
+            let held = self.held.jobs();
+            let jobs = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held).await?;
+            if jobs.is_empty() {
+                return Ok(None);
+            }
+            let mut page = self.page.lock().unwrap();
+            page.jobs.extend(jobs);
+            page.claimed_at = at;
+        }
+    }
+
+    /// Runs the handler and holds what it answered for the settle; a
+    /// handler that stopped on its signal settles nothing.
+    async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
+        match reached(self.handler.handle(&job, signal).await) {
+            Ok(reached) => {
+                self.held.hold(job.id, job.token, reached);
+                Ok(())
+            }
+            Err(lost) => {
+                self.settled(&job, Settlement::Lost { lapsed: lost.lapsed });
+                Err(lost.into())
+            }
+        }
+    }
+
+    /// Writes the held outcome (a handler that panicked holds none: its
+    /// attempt fails with the panic). A database error answers `Err`, and
+    /// the runner tries again; any other store error (a malformed write,
+    /// which trying again would not mend) is logged and gives the attempt
+    /// up like a refused fence: the job comes back once its lease is stale.
+    async fn settle(&self, job: Arc<ClaimedJob>, outcome: Result<(), JobError>) -> Result<Settled, BoxError> {
+        let reached = self.held.get(job.id, job.token).unwrap_or_else(|| Reached::Failed {
+            error: outcome.err().map_or_else(|| "the handler's outcome was not kept".to_owned(), |e| e.to_string()),
+            result: None,
+        });
+        let settlement = match self.write(&job, &reached).await {
+            Ok(Some(settlement)) => settlement,
+            Ok(None) => Settlement::Lost { lapsed: false },
+            Err(StoreError::Database(error)) => return Err(StoreError::Database(error).into()),
+            Err(other) => {
+                tracing::error!(target: "leasehold::worker", job = job.id.0, "settling a job failed for good: {other}");
+                Settlement::Lost { lapsed: false }
+            }
+        };
+        self.held.release(job.id, job.token);
+        let landed = !matches!(settlement, Settlement::Lost { .. });
+        self.settled(&job, settlement);
+        Ok(if landed { Settled::Landed } else { Settled::FenceRefused })
+    }
+
+    async fn heartbeat(&self, job: Arc<ClaimedJob>, at: Millis) -> Result<bool, BoxError> {
+        Ok(self.store.heartbeat(job.fence(), at).await?.is_updated())
+    }
+
+    /// Hands a claim the runner declined back to the queue at once (fenced;
+    /// the attempt is not counted).
+    async fn release(&self, job: Arc<ClaimedJob>) -> Result<(), BoxError> {
+        let outcome: Vec<FenceOutcome> = self.store.release_many(&[job.fence()], self.clock.now()).await?;
+        if !outcome.first().is_some_and(|o| o.is_updated()) {
+            tracing::debug!(target: "leasehold::worker", job = job.id.0, "a declined claim was no longer ours to release");
+        }
+        Ok(())
+    }
+}
