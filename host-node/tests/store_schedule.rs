@@ -2,7 +2,7 @@
 //! schedules take the caller's clock on both backends): each slot enqueued
 //! once by competing workers, the catch-up policies across a restart, the
 //! overlap policy with a long job, pause/resume/remove, and bad input
-//! refused with nothing changed.
+//! refused with nothing changed; and the drive task in short real time.
 
 #![cfg(feature = "sqlite")]
 
@@ -238,5 +238,21 @@ async fn a_schedule_reads_back_as_added() {
         // T0 is 2023-11-14T22:14:00Z; 03:00 in Berlin (UTC+1) is 02:00Z the next day.
         assert_eq!(record.next_slot, Some(Millis(1_700_013_600_000)));
         assert_eq!(record.last_run, None);
+    }
+}
+
+#[tokio::test]
+async fn the_drive_task_enqueues_due_slots_by_the_system_clock() {
+    for db in backends("schedule_drive").await {
+        let mut spec = every("driven", Duration::from_secs(1));
+        spec.catch_up = CatchUp::All;
+        let added = db.store.add_schedule(&spec, store_support::wall_now()).await.unwrap();
+        let task = tokio::spawn(leasehold::schedule::drive(db.store.clone(), "sched".to_owned()));
+        tokio::time::sleep(Duration::from_millis(2_600)).await;
+        task.abort();
+        let at = slots(&db.store).await;
+        let first = added.next_slot.unwrap().0;
+        assert!(at.len() >= 2, "{}: a slot a second for 2.6 s: {at:?}", db.label());
+        assert_eq!(at, (0..at.len() as u64).map(|i| first + i * SEC).collect::<Vec<_>>(), "{}", db.label());
     }
 }
