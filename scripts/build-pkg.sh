@@ -19,6 +19,9 @@
 #   leasehold_node.cjs, leasehold_trace_node.cjs  wasm-bindgen --target nodejs (CommonJS)
 #   leasehold_web.mjs, leasehold_trace_web.mjs    wasm-bindgen --target web (ES modules)
 #   index.d.ts, index.d.mts  the types: CommonJS (no default export) and ES module views
+#   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
+#                            eventlog*.js and its own modules, nodejs target only:
+#                            leasehold_eventlog_bg.wasm (+ _node.cjs), leasehold_pump_bg.wasm
 # Each .wasm goes through `wasm-opt -O3`; the script prints its gzipped size and fails above
 # the budget (60 KiB gzipped, per module). It also copies the licence texts into pkg/.
 set -euo pipefail
@@ -57,7 +60,7 @@ mkdir -p "$dist"
 # (leasehold_bg.wasm), and the trace ring (leasehold_trace_bg.wasm, issue 6), so that the
 # serde code the trace ring needs to save and resume spans does not weigh on every user of
 # the runner, and each module keeps within the budget.
-module() { # features out-name
+module() { # features out-name [node-only]
   local tmp=$dist/.bindgen
   cargo build -p leasehold-wasm --target wasm32-unknown-unknown --profile wasm \
     --no-default-features --features "$1" \
@@ -65,6 +68,12 @@ module() { # features out-name
   # The two glues differ; the .wasm they load is the same file, so it ships once. No
   # wasm-bindgen .d.ts: the package's own types (pkg/src/index.d.ts) are what users see.
   wasm-bindgen --target nodejs --no-typescript --out-dir "$tmp/node" --out-name "$2" "$wasm"
+  if [[ ${3:-} == node-only ]]; then
+    mv "$tmp/node/${2}_bg.wasm" "$dist/"
+    mv "$tmp/node/$2.js" "$dist/${2}_node.cjs"
+    rm -rf "$tmp"
+    return
+  fi
   wasm-bindgen --target web --no-typescript --out-dir "$tmp/web" --out-name "$2" "$wasm"
   cmp -s "$tmp/node/${2}_bg.wasm" "$tmp/web/${2}_bg.wasm" ||
     { echo "build-pkg: the nodejs and web builds of $2 gave different .wasm files" >&2; exit 1; }
@@ -76,6 +85,10 @@ module() { # features out-name
 }
 module runner "$out_name"
 module trace "${out_name}_trace"
+# The event log and its pump (`leasehold/eventlog`, Node.js only): a module each, loaded
+# by their users (the pump's when the first EventPump is made).
+module eventlog "${out_name}_eventlog" node-only
+module pump "${out_name}_pump" node-only
 
 cp pkg/src/index.cjs pkg/src/index.mjs pkg/src/browser.mjs pkg/src/auto.mjs "$dist/"
 cp pkg/src/index.d.ts "$dist/index.d.mts"
@@ -84,6 +97,9 @@ cp pkg/src/index.d.ts "$dist/index.d.mts"
 awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
   pkg/src/index.d.ts >"$dist/index.d.ts"
 cp LICENSE-MIT LICENSE-APACHE pkg/
+cp pkg/src/eventlog*.js pkg/src/eventlog.cjs pkg/src/eventlog.mjs "$dist/"
+cp pkg/src/eventlog.d.ts "$dist/eventlog.d.ts"
+cp pkg/src/eventlog.d.ts "$dist/eventlog.d.mts"
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES
 # module: the CommonJS source runs inside a function that receives a `module` object, and its
 # exports are re-exported. Arguments: the file's name in pkg/src and its exports.

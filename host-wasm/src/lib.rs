@@ -28,16 +28,24 @@
 //! Every policy — passes, backoff, wakes, stop generations, lease
 //! supervision — is `leasehold-core`'s; this crate adds none.
 //!
+//! - [`eventlog`] and [`pump`]: the event log's framing and open decisions,
+//!   and the event pump's state, for the Node.js `leasehold/eventlog`
+//!   (features `eventlog` and `pump`, a module each, loaded by their users).
+//!
 //! Liveness here is lease-only: a claim is held while renewals confirm.
 //!
 //! No panic is reachable from JS: inputs are numbers converted with saturating
 //! casts, slots are bounds-checked by the core, options are checked before the
 //! core sees them. The `wasm` profile aborts on panic regardless.
 
+#[cfg(feature = "eventlog")]
+pub mod eventlog;
 #[cfg(feature = "runner")]
 pub mod lease;
 pub mod options;
 pub mod protocol;
+#[cfg(feature = "pump")]
+pub mod pump;
 #[cfg(feature = "runner")]
 mod runner;
 #[cfg(feature = "trace")]
@@ -61,6 +69,21 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn memory() -> JsValue {
     wasm_bindgen::memory()
+}
+
+/// `[[source, position], …]`: watermarks as the event log's glue takes them
+/// (positions as JS numbers).
+#[cfg(any(feature = "eventlog", feature = "pump"))]
+pub(crate) fn mark_pairs<'a>(marks: impl IntoIterator<Item = (&'a str, u64)>) -> js_sys::Array {
+    marks
+        .into_iter()
+        .map(|(name, position)| {
+            let pair = js_sys::Array::new();
+            pair.push(&JsValue::from_str(name));
+            pair.push(&JsValue::from_f64(position as f64));
+            JsValue::from(pair)
+        })
+        .collect()
 }
 
 #[cfg(feature = "runner")]

@@ -14,6 +14,8 @@
 //!   it completes.
 //! - [`failure`]: keep dirty, report once, retry after a second.
 //! - [`compaction`]: compaction at open and at most hourly; retention.
+//! - [`recovery`]: what an open does with the file it finds (take it over,
+//!   cut a torn tail, or set it aside and start a new epoch).
 //! - [`state`]: the dirty set, the timer and the pump's phase, tying the
 //!   above together for the host's single serial task.
 
@@ -21,6 +23,7 @@ pub mod chunk;
 pub mod compaction;
 pub mod failure;
 pub mod frame;
+pub mod recovery;
 pub mod state;
 pub mod watermarks;
 

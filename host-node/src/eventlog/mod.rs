@@ -45,7 +45,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use leasehold_core::pump::frame::{BatchEncoder, Ending, HEADER_LEN, decode_header, encode_header, summarize};
+use leasehold_core::pump::frame::{BatchEncoder, HEADER_LEN, encode_header};
+use leasehold_core::pump::recovery::{self, NewLog, OpenPlan, TAIL_LEN, Written, plan_open};
 use leasehold_core::pump::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE};
 
 pub use encoded::EncodedEvents;
@@ -132,10 +133,6 @@ pub struct EventLog {
     tail: [u8; TAIL_LEN],
 }
 
-/// Bytes of the log's end a writer remembers ([`EventLog::tail`]); every
-/// log is longer (a header is 20 bytes, a frame at least 20).
-const TAIL_LEN: usize = 16;
-
 /// The last [`TAIL_LEN`] bytes of `bytes` (at least that long).
 fn tail_of(bytes: &[u8]) -> [u8; TAIL_LEN] {
     let mut tail = [0u8; TAIL_LEN];
@@ -170,8 +167,8 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
 
 /// A fresh epoch: the wall clock in nanoseconds, never `previous`.
 fn new_epoch(previous: Option<u64>) -> u64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64).max(1);
-    if Some(now) == previous { now.wrapping_add(1) } else { now }
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    recovery::new_epoch(now, previous)
 }
 
 /// Locks the open log file itself (see `lock.rs`).
@@ -260,32 +257,17 @@ impl EventLog {
         // it was written, or was corrupt, is announced.
         let first_creation = bytes.is_none() && previous.is_none();
         let epoch = new_epoch(previous.or((self.epoch != 0).then_some(self.epoch)));
-        let reason = match bytes.as_deref().map(summarize) {
-            None => format!("no event log at {}", path.display()),
-            Some(Err(corruption)) => {
-                // Named after the new epoch: a later corruption never
-                // overwrites an earlier kept copy.
-                let kept = sibling(&path, &format!(".corrupt-{epoch}"));
-                storage.rename(&path, &kept).map_err(io_err("rename corrupt log aside", &path))?;
-                format!("event log {} is corrupt ({corruption}; kept as {})", path.display(), kept.display())
-            }
-            // Reopened after this writer's own failure, a file that does not
-            // hold what this writer knows it wrote (an older copy restored,
-            // another file put there or copied over it) is not its log: its
-            // watermarks or sequence numbers may be behind what readers and
-            // the pump already saw. Kept aside; a new log starts.
-            Some(Ok(summary))
-                if previous.is_some() && !self.still_holds(bytes.as_deref().unwrap_or_default(), summary.epoch) =>
-            {
-                let kept = sibling(&path, &format!(".replaced-{epoch}"));
-                storage.rename(&path, &kept).map_err(io_err("rename replaced log aside", &path))?;
-                format!("event log {} changed behind its writer (kept as {})", path.display(), kept.display())
-            }
-            Some(Ok(summary)) => {
+        // Reopened after this writer's own failure, a file that does not hold
+        // what this writer knows it wrote (an older copy restored, another
+        // file put there or copied over it) is not its log: the core's
+        // `plan_open` says so, and which file to keep aside.
+        let known = previous.map(|_| self.written());
+        let why = match plan_open(bytes.as_deref(), known.as_ref()) {
+            OpenPlan::TakeOver(take) => {
                 let mut file = storage.open_append(&path).map_err(io_err("open", &path))?;
                 lock_file(&mut *file, &path)?;
                 let mut notice = None;
-                if let Ending::Torn { valid_len, torn_bytes } = summary.ending {
+                if let Some((valid_len, torn_bytes)) = take.truncate {
                     file.truncate(valid_len).map_err(io_err("truncate torn tail", &path))?;
                     file.sync().map_err(io_err("fsync", &path))?;
                     let text = if previous.is_some() {
@@ -300,27 +282,40 @@ impl EventLog {
                         let text = format!(
                             "event log {}: torn tail of {torn_bytes} bytes truncated at byte {valid_len} (epoch {} kept)",
                             path.display(),
-                            summary.epoch
+                            take.summary.epoch
                         );
                         announce(&text);
                         text
                     };
                     notice = Some(text);
                 }
-                // Not this open's `max_batch`: the append a crash lost may
-                // have come from a writer allowed larger batches.
-                let skip = MAX_CHUNK_SIZE as u64;
-                self.epoch = summary.epoch;
-                self.next_seq = summary.last_seq.map_or(0, |s| s + 1).saturating_add(skip);
-                self.len = summary.valid_len;
-                self.tail = tail_of(&bytes.as_deref().unwrap_or_default()[..summary.valid_len as usize]);
-                self.records = summary.records;
-                self.marks = summary.marks;
+                self.epoch = take.summary.epoch;
+                self.next_seq = take.next_seq;
+                self.len = take.written.len;
+                self.tail = take.written.tail;
+                self.records = take.summary.records;
+                self.marks = take.summary.marks;
                 self.file = Some(file);
                 self.broken = false;
                 self.reserved = false;
                 return Ok((false, notice));
             }
+            OpenPlan::Create(why) => why,
+        };
+        let reason = match (&why, why.aside_suffix()) {
+            (NewLog::Corrupt(corruption), Some(suffix)) => {
+                // Named after the new epoch: a later corruption never
+                // overwrites an earlier kept copy.
+                let kept = sibling(&path, &format!("{suffix}{epoch}"));
+                storage.rename(&path, &kept).map_err(io_err("rename corrupt log aside", &path))?;
+                format!("event log {} is corrupt ({corruption}; kept as {})", path.display(), kept.display())
+            }
+            (_, Some(suffix)) => {
+                let kept = sibling(&path, &format!("{suffix}{epoch}"));
+                storage.rename(&path, &kept).map_err(io_err("rename replaced log aside", &path))?;
+                format!("event log {} changed behind its writer (kept as {})", path.display(), kept.display())
+            }
+            (_, None) => format!("no event log at {}", path.display()),
         };
         self.create(epoch)?;
         let text = format!("{reason}: a new event log (epoch {epoch}) starts and every source is derived again");
@@ -330,12 +325,9 @@ impl EventLog {
         Ok((true, Some(text)))
     }
 
-    /// Whether `bytes` (with header epoch `epoch`) are the log this writer
-    /// wrote, perhaps with more after it: the same epoch, and its known
-    /// length ending in its known tail.
-    fn still_holds(&self, bytes: &[u8], epoch: u64) -> bool {
-        let len = self.len as usize;
-        epoch == self.epoch && bytes.len() >= len && bytes[len - TAIL_LEN..len] == self.tail
+    /// What this writer knows it wrote (for the core's open decisions).
+    fn written(&self) -> Written {
+        Written { epoch: self.epoch, len: self.len, tail: self.tail }
     }
 
     /// Checks that the file at the log's path is still this log as its last
@@ -372,8 +364,7 @@ impl EventLog {
     /// writer wrote, and the path still names its open file.
     fn is_intact(&self, bytes: &[u8]) -> bool {
         (self.file.is_none() || self.file_unchanged())
-            && bytes.len() as u64 == self.len
-            && decode_header(bytes).is_ok_and(|epoch| self.still_holds(bytes, epoch))
+            && self.written().is_exactly(bytes)
     }
 
     /// Writes a new, empty log with `epoch` through `<log>.new` and a rename.

@@ -1,0 +1,144 @@
+'use strict';
+/*
+ * The caller's input to the event log, checked before anything is written:
+ * drafts become the JSON records the native host writes and reads
+ * (`{"source","at","type","identity"?,"body"?}` in that order, `identity`
+ * left out when empty, `body` when null), and watermarks are `[source,
+ * position]` pairs that never go back.
+ */
+
+class EventLogError extends Error {
+  constructor(message, code, details = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'EventLogError';
+    this.code = code;
+    if (details.path !== undefined) this.path = details.path;
+    if (details.op !== undefined) this.op = details.op;
+    if (details.epoch !== undefined) this.epoch = details.epoch;
+  }
+}
+
+const bad = (message) => new EventLogError(message, 'EVENTLOG_BAD_INPUT');
+
+/* The deepest nesting of arrays and objects a body or identity may have:
+   readers (serde_json's default limit, 128 with the record's own object)
+   could not read a deeper one back. The native writer refuses the same. */
+const MAX_VALUE_DEPTH = 100;
+
+const FIELDS = new Set(['source', 'at', 'type', 'identity', 'body']);
+
+/* Throws when `value` would not come back from JSON as it is: names the
+   draft, the field and the path to the value. A cycle nests without end,
+   so the depth limit finds it; `cycleAt` then says it is one. */
+function checkJson(value, where, depth, root) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw bad(`${where} is ${value}, which JSON can not hold`);
+      return;
+    case 'object':
+      break;
+    default:
+      throw bad(`${where} is a ${typeof value}, which JSON can not hold`);
+  }
+  if (value === null) return;
+  if (typeof value.toJSON === 'function') {
+    checkJson(value.toJSON(), where, depth, root);
+    return;
+  }
+  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+    throw bad(`${where} is a ${value.constructor.name}, which JSON would turn into {}`);
+  }
+  if (depth > MAX_VALUE_DEPTH) {
+    const cycle = cycleAt(root.value, root.where, new Set());
+    if (cycle !== undefined) throw bad(`${cycle} refers to itself (a cycle), which JSON can not hold`);
+    throw bad(`${where} nests deeper than ${MAX_VALUE_DEPTH} levels of arrays and objects (readers could not read it back)`);
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (value[i] === undefined) throw bad(`${where}[${i}] is undefined, which JSON would turn into null`);
+      checkJson(value[i], `${where}[${i}]`, depth + 1, root);
+    }
+  } else {
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+      const v = value[key];
+      if (v !== undefined) checkJson(v, `${where}.${key}`, depth + 1, root);
+    }
+  }
+}
+
+/* Where `value` first refers back to an object that contains it. */
+function cycleAt(value, where, open) {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (open.has(value)) return where;
+  open.add(value);
+  for (const key of Object.keys(value)) {
+    const found = cycleAt(value[key], Array.isArray(value) ? `${where}[${key}]` : `${where}.${key}`, open);
+    if (found !== undefined) return found;
+  }
+  open.delete(value);
+  return undefined;
+}
+
+/* The JSON record of draft number `index`; `now` (ms since the Unix epoch)
+   stands for a missing `at`. */
+function eventPayload(draft, index, now) {
+  const where = `draft ${index}`;
+  if (draft === null || typeof draft !== 'object' || Array.isArray(draft)) throw bad(`${where} must be an object`);
+  for (const key in draft) {
+    if (!FIELDS.has(key)) throw bad(`${where} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
+  }
+  const { source, type, at, identity, body } = draft;
+  if (typeof source !== 'string') throw bad(`${where}: source must be a string`);
+  if (typeof type !== 'string' || type === '') throw bad(`${where}: type must be a non-empty string`);
+  if (at !== undefined && (!Number.isSafeInteger(at) || at < 0)) {
+    throw bad(`${where}: at must be milliseconds since the Unix epoch (an integer from 0), got ${String(at)}`);
+  }
+  const record = { source, at: at ?? now, type };
+  if (identity !== undefined && identity !== null) {
+    if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`${where}: identity must be an object`);
+    checkJson(identity, `${where}.identity`, 1, { value: identity, where: `${where}.identity` });
+    if (Object.keys(identity).length > 0) record.identity = identity;
+  }
+  if (body !== undefined && body !== null) {
+    checkJson(body, `${where}.body`, 1, { value: body, where: `${where}.body` });
+    record.body = body;
+  }
+  return JSON.stringify(record);
+}
+
+/* Watermarks as `[source, position]` pairs: from a Map, an iterable of
+   pairs, or a plain object (`undefined`: none). */
+function marksOf(marks, who) {
+  if (marks === undefined || marks === null) return [];
+  let entries;
+  if (marks instanceof Map || Array.isArray(marks)) entries = [...marks];
+  else if (typeof marks === 'object') entries = Object.entries(marks);
+  else throw bad(`${who}: marks must be a Map, an array of [source, position] pairs or an object`);
+  const out = new Map();
+  for (const entry of entries) {
+    if (!Array.isArray(entry) || entry.length !== 2) throw bad(`${who}: each watermark must be a [source, position] pair`);
+    const [name, position] = entry;
+    if (typeof name !== 'string') throw bad(`${who}: a watermark's source must be a string`);
+    if (!Number.isSafeInteger(position) || position < 0) {
+      throw bad(`${who}: the watermark of source '${name}' must be a position (an integer from 0), got ${String(position)}`);
+    }
+    out.set(name, position);
+  }
+  return [...out];
+}
+
+/* Refuses a watermark that goes back from the one `ahead` holds. */
+function checkMarks(pairs, ahead, who) {
+  for (const [name, position] of pairs) {
+    const current = ahead.get(name);
+    if (current !== undefined && position < current) {
+      throw bad(`${who}: the watermark of source '${name}' would go back from ${current} to ${position}`);
+    }
+  }
+}
+
+module.exports = { EventLogError, eventPayload, marksOf, checkMarks, MAX_VALUE_DEPTH };

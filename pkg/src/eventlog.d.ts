@@ -1,0 +1,233 @@
+/**
+ * `leasehold/eventlog` (Node.js only): a durable event log file and the event pump
+ * that derives events into it from your durable journals. The file is the one the
+ * native `leasehold` crate writes and reads (same bytes, same recovery rules), so a
+ * log written here is read there and the other way round.
+ *
+ * Units: sequence numbers, watermark positions, counts and byte lengths are
+ * numbers; times are milliseconds (`at`: since the Unix epoch); epochs are
+ * `bigint`s (nanoseconds since the Unix epoch when the log was created).
+ */
+
+/** What every failure of this module throws; `code` says which kind. */
+export class EventLogError extends Error {
+  readonly name: 'EventLogError';
+  /**
+   * - `EVENTLOG_BAD_INPUT`: a wrong argument (a missing or read-only folder, a draft
+   *   JSON can not hold, a watermark going back, …); nothing was written.
+   * - `EVENTLOG_IN_USE`: another writer (in this process or another, Node.js or
+   *   native) holds the log.
+   * - `EVENTLOG_IO`: a file operation failed (`op` says which); the log is broken
+   *   and the next operation reopens it.
+   * - `EVENTLOG_REPLACED`: the broken log had to start anew (`epoch` is the new
+   *   one): derive everything again.
+   * - `EVENTLOG_ABANDONED`: an append queued behind one that failed; not written.
+   * - `EVENTLOG_CLOSED`, `EVENTLOG_MISSING`, `EVENTLOG_CORRUPT` (reading),
+   *   `EVENTLOG_SOURCE` (a pump source threw).
+   */
+  readonly code:
+    | 'EVENTLOG_BAD_INPUT' | 'EVENTLOG_IN_USE' | 'EVENTLOG_IO' | 'EVENTLOG_REPLACED' | 'EVENTLOG_ABANDONED'
+    | 'EVENTLOG_CLOSED' | 'EVENTLOG_MISSING' | 'EVENTLOG_CORRUPT' | 'EVENTLOG_SOURCE';
+  readonly path?: string;
+  readonly op?: string;
+  readonly epoch?: bigint;
+}
+
+/** A JSON value as it comes back from the log. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** One event as written: only these fields are kept (any other is refused). */
+export interface EventDraft {
+  /** The source (journal) it was derived from or emitted for. */
+  source: string;
+  /** What happened, e.g. `"performed"`. Not empty. */
+  type: string;
+  /** When, in milliseconds since the Unix epoch (an integer); default: now. */
+  at?: number;
+  /** Fields that identify the work across events; left out when empty. */
+  identity?: Record<string, unknown>;
+  /** Free-form details, nested at most 100 levels; left out when null. */
+  body?: unknown;
+}
+
+/** An event as read back (`identity` and `body` only when present). */
+export interface EventRecord {
+  source: string;
+  at: number;
+  type: string;
+  identity?: { [key: string]: Json };
+  body?: Json;
+}
+
+/** Watermarks: source → position (an integer from 0; every entry before it is logged). */
+export type Marks = Map<string, number> | Iterable<readonly [string, number]> | Record<string, number>;
+
+export interface EventLogOptions {
+  /** The most drafts one append may carry: 1 to {@link MAX_CHUNK_SIZE}; default 1024. */
+  maxBatch?: number;
+  /** Told what open found or did (a torn tail cut, a new log and why); default: stderr. */
+  onNotice?: (text: string) => void;
+  /**
+   * Take the writer lock (default `true`): an exclusive `flock` on `<log>.lock`, the
+   * native writer's lock, held by a small `sh` + `flock` (util-linux) helper process.
+   * `false` goes without, where `flock` is missing: then you ensure one writer.
+   */
+  writerLock?: boolean;
+}
+
+export interface OpenedEventLog {
+  log: EventLog;
+  /** The log is new (none was there, or a corrupt one was set aside): derive everything. */
+  created: boolean;
+  /** Where a corrupt file was kept (`<log>.corrupt-<epoch>`). */
+  setAside?: string;
+  /** What was found or done, as said to `onNotice`. */
+  notice?: string;
+  /** The watermarks the log records. */
+  marks: Map<string, number>;
+}
+
+export interface LogRead {
+  /** The log's epoch: a reader holding another one starts again from 0. */
+  epoch: bigint;
+  /** Records from the asked sequence number on, in order. */
+  records: { seq: number; event: EventRecord }[];
+  /** Where to resume: one past the last record read. */
+  next: number;
+  /** The watermarks recorded by the frames read. */
+  marks: Map<string, number>;
+}
+
+export class EventLog {
+  /**
+   * Opens the log at `path`, recovering it: a torn tail is cut back (epoch kept); a
+   * corrupt file is set aside and a new log (new epoch) starts.
+   * @throws {EventLogError} `EVENTLOG_BAD_INPUT` (missing or read-only folder, bad
+   * options), `EVENTLOG_IN_USE`, `EVENTLOG_IO`.
+   */
+  static open(path: string, options?: EventLogOptions): Promise<OpenedEventLog>;
+  /**
+   * Appends `drafts` and the watermarks `marks` in one write and one `fdatasync`;
+   * resolves once durable with the sequence numbers given (`first` to `end - 1`).
+   * The drafts are serialised at the call, so the next append may be queued while
+   * this one syncs.
+   * @throws {EventLogError} `EVENTLOG_BAD_INPUT` (a draft JSON can not hold, more
+   * drafts than `maxBatch`, a watermark going back), `EVENTLOG_IO`,
+   * `EVENTLOG_REPLACED`, `EVENTLOG_ABANDONED`, `EVENTLOG_CLOSED`.
+   */
+  append(drafts: readonly EventDraft[], marks?: Marks): Promise<{ first: number; end: number }>;
+  /**
+   * Rewrites the log without the records `keep` answers false for (same sequence
+   * numbers, same epoch) and with `marks` as its watermarks; resolves how many went.
+   * @throws {EventLogError} as `append`.
+   */
+  compact(keep: (event: EventRecord, seq: number) => boolean, marks?: Marks): Promise<number>;
+  /** The records from sequence number `seq` on. @throws {EventLogError} */
+  readFrom(seq?: number): Promise<LogRead>;
+  /** Waits for queued operations, then lets the file and the lock go. */
+  close(): Promise<void>;
+  readonly path: string;
+  readonly maxBatch: number;
+  readonly epoch: bigint;
+  /** The sequence number the next record gets. */
+  readonly head: number;
+  /** Records in the log. */
+  readonly records: number;
+  /** Records compaction dropped since open. */
+  readonly dropped: number;
+  /** A failed operation left it to be reopened by the next one. */
+  readonly broken: boolean;
+  readonly closed: boolean;
+  /** Bytes of whole frames, header included. */
+  readonly byteLength: number;
+  readonly marks: Map<string, number>;
+}
+
+/**
+ * Reads the log at `path` from sequence number `from` (default 0), without a lock:
+ * a torn tail ends the read.
+ * @throws {EventLogError} `EVENTLOG_MISSING`, `EVENTLOG_CORRUPT`, `EVENTLOG_IO`.
+ */
+export function readEventLog(path: string, from?: number): LogRead;
+
+/** What the pump derives from: a durable journal you own. */
+export interface EventSource {
+  /** Entries committed (durable) so far. */
+  committedLength(): number;
+  /** The drafts of entry `index` (`source` is filled in; `at` defaults to now). */
+  derive(index: number): Omit<EventDraft, 'source'>[];
+  /** Identity fields every event of the source carries unless the draft has its own. */
+  identity?(): Record<string, unknown>;
+  /** Whether the source's old events may go (retention). */
+  quiet?(): boolean;
+  /** Every entry before `position` is logged (durable). */
+  logged?(position: number): void;
+}
+
+export interface EventPumpOptions {
+  path: string;
+  sources?: Map<string, EventSource> | Record<string, EventSource>;
+  /** Delay from a kick to its pass, ms (default 50). */
+  kickDelayMs?: number;
+  /** At most this many drafts per append (default 1024). */
+  chunkSize?: number;
+  /** Delay before a failed pass is retried, ms (default 1000). */
+  retryAfterMs?: number;
+  /** Least time between compactions, ms (default 3,600,000). */
+  compactEveryMs?: number;
+  /** Records of quiet or removed sources older than this go, ms (default 7 days). */
+  retentionMs?: number;
+  /** The wall clock, ms since the Unix epoch (default `Date.now`). */
+  now?: () => number;
+  onNotice?: (text: string) => void;
+}
+
+export interface PumpStatus {
+  backfilled: boolean;
+  /** The failure reported, while passes keep failing. */
+  failing?: string;
+  /** Sources waiting for a pass. */
+  dirty: string[];
+  marks: Map<string, number>;
+}
+
+export class EventPump {
+  /** @throws {EventLogError} `EVENTLOG_BAD_INPUT` for options that can not work. */
+  constructor(options: EventPumpOptions);
+  /** `new EventPump(options)` and `open()`. */
+  static open(options: EventPumpOptions): Promise<EventPump>;
+  /** Opens the log, compacts, derives every source past its watermark. */
+  open(): Promise<{ created: boolean; setAside?: string; notice?: string }>;
+  /** `source` appended (none: a pass is wanted): derive after `kickDelayMs`. */
+  kick(source?: string): void;
+  /** Derives and logs everything committed so far. @throws {EventLogError} when it could not be logged. */
+  flush(): Promise<void>;
+  /** Appends producer drafts (each naming its source). @throws {EventLogError} */
+  emit(drafts: readonly EventDraft[]): Promise<void>;
+  addSource(name: string, source: EventSource): Promise<void>;
+  /** Logs what is left of `name`, then forgets it. @throws {EventLogError} */
+  removeSource(name: string): Promise<void>;
+  /** Retention now; resolves how many records went. */
+  compact(): Promise<number>;
+  readFrom(seq?: number): Promise<LogRead>;
+  /** Derives what is left, records the watermarks, closes the log. */
+  close(): Promise<void>;
+  readonly head: { epoch: bigint; head: number; dropped: number; records: number } | undefined;
+  readonly backfilled: boolean;
+  status(): PumpStatus;
+}
+
+/** The most drafts one append may carry (1,048,576). */
+export const MAX_CHUNK_SIZE: number;
+/** The default chunk size (1,024 drafts). */
+export const DEFAULT_CHUNK_SIZE: number;
+
+declare const _default: {
+  EventLog: typeof EventLog;
+  EventPump: typeof EventPump;
+  EventLogError: typeof EventLogError;
+  readEventLog: typeof readEventLog;
+  MAX_CHUNK_SIZE: number;
+  DEFAULT_CHUNK_SIZE: number;
+};
+export default _default;

@@ -1,0 +1,585 @@
+'use strict';
+/*
+ * The durable event log for Node.js (`leasehold/eventlog`): the file the
+ * native host writes, written and read through `node:fs`.
+ *
+ * The bytes (header, frames, checksums) and what an open does with the file
+ * it finds (take it over, cut a torn tail, or set it aside and start a new
+ * epoch) are the wasm module's (host-wasm/src/eventlog.rs over
+ * leasehold-core's pump::frame and pump::recovery). What lives here: the
+ * file operations, the writer lock (eventlog-lock.js), checking the caller's
+ * input, and JSON.
+ *
+ * Numbers: sequence numbers, positions and lengths are JS numbers; epochs
+ * (nanoseconds since the Unix epoch) are BigInts.
+ */
+const fs = require('node:fs');
+const nodePath = require('node:path');
+const { promisify } = require('node:util');
+const { WriterLock } = require('./eventlog-lock.js');
+const { EventLogError, eventPayload, checkMarks, marksOf } = require('./eventlog-input.js');
+
+const fdatasync = promisify(fs.fdatasync);
+
+const ioError = (op, path, cause) =>
+  new EventLogError(`event log ${path}: ${op} failed: ${cause.message}`, 'EVENTLOG_IO', { op, path, cause });
+
+/* The wall clock in nanoseconds since the Unix epoch, for new epochs. */
+const nowNs = () => BigInt(Date.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
+
+function readOrMissing(path) {
+  try {
+    return fs.readFileSync(path);
+  } catch (error) {
+    if (error.code === 'ENOENT') return undefined;
+    throw ioError('read', path, error);
+  }
+}
+
+/* Writes `bytes` to a new file at `file` (replacing one there) and syncs it. */
+function writeDurably(file, bytes) {
+  const fd = fs.openSync(file, 'w');
+  try {
+    fs.writeSync(fd, bytes);
+    fs.fdatasyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function syncDir(dir) {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function createEventLogApi(wasm) {
+  const K = wasm.eventLogConstants();
+
+  /* Checks the path and its folder before anything is touched. */
+  function checkPath(path) {
+    if (typeof path !== 'string' || path === '') {
+      throw new EventLogError('EventLog.open: path must be a non-empty string', 'EVENTLOG_BAD_INPUT');
+    }
+    const dir = nodePath.dirname(nodePath.resolve(path));
+    let stat;
+    try {
+      stat = fs.statSync(dir);
+    } catch (error) {
+      throw new EventLogError(`event log ${path}: folder ${dir} does not exist`, 'EVENTLOG_BAD_INPUT', { path, cause: error });
+    }
+    if (!stat.isDirectory()) throw new EventLogError(`event log ${path}: ${dir} is not a folder`, 'EVENTLOG_BAD_INPUT', { path });
+    try {
+      fs.accessSync(dir, fs.constants.W_OK);
+    } catch (error) {
+      throw new EventLogError(`event log ${path}: folder ${dir} is not writable`, 'EVENTLOG_BAD_INPUT', { path, cause: error });
+    }
+  }
+
+  function checkMaxBatch(value) {
+    if (value === undefined) return K.defaultChunkSize;
+    if (!Number.isSafeInteger(value) || value < 1 || value > K.maxChunkSize) {
+      throw new EventLogError(`EventLog.open: maxBatch must be an integer from 1 to ${K.maxChunkSize}, got ${String(value)}`, 'EVENTLOG_BAD_INPUT');
+    }
+    return value;
+  }
+
+  /* JSON payloads of `drafts` as one buffer and their byte lengths. */
+  function payloadsOf(drafts, now) {
+    const texts = new Array(drafts.length);
+    for (let i = 0; i < drafts.length; i++) texts[i] = eventPayload(drafts[i], i, now);
+    const joined = texts.join('');
+    const bytes = Buffer.from(joined, 'utf8');
+    const lens = new Uint32Array(texts.length);
+    const ascii = bytes.length === joined.length;
+    for (let i = 0; i < texts.length; i++) lens[i] = ascii ? texts[i].length : Buffer.byteLength(texts[i], 'utf8');
+    return { bytes, lens };
+  }
+
+  /* The frame of a prepared append whose records are numbered from `first`. */
+  function encode({ bytes, lens, pairs }, first) {
+    try {
+      return wasm.encodeFrame(bytes, lens, first, pairs.map((p) => p[0]), Float64Array.from(pairs, (p) => p[1]));
+    } catch (error) {
+      throw new EventLogError(`event log record could not be encoded: ${error.message}`, 'EVENTLOG_BAD_INPUT', { cause: error });
+    }
+  }
+
+  class EventLog {
+    #path;
+    #maxBatch;
+    #lock;
+    #notify;
+    #fd;
+    #epoch = 0n;
+    #nextSeq = 0;
+    #len = 0;
+    #tail = new Uint8Array(K.tailLen);
+    #records = 0;
+    #dropped = 0;
+    #marks = new Map();
+    /* The watermarks as the appends queued so far leave them: a new append's
+       must not go back from these. */
+    #marksAhead = new Map();
+    #broken = true;
+    #reserved = false;
+    #closed = false;
+    #tasks = [];
+    #running = false;
+    /* Counts failed appends: an append queued while an earlier one was
+       pending is not written when that one failed (its watermarks may rely
+       on the earlier drafts). */
+    #failures = 0;
+    /* Records in appends queued and not yet run: the next append's first
+       sequence number is `#nextSeq + #queued`. */
+    #queued = 0;
+
+    constructor(path, maxBatch, lock, notify) {
+      this.#path = path;
+      this.#maxBatch = maxBatch;
+      this.#lock = lock;
+      this.#notify = notify;
+    }
+
+    /*
+     * Opens the log at `path`, recovering or creating it. Answers `{ log,
+     * created, setAside, notice, marks }`.
+     */
+    static async open(path, options = {}) {
+      if (options === null || typeof options !== 'object') {
+        throw new EventLogError('EventLog.open: options must be an object', 'EVENTLOG_BAD_INPUT');
+      }
+      checkPath(path);
+      const maxBatch = checkMaxBatch(options.maxBatch);
+      const notify = options.onNotice ?? ((text) => process.stderr.write(`leasehold: ${text}\n`));
+      if (typeof notify !== 'function') throw new EventLogError('EventLog.open: onNotice must be a function', 'EVENTLOG_BAD_INPUT');
+      let lock;
+      if (options.writerLock !== false) {
+        try {
+          lock = await WriterLock.acquire(path);
+        } catch (error) {
+          if (error.reason === 'in-use') {
+            throw new EventLogError(`event log ${path} is already open for writing elsewhere (lock ${path}.lock is held): one writer per log`, 'EVENTLOG_IN_USE', { path });
+          }
+          throw new EventLogError(`event log ${path}: ${error.message}`, 'EVENTLOG_IO', { path, op: 'lock', cause: error });
+        }
+      }
+      const log = new EventLog(path, maxBatch, lock, notify);
+      try {
+        const { created, setAside, notice } = await log.#recover(undefined);
+        return { log, created, setAside, notice, marks: new Map(log.#marks) };
+      } catch (error) {
+        await log.#release();
+        throw error;
+      }
+    }
+
+    /* Reads the file and takes it over, or sets it aside and starts anew. */
+    async #recover(previous) {
+      const path = this.#path;
+      this.#closeFd();
+      this.#broken = true;
+      try {
+        fs.rmSync(`${path}.compact`, { force: true });
+      } catch (error) {
+        throw ioError('remove stale compaction file', path, error);
+      }
+      const bytes = readOrMissing(path);
+      const plan = wasm.planOpen(bytes, previous?.epoch ?? 0n, previous?.len ?? 0, previous?.tail ?? new Uint8Array(0));
+      if (plan.kind === 'takeover') {
+        let fd;
+        try {
+          fd = fs.openSync(path, 'a');
+        } catch (error) {
+          throw ioError('open', path, error);
+        }
+        this.#fd = fd;
+        await this.#lockFile();
+        let notice;
+        if (plan.tornBytes > 0) {
+          try {
+            fs.ftruncateSync(fd, plan.validLen);
+            fs.fdatasyncSync(fd);
+          } catch (error) {
+            throw ioError('truncate torn tail', path, error);
+          }
+          if (previous) {
+            notice = `event log ${path}: ${plan.tornBytes} bytes of a failed append truncated at byte ${plan.validLen}`;
+          } else {
+            notice = `event log ${path}: torn tail of ${plan.tornBytes} bytes truncated at byte ${plan.validLen} (epoch ${plan.epoch} kept)`;
+            this.#notify(notice);
+          }
+        }
+        this.#epoch = plan.epoch;
+        this.#nextSeq = plan.nextSeq;
+        this.#len = plan.validLen;
+        this.#tail = plan.tail;
+        this.#records = plan.records;
+        this.#marks = new Map(plan.marks);
+        this.#marksAhead = new Map(plan.marks);
+        this.#broken = false;
+        this.#reserved = false;
+        return { created: false, setAside: undefined, notice };
+      }
+      const epoch = wasm.newEpoch(nowNs(), previous?.epoch ?? this.#epoch);
+      let setAside;
+      let reason = `no event log at ${path}`;
+      if (plan.asideSuffix !== undefined) {
+        setAside = `${path}${plan.asideSuffix}${epoch}`;
+        try {
+          fs.renameSync(path, setAside);
+        } catch (error) {
+          throw ioError(`rename ${plan.why} log aside`, path, error);
+        }
+        reason = plan.why === 'corrupt'
+          ? `event log ${path} is corrupt (${plan.corruption}; kept as ${setAside})`
+          : `event log ${path} changed behind its writer (kept as ${setAside})`;
+      }
+      await this.#create(epoch);
+      const notice = `${reason}: a new event log (epoch ${epoch}) starts and every source is derived again`;
+      // The first run's new log is the normal case: said in the answer only.
+      if (bytes !== undefined || previous) this.#notify(notice);
+      return { created: true, setAside, notice };
+    }
+
+    async #lockFile() {
+      if (!this.#lock) return;
+      try {
+        await this.#lock.lockFile(this.#path);
+      } catch (error) {
+        if (error.reason === 'in-use') {
+          throw new EventLogError(`event log ${this.#path} is already open for writing elsewhere (the file itself is locked): one writer per log`, 'EVENTLOG_IN_USE', { path: this.#path });
+        }
+        throw ioError('lock', this.#path, error);
+      }
+    }
+
+    /* A new, empty log of `epoch`, through `<log>.new` and a rename. */
+    async #create(epoch) {
+      const path = this.#path;
+      const temp = `${path}.new`;
+      const header = wasm.encodeHeader(epoch);
+      try {
+        writeDurably(temp, header);
+        fs.renameSync(temp, path);
+        syncDir(nodePath.dirname(nodePath.resolve(path)));
+        this.#fd = fs.openSync(path, 'a');
+      } catch (error) {
+        throw ioError('create', temp, error);
+      }
+      await this.#lockFile();
+      this.#epoch = epoch;
+      this.#nextSeq = 0;
+      this.#len = header.length;
+      this.#tail = header.slice(header.length - K.tailLen);
+      this.#records = 0;
+      this.#marks = new Map();
+      this.#marksAhead = new Map();
+      this.#broken = false;
+      // A new epoch: readers start over from 0, the next open skips ahead.
+      this.#reserved = true;
+    }
+
+    #closeFd() {
+      if (this.#fd === undefined) return;
+      try {
+        fs.closeSync(this.#fd);
+      } catch {
+        // Already gone: nothing to keep.
+      }
+      this.#fd = undefined;
+    }
+
+    async #release() {
+      this.#closeFd();
+      const lock = this.#lock;
+      this.#lock = undefined;
+      if (lock) await lock.release();
+    }
+
+    /* Whether the path still names the open file, `len` bytes long. */
+    #intact(len) {
+      const open = fs.fstatSync(this.#fd, { bigint: true });
+      if (open.size !== BigInt(len)) return false;
+      let named;
+      try {
+        named = fs.statSync(this.#path, { bigint: true });
+      } catch (error) {
+        if (error.code === 'ENOENT') return false;
+        throw error;
+      }
+      return named.ino === open.ino && named.dev === open.dev;
+    }
+
+    /* A broken log is reopened before it is used again; a reopened log that
+       had to start anew fails the operation (derive everything again). */
+    async #writable() {
+      if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
+      if (!this.#broken) return;
+      const previous = { epoch: this.#epoch, len: this.#len, tail: this.#tail };
+      const { created } = await this.#recover(previous);
+      if (created) {
+        throw new EventLogError(`event log replaced by a new log (epoch ${this.#epoch}): derive everything again`, 'EVENTLOG_REPLACED', { path: this.#path, epoch: this.#epoch });
+      }
+    }
+
+    /* Writes one frame at the end and syncs it; any failure marks the log
+       broken, and so does finding the file removed or changed behind us. */
+    async #writeFrame(frame) {
+      const fd = this.#fd;
+      let op = 'write';
+      try {
+        // The write only copies into the page cache: done here, so the
+        // fdatasync starts at once and syncs while this thread goes on.
+        let done = 0;
+        while (done < frame.length) done += fs.writeSync(fd, frame, done, frame.length - done, null);
+        op = 'fsync';
+        await fdatasync(fd);
+        op = 'append';
+        if (!this.#intact(this.#len + frame.length)) {
+          throw new Error('the log file was removed, replaced or changed while open (the next append reopens it, or starts a new log)');
+        }
+      } catch (error) {
+        this.#broken = true;
+        throw ioError(op, this.#path, error);
+      }
+      this.#len += frame.length;
+      this.#tail = frame.slice(frame.length - K.tailLen);
+    }
+
+    #reserve() {
+      if (this.#nextSeq === 0) {
+        this.#reserved = true;
+        return Promise.resolve();
+      }
+      const frame = wasm.encodeFrame(new Uint8Array(0), Uint32Array.of(0), this.#nextSeq - 1, [], new Float64Array(0));
+      return this.#writeFrame(frame).then(() => { this.#reserved = true; });
+    }
+
+    /* Runs `fn` after every operation queued before it. The next operation
+       starts (its write goes to the file system) before the caller of the
+       one that finished hears of it, so an append queued while another
+       syncs is not held up by what that caller does next. */
+    #serial(fn) {
+      return new Promise((resolve, reject) => {
+        this.#tasks.push({ fn, resolve, reject });
+        if (!this.#running) this.#runNext();
+      });
+    }
+
+    #runNext() {
+      const task = this.#tasks.shift();
+      this.#running = task !== undefined;
+      if (!task) return;
+      let result;
+      try {
+        result = Promise.resolve(task.fn());
+      } catch (error) {
+        result = Promise.reject(error);
+      }
+      result.then(
+        (value) => { this.#runNext(); task.resolve(value); },
+        (error) => { this.#runNext(); task.reject(error); },
+      );
+    }
+
+    /*
+     * Appends `drafts` and the watermarks `marks` in one write and one
+     * fdatasync; resolves `{ first, end }` (the sequence numbers given,
+     * `first` to `end - 1`) once durable. Drafts are serialised at the call,
+     * so a caller may queue the next append while one syncs.
+     */
+    append(drafts, marks) {
+      let prepared;
+      try {
+        if (!Array.isArray(drafts)) throw new EventLogError('EventLog.append: drafts must be an array', 'EVENTLOG_BAD_INPUT');
+        if (drafts.length > this.#maxBatch) {
+          throw new EventLogError(`EventLog.append: ${drafts.length} drafts exceed the batch limit of ${this.#maxBatch}`, 'EVENTLOG_BAD_INPUT');
+        }
+        const pairs = marksOf(marks, 'EventLog.append');
+        checkMarks(pairs, this.#marksAhead, 'EventLog.append');
+        if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
+        prepared = { ...payloadsOf(drafts, Date.now()), count: drafts.length, pairs };
+        // Numbered and checksummed now, as the numbers will be unless an
+        // append queued before fails: the write then only writes.
+        prepared.first = this.#nextSeq + this.#queued;
+        prepared.frame = encode(prepared, prepared.first);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      for (const [name, position] of prepared.pairs) this.#marksAhead.set(name, position);
+      const failures = this.#failures;
+      this.#queued += prepared.count;
+      return this.#serial(() => {
+        this.#queued -= prepared.count;
+        if (this.#failures !== failures) {
+          throw new EventLogError(`event log ${this.#path}: an append queued before this one failed, so nothing of this one was written`, 'EVENTLOG_ABANDONED', { path: this.#path });
+        }
+        return this.#appendPrepared(prepared).catch((error) => {
+          this.#failures++;
+          throw error;
+        });
+      });
+    }
+
+    async #appendPrepared(prepared) {
+      const { count, pairs } = prepared;
+      if (this.#broken || this.#closed) await this.#writable();
+      const first = this.#nextSeq;
+      if (count === 0 && pairs.length === 0) return { first, end: first };
+      if (!this.#reserved && count > 0) await this.#reserve();
+      await this.#writeFrame(first === prepared.first ? prepared.frame : encode(prepared, first));
+      this.#nextSeq += count;
+      this.#records += count;
+      for (const [name, position] of pairs) this.#marks.set(name, position);
+      return { first, end: this.#nextSeq };
+    }
+
+    /*
+     * Drops every record for which `keep(event, seq)` answers false and
+     * records `marks` as the log's watermarks; resolves how many went (none:
+     * the file is left as it is). Through `<log>.compact`, synced and
+     * renamed over the log.
+     */
+    compact(keep, marks) {
+      let pairs;
+      try {
+        if (typeof keep !== 'function') throw new EventLogError('EventLog.compact: keep must be a function', 'EVENTLOG_BAD_INPUT');
+        pairs = marksOf(marks, 'EventLog.compact');
+        checkMarks(pairs, this.#marksAhead, 'EventLog.compact');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return this.#serial(() => this.#compact(keep, pairs));
+    }
+
+    async #compact(keep, pairs) {
+      await this.#writable();
+      const path = this.#path;
+      const bytes = readOrMissing(path) ?? Buffer.alloc(0);
+      const tail = bytes.subarray(this.#len - K.tailLen, this.#len);
+      if (bytes.length !== this.#len || !this.#intact(this.#len) || !Buffer.from(tail).equals(Buffer.from(this.#tail))) {
+        this.#broken = true;
+        throw ioError('compact', path, new Error('the log file was changed behind its writer'));
+      }
+      const read = wasm.readRecords(bytes, 0);
+      if (read.epoch !== this.#epoch || read.damage !== undefined) {
+        this.#broken = true;
+        throw ioError('compact', path, new Error('the log file was changed behind its writer'));
+      }
+      const entries = read.entries;
+      const flags = new Uint8Array(entries.length / 3);
+      let dropped = 0;
+      for (let i = 0; i < flags.length; i++) {
+        const at = entries[3 * i + 1];
+        let event;
+        try {
+          event = JSON.parse(bytes.toString('utf8', at, at + entries[3 * i + 2]));
+        } catch {
+          flags[i] = 1; // a payload that does not parse is kept
+          continue;
+        }
+        if (keep(event, entries[3 * i])) flags[i] = 1;
+        else dropped++;
+      }
+      if (dropped === 0) return 0;
+      const out = wasm.compactBytes(bytes, flags, this.#nextSeq - 1, this.#maxBatch, pairs.map((p) => p[0]), Float64Array.from(pairs, (p) => p[1]));
+      const temp = `${path}.compact`;
+      try {
+        writeDurably(temp, out);
+        fs.renameSync(temp, path);
+      } catch (error) {
+        fs.rmSync(temp, { force: true });
+        throw ioError('compact', temp, error);
+      }
+      // From the rename on the open handle is the old file: broken until
+      // the compacted one is open.
+      this.#broken = true;
+      this.#closeFd();
+      this.#len = out.length;
+      this.#tail = out.slice(out.length - K.tailLen);
+      try {
+        syncDir(nodePath.dirname(nodePath.resolve(path)));
+        this.#fd = fs.openSync(path, 'a');
+      } catch (error) {
+        throw ioError('reopen after compaction', path, error);
+      }
+      await this.#lockFile();
+      this.#broken = false;
+      this.#records -= dropped;
+      this.#dropped += dropped;
+      this.#reserved = true;
+      this.#marks = new Map(pairs);
+      this.#marksAhead = new Map(pairs);
+      return dropped;
+    }
+
+    /* The records from sequence number `seq` on: `{ epoch, records: [{ seq,
+       event }], next }`, after every operation queued before. */
+    readFrom(seq = 0) {
+      return this.#serial(() => {
+        if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
+        return readLog(this.#path, seq, this.#len);
+      });
+    }
+
+    /* Lets the file and the lock go once every queued operation ran. */
+    close() {
+      return this.#serial(async () => {
+        if (this.#closed) return;
+        this.#closed = true;
+        this.#broken = false;
+        await this.#release();
+      });
+    }
+
+    get path() { return this.#path; }
+    get maxBatch() { return this.#maxBatch; }
+    get epoch() { return this.#epoch; }
+    get head() { return this.#nextSeq; }
+    get records() { return this.#records; }
+    get dropped() { return this.#dropped; }
+    get broken() { return this.#broken; }
+    get closed() { return this.#closed; }
+    get byteLength() { return this.#len; }
+    get marks() { return new Map(this.#marks); }
+  }
+
+  /* Reads the records of the log at `path` from sequence number `from` on,
+     without a lock (a torn tail ends the read; damage before it throws). */
+  function readLog(path, from = 0, len = undefined) {
+    if (!Number.isSafeInteger(from) || from < 0) {
+      throw new EventLogError(`readEventLog: from must be a sequence number (an integer from 0), got ${String(from)}`, 'EVENTLOG_BAD_INPUT');
+    }
+    const whole = readOrMissing(path);
+    if (whole === undefined) throw new EventLogError(`no event log at ${path}`, 'EVENTLOG_MISSING', { path });
+    const bytes = len === undefined ? whole : whole.subarray(0, len);
+    let read;
+    try {
+      read = wasm.readRecords(bytes, from);
+    } catch (error) {
+      throw new EventLogError(`event log ${path} is corrupt: ${error.message}`, 'EVENTLOG_CORRUPT', { path });
+    }
+    if (read.damage !== undefined) throw new EventLogError(`event log ${path} is corrupt: ${read.damage}`, 'EVENTLOG_CORRUPT', { path });
+    const { entries } = read;
+    const records = new Array(entries.length / 3);
+    for (let i = 0; i < records.length; i++) {
+      const at = entries[3 * i + 1];
+      const seq = entries[3 * i];
+      try {
+        records[i] = { seq, event: JSON.parse(bytes.toString('utf8', at, at + entries[3 * i + 2])) };
+      } catch (error) {
+        throw new EventLogError(`event log ${path}: record ${seq} is not an event: ${error.message}`, 'EVENTLOG_CORRUPT', { path });
+      }
+    }
+    return { epoch: read.epoch, records, next: read.next, marks: new Map(read.marks) };
+  }
+
+  const readEventLog = (path, from = 0) => readLog(path, from);
+  return { EventLog, EventLogError, readEventLog, MAX_CHUNK_SIZE: K.maxChunkSize, DEFAULT_CHUNK_SIZE: K.defaultChunkSize };
+}
+
+module.exports = { createEventLogApi, EventLogError };

@@ -1,0 +1,199 @@
+// The event pump from Node.js, over real files: kicks batched into one pass, chunks that
+// carry the watermarks they complete (never ahead of what is durable), a failing log
+// retried in the background and backfilled into a new epoch, emit, retention, close,
+// and restarts: each source derived at least once, no event shown twice to a reader
+// that resumes by sequence number.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EventPump, EventLog, readEventLog, tempLog } from './eventlog-helpers.mjs';
+
+/** An in-memory journal: one event per entry. */
+function journal(name, count = 0) {
+  const j = {
+    entries: Array.from({ length: count }, (_, i) => i),
+    derived: 0,
+    logged: [],
+    quiet: false,
+    committedLength: () => j.entries.length,
+    derive(index) {
+      j.derived += 1;
+      return [{ type: 'entry', at: 1_000 + index, body: { source: name, index } }];
+    },
+    identity: () => ({ journal: name }),
+    onLogged: undefined,
+  };
+  j.logged = [];
+  const source = { committedLength: j.committedLength, derive: (i) => j.derive(i), identity: j.identity,
+    quiet: () => j.quiet, logged: (p) => { j.logged.push(p); j.onLogged?.(p); } };
+  return { j, source };
+}
+
+const indices = (records, name) => records.filter((r) => r.event.source === name).map((r) => r.event.body.index);
+
+test('kicks within the delay make one pass; flush logs everything with the watermarks', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a');
+  const pump = await EventPump.open({ path: file, kickDelayMs: 30, sources: { a: a.source } });
+  a.j.entries.push(0, 1, 2);
+  pump.kick('a');
+  pump.kick('a');
+  await sleep(10);
+  assert.equal(a.j.derived, 0, 'not before the delay');
+  await sleep(80);
+  assert.equal(a.j.derived, 3, 'one pass derived the burst');
+  a.j.entries.push(3);
+  await pump.flush();
+  const read = await pump.readFrom(0);
+  assert.deepEqual(indices(read.records, 'a'), [0, 1, 2, 3]);
+  assert.deepEqual(read.records[0].event.identity, { journal: 'a' }, 'the source identity fills the draft');
+  assert.equal(read.marks.get('a'), 4);
+  await pump.close();
+});
+
+test('a watermark is never ahead of the records that are durable', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a', 30);
+  const b = journal('b', 7);
+  let checks = 0;
+  const check = () => {
+    const { records, marks } = readEventLog(file);
+    for (const name of ['a', 'b']) {
+      const mark = marks.get(name) ?? 0;
+      const logged = indices(records, name);
+      for (let i = 0; i < mark; i++) assert.ok(logged.includes(i), `${name} ${i} is durable below its watermark ${mark}`);
+    }
+    checks += 1;
+  };
+  a.j.onLogged = check;
+  b.j.onLogged = check;
+  const pump = await EventPump.open({ path: file, chunkSize: 4, sources: { a: a.source, b: b.source } });
+  assert.ok(checks >= 9, `checked at each durable chunk (${checks})`);
+  assert.deepEqual(pump.status().marks, new Map([['a', 30], ['b', 7]]));
+  await pump.close();
+});
+
+test('a log removed behind the pump fails the flush, then is backfilled into a new epoch in the background', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a', 5);
+  const said = [];
+  const pump = await EventPump.open({ path: file, retryAfterMs: 20, sources: { a: a.source }, onNotice: (s) => said.push(s) });
+  const epoch = pump.head.epoch;
+  fs.unlinkSync(file);
+  a.j.entries.push(5);
+  await assert.rejects(pump.flush(), { code: 'EVENTLOG_IO' });
+  assert.equal(pump.status().failing !== undefined, true);
+  await sleep(300);
+  assert.notEqual(pump.head.epoch, epoch, 'a new epoch');
+  assert.equal(pump.backfilled, true);
+  const read = readEventLog(file);
+  assert.deepEqual(indices(read.records, 'a'), [0, 1, 2, 3, 4, 5], 'everything derived again');
+  const reports = said.filter((s) => s.includes('append failed'));
+  assert.ok(reports.length >= 1 && reports.length <= 2, 'the failure, then the new log, each said once');
+  assert.equal(new Set(reports).size, reports.length, 'not once per retry');
+  await pump.flush();
+  assert.equal(pump.status().failing, undefined);
+  await pump.close();
+});
+
+test('emit logs producer drafts; close records watermarks moved without events', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a');
+  a.j.derive = () => []; // entries without events
+  const pump = await EventPump.open({ path: file, sources: { a: a.source } });
+  await pump.emit([{ source: 'a', type: 'moved', body: { to: 'b' } }]);
+  a.j.entries.push(0, 1, 2);
+  await pump.flush();
+  assert.equal(readEventLog(file).marks.get('a'), undefined, 'moved in memory only');
+  await pump.close();
+  const { records, marks } = readEventLog(file);
+  assert.equal(marks.get('a'), 3, 'close wrote the watermark');
+  assert.equal(records[0].event.type, 'moved');
+  assert.deepEqual(records[0].event.identity, { journal: 'a' });
+  await assert.rejects(pump.flush(), { code: 'EVENTLOG_CLOSED' });
+  await assert.rejects(pump.emit([{ source: 'a', type: 'x', body: 1n }]), { code: 'EVENTLOG_CLOSED' });
+});
+
+test('retention drops old records of quiet or removed sources only', async (t) => {
+  const file = tempLog(t);
+  const quiet = journal('quiet', 2);
+  const busy = journal('busy', 2);
+  quiet.j.quiet = true;
+  const pump = await EventPump.open({ path: file, retentionMs: 1_000, now: () => 10_000, sources: { quiet: quiet.source, busy: busy.source } });
+  assert.equal(await pump.compact(), 2);
+  const { records } = await pump.readFrom(0);
+  assert.deepEqual(records.map((r) => r.event.source), ['busy', 'busy']);
+  await pump.removeSource('busy');
+  assert.equal(await pump.compact(), 2, 'a removed source is droppable');
+  await pump.close();
+});
+
+test('a restarted pump derives each source past its watermark; a resuming reader sees no event twice', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a', 10);
+  const first = await EventPump.open({ path: file, sources: { a: a.source } });
+  const before = await first.readFrom(0);
+  await first.close();
+  a.j.entries.push(10, 11);
+  const b = journal('b', 3);
+  const second = await EventPump.open({ path: file, sources: { a: a.source, b: b.source } });
+  assert.equal(second.backfilled, false);
+  const after = await second.readFrom(before.next);
+  assert.deepEqual(indices(after.records, 'a'), [10, 11]);
+  assert.deepEqual(indices(after.records, 'b'), [0, 1, 2]);
+  assert.ok(after.records.every((r) => r.seq >= before.next));
+  await second.close();
+});
+
+test('a pump killed mid-pass: the next derives every entry at least once, a resuming reader sees none twice', { timeout: 60_000 }, async (t) => {
+  const file = tempLog(t);
+  const count = 3000;
+  const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'eventlog-pump.mjs');
+  const child = spawn(process.execPath, [fixture, file, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let seenSeq = new Map();
+  let next = 0;
+  await new Promise((resolve) => {
+    let lines = 0;
+    child.stdout.on('data', (text) => {
+      lines += String(text).split('\n').filter((l) => l.startsWith('a ')).length;
+      if (lines >= 3 && next === 0) {
+        const read = readEventLog(file, 0); // a reader while the pump runs
+        for (const r of read.records) seenSeq.set(r.seq, r.event.body);
+        next = read.next;
+        child.kill('SIGKILL');
+        resolve();
+      }
+    });
+  });
+  await new Promise((resolve) => child.once('exit', resolve));
+  const a = journal('a', count);
+  const b = journal('b', count);
+  const pump = await EventPump.open({ path: file, chunkSize: 64, sources: { a: a.source, b: b.source }, onNotice() {} });
+  await pump.flush();
+  const resumed = await pump.readFrom(next);
+  for (const r of resumed.records) {
+    assert.ok(!seenSeq.has(r.seq), `sequence number ${r.seq} shown twice`);
+    seenSeq.set(r.seq, r.event.body);
+  }
+  for (const name of ['a', 'b']) {
+    const got = new Set([...seenSeq.values()].filter((body) => body.source === name).map((body) => body.index));
+    assert.equal(got.size, count, `every entry of ${name} derived at least once`);
+  }
+  assert.deepEqual(pump.status().marks, new Map([['a', count], ['b', count]]));
+  await pump.close();
+});
+
+test('the README example runs as shown', async (t) => {
+  const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const example = path.join(pkg, 'examples', 'eventlog.mjs');
+  const readme = fs.readFileSync(path.join(pkg, 'README.md'), 'utf8');
+  assert.ok(readme.includes(fs.readFileSync(example, 'utf8').trim()), 'README.md must contain examples/eventlog.mjs verbatim');
+  const dir = path.dirname(tempLog(t));
+  const { execFileSync } = await import('node:child_process');
+  const out = execFileSync(process.execPath, [example, dir], { encoding: 'utf8' });
+  assert.match(out, /^0 order-placed 1\n1 order-placed 2\nresume a reader at 2;/);
+});

@@ -1,0 +1,195 @@
+// The event log from Node.js (`leasehold/eventlog`): appends durable on return, reading
+// back by sequence number, recovery at open, one writer, and bad input refused with
+// nothing written. Real files in a temporary folder.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { EventLog, readEventLog, tempLog, drafts, notices } from './eventlog-helpers.mjs';
+
+test('a new log is created, appends come back in order with their sequence numbers', async (t) => {
+  const file = tempLog(t);
+  const opened = await EventLog.open(file);
+  assert.equal(opened.created, true);
+  assert.equal(opened.setAside, undefined);
+  assert.equal(typeof opened.log.epoch, 'bigint');
+  const first = await opened.log.append(drafts(3), new Map([['jobs', 3]]));
+  assert.deepEqual(first, { first: 0, end: 3 });
+  const second = await opened.log.append(drafts(2, 'jobs', 3), [['jobs', 5]]);
+  assert.deepEqual(second, { first: 3, end: 5 });
+  assert.equal(opened.log.head, 5);
+  const read = await opened.log.readFrom(2);
+  assert.equal(read.epoch, opened.log.epoch);
+  assert.deepEqual(read.records.map((r) => r.seq), [2, 3, 4]);
+  assert.deepEqual(read.records[0].event, drafts(3)[2]);
+  assert.equal(read.next, 5);
+  await opened.log.close();
+  await assert.rejects(opened.log.append(drafts(1)), { code: 'EVENTLOG_CLOSED' });
+});
+
+test('a reopened log keeps its epoch and watermarks and never reuses a sequence number', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(4), { jobs: 4 });
+  const epoch = log.epoch;
+  await log.close();
+  const again = await EventLog.open(file);
+  assert.equal(again.created, false);
+  assert.equal(again.log.epoch, epoch);
+  assert.deepEqual([...again.marks], [['jobs', 4]]);
+  const { first } = await again.log.append(drafts(1, 'jobs', 4), { jobs: 5 });
+  assert.ok(first > 4, `numbers skip ahead after an open (got ${first})`);
+  await again.log.close();
+  // The skip itself is durable: a crash that loses the append above would not reuse it.
+  const read = readEventLog(file, 0);
+  assert.deepEqual(read.records.map((r) => r.seq), [0, 1, 2, 3, first]);
+});
+
+test('a torn tail is cut back at open and the epoch is kept', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(2), { jobs: 2 });
+  const epoch = log.epoch;
+  const whole = log.byteLength;
+  await log.close();
+  // A crash inside a write leaves a prefix of a frame: here of the first one.
+  const frame = fs.readFileSync(file).subarray(20);
+  for (const torn of [1, 7, 13, 40, frame.length - 1]) {
+    fs.appendFileSync(file, frame.subarray(0, torn));
+    const said = notices();
+    const again = await EventLog.open(file, { onNotice: said.onNotice });
+    assert.equal(again.created, false);
+    assert.equal(again.log.epoch, epoch);
+    assert.equal(fs.statSync(file).size, whole, `${torn} torn bytes cut`);
+    assert.match(again.notice, new RegExp(`torn tail of ${torn} bytes truncated`));
+    assert.equal(said.said.length, 1);
+    await again.log.close();
+  }
+});
+
+test('a damaged frame before the tail starts a new epoch and keeps the damaged file aside', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(2), { jobs: 2 });
+  await log.append(drafts(2, 'jobs', 2), { jobs: 4 });
+  const epoch = log.epoch;
+  await log.close();
+  const bytes = fs.readFileSync(file);
+  bytes[40] ^= 0xff; // inside the first frame's body
+  fs.writeFileSync(file, bytes);
+  const said = notices();
+  const again = await EventLog.open(file, { onNotice: said.onNotice });
+  assert.equal(again.created, true);
+  assert.notEqual(again.log.epoch, epoch);
+  assert.equal(again.setAside, `${file}.corrupt-${again.log.epoch}`);
+  assert.deepEqual(fs.readFileSync(again.setAside), bytes, 'the damaged file is kept as it was');
+  assert.equal(again.marks.size, 0, 'every source derives again');
+  assert.match(said.said[0], /is corrupt/);
+  assert.deepEqual(readEventLog(file).records, []);
+  await again.log.close();
+});
+
+test('a second writer is refused while one holds the log, and may open once it closed', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(1));
+  const before = fs.readFileSync(file);
+  await assert.rejects(EventLog.open(file), (e) => e.code === 'EVENTLOG_IN_USE' && /already open for writing/.test(e.message));
+  assert.deepEqual(fs.readFileSync(file), before, 'the refused open touched nothing');
+  await log.close();
+  const next = await EventLog.open(file);
+  await next.log.close();
+});
+
+test('a log removed behind its writer is noticed at the next append and a new log starts', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file, { onNotice() {} });
+  await log.append(drafts(2), { jobs: 2 });
+  const epoch = log.epoch;
+  fs.unlinkSync(file);
+  await assert.rejects(log.append(drafts(1, 'jobs', 2), { jobs: 3 }), { code: 'EVENTLOG_IO' });
+  assert.equal(log.broken, true);
+  await assert.rejects(log.append(drafts(1, 'jobs', 2), { jobs: 3 }), (e) => e.code === 'EVENTLOG_REPLACED' && e.epoch !== epoch);
+  assert.notEqual(log.epoch, epoch);
+  assert.equal(log.marks.size, 0);
+  await log.append(drafts(3), { jobs: 3 });
+  assert.equal(readEventLog(file).records.length, 3);
+  await log.close();
+});
+
+test('a log truncated behind its writer is set aside at the next append', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file, { onNotice() {} });
+  await log.append(drafts(2), { jobs: 2 });
+  await log.append(drafts(2, 'jobs', 2), { jobs: 4 });
+  fs.truncateSync(file, 60);
+  await assert.rejects(log.append(drafts(1, 'jobs', 4), { jobs: 5 }), { code: 'EVENTLOG_IO' });
+  await assert.rejects(log.append(drafts(1, 'jobs', 4), { jobs: 5 }), { code: 'EVENTLOG_REPLACED' });
+  const aside = fs.readdirSync(path.dirname(file)).filter((n) => n.includes('.replaced-'));
+  assert.equal(aside.length, 1, 'the truncated file is kept aside');
+  await log.close();
+});
+
+test('compaction drops what keep refuses, keeps sequence numbers and records the watermarks', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append([...drafts(3, 'old'), ...drafts(2, 'live', 3)], { old: 3, live: 2 });
+  const dropped = await log.compact((event) => event.source !== 'old', { old: 3, live: 2 });
+  assert.equal(dropped, 3);
+  assert.equal(log.dropped, 3);
+  const { records } = await log.readFrom(0);
+  assert.deepEqual(records.map((r) => [r.seq, r.event.source]), [[3, 'live'], [4, 'live']]);
+  assert.equal((await log.compact(() => true, { old: 3, live: 2 })), 0, 'nothing to drop leaves the file');
+  const { first } = await log.append(drafts(1, 'live', 5), { live: 3 });
+  assert.equal(first, 5);
+  await log.close();
+  const again = await EventLog.open(file);
+  assert.deepEqual(new Map(again.marks), new Map([['old', 3], ['live', 3]]));
+  await again.log.close();
+});
+
+test('bad input is refused naming the cause, and nothing is written', async (t) => {
+  const file = tempLog(t);
+  await assert.rejects(EventLog.open(path.join(path.dirname(file), 'missing', 'events.log')), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /does not exist/.test(e.message));
+  await assert.rejects(EventLog.open(file, { maxBatch: 0 }), /maxBatch must be an integer/);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(1), { jobs: 5 });
+  const before = fs.readFileSync(file);
+  const cycle = { a: 1 };
+  cycle.self = cycle;
+  const cases = [
+    [[{ source: 'jobs', type: 'x', body: { n: 10n } }], /draft 0\.body\.n is a bigint/],
+    [[{ source: 'jobs', type: 'x', body: cycle }], /cycle/],
+    [[{ source: 'jobs', type: 'x', body: { f() {} } }], /is a function/],
+    [[{ source: 'jobs', type: 'x', body: [1, Number.NaN] }], /NaN/],
+    [[{ source: 'jobs', type: 'x', body: new Map() }], /Map/],
+    [[drafts(1)[0], { source: 'jobs', type: 'x', wid: 'w' }], /draft 1 has a field 'wid'/],
+    [[{ type: 'x' }], /source must be a string/],
+    [[{ source: 'jobs', type: 'x', at: -1 }], /at must be milliseconds/],
+    [drafts(1), /watermark of source 'jobs' would go back from 5 to 4/, { jobs: 4 }],
+    [drafts(1), /must be a position/, { jobs: 1.5 }],
+  ];
+  for (const [input, message, marks] of cases) {
+    await assert.rejects(log.append(input, marks), (e) => e.code === 'EVENTLOG_BAD_INPUT' && message.test(e.message), String(message));
+  }
+  let deep = {};
+  for (let i = 0; i < 120; i++) deep = { deep };
+  await assert.rejects(log.append([{ source: 'jobs', type: 'x', body: deep }]), /nests deeper than 100/);
+  assert.deepEqual(fs.readFileSync(file), before, 'nothing was written');
+  await log.close();
+});
+
+test('a path in a read-only folder is refused at open', { skip: process.platform === 'win32' }, (t) => {
+  const file = tempLog(t);
+  const dir = path.join(path.dirname(file), 'read-only');
+  fs.mkdirSync(dir, { mode: 0o555 });
+  fs.chmodSync(path.dirname(file), 0o755);
+  // As root every folder is writable: the open runs as an unprivileged user then.
+  const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const script = `import('leasehold/eventlog').then(({ EventLog }) => EventLog.open(${JSON.stringify(path.join(dir, 'e.log'))}))
+    .then(() => console.log('opened'), (e) => console.log(e.code + ': ' + e.message))`;
+  const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: process.cwd(), ...asUser });
+  assert.match(run.stdout, /EVENTLOG_BAD_INPUT: .*is not writable/, run.stderr);
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
