@@ -73,7 +73,7 @@ test('each .wasm is reachable through exports, and ships once', async () => {
   const manifest = require('leasehold/package.json');
   const dist = new URL('../dist/', import.meta.url);
   const wasm = (await readdir(dist, { recursive: true })).filter((f) => f.endsWith('.wasm')).sort();
-  assert.deepEqual(wasm, ['leasehold_bg.wasm', 'leasehold_trace_bg.wasm']);
+  assert.deepEqual(wasm, ['leasehold_bg.wasm', 'leasehold_eventlog_bg.wasm', 'leasehold_pump_bg.wasm', 'leasehold_trace_bg.wasm']);
   for (const file of wasm) {
     assert.equal(manifest.exports[`./${file}`], `./dist/${file}`);
     assert.ok(require.resolve(`leasehold/${file}`).endsWith(file));
