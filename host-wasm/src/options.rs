@@ -6,12 +6,16 @@
 //! the reference implementation where it had a rule: `heartbeat`, `backoff` and `onEvent` are
 //! absent when falsy (the reference implementation tests them with `if`); the numeric options and
 //! `logger`/`now` are absent when `undefined` or `null` (the reference implementation uses `??`).
+//! Beyond it: `logger` may also be a logger object (`console`), and a key
+//! that looks like a misspelt option is refused ([`names`]).
+
+pub mod names;
 
 use core::fmt;
 use js_sys::Reflect;
 use leasehold_core::backoff::Backoff;
 use leasehold_core::options::{Config, OptionError, OptionsInput};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// The options, checked: the core's configuration and whether a trace sink
 /// (`onEvent`) was given.
@@ -44,6 +48,13 @@ pub enum OptionsError {
     /// The core refused a value (`TypeError` for a non-finite number,
     /// `RangeError` otherwise).
     Invalid(OptionError),
+    /// A key that is no option but close to one (`TypeError`): see [`names`].
+    Misspelt {
+        /// The key as given, e.g. `intervalMS`.
+        key: String,
+        /// The option it is close to, e.g. `intervalMs`.
+        option: &'static str,
+    },
 }
 
 impl OptionsError {
@@ -51,7 +62,7 @@ impl OptionsError {
     /// `RangeError` (a number out of range).
     pub fn is_type_error(&self) -> bool {
         match self {
-            OptionsError::NotAnObject { .. } | OptionsError::WrongKind { .. } => true,
+            OptionsError::NotAnObject { .. } | OptionsError::WrongKind { .. } | OptionsError::Misspelt { .. } => true,
             OptionsError::Invalid(e) => e.is_type_error(),
         }
     }
@@ -76,6 +87,7 @@ impl fmt::Display for OptionsError {
                 write!(f, "{option} must be {expected}, got {got}")
             }
             OptionsError::Invalid(e) => write!(f, "{e}"),
+            OptionsError::Misspelt { key, option } => write!(f, "unknown option {key}: did you mean {option}?"),
         }
     }
 }
@@ -142,6 +154,38 @@ fn required_function(options: &JsValue, option: &'static str) -> Result<(), JsVa
     if value.is_function() { Ok(()) } else { Err(wrong(option, "a function", &value)) }
 }
 
+/// `logger`: absent when nullish; else a function answering a logger at each
+/// line (the reference implementation's form), or a logger object used as it is (`console`), which
+/// must have an `error` method (the level the runner logs at).
+fn check_logger(options: &JsValue) -> Result<(), JsValue> {
+    let value = get(options, "logger")?;
+    if nullish(&value) || value.is_function() {
+        return Ok(());
+    }
+    const EXPECTED: &str = "a logger object (with an error method) or a function answering one";
+    if !value.is_object() {
+        return Err(wrong("logger", EXPECTED, &value));
+    }
+    let error = get(&value, "error")?;
+    if error.is_function() {
+        Ok(())
+    } else {
+        Err(OptionsError::WrongKind { option: "logger.error", expected: "a function", got: kind_of(&error) }.to_js())
+    }
+}
+
+/// Refuses the first own string key that is a near miss of an option. A
+/// proxy whose `ownKeys` trap throws has its error rethrown as it is.
+fn check_names(options: &JsValue) -> Result<(), JsValue> {
+    for key in Reflect::own_keys(options.unchecked_ref())?.iter() {
+        let Some(key) = key.as_string() else { continue };
+        if let Some(option) = names::near_miss(&key) {
+            return Err(OptionsError::Misspelt { key, option }.to_js());
+        }
+    }
+    Ok(())
+}
+
 fn read_backoff(options: &JsValue) -> Result<Option<Backoff>, JsValue> {
     let value = get(options, "backoff")?;
     if falsy(&value) {
@@ -163,18 +207,21 @@ fn read_backoff(options: &JsValue) -> Result<Option<Backoff>, JsValue> {
 /// Required: `name` (a string), `intervalMs` (a number), `claim` and
 /// `perform` (functions), and `staleAfterMs` (a number) when a `heartbeat` is
 /// given; without one the reference implementation never reads it, so it may be left out.
-/// Optional: `heartbeat`, `onEvent`, `logger`, `now` (functions),
+/// Optional: `heartbeat`, `onEvent`, `now` (functions), `logger` (a
+/// function answering a logger, or a logger object with an `error` method),
 /// `heartbeatEveryMs`, `heartbeatSkewMs`, `batchLimit`, `concurrency`
 /// (numbers), `backoff` (`{ initialMs, maxMs, multiplier }`, numbers).
 ///
 /// # Errors
 /// The JS error to throw: a `TypeError` naming the option for a value of the
 /// wrong kind or a non-finite number, a `RangeError` naming it for a number
-/// out of range ([`OptionsError`]); a throwing getter's own error.
+/// out of range ([`OptionsError`]); a `TypeError` naming the option a key
+/// is a near miss of ([`names`]); a throwing getter's own error.
 pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
     if !options.is_object() {
         return Err(OptionsError::NotAnObject { got: kind_of(options) }.to_js());
     }
+    check_names(options)?;
     let name = get(options, "name")?;
     if name.as_string().is_none() {
         return Err(wrong("name", "a string", &name));
@@ -183,7 +230,7 @@ pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
     required_function(options, "perform")?;
     let heartbeat = optional_function(options, "heartbeat", falsy)?;
     let tracing = optional_function(options, "onEvent", falsy)?;
-    optional_function(options, "logger", nullish)?;
+    check_logger(options)?;
     optional_function(options, "now", nullish)?;
 
     let interval_ms = number("intervalMs", &get(options, "intervalMs")?)?;

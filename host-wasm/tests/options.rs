@@ -31,11 +31,33 @@ fn a_missing_or_non_function_callback_is_a_type_error_naming_it() {
             assert!(message.contains(&format!("{key} must be a function")), "{message}");
         }
     }
-    for key in ["heartbeat", "onEvent", "logger", "now"] {
+    for key in ["heartbeat", "onEvent", "now"] {
         let (kind, message) = refusal(&with(key, "yes"));
         assert_eq!(kind, "TypeError", "{key}");
         assert!(message.contains(&format!("{key} must be a function, got string")), "{message}");
     }
+    let (kind, message) = refusal(&with("logger", "yes"));
+    assert_eq!(kind, "TypeError");
+    let expected = "logger must be a logger object (with an error method) or a function answering one, got string";
+    assert!(message.contains(expected), "{message}");
+}
+
+#[wasm_bindgen_test]
+fn a_logger_object_needs_an_error_method() {
+    let logger = js_sys::Object::new();
+    let (kind, message) = refusal(&with("logger", logger.clone()));
+    assert_eq!(kind, "TypeError");
+    assert!(message.contains("logger.error must be a function, got undefined"), "{message}");
+    js_sys::Reflect::set(&logger, &"error".into(), &js_sys::Function::new_no_args("")).unwrap();
+    assert!(Core::new(&with("logger", logger)).is_ok());
+}
+
+#[wasm_bindgen_test]
+fn a_key_close_to_an_option_is_a_type_error_naming_the_option() {
+    let (kind, message) = refusal(&with("intervalMS", 5));
+    assert_eq!(kind, "TypeError");
+    assert!(message.ends_with("unknown option intervalMS: did you mean intervalMs?"), "{message}");
+    assert!(Core::new(&with("intervalMilliseconds", 5)).is_ok(), "a far-away key is ignored");
 }
 
 #[wasm_bindgen_test]

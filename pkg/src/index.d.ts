@@ -101,7 +101,7 @@ export type JobEvent =
       readonly unconfirmedMs?: number;
     };
 
-/** A logger: only `error` is used. */
+/** A logger: only `error` is used (`console` is one). */
 export interface JobLogger {
   error(message: string, meta: { module: string; err: unknown }): void;
 }
@@ -136,8 +136,11 @@ export interface JobRunnerCommonOptions<Claimed> {
   readonly batchLimit?: number | undefined;
   /** Items performed at once. Truncated; not a safe integer means 1; clamped to 1..64. Default 1. */
   readonly concurrency?: number | undefined;
-  /** Answers the logger to use, called at each log line. Default: `() => console`. */
-  readonly logger?: (() => JobLogger) | undefined;
+  /**
+   * The logger (`console`, or any object with an `error` method), or a function answering
+   * the logger to use, called at each log line. Default: `console`.
+   */
+  readonly logger?: JobLogger | (() => JobLogger) | undefined;
   /** The clock, ms. Default `Date.now`. Fractions are truncated. */
   readonly now?: (() => number) | undefined;
   /** Trace sink; a sink that throws costs the pass nothing. With none, no event is built. */
@@ -168,6 +171,13 @@ export interface JobRunnerOptionsWithoutHeartbeat<Claimed> extends JobRunnerComm
  */
 export type JobRunnerOptions<Claimed> = JobRunnerOptionsWithHeartbeat<Claimed> | JobRunnerOptionsWithoutHeartbeat<Claimed>;
 
+declare global {
+  interface SymbolConstructor {
+    /** The symbol `await using` calls (explicit resource management), for TypeScript libs older than it. */
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 export interface JobRunner {
   readonly name: string;
   /** Starts the loop with an immediate pass, then one per delay. A second start does nothing. */
@@ -182,6 +192,8 @@ export interface JobRunner {
   quiesce(): Promise<void>;
   /** Quiesces for good: later `start`, `tick` and `wake` do nothing; `tick` answers an idle report. */
   dispose(): Promise<void>;
+  /** `dispose()`, for `await using runner = createJobRunner(…)` (where the runtime has the symbol). */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**

@@ -42,6 +42,16 @@ const IDLE = Object.freeze({ claimed: 0, performed: 0, failed: 0, claimLost: 0 }
 const noop = () => undefined;
 const consoleLogger = () => console;
 
+/* `logger` as the reference takes it (a function answering the logger at
+   each line), or the logger itself (`console`, a pino or winston instance):
+   either way a function answering the logger. Checked by the core's options
+   reader (an object must have an `error` method). */
+function loggerOf(option) {
+  if (typeof option === 'function') return option;
+  if (option === undefined || option === null) return consoleLogger;
+  return () => option;
+}
+
 /* `timing`: timing.js, handed over by the entry (the browser build has no require). */
 function createApi(wasm, timing) {
   const { settle, createDeadlineTimer } = timing;
@@ -83,7 +93,7 @@ function createApi(wasm, timing) {
     const heartbeat = options.heartbeat;
     const sink = options.onEvent ? options.onEvent : undefined;
     const clock = options.now ?? Date.now;
-    const logger = options.logger ?? consoleLogger;
+    const logger = loggerOf(options.logger);
     const ptr = core.bufferPtr();
 
     let buf = new Float64Array(wasm.wasmMemory().buffer, ptr, LEN);
@@ -324,7 +334,7 @@ function createApi(wasm, timing) {
       if (view()[DEADLINE] < 0) timer.disarm();
     }
 
-    return {
+    const runner = {
       name,
       start() {
         core.start(time());
@@ -358,6 +368,10 @@ function createApi(wasm, timing) {
         return pass < 0 ? Promise.resolve() : waitFor(pass).then(noop);
       },
     };
+    /* `await using runner = createJobRunner(…)` disposes it at the end of the
+       scope, where the runtime knows the symbol. */
+    if (typeof Symbol.asyncDispose === 'symbol') runner[Symbol.asyncDispose] = runner.dispose;
+    return runner;
   }
 
   return {

@@ -50,7 +50,7 @@ test('callbacks must be functions; the optional ones may be left out', () => {
   refuses({ perform: {} }, TypeError, /perform must be a function, got object/);
   refuses({ heartbeat: 'yes' }, TypeError, /heartbeat must be a function/);
   refuses({ onEvent: 1 }, TypeError, /onEvent must be a function/);
-  refuses({ logger: console }, TypeError, /logger must be a function/);
+  refuses({ logger: 5 }, TypeError, /logger must be a logger object \(with an error method\) or a function answering one, got number/);
   refuses({ now: 5 }, TypeError, /now must be a function/);
   refuses({ name: 12 }, TypeError, /name must be a string/);
   const runner = createJobRunner({ name: 'bare', intervalMs: 10, staleAfterMs: 100, ...ok });
@@ -136,5 +136,21 @@ test('a logger that throws does not stall the pass', async () => {
   const runner = make({ claim: queue(2).claim, logger: () => { throw new Error('no logger'); },
     perform: async () => { throw new Error('bad'); } });
   assert.deepEqual({ ...(await runner.tick()) }, { claimed: 2, performed: 0, failed: 2, claimLost: 0 });
+  await runner.dispose();
+});
+
+test('a key close to an option name is refused with the option it is close to', () => {
+  refuses({ intervalMS: 500 }, TypeError, /unknown option intervalMS: did you mean intervalMs\?/);
+  refuses({ INTERVALMS: 500 }, TypeError, /did you mean intervalMs\?/);
+  refuses({ concurency: 4 }, TypeError, /unknown option concurency: did you mean concurrency\?/);
+  refuses({ heartbeatEvreyMs: 100 }, TypeError, /did you mean heartbeatEveryMs\?/);
+  refuses({ onevent: () => {} }, TypeError, /did you mean onEvent\?/);
+  refuses({ staleAfter: 100 }, TypeError, /did you mean staleAfterMs\?/);
+  refuses({ Now: () => 0 }, TypeError, /did you mean now\?/);
+});
+
+test('keys far from every option name are left alone, as the reference runner leaves them', async () => {
+  const runner = make({ queue: 'mail', id: 7, on: true, timeoutMs: 5, metadata: {} });
+  assert.deepEqual({ ...(await runner.tick()) }, { claimed: 0, performed: 0, failed: 0, claimLost: 0 });
   await runner.dispose();
 });

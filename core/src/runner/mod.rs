@@ -479,9 +479,25 @@ impl<E: Clone> Runner<E> {
 
     /// The one instant the host must call [`Runner::handle_timeout`] at: the
     /// loop's next pass, or an item's renewal, deadline or grace end.
+    ///
+    /// Hosts ask it after every input (the wasm host twice per item), so the
+    /// common case is short: without a heartbeat and without the settle phase
+    /// no item ever has a timer (a grace end follows a lost claim, which takes
+    /// a renewal; a settle retry takes the settle phase), and the slots are
+    /// not looked at.
     pub fn poll_timeout(&self) -> Option<Millis> {
         let loop_timer = self.timer.map(|(at, _)| at);
-        self.slots.iter().filter_map(Slot::deadline).chain(loop_timer).min()
+        if self.config.heartbeat.is_none() && !self.settle_phase {
+            debug_assert!(self.slots.iter().all(|s| s.deadline().is_none()), "an item timer without a heartbeat");
+            return loop_timer;
+        }
+        let mut earliest = loop_timer;
+        for slot in &self.slots {
+            if let Some(at) = slot.deadline() {
+                earliest = Some(earliest.map_or(at, |e| e.min(at)));
+            }
+        }
+        earliest
     }
 
     /// Runs every timer due at `now`.
