@@ -145,6 +145,16 @@ pub struct ScheduleRound {
     pub next_due: Option<Millis>,
 }
 
+/// The compare-and-swap of one schedule's cursor: from the value read to
+/// the new one, with the first slot after it (stored values, ms).
+#[derive(Clone, Copy)]
+struct Swap {
+    id: i64,
+    from: i64,
+    to: i64,
+    next: Option<i64>,
+}
+
 /// A row read back: the record, plus what the swap needs.
 struct Row {
     id: i64,
@@ -335,13 +345,14 @@ impl Store {
             // Its stored next slot was due, but its cadence says not yet (a
             // worker whose time zone data differs): store the cadence's answer.
             let next = slots.next_after(cursor).map(|at| at.0 as i64);
-            self.advance(row.id, row.last_slot, row.last_slot, next, None, &job, now).await?;
+            let swap = Swap { id: row.id, from: row.last_slot, to: row.last_slot, next };
+            self.advance(&swap, &[], &job, now).await?;
             return Ok(());
         };
         loop {
             let cursor_ms = decision.cursor.0 as i64;
-            let next = decision.next.map(|at| at.0 as i64);
-            let Some(ids) = self.advance(row.id, row.last_slot, cursor_ms, next, Some(&decision.enqueue), &job, now).await? else {
+            let swap = Swap { id: row.id, from: row.last_slot, to: cursor_ms, next: decision.next.map(|at| at.0 as i64) };
+            let Some(ids) = self.advance(&swap, &decision.enqueue, &job, now).await? else {
                 return Ok(());
             };
             round.skipped += decision.skipped(every).unwrap_or(u64::from(decision.enqueue.is_empty()));
@@ -362,22 +373,12 @@ impl Store {
         }
     }
 
-    /// One transaction: the swap of the cursor from `from` to `to` (with the
-    /// next slot), then the jobs of `slots`, then the schedule's last job.
-    /// Answers the new jobs' ids, or `None` when the swap found the cursor
-    /// moved (or the schedule paused or removed) and nothing was written.
-    #[allow(clippy::too_many_arguments)]
-    async fn advance(
-        &self,
-        id: i64,
-        from: i64,
-        to: i64,
-        next: Option<i64>,
-        slots: Option<&[Millis]>,
-        job: &JobRow<'_>,
-        now: Millis,
-    ) -> StoreResult<Option<Vec<i64>>> {
-        let slots = slots.unwrap_or_default();
+    /// One transaction: the swap of the cursor (with the next slot), then
+    /// the jobs of `slots`, then the schedule's last job. Answers the new
+    /// jobs' ids, or `None` when the swap found the cursor moved (or the
+    /// schedule paused or removed) and nothing was written.
+    async fn advance(&self, swap: &Swap, slots: &[Millis], job: &JobRow<'_>, now: Millis) -> StoreResult<Option<Vec<i64>>> {
+        let Swap { id, from, to, next } = *swap;
         let last_run = slots.last().map(|at| at.0 as i64);
         let now_ms = now.0 as i64;
         on_backend!(self, |pool, sql| {

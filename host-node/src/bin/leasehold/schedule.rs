@@ -7,6 +7,7 @@ use crate::fail::CliError;
 use crate::handler::payload;
 use crate::inspect::{table, time};
 use clap::{Args, Subcommand, ValueEnum};
+use leasehold::core::Millis;
 use leasehold::core::schedule::{CatchUp, Overlap};
 use leasehold::runner::{Clock, TokioClock};
 use leasehold::schedule::Cadence;
@@ -160,7 +161,7 @@ pub async fn run(store: &Store, args: &ScheduleArgs) -> Result<(), CliError> {
             let next = added.next_slot.map_or_else(|| "never".to_owned(), time);
             println!("added schedule {} ({}), next run {next}", added.spec.name, added.spec.cadence);
         }
-        Action::List => list(store).await?,
+        Action::List => list(store, now).await?,
         Action::Remove(NameArg { name }) => {
             store.remove_schedule(name).await?;
             println!("removed schedule {name} (the jobs it queued stay)");
@@ -178,7 +179,7 @@ pub async fn run(store: &Store, args: &ScheduleArgs) -> Result<(), CliError> {
 }
 
 /// `leasehold schedule list`.
-async fn list(store: &Store) -> Result<(), CliError> {
+async fn list(store: &Store, now: Millis) -> Result<(), CliError> {
     let schedules = store.schedules().await?;
     if schedules.is_empty() {
         println!("no schedules");
@@ -190,7 +191,7 @@ async fn list(store: &Store) -> Result<(), CliError> {
             s.spec.name.clone(),
             s.spec.queue.clone(),
             s.spec.cadence.to_string(),
-            next_run(s),
+            next_run(s, now),
             s.last_run.map_or_else(|| "never".to_owned(), |last| time(last.slot)),
             s.last_run.map_or_else(String::new, |last| outcome(&last)),
             policy(s),
@@ -201,9 +202,16 @@ async fn list(store: &Store) -> Result<(), CliError> {
     Ok(())
 }
 
-fn next_run(s: &ScheduleRecord) -> String {
+/// How long past its time a next run is shown as overdue: no worker of its
+/// queue has looked since (they look about once a second).
+const OVERDUE_AFTER_MS: u64 = 10_000;
+
+fn next_run(s: &ScheduleRecord, now: Millis) -> String {
     match (s.paused_at, s.next_slot) {
         (Some(at), _) => format!("paused since {}", time(at)),
+        (None, Some(next)) if now.since(next) > OVERDUE_AFTER_MS => {
+            format!("{} (overdue: no worker of queue {} is running)", time(next), s.spec.queue)
+        }
         (None, Some(next)) => time(next),
         (None, None) => "never".to_owned(),
     }
@@ -222,4 +230,29 @@ fn policy(s: &ScheduleRecord) -> String {
         Overlap::Skip => ", no overlap",
     };
     format!("catch-up {}{overlap}", s.spec.catch_up)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(next: Option<u64>, paused: Option<u64>) -> ScheduleRecord {
+        ScheduleRecord {
+            spec: ScheduleSpec::new("s", "mail", Cadence::Every(Duration::from_secs(60)), payload("true")),
+            created_at: Millis(0),
+            paused_at: paused.map(Millis),
+            next_slot: next.map(Millis),
+            last_run: None,
+        }
+    }
+
+    #[test]
+    fn a_next_run_long_past_says_no_worker_of_its_queue_runs() {
+        let now = Millis(1_800_000_000_000);
+        assert_eq!(next_run(&record(Some(now.0 - 500), None), now), "2027-01-15T07:59:59.500Z");
+        let overdue = next_run(&record(Some(now.0 - 60_000), None), now);
+        assert!(overdue.ends_with("(overdue: no worker of queue mail is running)"), "{overdue}");
+        assert!(next_run(&record(Some(now.0 - 60_000), Some(5)), now).starts_with("paused since"));
+        assert_eq!(next_run(&record(None, None), now), "never");
+    }
 }
