@@ -8,7 +8,11 @@ use leasehold_tests::sim::{run_seeds, Invariant, Mutation, SimConfig};
 const BUDGET: u64 = 500;
 
 fn caught(mutation: Mutation, expected: &[Invariant]) {
-    let cfg = SimConfig::standard(4, 100).with_mutation(mutation);
+    caught_in(SimConfig::standard(4, 100), mutation, expected);
+}
+
+fn caught_in(cfg: SimConfig, mutation: Mutation, expected: &[Invariant]) {
+    let cfg = cfg.with_mutation(mutation);
     let summary = run_seeds(0, BUDGET, &cfg, 1);
     let failure = summary
         .failures
@@ -37,7 +41,12 @@ fn eperm_read_as_dead_is_caught() {
 
 #[test]
 fn fence_answer_ignored_is_caught() {
-    caught(
+    // A renewal answers `false` to a working owner where renewals reach the
+    // store late: throttled hosts over a slow store (elsewhere the owner has
+    // lapsed long before a peer takes over, and a `false` reaches only
+    // owners settling their outcome, which the fence decides anyway).
+    caught_in(
+        SimConfig::throttled(4, 100),
         Mutation::FenceIgnored,
         &[Invariant::OwnerStopsInBudget, Invariant::ExclusiveOwnership, Invariant::NoSettleAfterLost],
     );
@@ -67,11 +76,12 @@ fn a_guard_that_ignores_its_exit_deadline_is_caught_by_work_running_beside_its_s
 
 #[test]
 fn a_grace_outside_the_lease_budget_is_caught_by_work_still_ending_when_its_successor_starts() {
-    let cfg = SimConfig::slow_exit(4, 100).with_mutation(Mutation::GraceOutsideBudget);
-    let summary = run_seeds(0, BUDGET, &cfg, 1);
-    let failure = summary.failures.first().expect("grace-outside-budget was not caught");
-    let violation = failure.violation.as_ref().expect("a failure has a violation");
-    assert_eq!(violation.invariant, Invariant::ExecutionsExclusive, "seed {}: {violation}", failure.seed);
+    caught_in(SimConfig::slow_exit(4, 100), Mutation::GraceOutsideBudget, &[Invariant::ExecutionsExclusive]);
+}
+
+#[test]
+fn a_settle_dropped_when_the_store_does_not_answer_is_caught_by_the_finished_work_run_again() {
+    caught(Mutation::SettleDropped, &[Invariant::FinishedWorkKept]);
 }
 
 #[test]

@@ -69,6 +69,11 @@
 //!   [`super::exit`]): the work of a stalled worker runs on, and stopped
 //!   work takes up to the exit grace to end; the guard's exit deadline and
 //!   the budget `W + R + K + G < S` must end it before any peer's starts.
+//! - [`Invariant::FinishedWorkKept`]: a perform that finished with a result
+//!   to keep, whose fence still holds, is recorded and never performed
+//!   again: its item is claimed again only by a peer that took its lease
+//!   over (the late settle is then refused by the fence), never handed back
+//!   or re-claimed by its own worker while the outcome waits.
 //! - [`Invariant::DeterministicTrace`]: the same seed gives the same trace
 //!   hash (checked by running a seed twice, and against golden hashes that
 //!   native and wasm32 share).
@@ -102,6 +107,9 @@ pub enum Invariant {
     DeterministicTrace,
     /// Two executions of one item ran at the same time.
     ExecutionsExclusive,
+    /// Finished work whose fence still held was not recorded, and was
+    /// performed again.
+    FinishedWorkKept,
 }
 
 impl Invariant {
@@ -120,6 +128,7 @@ impl Invariant {
             Invariant::PidEvidenceTrue => "pid-evidence-true",
             Invariant::DeterministicTrace => "deterministic-trace",
             Invariant::ExecutionsExclusive => "executions-exclusive",
+            Invariant::FinishedWorkKept => "finished-work-kept",
         }
     }
 }

@@ -46,11 +46,15 @@ pub enum Mutation {
     /// tolerance is `S − I − K`, as if stopped work ended at once): work
     /// that takes up to the grace to end outlives the lease.
     GraceOutsideBudget,
+    /// The host drops an outcome whose settle the store did not answer and
+    /// gives the item back (host), as hosts did before the settle phase:
+    /// finished work is performed again.
+    SettleDropped,
 }
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 9] = [
+    pub const BROKEN: [Mutation; 10] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
@@ -60,6 +64,7 @@ impl Mutation {
         Mutation::ConfirmationDropped,
         Mutation::GuardDeadlineOff,
         Mutation::GraceOutsideBudget,
+        Mutation::SettleDropped,
     ];
 
     /// The name used on the command line and in reports.
@@ -75,6 +80,7 @@ impl Mutation {
             Mutation::ConfirmationDropped => "confirmation-dropped",
             Mutation::GuardDeadlineOff => "guard-deadline-off",
             Mutation::GraceOutsideBudget => "grace-outside-budget",
+            Mutation::SettleDropped => "settle-dropped",
         }
     }
 

@@ -40,6 +40,9 @@ pub struct Execution {
     pub end: Option<u64>,
     /// Whether its work ran to completion (rather than being stopped).
     pub finished: bool,
+    /// Whether its work, once complete, fails (an outcome to retry, not a
+    /// result to keep).
+    pub fails: bool,
     /// The guard's exit deadline, real ms: stopped unless moved by then.
     pub deadline: u64,
 }
@@ -59,12 +62,12 @@ pub struct Executions {
 
 impl Executions {
     /// An execution of `item` under `token` by `worker`'s `incarnation`,
-    /// starting at `now` with the guard's exit deadline `deadline`. Answers
-    /// its id, and the execution of the same item it overlaps, if one still
-    /// runs.
-    pub fn start(&mut self, item: u32, worker: u8, incarnation: u32, token: u64, now: u64, deadline: u64) -> (ExecId, Option<Execution>) {
+    /// starting at `now` with the guard's exit deadline `deadline`, whose
+    /// work `fails` or not. Answers its id, and the execution of the same
+    /// item it overlaps, if one still runs.
+    pub fn start(&mut self, item: u32, worker: u8, incarnation: u32, token: u64, now: u64, deadline: u64, fails: bool) -> (ExecId, Option<Execution>) {
         let overlapped = self.all.iter().find(|e| e.item == item && e.running_at(now)).copied();
-        self.all.push(Execution { item, worker, incarnation, token, start: now, end: None, finished: false, deadline });
+        self.all.push(Execution { item, worker, incarnation, token, start: now, end: None, finished: false, fails, deadline });
         (self.all.len() - 1, overlapped)
     }
 
@@ -140,6 +143,12 @@ impl Executions {
     pub fn finished(&self, item: u32) -> impl Iterator<Item = &Execution> {
         self.all.iter().filter(move |e| e.item == item && e.finished)
     }
+
+    /// The execution of `item` under `token` that finished its work with a
+    /// result to keep, if one did.
+    pub fn succeeded(&self, item: u32, token: u64) -> Option<&Execution> {
+        self.finished(item).find(|e| e.token == token && !e.fails)
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -149,31 +158,31 @@ mod tests {
     #[test]
     fn a_second_execution_overlaps_one_that_still_runs_but_not_one_that_ended_at_its_start() {
         let mut x = Executions::default();
-        let (a, none) = x.start(7, 0, 0, 1, 100, 500);
+        let (a, none) = x.start(7, 0, 0, 1, 100, 500, false);
         assert!(none.is_none());
-        let (_, overlapped) = x.start(7, 1, 0, 2, 200, 600);
+        let (_, overlapped) = x.start(7, 1, 0, 2, 200, 600, false);
         assert_eq!(overlapped.map(|e| e.token), Some(1), "still running at 200");
         x.stop(a, 250, 50);
-        let (_, after) = x.start(7, 2, 0, 3, 300, 700);
+        let (_, after) = x.start(7, 2, 0, 3, 300, 700, false);
         assert!(after.is_some_and(|e| e.token == 2), "the one at 200 still runs");
         let mut y = Executions::default();
-        let (b, _) = y.start(3, 0, 0, 1, 100, 500);
+        let (b, _) = y.start(3, 0, 0, 1, 100, 500, false);
         y.stop(b, 250, 50);
-        assert!(y.start(3, 1, 0, 2, 300, 700).1.is_none(), "ended at 300 exactly: no overlap");
-        assert!(y.start(4, 1, 0, 5, 120, 700).1.is_none(), "another item");
+        assert!(y.start(3, 1, 0, 2, 300, 700, false).1.is_none(), "ended at 300 exactly: no overlap");
+        assert!(y.start(4, 1, 0, 5, 120, 700, false).1.is_none(), "another item");
     }
 
     #[test]
     fn work_done_while_being_stopped_ends_it_then_but_is_not_finished_work() {
         let mut x = Executions::default();
-        let (a, _) = x.start(1, 0, 0, 1, 0, 500);
+        let (a, _) = x.start(1, 0, 0, 1, 0, 500, false);
         assert!(x.work_done(a, 90));
         assert_eq!(x.finished(1).count(), 1);
-        let (b, _) = x.start(2, 0, 0, 2, 0, 500);
+        let (b, _) = x.start(2, 0, 0, 2, 0, 500, false);
         x.stop(b, 100, 80);
         assert!(!x.work_done(b, 150));
         assert_eq!(x.get(b).end, Some(150));
-        let (c, _) = x.start(2, 0, 0, 3, 200, 500);
+        let (c, _) = x.start(2, 0, 0, 3, 200, 500, false);
         x.stop(c, 210, 10);
         assert!(!x.work_done(c, 250));
         assert_eq!(x.get(c).end, Some(220), "it had ended at 220");
@@ -183,7 +192,7 @@ mod tests {
     #[test]
     fn the_guard_stops_work_only_once_its_deadline_passed_unmoved() {
         let mut x = Executions::default();
-        let (a, _) = x.start(1, 0, 0, 1, 0, 500);
+        let (a, _) = x.start(1, 0, 0, 1, 0, 500, false);
         assert!(!x.guard_check(a, 499, 30));
         x.move_deadline(a, 800);
         assert!(!x.guard_check(a, 500, 30), "moved by a renewal");
@@ -196,10 +205,10 @@ mod tests {
     #[test]
     fn a_dead_worker_takes_its_running_work_with_it_at_once() {
         let mut x = Executions::default();
-        let (a, _) = x.start(1, 0, 0, 1, 0, 500);
-        let (b, _) = x.start(2, 0, 0, 2, 0, 500);
+        let (a, _) = x.start(1, 0, 0, 1, 0, 500, false);
+        let (b, _) = x.start(2, 0, 0, 2, 0, 500, false);
         x.stop(b, 10, 100);
-        let (c, _) = x.start(3, 1, 0, 3, 0, 500);
+        let (c, _) = x.start(3, 1, 0, 3, 0, 500, false);
         x.worker_died(0, 0, 50);
         assert_eq!([x.get(a).end, x.get(b).end, x.get(c).end], [Some(50), Some(50), None]);
     }

@@ -17,7 +17,7 @@ pub fn cases() -> Vec<(&'static str, SimConfig, u64, u64)> {
 
 /// The combined trace hash of each case, in [`cases`] order.
 pub const EXPECTED: [(&str, u64); 3] = [
-    ("standard-4x100", 0x2685_6f76_790b_de4c),
-    ("standard-2x30", 0x68b8_87bd_8656_b423),
-    ("throttled-4x60", 0xcef8_297f_2222_be22),
+    ("standard-4x100", 0xe00d_3ec2_c6c3_ad32),
+    ("standard-2x30", 0xb5c4_eec5_7a42_1c3f),
+    ("throttled-4x60", 0x2538_3e48_4cd9_7d31),
 ];

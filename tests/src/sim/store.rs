@@ -222,13 +222,20 @@ impl Store {
     /// claimant's clock. The liveness check: an owner on the claimant's host
     /// is probed by pid (alive refuses the takeover); an owner on another
     /// host is never probed, and the expired lease decides.
-    pub fn claim(&mut self, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable) -> Claimed {
+    ///
+    /// `excluded`: items the claimant still holds an outcome of (settling):
+    /// never claimed by it, so it never takes its own stale lease over and
+    /// fences its own settle out (as the real stores' claims exclude them).
+    pub fn claim(&mut self, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable, excluded: &[u32]) -> Claimed {
         while self.cursor < self.items.len()
             && matches!(self.items[self.cursor].state, ItemState::Settled | ItemState::DeadLettered)
         {
             self.cursor += 1;
         }
         for index in self.cursor..self.items.len() {
+            if excluded.contains(&(index as u32)) {
+                continue;
+            }
             let record = self.items[index];
             let stolen = match record.state {
                 ItemState::Pending => None,
@@ -342,8 +349,8 @@ mod tests {
         let mut store = Store::new(3, 100, 5, false, false);
         (0..3).for_each(|i| store.enqueue(i));
         let a = owner(0, 0, 1);
-        let first = store.claim(&a, 0, Millis(1_000), &table);
-        let second = store.claim(&a, 0, Millis(1_000), &table);
+        let first = store.claim(&a, 0, Millis(1_000), &table, &[]);
+        let second = store.claim(&a, 0, Millis(1_000), &table, &[]);
         assert_eq!(first, Claimed::Item { item: 0, token: 1, stolen: None });
         assert_eq!(second, Claimed::Item { item: 1, token: 2, stolen: None });
     }
@@ -354,10 +361,10 @@ mod tests {
         let mut store = Store::new(1, 100, 5, false, false);
         store.enqueue(0);
         let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
-        store.claim(&a, 0, Millis(1_000), &table);
-        assert_eq!(store.claim(&b, 0, Millis(1_100), &table), Claimed::Empty);
+        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        assert_eq!(store.claim(&b, 0, Millis(1_100), &table, &[]), Claimed::Empty);
         assert_eq!(
-            store.claim(&b, 0, Millis(1_101), &table),
+            store.claim(&b, 0, Millis(1_101), &table, &[]),
             Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) }
         );
     }
@@ -368,9 +375,9 @@ mod tests {
         let mut store = Store::new(1, 100, 5, false, false);
         store.enqueue(0);
         let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
-        store.claim(&a, 0, Millis(1_000), &table);
+        store.claim(&a, 0, Millis(1_000), &table, &[]);
         assert!(store.renew(0, 1, Millis(1_050)).landed);
-        store.claim(&b, 0, Millis(1_151), &table);
+        store.claim(&b, 0, Millis(1_151), &table, &[]);
         assert!(!store.renew(0, 1, Millis(1_160)).landed);
         assert!(!store.settle(0, 1).landed);
         assert!(store.settle(0, 2).landed);
@@ -382,8 +389,8 @@ mod tests {
         let table = ProcessTable::new();
         let mut store = Store::new(1, 100, 5, true, false);
         store.enqueue(0);
-        store.claim(&owner(0, 0, 1), 0, Millis(1_000), &table);
-        store.claim(&owner(1, 1, 2), 0, Millis(1_101), &table);
+        store.claim(&owner(0, 0, 1), 0, Millis(1_000), &table, &[]);
+        store.claim(&owner(1, 1, 2), 0, Millis(1_101), &table, &[]);
         assert_eq!(store.settle(0, 1), Written { landed: true, below_current: true });
     }
 
@@ -394,12 +401,12 @@ mod tests {
         store.enqueue(0);
         let a = worker_process(&mut table, 0, 0, 1);
         let b = worker_process(&mut table, 1, 0, 2);
-        store.claim(&a, 1, Millis(1_000), &table);
+        store.claim(&a, 1, Millis(1_000), &table, &[]);
         // EPERM (another user's live process) is alive: refused.
-        assert_eq!(store.claim(&b, 2, Millis(5_000), &table), Claimed::Empty);
+        assert_eq!(store.claim(&b, 2, Millis(5_000), &table, &[]), Claimed::Empty);
         table.exit(0, a.pid, false);
         assert_eq!(
-            store.claim(&b, 2, Millis(5_000), &table),
+            store.claim(&b, 2, Millis(5_000), &table, &[]),
             Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::SameHostPidDead)) }
         );
     }
@@ -410,11 +417,11 @@ mod tests {
         let mut store = Store::new(1, 100, 2, false, false);
         store.enqueue(0);
         let a = owner(0, 0, 1);
-        store.claim(&a, 0, Millis(1_000), &table);
+        store.claim(&a, 0, Millis(1_000), &table, &[]);
         store.release(0, 1);
-        store.claim(&a, 0, Millis(1_000), &table);
+        store.claim(&a, 0, Millis(1_000), &table, &[]);
         store.release(0, 2);
-        assert_eq!(store.claim(&a, 0, Millis(1_000), &table), Claimed::Empty);
+        assert_eq!(store.claim(&a, 0, Millis(1_000), &table, &[]), Claimed::Empty);
         assert_eq!(store.item(0).state, ItemState::DeadLettered);
         assert!(store.all_done());
     }
@@ -427,16 +434,29 @@ mod tests {
             let mut store = Store::new(1, 100, 5, false, false);
             store.reclaim_own_stale = rule;
             store.enqueue(0);
-            store.claim(&a, 1, Millis(1_000), &table);
+            store.claim(&a, 1, Millis(1_000), &table, &[]);
             // Never while the lease is fresh, whatever the rule.
-            assert_eq!(store.claim(&a, 1, Millis(1_100), &table), Claimed::Empty);
-            let stale = store.claim(&a, 1, Millis(1_101), &table);
+            assert_eq!(store.claim(&a, 1, Millis(1_100), &table, &[]), Claimed::Empty);
+            let stale = store.claim(&a, 1, Millis(1_101), &table, &[]);
             if rule {
                 assert_eq!(stale, Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) });
             } else {
                 assert_eq!(stale, Claimed::Empty, "the live owner's pid probe and ClaimantIsOwner both refuse");
             }
         }
+    }
+
+    #[test]
+    fn a_claimant_never_claims_an_item_it_holds_an_outcome_of() {
+        let mut table = ProcessTable::new();
+        let a = worker_process(&mut table, 0, 0, 0);
+        let mut store = Store::new(2, 100, 5, false, false);
+        store.enqueue(0);
+        store.enqueue(1);
+        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        // Its own lease on item 0 is stale, but it still settles item 0.
+        assert_eq!(store.claim(&a, 0, Millis(1_200), &table, &[0]), Claimed::Item { item: 1, token: 2, stolen: None });
+        assert!(matches!(store.claim(&a, 0, Millis(1_200), &table, &[]), Claimed::Item { item: 0, .. }));
     }
 
     #[test]

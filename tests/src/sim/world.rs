@@ -10,19 +10,28 @@
 //!   `poll_timeout`, converting the remaining local ms into real ms when it
 //!   arms it (a clock that steps afterwards makes the timer early or late,
 //!   as a real monotonic sleep would).
-//! - `perform` works for a drawn duration, then settles the item with a
-//!   fenced write; it resolves when the settle lands, raises otherwise. It
-//!   observes the abort signal at once: the perform raises, and when the
-//!   lease lapsed (rather than was lost) the host gives the item back with a
-//!   fenced release, retried until the store answers. A perform that raises
-//!   on its own (work failure, settle error) also releases the item.
+//! - `perform` starts an execution (see [`super::exit`]) that works for a
+//!   drawn duration, whatever its worker does. Once the host hears that
+//!   the work finished, it reports the outcome to the runner's settle phase,
+//!   which asks for the fenced settle until the store answers: landed, or
+//!   refused by the fence (only then is nothing settled). An abort stops the
+//!   work (it ends within the exit grace); a lapse heard after the work had
+//!   finished (its worker was paused) keeps the outcome. When the lease
+//!   lapsed (rather than was lost) the host gives the item back with a
+//!   fenced release once the work has ended, retried until the store
+//!   answers. A perform that raises on its own (work failure) also releases
+//!   the item.
 //! - `heartbeat` is a fenced renewal stamped with the runner's `at`.
-//! - A claim the runner declines (heard past its write tolerance) is
-//!   dropped, as the real hosts do: its lease goes stale for a peer.
+//! - A claim the runner declines (heard past its write tolerance) is handed
+//!   back at once with a fenced release, as the runner asks.
+//! - A claim never takes an item whose outcome the claimant still settles
+//!   (the real stores' claims exclude them), so a worker never takes its own
+//!   stale lease over and fences its own settle out.
 //! - It notes when it ran the runner's timer later than due because it was
 //!   stalled (`renewing-owner-not-interrupted` does not hold such an owner
 //!   to its renewals).
-//! - Paused, nothing runs: timers, replies and finished work wait. On resume
+//! - Paused, the host runs nothing: timers, replies and the news of finished
+//!   work wait (the work itself runs on, and its guard too). On resume
 //!   the host feeds the runner's overdue timers first, then what waited.
 //!   Throttled, timers fire only on multiples of the throttle period;
 //!   replies still arrive.
@@ -38,7 +47,7 @@ use super::store::{Claimed, ItemState, Owner, Store, Written};
 use super::trace::{Trace, TraceLine, What};
 use leasehold_core::lease::EvidenceKind;
 use leasehold_core::options::Config;
-use leasehold_core::runner::{Action, ItemKey, Runner};
+use leasehold_core::runner::{Action, ItemKey, Runner, SettleAnswer};
 use leasehold_core::supervision::CallId;
 use leasehold_core::Millis;
 use std::cmp::Reverse;
@@ -56,7 +65,8 @@ enum Req {
     Claim { at: Millis },
     Renew { key: ItemKey, call: CallId, item: u32, token: u64, at: Millis },
     Settle { key: ItemKey, item: u32, token: u64 },
-    Release { item: u32, token: u64 },
+    /// `key`: the runner's declined claim being handed back (settle phase).
+    Release { item: u32, token: u64, key: Option<ItemKey> },
 }
 
 /// What happens to the reply of a request the store applied.
@@ -76,7 +86,7 @@ enum Rep {
     Claim { at: Millis, answer: Result<Claimed, ()> },
     Renew { key: ItemKey, call: CallId, item: u32, token: u64, at: Millis, sent: u64, answer: Result<bool, ()> },
     Settle { key: ItemKey, item: u32, token: u64, answer: Result<bool, ()> },
-    Release { item: u32, token: u64, answer: Result<bool, ()> },
+    Release { item: u32, token: u64, key: Option<ItemKey>, answer: Result<bool, ()> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +195,9 @@ struct Incarnation {
     owner: Owner,
     runner: Runner<()>,
     held: Vec<Option<Held>>,
+    /// Claims the runner declined (heard too late), handed back by key:
+    /// item and token.
+    declined: Vec<(ItemKey, u32, u64)>,
     /// Real time of the armed timer.
     timer: Option<u64>,
     /// Real time the armed timer was due before a throttle rounded it up
@@ -207,6 +220,9 @@ struct Worker {
     /// because the worker was stalled (real ms; 0: never).
     late_timer: u64,
     deferred: Vec<Ev>,
+    /// The items its last crashed incarnation was settling (number, items):
+    /// a claim it sent before it died still excludes them when it lands.
+    crashed_settling: (u32, Vec<u32>),
     calls: Rng,
     work: Rng,
     faults: Rng,
@@ -352,6 +368,7 @@ impl World {
                 stall_end: 0,
                 late_timer: 0,
                 deferred: Vec::new(),
+                crashed_settling: (u32::MAX, Vec::new()),
                 calls: Rng::stream(seed, 2, u64::from(w)),
                 work: Rng::stream(seed, 3, u64::from(w)),
                 faults: Rng::stream(seed, 4, u64::from(w)),
@@ -558,7 +575,7 @@ impl World {
             }
             Ev::GuardCheck { exec, deadline } => self.guard_check(exec, deadline),
             Ev::ReleaseRetry { w, item, token, .. } => {
-                self.send(w, Req::Release { item, token });
+                self.send(w, Req::Release { item, token, key: None });
                 self.arm(w);
             }
             Ev::Fault { w, fault } => self.fault(w, fault),
@@ -673,7 +690,15 @@ impl World {
                 let claimant = self.owners[usize::from(w)][inc as usize];
                 let uid = self.workers[usize::from(w)].uid;
                 let dead_before = self.store.dead_lettered;
-                let claimed = self.store.claim(&claimant, uid, at, &self.table);
+                // The items whose outcome this incarnation still settles (as
+                // it sent the claim: a claim of a crashed one lands too).
+                let worker = &self.workers[usize::from(w)];
+                let settling: Vec<u32> = match worker.inc.as_ref().filter(|i| i.number == inc) {
+                    Some(i) => i.held.iter().flatten().filter(|h| h.phase == Phase::Settling).map(|h| h.item).collect(),
+                    None if worker.crashed_settling.0 == inc => worker.crashed_settling.1.clone(),
+                    None => Vec::new(),
+                };
+                let claimed = self.store.claim(&claimant, uid, at, &self.table, &settling);
                 if self.store.dead_lettered != dead_before {
                     self.stats.dead_lettered = self.store.dead_lettered;
                     self.log(What::DeadLettered, NO_WORKER, NO_ITEM, u64::from(self.cfg.params.max_attempts), 0);
@@ -682,6 +707,7 @@ impl World {
                     Claimed::Empty => self.log(What::ClaimEmpty, w, NO_ITEM, 0, 0),
                     Claimed::Item { item, token, stolen } => {
                         self.log(What::ClaimLanded, w, item, token, evidence_code(stolen.map(|s| s.1)));
+                        self.claim_lands_on(w, claimant.nonce, item, stolen.map(|(owner, _)| (owner.worker, owner.nonce)));
                         if let Some((owner, kind)) = stolen {
                             self.stats.steals += 1;
                             let old_token = self.store.item(item).previous_token;
@@ -739,10 +765,10 @@ impl World {
                 }
                 Rep::Settle { key, item, token, answer: Ok(written.landed) }
             }
-            Req::Release { item, token } => {
+            Req::Release { item, token, key } => {
                 let written = self.store.release(item, token);
                 self.fenced(w, item, token, written, What::ReleaseLanded);
-                Rep::Release { item, token, answer: Ok(written.landed) }
+                Rep::Release { item, token, key, answer: Ok(written.landed) }
             }
         };
         match fate {
@@ -788,22 +814,19 @@ impl World {
             Rep::Claim { at, answer: Ok(Claimed::Item { item, token, stolen }) } => {
                 let unconfirmed = local.since(at);
                 let Some(key) = self.inc_mut(w).runner.claim_found(local) else {
-                    // Declined: heard past the write tolerance. The host
-                    // drops the item; its lease goes stale for a peer.
+                    // Declined and no worker left to hand it back: its
+                    // lease goes stale for a peer.
                     self.log(What::ClaimDeclined, w, item, token, unconfirmed);
                     self.stats.claims_declined += 1;
                     return;
                 };
                 if !check::claim_heard_in_time(self.spans, at.0, local.0) {
-                    self.violate(
-                        Invariant::LateClaimNotPerformed,
-                        Some(item),
-                        vec![w],
-                        format!(
-                            "w{w} performs token {token} although its claim was heard {unconfirmed}ms after its at={} on its clock (W = {}ms)",
-                            at.0, self.spans.tolerance
-                        ),
-                    );
+                    // Heard past the write tolerance: the runner must hand
+                    // it back (`Action::Release`), never perform it.
+                    self.log(What::ClaimDeclined, w, item, token, unconfirmed);
+                    self.stats.claims_declined += 1;
+                    self.inc_mut(w).declined.push((key, item, token));
+                    return;
                 }
                 let worker = &mut self.workers[usize::from(w)];
                 let long = worker.work.chance(self.cfg.workload.long_per_mille);
@@ -887,16 +910,31 @@ impl World {
                 self.log(What::SettleHeard, w, item, token, answer_code(answer));
                 let settling = self.held_mut(w, key).is_some_and(|h| h.phase == Phase::Settling && h.token == token);
                 if settling {
-                    self.end_belief(w, key);
-                    let outcome = if answer == Ok(true) { Ok(()) } else { Err(()) };
-                    self.log(What::ItemSettled, w, item, token, u64::from(outcome.is_ok()));
-                    self.inc_mut(w).runner.item_settled(local, key, outcome);
-                    if answer.is_err() {
-                        self.release(w, item, token);
+                    let answer = match answer {
+                        Ok(true) => SettleAnswer::Landed,
+                        Ok(false) => SettleAnswer::FenceRefused,
+                        // The store did not answer: asked again later,
+                        // unless the host drops the outcome (the mutation:
+                        // what hosts did before the settle phase).
+                        Err(()) if mutation == Mutation::SettleDropped => SettleAnswer::FenceRefused,
+                        Err(()) => SettleAnswer::Unavailable(()),
+                    };
+                    if answer != SettleAnswer::Unavailable(()) {
+                        self.end_belief(w, key);
+                        self.log(What::ItemSettled, w, item, token, u64::from(answer == SettleAnswer::Landed));
+                        if mutation == Mutation::SettleDropped && answer == SettleAnswer::FenceRefused {
+                            self.release(w, item, token);
+                        }
                     }
+                    self.inc_mut(w).runner.settle_answered(local, key, answer);
                 }
             }
-            Rep::Release { item, token, answer } => {
+            Rep::Release { key: Some(key), answer, .. } => {
+                // A declined claim handed back: the worker is free again.
+                self.inc_mut(w).declined.retain(|d| !key_eq(d.0, key));
+                self.inc_mut(w).runner.release_answered(local, key, answer.map(drop));
+            }
+            Rep::Release { item, token, answer, key: None } => {
                 if answer.is_err() {
                     let inc = self.inc_mut(w).number;
                     self.at(now + self.cfg.params.heartbeat_every_ms, Ev::ReleaseRetry { w, inc, item, token });
@@ -927,14 +965,15 @@ impl World {
                 format!("w{w} sends a settle for token {} after a renewal answered false", held.token),
             );
         }
+        // The outcome is reached: the runner asks for its settle
+        // (`Action::Settle`) until the store answers.
         self.held_mut(w, key).expect("held").phase = Phase::Settling;
-        self.log(What::SettleSent, w, held.item, held.token, 0);
-        self.send(w, Req::Settle { key, item: held.item, token: held.token });
+        self.inc_mut(w).runner.outcome_reached(local, key, Ok(()));
     }
 
     fn release(&mut self, w: u8, item: u32, token: u64) {
         self.log(What::ReleaseSent, w, item, token, 0);
-        self.send(w, Req::Release { item, token });
+        self.send(w, Req::Release { item, token, key: None });
     }
 
     fn inc_mut(&mut self, w: u8) -> &mut Incarnation {
@@ -959,9 +998,17 @@ impl World {
                 Action::Perform { key } => {
                     let now = self.now;
                     let inc_number = inc.number;
+                    if let Some(&(_, item, token)) = inc.declined.iter().find(|d| key_eq(d.0, key)) {
+                        self.violate(
+                            Invariant::LateClaimNotPerformed,
+                            Some(item),
+                            vec![w],
+                            format!("w{w} performs token {token} although its claim was heard past its write tolerance"),
+                        );
+                    }
                     if let Some(held) = self.held_mut(w, key).copied() {
                         self.log(What::Perform, w, held.item, held.token, held.work_ms);
-                        let exec = self.execution_starts(w, inc_number, held.item, held.token, held.stamp);
+                        let exec = self.execution_starts(w, inc_number, held.item, held.token, held.stamp, held.work_fails);
                         self.held_mut(w, key).expect("held").exec = Some(exec);
                         self.at(now.saturating_add(held.work_ms), Ev::WorkDone { w, inc: inc_number, key, exec });
                     }
@@ -976,14 +1023,20 @@ impl World {
                     }
                 }
                 Action::Abort { key, lapsed } => self.abort(w, key, lapsed),
-                // The simulated runner does not opt into the settle phase:
-                // Settle and Release are never asked.
-                Action::Drop { .. }
-                | Action::Log { .. }
-                | Action::Emit(_)
-                | Action::PassEnded { .. }
-                | Action::Settle { .. }
-                | Action::Release { .. } => {}
+                Action::Settle { key } => {
+                    if let Some(held) = self.held_mut(w, key).copied().filter(|h| h.phase == Phase::Settling) {
+                        self.log(What::SettleSent, w, held.item, held.token, 0);
+                        self.send(w, Req::Settle { key, item: held.item, token: held.token });
+                    }
+                }
+                Action::Release { key } => {
+                    let inc = self.inc_mut(w);
+                    if let Some(&(_, item, token)) = inc.declined.iter().find(|d| key_eq(d.0, key)) {
+                        self.log(What::ReleaseSent, w, item, token, 0);
+                        self.send(w, Req::Release { item, token, key: Some(key) });
+                    }
+                }
+                Action::Drop { .. } | Action::Log { .. } | Action::Emit(_) | Action::PassEnded { .. } => {}
             }
         }
         self.arm(w);
@@ -996,6 +1049,13 @@ impl World {
         let now = self.now;
         let local = self.local(w);
         let Some(held) = self.held_mut(w, key).copied() else { return };
+        if lapsed && held.exec.is_some_and(|e| self.execs.get(e).finished) {
+            // The work finished while its worker could not hear of it (it
+            // was paused): an outcome reached, settled once the host hears
+            // of it (its WorkDone waits), whatever the lapse says.
+            self.log(What::Abort, w, held.item, held.token, 1);
+            return;
+        }
         self.log(What::Abort, w, held.item, held.token, u64::from(lapsed));
         if lapsed {
             self.stats.lapses += 1;
@@ -1075,7 +1135,9 @@ impl World {
         let mut others: Vec<(u8, Held)> = Vec::new();
         for other in 0..self.cfg.workers {
             if let Some(inc) = &self.workers[usize::from(other)].inc {
-                let same = |h: &&Held| h.item == held.item && h.token != held.token;
+                // A holder settling its outcome has ended its work: only
+                // its fenced settle is in flight.
+                let same = |h: &&Held| h.item == held.item && h.token != held.token && h.phase == Phase::Working;
                 others.extend(inc.held.iter().flatten().filter(same).map(|h| (other, *h)));
             }
         }
@@ -1085,7 +1147,7 @@ impl World {
         others.extend(
             self.ended_now
                 .iter()
-                .filter(|(t, _, h)| *t == now && h.item == held.item && h.token != held.token && h.taken.is_some())
+                .filter(|(t, _, h)| *t == now && h.item == held.item && h.token != held.token && h.taken.is_some() && h.phase == Phase::Working)
                 .map(|(_, o, h)| (*o, *h)),
         );
         for (other, old) in others {
@@ -1147,7 +1209,7 @@ impl World {
         for w in 0..self.workers.len() {
             let worker = &self.workers[w];
             let Some(inc) = &worker.inc else { continue };
-            for held in inc.held.iter().flatten() {
+            for held in inc.held.iter().flatten().filter(|h| h.phase == Phase::Working) {
                 if check::in_budget(self.spans, held.stamp, now) || check::excused(self.spans, held.stamp, worker.stall(), now) {
                     continue;
                 }
@@ -1331,6 +1393,8 @@ impl World {
         self.stats.crashes += 1;
         let now = self.now;
         self.execs.worker_died(w, inc.number, now);
+        let settling = inc.held.iter().flatten().filter(|h| h.phase == Phase::Settling).map(|h| h.item).collect();
+        self.workers[i].crashed_settling = (inc.number, settling);
         self.ended_now.retain(|(t, _, _)| *t == now);
         self.ended_now.extend(inc.held.iter().flatten().map(|h| (now, w, *h)));
         let worker = &mut self.workers[i];
@@ -1371,10 +1435,12 @@ impl World {
         let nonce = (u64::from(w) << 32) | u64::from(number);
         let owner = Owner { worker: w, incarnation: number, host, pid, start_time: self.now, nonce };
         self.owners[i].push(owner);
-        let mut runner = Runner::new(self.config, false);
+        // The settle phase, as the native host runs it: an outcome reached is
+        // settled until the store answers, whatever the lease does meanwhile.
+        let mut runner = Runner::new(self.config, false).with_settle_phase();
         runner.set_supervision_mutation(self.cfg.mutation.supervision());
         let pool = self.config.pool_size() as usize;
-        self.workers[i].inc = Some(Incarnation { number, owner, runner, held: vec![None; pool], timer: None, due: 0 });
+        self.workers[i].inc = Some(Incarnation { number, owner, runner, held: vec![None; pool], declined: Vec::new(), timer: None, due: 0 });
         self.workers[i].paused = false;
         self.log(What::Restart, w, NO_ITEM, u64::from(pid), nonce);
         let local = self.local(w);
@@ -1447,7 +1513,7 @@ fn failed_reply(req: Req) -> Rep {
         Req::Claim { at } => Rep::Claim { at, answer: Err(()) },
         Req::Renew { key, call, item, token, at } => Rep::Renew { key, call, item, token, at, sent: 0, answer: Err(()) },
         Req::Settle { key, item, token } => Rep::Settle { key, item, token, answer: Err(()) },
-        Req::Release { item, token } => Rep::Release { item, token, answer: Err(()) },
+        Req::Release { item, token, key } => Rep::Release { item, token, key, answer: Err(()) },
     }
 }
 
@@ -1456,6 +1522,6 @@ fn req_of(rep: Rep) -> Req {
         Rep::Claim { at, .. } => Req::Claim { at },
         Rep::Renew { key, call, item, token, at, .. } => Req::Renew { key, call, item, token, at },
         Rep::Settle { key, item, token, .. } => Req::Settle { key, item, token },
-        Rep::Release { item, token, .. } => Req::Release { item, token },
+        Rep::Release { item, token, key, .. } => Req::Release { item, token, key },
     }
 }

@@ -30,9 +30,9 @@ impl World {
     /// `w` performs `item` under `token` (claimed with stamp `stamp`, work
     /// that `fails` or not): an execution starts, checked against every
     /// other execution of the item, and its guard is armed.
-    pub(super) fn execution_starts(&mut self, w: u8, inc: u32, item: u32, token: u64, stamp: u64) -> ExecId {
+    pub(super) fn execution_starts(&mut self, w: u8, inc: u32, item: u32, token: u64, stamp: u64, fails: bool) -> ExecId {
         let deadline = self.guard_deadline(w, stamp);
-        let (id, overlapped) = self.execs.start(item, w, inc, token, self.now, deadline);
+        let (id, overlapped) = self.execs.start(item, w, inc, token, self.now, deadline, fails);
         if let Some(other) = overlapped {
             let detail = format!(
                 "w{w} starts token {token} while the execution of token {} by w{} (started t={}) still runs{}",
@@ -58,6 +58,28 @@ impl World {
             self.execs.move_deadline(exec, deadline);
             self.at(deadline, Ev::GuardCheck { exec, deadline });
         }
+    }
+
+    /// A claim by `claimant` landed on `item`, under a new token; `taken`:
+    /// from whom, when the item was running. Finished work is kept: when the
+    /// token before finished its work with a result to keep, and nobody took
+    /// the lease over since (the item was given back, or its own worker
+    /// claims it again), its fence still held and its settle was dropped:
+    /// `finished-work-kept` is broken.
+    pub(super) fn claim_lands_on(&mut self, claimant: u8, nonce: u64, item: u32, taken: Option<(u8, u64)>) {
+        let previous = self.store.item(item).previous_token;
+        let Some(done) = self.execs.succeeded(item, previous).copied() else { return };
+        let by_a_peer = taken.is_some_and(|(_, owner_nonce)| owner_nonce != nonce);
+        if by_a_peer {
+            return;
+        }
+        let how = if taken.is_some() { "takes over its own stale lease" } else { "claims it again" };
+        let detail = format!(
+            "w{claimant} {how} although the work of token {previous} by w{} finished at t={} and no one took its lease over: its settle was dropped",
+            done.worker,
+            done.end.unwrap_or(0).saturating_sub(EPOCH)
+        );
+        self.violate(Invariant::FinishedWorkKept, Some(item), vec![done.worker, claimant], detail);
     }
 
     /// The guard of `exec` wakes at its `deadline`: unless moved since, it
