@@ -122,3 +122,51 @@ async fn a_job_finished_while_the_database_is_locked_for_twice_the_stale_window_
         assert_eq!(store.results(id).await.unwrap().len(), 1, "{}: its result recorded with it", db.label());
     }
 }
+
+/// Runs each job at once, counting its runs.
+struct Quick {
+    runs: Arc<Mutex<HashMap<i64, u32>>>,
+}
+
+impl Handler for Quick {
+    async fn handle(&self, job: &ClaimedJob, _signal: AbortSignal) -> Result<Option<serde_json::Value>, BoxError> {
+        *self.runs.lock().unwrap().entry(job.id.0).or_default() += 1;
+        Ok(None)
+    }
+}
+
+/// A claim that waited behind a lock and was heard after its write
+/// tolerance is not performed; it is handed back at once (its attempt not
+/// counted), so the same pass claims the job again and runs it, instead of
+/// the job staying `running` under the declined lease until it is stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_declined_after_a_stall_is_claimable_again_at_once() {
+    const LEASE: Duration = Duration::from_secs(8);
+    for db in backends("worker_declined").await {
+        let store = &db.store;
+        let id = store.enqueue("q", &serde_json::json!({}), &EnqueueOptions::default(), wall_now()).await.unwrap();
+        let runs: Arc<Mutex<HashMap<i64, u32>>> = Arc::default();
+        let worker = Worker::new(store.clone(), "q", Quick { runs: runs.clone() }).lease(LEASE);
+        let runner = JobRunner::builder("test.declined")
+            .stale_after(LEASE)
+            .heartbeat_every(Duration::from_secs(1))
+            .spawn(worker)
+            .unwrap();
+        // The claim waits 7 s behind the lock (under SQLite's busy
+        // timeout), past its write tolerance (at most 8 − 1 − 0.5 s).
+        let held = lock(&db).await;
+        let pass = tokio::spawn({
+            let runner = runner.clone();
+            async move { runner.tick().await }
+        });
+        tokio::time::sleep(Duration::from_secs(7)).await;
+        unlock(held).await;
+        let report = pass.await.unwrap();
+        let job = store.job(id).await.unwrap();
+        assert_eq!(job.state, JobState::Succeeded, "{}: claimed again in the same pass, {report:?}", db.label());
+        assert_eq!((report.claim_lost, report.performed), (1, 1), "{}", db.label());
+        assert_eq!(job.attempts, 1, "{}: the declined claim's attempt is not counted", db.label());
+        assert_eq!(runs.lock().unwrap().get(&id.0), Some(&1), "{}", db.label());
+        runner.dispose().await;
+    }
+}
