@@ -11,7 +11,7 @@
 
 use js_sys::{Array, Object, Reflect};
 use leasehold_core::Millis;
-use leasehold_core::pump::{Chunker, PassPlan, Phase, PumpConfig, PumpState};
+use leasehold_core::pump::{Chunker, PassPlan, Phase, PumpConfig, PumpState, Retention};
 use wasm_bindgen::prelude::*;
 
 use crate::mark_pairs;
@@ -41,6 +41,7 @@ pub struct PumpCore {
     state: PumpState,
     chunker: Chunker<()>,
     plan: Option<PassPlan>,
+    retention: Option<Retention>,
 }
 
 #[wasm_bindgen(js_class = PumpCore)]
@@ -59,7 +60,7 @@ impl PumpCore {
             compact_every_ms: ms(compact_every_ms),
         };
         let state = PumpState::new(config).map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(PumpCore { chunker: state.chunker(), state, plan: None })
+        Ok(PumpCore { chunker: state.chunker(), state, plan: None, retention: None })
     }
 
     /// A source joins (dirty: derived past its watermark by the next pass).
@@ -198,6 +199,24 @@ impl PumpCore {
     #[wasm_bindgen(js_name = compactionStarted)]
     pub fn compaction_started(&mut self, now: f64) {
         self.state.compaction_started(Millis(ms(now)));
+    }
+
+    /// A compaction's retention starts: records older than `window_ms`
+    /// before `wall_now` (ms since the Unix epoch) may go.
+    #[wasm_bindgen(js_name = startRetention)]
+    pub fn start_retention(&mut self, wall_now: f64, window_ms: f64) {
+        self.retention = Some(Retention::new(Millis(ms(wall_now)), ms(window_ms)));
+    }
+
+    /// Whether the record of `source` at `at` (ms since the Unix epoch)
+    /// goes: old enough, and `droppable(source)` (asked once per source,
+    /// only for old records) answers true: the source is quiet or gone. A
+    /// `droppable` that throws or answers anything else keeps the record.
+    pub fn drops(&mut self, source: &str, at: f64, droppable: &js_sys::Function) -> bool {
+        let Some(retention) = self.retention.as_mut() else { return false };
+        retention.drops(source, Millis(ms(at)), |s| {
+            droppable.call1(&JsValue::UNDEFINED, &JsValue::from_str(s)).is_ok_and(|v| v.as_bool() == Some(true))
+        })
     }
 
     /// Every watermark (true of the log): `[[source, position], …]`.

@@ -151,6 +151,8 @@ function createPumpApi(load, { EventLog }) {
         this.#mustBeOpen();
         this.#core.flush();
         await this.#pass();
+        // What was appended must still be in the file the path names.
+        await this.#logged(this.#log.verify());
       });
     }
 
@@ -359,19 +361,15 @@ function createPumpApi(load, { EventLog }) {
     async #compact(rethrow = false) {
       const core = this.#core;
       core.compactionStarted(performance.now());
-      const cutoff = this.#wall() - this.#retentionMs;
-      const verdicts = new Map();
+      core.startRetention(this.#wall(), this.#retentionMs);
       const droppable = (name) => {
-        let verdict = verdicts.get(name);
-        if (verdict === undefined) {
-          const source = this.#sources.get(name);
-          verdict = source === undefined || source.quiet?.() === true;
-          verdicts.set(name, verdict);
-        }
-        return verdict;
+        const source = this.#sources.get(name);
+        return source === undefined || source.quiet?.() === true;
       };
       try {
-        const keep = (event) => !(event.at < cutoff && droppable(event.source));
+        // A record that is not an event as written here is kept.
+        const keep = (event) => typeof event?.source !== 'string' || !Number.isSafeInteger(event.at)
+          || !core.drops(event.source, event.at, droppable);
         const dropped = await this.#logged(this.#log.compact(keep, core.marks()));
         if (dropped > 0) core.unsavedWritten();
         return dropped;

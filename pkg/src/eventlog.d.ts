@@ -122,6 +122,14 @@ export class EventLog {
    * @throws {EventLogError} as `append`.
    */
   compact(keep: (event: EventRecord, seq: number) => boolean, marks?: Marks): Promise<number>;
+  /**
+   * Checks the file at the path is still this log as its last append left it; one
+   * removed, replaced or truncated behind the writer is reopened (kept if it still
+   * holds what was written, else set aside and a new log started).
+   * @throws {EventLogError} `EVENTLOG_REPLACED` (a new log: derive everything again),
+   * `EVENTLOG_IO`, `EVENTLOG_CLOSED`.
+   */
+  verify(): Promise<void>;
   /** The records from sequence number `seq` on. @throws {EventLogError} */
   readFrom(seq?: number): Promise<LogRead>;
   /** Waits for queued operations, then lets the file and the lock go. */
@@ -200,7 +208,11 @@ export class EventPump {
   open(): Promise<{ created: boolean; setAside?: string; notice?: string }>;
   /** `source` appended (none: a pass is wanted): derive after `kickDelayMs`. */
   kick(source?: string): void;
-  /** Derives and logs everything committed so far. @throws {EventLogError} when it could not be logged. */
+  /**
+   * Derives and logs everything committed so far, and checks the log file is still the
+   * one written. @throws {EventLogError} when it could not be logged, or the file was
+   * replaced (`EVENTLOG_REPLACED`: everything is derived again in the background).
+   */
   flush(): Promise<void>;
   /** Appends producer drafts (each naming its source). @throws {EventLogError} */
   emit(drafts: readonly EventDraft[]): Promise<void>;

@@ -517,6 +517,21 @@ function createEventLogApi(wasm) {
       return dropped;
     }
 
+    /*
+     * Checks that the file at the path is still this log as its last append
+     * left it (two stat calls); one removed, replaced, truncated or copied
+     * over is reopened as the next append would: kept if it still holds
+     * what was written, else set aside (`EVENTLOG_REPLACED`: a new log).
+     */
+    verify() {
+      return this.#serial(async () => {
+        if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
+        if (!this.#broken && this.#intact(this.#len)) return;
+        this.#broken = true;
+        await this.#writable();
+      });
+    }
+
     /* The records from sequence number `seq` on: `{ epoch, records: [{ seq,
        event }], next }`, after every operation queued before. */
     readFrom(seq = 0) {

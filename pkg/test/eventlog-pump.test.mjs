@@ -100,6 +100,17 @@ test('a log removed behind the pump fails the flush, then is backfilled into a n
   await pump.close();
 });
 
+test('a flush notices a log replaced behind the pump even with nothing new to log', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a', 3);
+  const pump = await EventPump.open({ path: file, kickDelayMs: 5, sources: { a: a.source }, onNotice() {} });
+  fs.unlinkSync(file);
+  await assert.rejects(pump.flush(), { code: 'EVENTLOG_REPLACED' });
+  await sleep(100);
+  assert.deepEqual(indices(readEventLog(file).records, 'a'), [0, 1, 2], 'backfilled into the new log');
+  await pump.close();
+});
+
 test('emit logs producer drafts; close records watermarks moved without events', async (t) => {
   const file = tempLog(t);
   const a = journal('a');

@@ -193,3 +193,19 @@ test('a path in a read-only folder is refused at open', { skip: process.platform
   assert.match(run.stdout, /EVENTLOG_BAD_INPUT: .*is not writable/, run.stderr);
   assert.deepEqual(fs.readdirSync(dir), []);
 });
+
+test('verify passes a log as written and notices one copied over behind its writer', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file, { onNotice() {} });
+  await log.append(drafts(2), { jobs: 2 });
+  const older = fs.readFileSync(file);
+  await log.append(drafts(2, 'jobs', 2), { jobs: 4 });
+  await log.verify();
+  const epoch = log.epoch;
+  fs.writeFileSync(`${file}.old`, older);
+  fs.renameSync(`${file}.old`, file); // an older copy restored over the log
+  await assert.rejects(log.verify(), (e) => e.code === 'EVENTLOG_REPLACED' && e.epoch !== epoch);
+  assert.equal(fs.readdirSync(path.dirname(file)).filter((n) => n.includes('.replaced-')).length, 1);
+  await log.verify();
+  await log.close();
+});
