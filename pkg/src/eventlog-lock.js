@@ -34,6 +34,7 @@ class WriterLock {
   #waiting = [];
   #buffered = '';
   #exited = false;
+  #released = false;
   #ended;
 
   constructor(child) {
@@ -109,9 +110,16 @@ class WriterLock {
     throw Object.assign(new Error(`could not open ${path} to lock it`), { reason: 'io' });
   }
 
+  /* Whether the holder ended without being asked to (killed): the locks
+     are gone, and another writer may have taken the log since. */
+  get lost() {
+    return this.#exited && !this.#released;
+  }
+
   /* Lets every lock go: resolves once the holder exited (it does when its
      stdin closes), so another writer may open the log at once. */
   release() {
+    this.#released = true;
     if (!this.#exited) {
       this.#exited = true;
       // Held until it exits, so `await close()` resumes after it.

@@ -16,7 +16,8 @@ export class EventLogError extends Error {
    * - `EVENTLOG_BAD_INPUT`: a wrong argument (a missing or read-only folder, a draft
    *   JSON can not hold, a watermark going back, …); nothing was written.
    * - `EVENTLOG_IN_USE`: another writer (in this process or another, Node.js or
-   *   native) holds the log.
+   *   native) holds the log (also when this writer's lock was lost, its holder
+   *   process killed, and another took the log meanwhile).
    * - `EVENTLOG_IO`: a file operation failed (`op` says which); the log is broken
    *   and the next operation reopens it.
    * - `EVENTLOG_REPLACED`: the broken log had to start anew (`epoch` is the new

@@ -318,11 +318,28 @@ function createEventLogApi(wasm) {
        had to start anew fails the operation (derive everything again). */
     async #writable() {
       if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
+      if (this.#lock?.lost) await this.#relock();
       if (!this.#broken) return;
       const previous = { epoch: this.#epoch, len: this.#len, tail: this.#tail };
       const { created } = await this.#recover(previous);
       if (created) {
         throw new EventLogError(`event log replaced by a new log (epoch ${this.#epoch}): derive everything again`, 'EVENTLOG_REPLACED', { path: this.#path, epoch: this.#epoch });
+      }
+    }
+
+    /* The lock's holder process ended (killed): the lock is taken again,
+       or the writer stops here if another took the log meanwhile; then the
+       file is reopened as after a failure (kept only if it still holds what
+       this writer wrote). */
+    async #relock() {
+      this.#broken = true;
+      this.#closeFd();
+      try {
+        // Until it is taken again the lost one stays, so every use tries.
+        this.#lock = await WriterLock.acquire(this.#path);
+      } catch (error) {
+        const code = error.reason === 'in-use' ? 'EVENTLOG_IN_USE' : 'EVENTLOG_IO';
+        throw new EventLogError(`event log ${this.#path}: the writer lock was lost (its holder process ended) and could not be taken again: ${error.message}`, code, { path: this.#path, op: 'lock', cause: error });
       }
     }
 
@@ -427,7 +444,7 @@ function createEventLogApi(wasm) {
 
     async #appendPrepared(prepared) {
       const { count, pairs } = prepared;
-      if (this.#broken || this.#closed) await this.#writable();
+      if (this.#broken || this.#closed || this.#lock?.lost) await this.#writable();
       const first = this.#nextSeq;
       if (count === 0 && pairs.length === 0) return { first, end: first };
       if (!this.#reserved && count > 0) await this.#reserve();

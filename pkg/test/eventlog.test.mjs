@@ -209,3 +209,23 @@ test('verify passes a log as written and notices one copied over behind its writ
   await log.verify();
   await log.close();
 });
+
+test('a writer whose lock holder was killed takes the lock again before it appends, or stops', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file, { onNotice() {} });
+  await log.append(drafts(1), { jobs: 1 });
+  const holders = () => spawnSync('pgrep', ['-P', String(process.pid), '-x', 'sh'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  const [holder] = holders();
+  assert.ok(holder, 'the lock holder runs');
+  process.kill(Number(holder), 'SIGKILL');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  // Another writer may take the log while the lock is gone: this one then stops.
+  const other = await EventLog.open(file, { onNotice() {} });
+  await assert.rejects(log.append(drafts(1, 'jobs', 1), { jobs: 2 }), (e) => e.code === 'EVENTLOG_IN_USE' && /writer lock was lost/.test(e.message));
+  await other.log.close();
+  // Once free, it takes the lock again and goes on with the file as it left it.
+  const { first } = await log.append(drafts(1, 'jobs', 1), { jobs: 2 });
+  assert.ok(first >= 1);
+  assert.deepEqual(readEventLog(file).records.map((r) => r.event.body.item), [0, 1]);
+  await log.close();
+});
