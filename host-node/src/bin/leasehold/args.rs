@@ -63,7 +63,8 @@ pub enum Command {
     /// Work a queue until interrupted (or, with --until-empty, until nothing is queued or
     /// running). The first Ctrl-C (SIGINT or SIGTERM) stops claiming and lets the running
     /// commands finish; a second one ends them (their attempts fail and are retried later).
-    /// Exits 0 once stopped either way.
+    /// A command that finished is never given up on: while the database cannot record its
+    /// outcome, `work` waits for it, whatever the interrupts. Exits 0 once stopped either way.
     Work(WorkArgs),
     /// Jobs per queue and state.
     Status,
