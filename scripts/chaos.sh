@@ -5,6 +5,7 @@
 #   scripts/chaos.sh --quick          a short run of each store's telling experiments (under 2 minutes)
 #   scripts/chaos.sh --store sqlite   one store (sqlite or postgres)
 #   scripts/chaos.sh --only kill9,lock   these experiments only (names: see --list)
+#   scripts/chaos.sh --skip pause        all (or the --quick ones) but these
 #   scripts/chaos.sh --list           the experiments and what each does
 #   scripts/chaos.sh --keep           keep the work folder (logs, databases) for a look afterwards
 #
@@ -47,6 +48,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quick=0
 stores="sqlite postgres"
 only=""
+skip=""
 keep=0
 list=0
 while (($#)); do
@@ -54,9 +56,10 @@ while (($#)); do
     --quick) quick=1 ;;
     --store) stores=$2; shift ;;
     --only) only=",$2,"; shift ;;
+    --skip) skip=",$2,"; shift ;;
     --keep) keep=1 ;;
     --list) list=1 ;;
-    -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "chaos.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -402,6 +405,7 @@ for store in $stores; do
   for e in "${experiments[@]}"; do
     IFS='|' read -r name on _ <<<"$e"
     [[ " $on " == *" $store "* ]] || continue
+    [[ $skip == *",$name,"* ]] && continue
     if [[ -n $only ]]; then [[ $only == *",$name,"* ]] || continue
     elif ((quick)); then [[ $quick_set == *",$store:$name,"* ]] || continue
     fi

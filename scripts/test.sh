@@ -129,10 +129,10 @@ section "chaos: the command-line tool under kill -9, pauses and database outages
 # The binary the workspace tests just built (cli + postgres). scripts/chaos.sh starts a
 # PostgreSQL cluster of its own and skips, with one line, what it cannot run here (no
 # PostgreSQL server binaries; unshare without root).
-# Only the experiments main passes today: a paused worker's command still runs beside its
-# successor, and finished work is run again after PostgreSQL restarts (both are being
-# fixed); the full quick set (`--quick` alone) replaces this list once they pass.
-run env LEASEHOLD_BIN="$root/target/debug/leasehold" scripts/chaos.sh --quick --only kill9
+# All but `pause`, which main does not pass yet: a paused worker's command still runs
+# beside its successor until its guard can end it on a deadline (being fixed); `--quick`
+# alone replaces this once it passes.
+run env LEASEHOLD_BIN="$root/target/debug/leasehold" scripts/chaos.sh --quick --skip pause
 section_passed
 
 # ---------------------------------------------------------------------------------------
