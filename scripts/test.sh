@@ -183,7 +183,15 @@ section_passed
 section "crates: cargo package in publish order (leasehold-core, then leasehold)"
 # Packaged together, cargo verifies leasehold against the packaged leasehold-core
 # through a local registry overlay, as crates.io will see them once core is published.
-run cargo package -p leasehold-core -p leasehold --allow-dirty
+# Cargo takes a registry crate of the same version for unchanged: it reuses the overlay's
+# unpacked leasehold-core ($CARGO_HOME/registry/src/-HASH/) and its compiled artifacts on the
+# next run even when the tree has changed since. So the check builds in a target folder of
+# its own, from which it first removes every leasehold-core (and that unpacked copy).
+package_target=$root/target/package-check
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/leasehold-core-* \
+  "$package_target"/debug/.fingerprint/leasehold-core-* "$package_target"/debug/build/leasehold-core-* \
+  "$package_target"/debug/deps/libleasehold_core-* "$package_target"/debug/deps/leasehold_core-*
+run cargo package -p leasehold-core -p leasehold --allow-dirty --target-dir "$package_target"
 section_passed
 
 # ---------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)} (target ≥ 1.00)`)
 
 // Crossings: every method of the wasm Core, counted in this process over one pass.
 const require = createRequire(path.join(pkgDir, 'package.json'));
-const bindings = require(path.join(pkgDir, 'dist', 'node', 'leasehold.js'));
+const bindings = require(path.join(pkgDir, 'dist', 'leasehold_node.cjs'));
 const counts = new Map();
 for (const key of Object.getOwnPropertyNames(bindings.Core.prototype)) {
   const original = bindings.Core.prototype[key];

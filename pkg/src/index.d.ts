@@ -9,7 +9,10 @@
 /** The `code` of a {@link JobClaimLostError}. */
 export declare const JOB_CLAIM_LOST: 'CLAIM_LOST';
 
-/** Claim attempts one pass may make when `batchLimit` is not given: 25. */
+/**
+ * Claim attempts one pass may make when `batchLimit` is not given: 25. Read from the
+ * WebAssembly module: outside Node.js it is `undefined` until {@link init} has resolved.
+ */
 export declare const DEFAULT_JOB_BATCH_LIMIT: number;
 
 /**

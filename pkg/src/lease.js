@@ -1,6 +1,6 @@
 'use strict';
 /*
- * The JS side of run leases (seed 003 Ownership.ts): `heartbeatLoop`,
+ * The JS side of run leases: `heartbeatLoop`,
  * `runSupervised`, `leaseLiveness`, `sameHostIncarnation`, `leasePolicy`.
  *
  * Plumbing only, as in runner.js: the wasm `LeaseSupervisor` (crate
@@ -55,7 +55,7 @@ class LeaseLostError extends Error {
 /**
  * `warn(message, meta)` through the `logger` option: a logger object, or a
  * function answering one at each line (createJobRunner's form); default
- * `console`. Its `warn` where it has one, else its `error` (issue 4). A logger
+ * `console`. Its `warn` where it has one, else its `error`. A logger
  * that throws costs the lease nothing.
  */
 function warner(option) {
@@ -168,7 +168,7 @@ function createLeaseApi(wasm, timing) {
       );
     }
 
-    /* Seed 003 `onReconfirm`, bounded by the budget the renewal left: a
+    /* `onReconfirm`, bounded by the budget the renewal left: a
        receipt that throws, rejects or is still running when it is spent
        lapses the lease. A later reconfirmation replaces it. */
     function startReceipt(unconfirmedMs, budgetMs) {
@@ -194,7 +194,7 @@ function createLeaseApi(wasm, timing) {
       );
     }
 
-    /* Seed 003: warn, run `onLapse(unconfirmedMs)`, then interrupt. */
+    /* Warn, run `onLapse(unconfirmedMs)`, then interrupt. */
     function lapse(unconfirmedMs) {
       close();
       warn('run lease lapsed; interrupting owned work', { runId, owner, unconfirmedMs });

@@ -1,8 +1,8 @@
 'use strict';
 /*
- * The trace sink (seed 000 index exports `createJobTraceSink` and
- * `resumeJobTrace`): a function to pass as a runner's `onEvent` that keeps
- * each pass that claimed something as a span in a bounded ring.
+ * The trace sink (`createJobTraceSink` and `resumeJobTrace`): a function to
+ * pass as a runner's `onEvent` that keeps each pass that claimed something
+ * as a span in a bounded ring.
  *
  * Plumbing only: the ring, the spans, option checks, the saved shape and its
  * checks are the wasm `TraceRing` (host-wasm/src/trace.rs, over
