@@ -91,15 +91,18 @@ module eventlog "${out_name}_eventlog" node-only
 module pump "${out_name}_pump" node-only
 
 cp pkg/src/index.cjs pkg/src/index.mjs pkg/src/browser.mjs pkg/src/auto.mjs "$dist/"
-cp pkg/src/index.d.ts "$dist/index.d.mts"
-# The CommonJS view has no default export: `require('leasehold')` is the namespace itself
-# (an `export default` there would make TypeScript under node16 expect a `.default`).
-awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
-  pkg/src/index.d.ts >"$dist/index.d.ts"
+# Types, once per module kind: NAME.d.mts as written, NAME.d.ts (CommonJS) without the
+# default export, since `require('leasehold')` is the namespace itself (an `export default`
+# there would make TypeScript under node16 expect a `.default`).
+types() { # name in pkg/src, without .d.ts
+  cp "pkg/src/$1.d.ts" "$dist/$1.d.mts"
+  awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
+    "pkg/src/$1.d.ts" >"$dist/$1.d.ts"
+}
+types index
+types eventlog
 cp LICENSE-MIT LICENSE-APACHE pkg/
 cp pkg/src/eventlog*.js pkg/src/eventlog.cjs pkg/src/eventlog.mjs "$dist/"
-cp pkg/src/eventlog.d.ts "$dist/eventlog.d.ts"
-cp pkg/src/eventlog.d.ts "$dist/eventlog.d.mts"
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES
 # module: the CommonJS source runs inside a function that receives a `module` object, and its
 # exports are re-exported. Arguments: the file's name in pkg/src and its exports.

@@ -235,6 +235,7 @@ export const MAX_CHUNK_SIZE: number;
 /** The default chunk size (1,024 drafts). */
 export const DEFAULT_CHUNK_SIZE: number;
 
+// <esm-only> (scripts/build-pkg.sh drops this block from the CommonJS view, eventlog.d.ts)
 declare const _default: {
   EventLog: typeof EventLog;
   EventPump: typeof EventPump;
@@ -244,3 +245,4 @@ declare const _default: {
   DEFAULT_CHUNK_SIZE: number;
 };
 export default _default;
+// </esm-only>
