@@ -157,6 +157,21 @@ for features in "" sqlite postgres cli "sqlite postgres cli"; do
 done
 section_passed
 
+section "crates: the command-line tool's tests ask for the cli feature"
+# They run the built binary, which exists only with `--features cli`: without the
+# [[test]] entry, `cargo test -p leasehold` would build them and fail at run time.
+missing=0
+for file in host-node/tests/cli_*.rs; do
+  name=$(basename "$file" .rs)
+  if ! awk -v n="name = \"$name\"" '$0 == n { getline; found = ($0 == "required-features = [\"cli\"]") } END { exit !found }' host-node/Cargo.toml; then
+    echo "host-node/Cargo.toml has no [[test]] $name with required-features = [\"cli\"]" >&2
+    missing=1
+  fi
+done
+((missing == 0)) || exit 1
+echo "every host-node/tests/cli_*.rs needs the cli feature"
+section_passed
+
 section "crates: rust-version matches the dependency tree"
 run node scripts/rust-version.mjs --check
 section_passed
