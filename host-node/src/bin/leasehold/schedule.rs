@@ -17,20 +17,27 @@ use std::time::Duration;
 /// How `--every`, `--cron`, `--tz` and the policies read, shown in `--help`.
 const SCHEDULE_RULES: &str = "\
 Slots: a schedule's jobs are due at its slots. --every D fires at whole multiples of D since \
-1970-01-01T00:00:00Z (every 5m at :00, :05, …; every 1h on the hour), from 1s to 366d. --cron \
+1970-01-01T00:00:00Z (every 5m at :00, :05, …; every 1h on the hour), D from 1s to 366d. --cron \
 takes five fields (minute hour day-of-month month day-of-week), six with seconds first, or a \
 nickname (@hourly, @daily, @weekly, @monthly, @yearly), on the wall clock of --tz (an IANA zone \
-such as Europe/Berlin; default UTC). Daylight saving time: a fixed time that does not exist that \
-day (02:30 when clocks jump from 02:00 to 03:00) runs once at the first instant after the jump \
-(03:00); a fixed time that happens twice (clocks falling back) runs once, at the first of the two; \
-an expression with * or a step in its seconds, minutes or hours runs at every real instant that \
-matches (none in the skipped hour, both in the repeated one). \
-Every `leasehold work` of the schedule's queue enqueues its due slots (it looks about once a \
-second); with any number of workers on any number of machines each slot is enqueued once. \
-Missed slots (no worker was running when they fell due), --catch-up: one (default) enqueues \
-the latest missed slot only, one catch-up run; all enqueues every missed slot; none enqueues \
-none (a slot is missed when first seen more than 10s after its time). A paused schedule skips \
-its slots; resume starts from the next slot after the resume.";
+such as Europe/Berlin; default UTC).
+
+Daylight saving time: a fixed time that does not exist that day (02:30 when clocks jump from \
+02:00 to 03:00) runs once at the first instant after the jump (03:00); a fixed time that happens \
+twice (clocks falling back) runs once, at the first of the two; an expression with * or a step in \
+its seconds, minutes or hours runs at every real instant that matches (none in the skipped hour, \
+both in the repeated one).
+
+Who enqueues: every `leasehold work` of the schedule's queue (it looks about once a second); \
+with any number of workers on any number of machines each slot is enqueued once, due at its \
+slot. Missed slots (no worker was running when they fell due), --catch-up: one (default) \
+enqueues the latest missed slot only, one catch-up run; all enqueues every missed slot; none \
+enqueues none (a slot is missed when first seen more than 10s after its time). --no-overlap \
+skips a slot while the schedule's previous job is still queued or running. A paused schedule \
+skips its slots; resume starts from the next slot after the resume.
+
+Each job is queued as `enqueue` queues one: --queue (default: default), --max-attempts \
+(default 3), --timeout (per attempt, e.g. 10m).";
 
 /// `leasehold schedule`.
 #[derive(Debug, Args)]
