@@ -250,6 +250,21 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_in_the_numbers_is_filled_when_its_migration_arrives() {
+        // Numbers need not be contiguous: a database that got 1 and 3 (a
+        // build without 2) gets 2 from a build that has it.
+        const GAPPED: &[Migration] = &[
+            Migration { number: 1, name: "0001_a", sqlite: "", postgres: "" },
+            Migration { number: 2, name: "0002_b", sqlite: "", postgres: "" },
+            Migration { number: 3, name: "0003_c", sqlite: "", postgres: "" },
+        ];
+        let set = MigrationSet { namespace: "a", id_block: 1000, migrations: GAPPED };
+        let applied = [row(1001, "a", "0001_a"), row(1003, "a", "0003_c")];
+        let ids: Vec<i64> = plan(&[&set], &applied).unwrap().iter().map(|p| p.id).collect();
+        assert_eq!(ids, [1002]);
+    }
+
+    #[test]
     fn database_migrated_by_a_newer_version_is_refused() {
         let applied = [
             row(1001, "a", "0001_a"),
