@@ -13,7 +13,7 @@ use std::time::Duration;
 use leasehold::core::Millis;
 use leasehold::core::schedule::{CatchUp, Overlap};
 use leasehold::schedule::Cadence;
-use leasehold::store::{JobState, ScheduleSpec, Store, StoreConfig, StoreError};
+use leasehold::store::{JobState, MAX_ROUND_SLOTS, ScheduleSpec, Store, StoreConfig, StoreError};
 use serde_json::json;
 use store_support::{TestDb, backends, owner};
 
@@ -115,6 +115,26 @@ async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round() {
         let round = db.store.run_due_schedules("sched", Millis(T0 + 250 * SEC)).await.unwrap();
         assert_eq!(round.enqueued.len(), 250, "{}", db.label());
         assert_eq!(slots(&db.store).await, (1..=250).map(|s| T0 + s * SEC).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test]
+async fn a_longer_backlog_goes_on_in_the_next_rounds_without_holding_up_other_schedules() {
+    for db in backends("schedule_backlog").await {
+        let mut spec = every("backlog", Duration::from_secs(1));
+        spec.catch_up = CatchUp::All;
+        db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
+        let mut other = every("other", Duration::from_secs(60));
+        other.catch_up = CatchUp::All;
+        db.store.add_schedule(&other, Millis(T0)).await.unwrap();
+        let now = Millis(T0 + 1_500 * SEC);
+        let first = db.store.run_due_schedules("sched", now).await.unwrap();
+        let per = |round: &leasehold::store::ScheduleRound, name: &str| round.enqueued.iter().filter(|j| j.schedule == name).count();
+        assert_eq!((per(&first, "backlog"), per(&first, "other")), (MAX_ROUND_SLOTS, 25), "{}", db.label());
+        assert_eq!(first.next_due, Some(Millis(T0 + (MAX_ROUND_SLOTS as u64 + 1) * SEC)), "more is due");
+        let second = db.store.run_due_schedules("sched", now).await.unwrap();
+        assert_eq!(per(&second, "backlog"), 1_500 - MAX_ROUND_SLOTS);
+        assert_eq!(slots(&db.store).await.len(), 1_525, "{}", db.label());
     }
 }
 

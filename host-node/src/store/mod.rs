@@ -123,7 +123,7 @@ pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
-pub use schedule::{LastRun, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
+pub use schedule::{LastRun, MAX_ROUND_SLOTS, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 
 use backend::{ClaimRequest, ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};
 use validate::NewJob;

@@ -34,6 +34,9 @@ use crate::schedule::Cadence;
 
 const TABLE: &str = "leasehold_schedules";
 
+/// Most slots one round enqueues for one schedule: ten decisions' bursts.
+pub const MAX_ROUND_SLOTS: usize = 10 * leasehold_core::schedule::MAX_BURST;
+
 /// Runs `$body` with `$pool` bound to the backend's pool and `$sql` naming
 /// that backend's schedule statements, so each flow is written once.
 macro_rules! on_backend {
@@ -289,7 +292,10 @@ impl Store {
     /// transaction with the compare-and-swap of its cursor (see the module
     /// docs). Safe to call from any number of workers at once: a slot another
     /// worker enqueued first is not enqueued again. A burst cut at
-    /// [`leasehold_core::schedule::MAX_BURST`] goes on in the same round.
+    /// [`leasehold_core::schedule::MAX_BURST`] goes on in the same round, up
+    /// to [`MAX_ROUND_SLOTS`] slots per schedule; the rest of a longer
+    /// backlog (catch-up `all` after a long downtime) is left to the next
+    /// rounds, so one schedule never holds up the others.
     ///
     /// # Errors
     /// [`StoreError::InvalidQueueName`], [`StoreError::Database`] (the
@@ -349,6 +355,7 @@ impl Store {
             self.advance(&swap, &[], &job, now).await?;
             return Ok(());
         };
+        let mut decided = 0;
         loop {
             let cursor_ms = decision.cursor.0 as i64;
             let swap = Swap { id: row.id, from: row.last_slot, to: cursor_ms, next: decision.next.map(|at| at.0 as i64) };
@@ -363,7 +370,8 @@ impl Store {
             }));
             active |= !decision.enqueue.is_empty();
             row.last_slot = cursor_ms;
-            if !decision.more_due(now) {
+            decided += decision.enqueue.len();
+            if !decision.more_due(now) || decided >= MAX_ROUND_SLOTS {
                 return Ok(());
             }
             match decide(decision.cursor, now, active, &policy, &mut slots) {
