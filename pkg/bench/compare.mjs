@@ -1,69 +1,155 @@
-// Compares the built package with the seed runner on the shared throughput workload
+// Compares the built package with the reference runner on the shared throughput workload
 // (`runner-throughput.mjs`: N no-op items claimed from an array and performed in one pass).
-//
-//   node bench/compare.mjs [path/to/runner-throughput.mjs] [--runs R] [--n N] [--only c16-hb]
-//
-// Without a path, the workload is looked for at ../shared/bench/ beside the repository root.
-// For each configuration (concurrency 1 and 16, heartbeat off/on, trace off/on) it runs the
-// seed reference and the package in turn, R times each (default 7), each run a fresh Node.js
-// process, and prints the median items/s of both and their ratio (package / seed; the target
-// is ≥ 1.0), and the median of the ratios of the back-to-back pairs (steadier when the
-// machine's load drifts). Then it counts the calls from JS into wasm per item.
-// Build the package first (scripts/build-pkg.sh). A benchmark, not a test: figures only.
-import { execFileSync } from 'node:child_process';
+// A benchmark, not a test: it prints figures. Build the package first (scripts/build-pkg.sh).
+const HELP = `usage: node bench/compare.mjs [WORKLOAD] [--runs R] [--n N] [--only LABEL] [--all]
+
+WORKLOAD   path to runner-throughput.mjs (default: ../shared/bench/ beside the repository)
+--runs R   runs per side and configuration (default 5); each run is a fresh Node.js process,
+           the two sides alternate and take turns going first
+--n N      items per run (default 200000)
+--only L   one configuration: c1, c16, c1-hb-trace, c16-hb-trace (with --all also c1-hb,
+           c1-trace, c16-hb, c16-trace)
+--all      all eight combinations of concurrency 1/16, heartbeat and trace, not only four
+
+Prints, per configuration: the median items/s of the reference runner and of the package,
+their ratio (package / reference; the target is at least 1.10) and the median of the
+back-to-back pair ratios; then the median CPU time per item of each side (user + system,
+over the pass the workload times: steadier than wall time on a loaded machine) and its
+ratio. Then the calls from JS into wasm per item, and the heap each item in flight holds at
+concurrency 64, package beside reference (the package's must be no larger).`;
+
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const pkgDir = path.resolve(here, '..');
+const self = fileURLToPath(import.meta.url);
+const pkgDir = path.resolve(path.dirname(self), '..');
 const repoRoot = path.resolve(pkgDir, '..');
-
 const args = process.argv.slice(2);
+
+function fail(message) {
+  console.error(`compare: ${message}`);
+  process.exit(2);
+}
+
+/* Loads `createJobRunner` the way the workload does: the reference runner's module, or the package. */
+async function load(impl) {
+  if (impl.endsWith('.mjs')) return import(pathToFileURL(impl));
+  return createRequire(path.join(impl, 'package.json'))(impl);
+}
+
+/*
+ * The heap an item in flight holds: RUNNERS runners at concurrency 64 each take 64 items
+ * whose performs wait, and the heap after a full collection is compared with the heap
+ * before the runners were made (so each runner's own share is counted in too). Run in a
+ * child process started with --expose-gc; prints one JSON line.
+ */
+async function heapProbe(impl) {
+  const RUNNERS = 16;
+  const POOL = 64;
+  const { createJobRunner } = await load(impl);
+  const releases = [];
+  const started = () => releases.length === RUNNERS * POOL;
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const usage = async () => {
+    for (let i = 0; i < 3; i += 1) {
+      await settle();
+      globalThis.gc();
+    }
+    const m = process.memoryUsage();
+    return { heap: m.heapUsed, buffers: m.arrayBuffers };
+  };
+  const before = await usage();
+  const runners = [];
+  for (let r = 0; r < RUNNERS; r += 1) {
+    let next = 0;
+    runners.push(createJobRunner({
+      name: `heap-${r}`, intervalMs: 1000, staleAfterMs: 30000, batchLimit: POOL, concurrency: POOL,
+      logger: () => ({ error() {} }),
+      claim: async () => (next < POOL ? next++ : null),
+      perform: () => new Promise((resolve) => releases.push(resolve)),
+    }));
+  }
+  const passes = runners.map((runner) => runner.tick());
+  while (!started()) await settle();
+  const during = await usage();
+  for (const release of releases) release();
+  await Promise.all(passes);
+  await Promise.all(runners.map((runner) => runner.dispose()));
+  const items = RUNNERS * POOL;
+  console.log(JSON.stringify({
+    heapPerItem: (during.heap - before.heap) / items,
+    buffersPerItem: (during.buffers - before.buffers) / items,
+  }));
+}
+
+if (args[0] === '--heap-probe') {
+  await heapProbe(args[1]);
+  process.exit(0);
+}
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+
 let workload;
-let runs = 7;
+let runs = 5;
 let n = 200_000;
 let only;
+let all = false;
 for (let i = 0; i < args.length; i += 1) {
   if (args[i] === '--runs') runs = Number(args[++i]);
   else if (args[i] === '--n') n = Number(args[++i]);
   else if (args[i] === '--only') only = args[++i];
+  else if (args[i] === '--all') all = true;
+  else if (args[i].startsWith('-')) fail(`unknown option ${args[i]} (see --help)`);
   else workload = path.resolve(args[i]);
 }
 workload ??= path.resolve(repoRoot, '..', 'shared', 'bench', 'runner-throughput.mjs');
-if (!existsSync(workload)) {
-  console.error(`compare: no workload at ${workload}; pass the path to runner-throughput.mjs`);
-  process.exit(2);
-}
-if (!existsSync(path.join(pkgDir, 'dist', 'index.cjs'))) {
-  console.error('compare: pkg/dist is missing; run scripts/build-pkg.sh first');
-  process.exit(2);
-}
-if (!(runs >= 1 && n >= 1)) {
-  console.error('compare: --runs and --n must be positive numbers');
-  process.exit(2);
-}
+if (!existsSync(workload)) fail(`no workload at ${workload}; pass the path to runner-throughput.mjs`);
+if (!existsSync(path.join(pkgDir, 'dist', 'index.cjs'))) fail('pkg/dist is missing; run scripts/build-pkg.sh first');
+if (!(Number.isInteger(runs) && runs >= 1 && Number.isInteger(n) && n >= 1)) fail('--runs and --n must be positive whole numbers');
+/* The reference runner the workload itself loads. */
+const reference = path.resolve(path.dirname(workload), '..', 'conformance', 'reference', 'runner.mjs');
 
 const configs = [];
+const variants = all ? [[false, false], [false, true], [true, false], [true, true]] : [[false, false], [true, true]];
 for (const concurrency of [1, 16]) {
-  for (const hb of [false, true]) {
-    for (const trace of [false, true]) {
-      const label = `c${concurrency}${hb ? '-hb' : ''}${trace ? '-trace' : ''}`;
-      if (!only || only === label) configs.push({ label, concurrency, hb, trace });
-    }
+  for (const [hb, trace] of variants) {
+    const label = `c${concurrency}${hb ? '-hb' : ''}${trace ? '-trace' : ''}`;
+    if (!only || only === label) configs.push({ label, concurrency, hb, trace });
   }
 }
+if (configs.length === 0) fail(`no configuration called ${only} (see --help)`);
 
+/* Preloaded into each run: the CPU time (µs) between the workload's two clock readings
+   (`process.hrtime.bigint()` before and after its pass), written to stderr at exit, so
+   start-up and module loading are left out as they are from its items/s. */
+const CPU_PROBE = `
+const clock = process.hrtime.bigint;
+const marks = [];
+process.hrtime.bigint = function bigint() {
+  if (marks.length < 2) marks.push(process.cpuUsage());
+  return clock.call(process.hrtime);
+};
+process.on('exit', () => {
+  if (marks.length === 2) process.stderr.write('cpu-us ' + (marks[1].user + marks[1].system - marks[0].user - marks[0].system) + '\\n');
+});`;
+
+/* One run of the workload in a fresh process: items/s and CPU ns per item. */
 function once(impl, { concurrency, hb, trace }) {
-  const out = execFileSync(
+  const run = spawnSync(
     process.execPath,
-    [workload, impl, String(n), String(concurrency), hb ? 'hb' : '', trace ? 'trace' : ''],
+    ['--import', `data:text/javascript,${encodeURIComponent(CPU_PROBE)}`, workload, impl, String(n), String(concurrency), hb ? 'hb' : '', trace ? 'trace' : ''],
     { encoding: 'utf8' },
   );
-  const line = JSON.parse(out.trim().split('\n').at(-1));
+  if (run.status !== 0) throw new Error(`${impl} exited with ${run.status}: ${run.stderr}`);
+  const line = JSON.parse(run.stdout.trim().split('\n').at(-1));
   if (line.performed !== n) throw new Error(`${impl} performed ${line.performed} of ${n}`);
-  return line.itemsPerSec;
+  const cpuUs = Number(/cpu-us (\d+)/.exec(run.stderr)?.[1]);
+  return { ips: line.itemsPerSec, cpuNs: (cpuUs * 1000) / n };
 }
 
 const median = (xs) => {
@@ -71,33 +157,36 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+const pad = (value, width) => String(value).padStart(width);
 
 console.log(`workload: ${workload}`);
-console.log(`N = ${n} items per run, ${runs} runs per side, alternating seed / package; medians in items/s`);
+console.log(`N = ${n} items per run, ${runs} runs per side, alternating reference / package, each a fresh process; medians`);
 console.log('');
-console.log('config            seed      package   ratio   pairwise');
+console.log('config          reference  package   ratio  pairwise | CPU ns/item: reference  package  ratio');
 const ratios = [];
 for (const config of configs) {
-  const seed = [];
+  const ref = [];
   const pkg = [];
   for (let r = 0; r < runs; r += 1) {
-    // Alternate which side goes first, so drift in machine load hits both alike.
+    // Take turns going first, so drift in the machine's load hits both sides alike.
     if (r % 2 === 0) {
-      seed.push(once('reference', config));
+      ref.push(once('reference', config));
       pkg.push(once(pkgDir, config));
     } else {
       pkg.push(once(pkgDir, config));
-      seed.push(once('reference', config));
+      ref.push(once('reference', config));
     }
   }
-  const ratio = median(pkg) / median(seed);
-  const pairwise = median(pkg.map((p, i) => p / seed[i]));
+  const ratio = median(pkg.map((p) => p.ips)) / median(ref.map((p) => p.ips));
+  const pairwise = median(pkg.map((p, i) => p.ips / ref[i].ips));
+  const refCpu = median(ref.map((p) => p.cpuNs));
+  const pkgCpu = median(pkg.map((p) => p.cpuNs));
   ratios.push(ratio);
   console.log(
-    `${config.label.padEnd(16)} ${String(Math.round(median(seed))).padStart(8)}  ${String(Math.round(median(pkg))).padStart(8)}   ${ratio.toFixed(2)}    ${pairwise.toFixed(2)}`,
+    `${config.label.padEnd(14)} ${pad(Math.round(median(ref.map((p) => p.ips))), 9)} ${pad(Math.round(median(pkg.map((p) => p.ips))), 8)}   ${ratio.toFixed(2)}   ${pairwise.toFixed(2)}   |             ${pad(Math.round(refCpu), 6)}   ${pad(Math.round(pkgCpu), 6)}   ${(refCpu / pkgCpu).toFixed(2)}`,
   );
 }
-console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)} (target ≥ 1.00)`);
+console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)} (target ≥ 1.10)`);
 
 // Crossings: every method of the wasm Core, counted in this process over one pass.
 const require = createRequire(path.join(pkgDir, 'package.json'));
@@ -134,5 +223,24 @@ for (const config of configs) {
   await runner.dispose();
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   const detail = [...counts].map(([k, v]) => `${k} ${v}`).join(', ');
-  console.log(`${config.label.padEnd(16)} ${(total / items).toFixed(4)} per item  (${detail})`);
+  console.log(`${config.label.padEnd(14)} ${(total / items).toFixed(4)} per item  (${detail})`);
+}
+
+// Memory: the heap per item in flight at concurrency 64, each side in a fresh process.
+function heap(impl) {
+  const run = spawnSync(process.execPath, ['--expose-gc', self, '--heap-probe', impl], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`heap probe of ${impl} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1));
+}
+console.log('');
+console.log('heap per item in flight at concurrency 64 (16 runners × 64 waiting performs; median of 3 processes each)');
+const heaps = { reference: [], package: [] };
+for (let r = 0; r < 3; r += 1) {
+  heaps.reference.push(heap(reference));
+  heaps.package.push(heap(pkgDir));
+}
+for (const [side, list] of Object.entries(heaps)) {
+  const js = median(list.map((h) => h.heapPerItem));
+  const buffers = median(list.map((h) => h.buffersPerItem));
+  console.log(`${side.padEnd(10)} ${pad(Math.round(js), 6)} bytes of JS heap, ${pad(Math.round(buffers), 6)} bytes of ArrayBuffers (the package's wasm memory)`);
 }
