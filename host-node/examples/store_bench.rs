@@ -611,7 +611,7 @@ async fn work_pages(store: &Store, me: &OwnerId, inflight: usize, page: usize, s
             drop(slot);
             stats.completed(
                 coalescer
-                    .complete(job.fence(), now())
+                    .complete(job.fence(), None, now())
                     .await
                     .expect("complete"),
             );
@@ -670,14 +670,14 @@ async fn work_single(
                     perform(&job, &coalescer).await;
                     if fused {
                         let (outcome, page) = store
-                            .complete_and_claim(job.fence(), QUEUE, &me, now(), LEASE, 1)
+                            .complete_and_claim(job.fence(), None, QUEUE, &me, now(), LEASE, 1)
                             .await
                             .expect("complete and claim");
                         stats.completed(outcome);
                         next = page.into_iter().next();
                     } else {
                         stats
-                            .completed(store.complete(job.fence(), now()).await.expect("complete"));
+                            .completed(store.complete(job.fence(), None, now()).await.expect("complete"));
                     }
                 }
             })

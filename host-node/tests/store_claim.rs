@@ -467,7 +467,7 @@ async fn complete_and_claim_settles_one_and_claims_the_next() {
         let me = owner("h", "a");
         let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         let (done, next) = s
-            .complete_and_claim(first.fence(), "q", &me, db.now(), LEASE, 1)
+            .complete_and_claim(first.fence(), None, "q", &me, db.now(), LEASE, 1)
             .await
             .unwrap();
         assert_eq!(
@@ -480,7 +480,7 @@ async fn complete_and_claim_settles_one_and_claims_the_next() {
         assert_eq!(s.job(ids[0]).await.unwrap().state, JobState::Succeeded);
         // A lost fence is reported, and the claim still happens.
         let (again, last) = s
-            .complete_and_claim(first.fence(), "q", &me, db.now(), LEASE, 5)
+            .complete_and_claim(first.fence(), None, "q", &me, db.now(), LEASE, 5)
             .await
             .unwrap();
         assert_eq!(again, leasehold::core::lease::FenceOutcome::LostNotRunning);
@@ -505,7 +505,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
         // The first owner's completion rides a claim: the fence is lost to
         // the newer token, the job stays the thief's, the claim still lands.
         let (outcome, page) = s
-            .complete_and_claim(lost.fence(), "q", &owner("h1", "a"), db.now(), LEASE, 5)
+            .complete_and_claim(lost.fence(), None, "q", &owner("h1", "a"), db.now(), LEASE, 5)
             .await
             .unwrap();
         assert_eq!(
@@ -521,7 +521,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
         assert_eq!(record.lease.unwrap().owner.nonce, "b");
         // The thief's completion lands.
         assert_eq!(
-            s.complete(taken.fence(), db.now()).await.unwrap(),
+            s.complete(taken.fence(), None, db.now()).await.unwrap(),
             leasehold::core::lease::FenceOutcome::Updated
         );
     }
@@ -652,6 +652,6 @@ async fn a_claim_excluding_a_job_leaves_its_stale_lease_alone() {
         let page = s.claim_page_excluding("q", &me, db.now(), LONG, 1, &[first.id]).await.unwrap();
         assert!(page.is_empty(), "{}: the excluded stale job was taken", db.label());
         assert_eq!(s.job(first.id).await.unwrap().lease.unwrap().token, first.token);
-        assert!(s.complete(first.fence(), db.now()).await.unwrap().is_updated(), "{}: its settle still lands", db.label());
+        assert!(s.complete(first.fence(), None, db.now()).await.unwrap().is_updated(), "{}: its settle still lands", db.label());
     }
 }

@@ -89,7 +89,7 @@ async fn work_slot(store: Store, me: OwnerId, log: String) {
             }
         });
         tokio::time::sleep(WORK).await;
-        let outcome = store.complete(fence, wall_now()).await.expect("complete");
+        let outcome = store.complete(fence, None, wall_now()).await.expect("complete");
         heartbeat.abort();
         if outcome == FenceOutcome::Updated {
             let mut file = std::fs::OpenOptions::new()
@@ -332,7 +332,7 @@ async fn connection_dropped_before_a_settle_leaves_the_job_claimable_after_the_l
     terminate_sessions(&url, "leasehold-victim").await;
 
     // The settle travels on the dead connection: an error, and nothing settled.
-    let err = victim.complete(job.fence(), wall_now()).await.unwrap_err();
+    let err = victim.complete(job.fence(), None, wall_now()).await.unwrap_err();
     assert!(
         matches!(err, leasehold::store::StoreError::Database(_)),
         "{err}"
@@ -361,7 +361,7 @@ async fn connection_dropped_before_a_settle_leaves_the_job_claimable_after_the_l
     assert!(taken.token > job.token);
 
     // The victim's pool reconnects; its old fence is refused.
-    let late = victim.complete(job.fence(), wall_now()).await.unwrap();
+    let late = victim.complete(job.fence(), None, wall_now()).await.unwrap();
     assert_eq!(late, FenceOutcome::LostToNewerToken);
 }
 

@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
 use leasehold::store::{
-    AttemptOutcome, EnqueueOptions, FailOutcome, Fence, JobId, JobState, StoreError,
+    AttemptOutcome, EnqueueOptions, FailOutcome, Fence, JobId, JobState, RetryBackoff,
+    StoreConfig, StoreError,
 };
 use serde_json::json;
-use store_support::{backends, owner};
+use store_support::{backends, backends_with, owner, without_results};
 
 // Long enough that a loaded machine never stalls a whole window between two
 // statements of a test on PostgreSQL (where time passes for real).
@@ -108,9 +109,9 @@ async fn old_token_can_neither_renew_nor_settle() {
                 .unwrap(),
             lost
         );
-        assert_eq!(s.complete(old.fence(), db.now()).await.unwrap(), lost);
+        assert_eq!(s.complete(old.fence(), None, db.now()).await.unwrap(), lost);
         assert_eq!(
-            s.fail(old.fence(), "boom", db.now()).await.unwrap(),
+            s.fail(old.fence(), "boom", None, db.now()).await.unwrap(),
             FailOutcome::Lost(lost)
         );
         // Nothing changed: still running under the new owner, no extra attempts logged.
@@ -121,7 +122,7 @@ async fn old_token_can_neither_renew_nor_settle() {
         assert_eq!(record.attempt_log.len(), 2);
         // The new owner's writes land.
         assert_eq!(
-            s.complete(new.fence(), db.now()).await.unwrap(),
+            s.complete(new.fence(), None, db.now()).await.unwrap(),
             FenceOutcome::Updated
         );
     }
@@ -141,11 +142,11 @@ async fn complete_settles_once_and_a_second_complete_is_not_running() {
             .unwrap()
             .unwrap();
         assert_eq!(
-            s.complete(job.fence(), db.now()).await.unwrap(),
+            s.complete(job.fence(), None, db.now()).await.unwrap(),
             FenceOutcome::Updated
         );
         assert_eq!(
-            s.complete(job.fence(), db.now()).await.unwrap(),
+            s.complete(job.fence(), None, db.now()).await.unwrap(),
             FenceOutcome::LostNotRunning,
             "{}",
             db.label()
@@ -187,11 +188,11 @@ async fn fenced_write_about_an_unknown_job_says_missing() {
             FenceOutcome::LostMissing
         );
         assert_eq!(
-            db.store.complete(fence, db.now()).await.unwrap(),
+            db.store.complete(fence, None, db.now()).await.unwrap(),
             FenceOutcome::LostMissing
         );
         assert_eq!(
-            db.store.fail(fence, "x", db.now()).await.unwrap(),
+            db.store.fail(fence, "x", None, db.now()).await.unwrap(),
             FailOutcome::Lost(FenceOutcome::LostMissing)
         );
     }
@@ -257,7 +258,7 @@ async fn batched_writes_are_fenced_one_by_one() {
             "{}",
             db.label()
         );
-        let completed = s.complete_many(&fences, db.now()).await.unwrap();
+        let completed = s.complete_many(&without_results(&fences), db.now()).await.unwrap();
         assert_eq!(
             completed,
             [
@@ -288,7 +289,7 @@ async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
         let lost = FenceOutcome::LostToNewerToken;
         let renewed = s.heartbeat_many(&[old.fence(), new.fence()], db.now()).await.unwrap();
         assert_eq!(renewed, [lost, FenceOutcome::Updated], "{}", db.label());
-        let completed = s.complete_many(&[old.fence(), new.fence(), new.fence()], db.now()).await.unwrap();
+        let completed = s.complete_many(&without_results(&[old.fence(), new.fence(), new.fence()]), db.now()).await.unwrap();
         assert_eq!(completed, [lost, FenceOutcome::Updated, FenceOutcome::LostNotRunning], "{}", db.label());
         let record = s.job(old.id).await.unwrap();
         assert_eq!((record.state, record.token), (JobState::Succeeded, new.token));
@@ -322,7 +323,7 @@ async fn coalescer_merges_concurrent_writes_and_answers_each() {
             };
             waits.push(tokio::spawn(async move {
                 let beat = c.heartbeat(fence, now).await.unwrap();
-                let done = c.complete(fence, now).await.unwrap();
+                let done = c.complete(fence, None, now).await.unwrap();
                 (i, beat, done)
             }));
         }
@@ -356,6 +357,7 @@ async fn coalesced_statement_failure_reaches_every_waiter() {
                     job: JobId(1),
                     token: 1,
                 },
+                None,
                 db.now(),
             )
             .await
@@ -396,12 +398,64 @@ async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
         assert_eq!(again[0].attempt, 1);
         // The released fence is dead.
         assert_eq!(
-            s.complete(page[1].fence(), db.now()).await.unwrap(),
+            s.complete(page[1].fence(), None, db.now()).await.unwrap(),
             FenceOutcome::LostToNewerToken
         );
         assert_eq!(
             s.release_many(&[page[1].fence()], db.now()).await.unwrap(),
             [FenceOutcome::LostToNewerToken]
+        );
+    }
+}
+
+/// A settle writes the attempt's result in the same statement (PostgreSQL)
+/// or transaction (SQLite) as its fenced state change: a settle whose fence
+/// was taken over leaves no result behind, one that lands keeps it — a
+/// failure's, a completion's, and one completed beside the next claim.
+#[tokio::test]
+async fn a_result_is_written_only_by_a_settle_whose_fence_holds() {
+    let quick = StoreConfig::default().with_retry(RetryBackoff {
+        initial: Duration::from_millis(1),
+        max: Duration::from_millis(1),
+    });
+    for db in backends_with("fence_results", quick).await {
+        let s = &db.store;
+        let thrice = EnqueueOptions { max_attempts: 3, ..Default::default() };
+        let id = s.enqueue("q", &json!(1), &thrice, db.now()).await.unwrap();
+        let old = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
+        let left = json!({"exitCode": 1, "output": "late"});
+        assert_eq!(
+            s.complete(old.fence(), Some(&left), db.now()).await.unwrap(),
+            FenceOutcome::LostToNewerToken,
+            "{}",
+            db.label()
+        );
+        assert_eq!(
+            s.fail(old.fence(), "late", Some(&left), db.now()).await.unwrap(),
+            FailOutcome::Lost(FenceOutcome::LostToNewerToken),
+            "{}",
+            db.label()
+        );
+        let batch = s.complete_many(&[(old.fence(), Some(&left))], db.now()).await.unwrap();
+        assert_eq!(batch, [FenceOutcome::LostToNewerToken], "{}", db.label());
+        assert!(s.results(id).await.unwrap().is_empty(), "{}: a refused settle wrote a result", db.label());
+
+        let failed = json!({"exitCode": 3});
+        let retry = s.fail(new.fence(), "exit code 3", Some(&failed), db.now()).await.unwrap();
+        assert!(matches!(retry, FailOutcome::Retrying { .. }), "{}: {retry:?}", db.label());
+        db.advance(Duration::from_millis(20)).await;
+        let third = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("the retry is due");
+        let done = json!({"exitCode": 0});
+        let (outcome, _) =
+            s.complete_and_claim(third.fence(), Some(&done), "q", &owner("h", "b"), db.now(), LEASE, 1).await.unwrap();
+        assert_eq!(outcome, FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(
+            s.results(id).await.unwrap(),
+            [(new.token, failed), (third.token, done)],
+            "{}: one result per landed settle, under its token",
+            db.label()
         );
     }
 }

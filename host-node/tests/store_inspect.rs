@@ -28,7 +28,7 @@ async fn counts_are_per_queue_and_state_in_name_order() {
             .claim_page("b-queue", &me, db.now(), LEASE, 3)
             .await
             .unwrap();
-        s.complete(page[0].fence(), db.now()).await.unwrap();
+        s.complete(page[0].fence(), None, db.now()).await.unwrap();
         let single = EnqueueOptions {
             max_attempts: 1,
             ..Default::default()
@@ -44,7 +44,7 @@ async fn counts_are_per_queue_and_state_in_name_order() {
             .iter()
             .find(|j| j.payload == json!("doomed"))
             .unwrap();
-        s.fail(doomed.fence(), "no", db.now()).await.unwrap();
+        s.fail(doomed.fence(), "no", None, db.now()).await.unwrap();
         let counts = s.counts().await.unwrap();
         assert_eq!(
             counts,
@@ -88,7 +88,7 @@ async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
             .await
             .unwrap()
             .unwrap();
-        s.fail(a1.fence(), "first error", db.now()).await.unwrap();
+        s.fail(a1.fence(), "first error", None, db.now()).await.unwrap();
         db.advance(Duration::from_secs(2)).await;
         let a2 = s
             .claim("q", &owner("h2", "b"), db.now(), LEASE)
@@ -106,7 +106,7 @@ async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
             running.attempt_log.last().unwrap().outcome,
             AttemptOutcome::Running
         );
-        s.complete(a3.fence(), db.now()).await.unwrap();
+        s.complete(a3.fence(), None, db.now()).await.unwrap();
 
         let record = s.job(id).await.unwrap();
         let log = &record.attempt_log;

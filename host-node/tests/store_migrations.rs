@@ -310,10 +310,10 @@ async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history(
         let id = old.enqueue("q", &json!(1), &opts, wall_now()).await.unwrap();
         let me = owner("h", "a");
         let first = old.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
-        old.fail(first.fence(), "boom", wall_now()).await.unwrap();
+        old.fail(first.fence(), "boom", None, wall_now()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(1100)).await;
         let second = old.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
-        old.complete(second.fence(), wall_now()).await.unwrap();
+        old.complete(second.fence(), None, wall_now()).await.unwrap();
         execute(
             &url,
             "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
@@ -345,7 +345,7 @@ async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history(
         let later = store.enqueue("q", &json!(2), &opts, wall_now()).await.unwrap();
         let job = store.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
         assert_eq!(job.id, later);
-        store.complete(job.fence(), wall_now()).await.unwrap();
+        store.complete(job.fence(), None, wall_now()).await.unwrap();
         assert!(
             logged_attempts(&url).await.iter().all(|(job_id, _, _)| *job_id != later.0),
             "{}",

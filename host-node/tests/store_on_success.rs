@@ -13,7 +13,7 @@ use leasehold::store::{
     EnqueueOptions, FailOutcome, JobId, JobState, OnSuccess, Store, StoreConfig, StoreError,
 };
 use serde_json::json;
-use store_support::{TestDb, backends_with, owner, raw_rows};
+use store_support::{TestDb, backends_with, owner, raw_rows, without_results};
 
 // As in store_fencing: long enough that a loaded machine never stalls a
 // whole window between two statements on PostgreSQL (real time).
@@ -47,22 +47,22 @@ async fn a_completion_deletes_the_job_with_its_attempt_log_and_results() {
         let twice = EnqueueOptions { max_attempts: 2, ..Default::default() };
         let id = s.enqueue("q", &json!("x"), &twice, db.now()).await.unwrap();
         let me = owner("h", "a");
-        // A failed first attempt (logged), then a second that records a result.
+        // A failed first attempt (logged, with a result), then a second.
         let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
-        assert!(matches!(s.fail(first.fence(), "boom", db.now()).await.unwrap(), FailOutcome::Retrying { .. }));
+        let failed = s.fail(first.fence(), "boom", Some(&json!({"exit": 1})), db.now()).await.unwrap();
+        assert!(matches!(failed, FailOutcome::Retrying { .. }));
         db.advance(Duration::from_millis(1100)).await;
         let second = s.claim("q", &me, db.now(), LEASE).await.unwrap().expect("the retry is due");
-        s.record_result(second.fence(), &json!({"exit": 0}), db.now()).await.unwrap();
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1, "{}", db.label());
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 1, "{}", db.label());
 
-        assert_eq!(s.complete(second.fence(), db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(s.complete(second.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
         assert!(!exists(s, id).await, "{}: the completed job is still there", db.label());
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0, "{}: attempt rows remain", db.label());
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 0, "{}: result rows remain", db.label());
         assert_eq!(finished(&db).await, (0, 0), "{}", db.label());
         // Completing it again lands nowhere.
-        assert_eq!(s.complete(second.fence(), db.now()).await.unwrap(), FenceOutcome::LostMissing, "{}", db.label());
+        assert_eq!(s.complete(second.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostMissing, "{}", db.label());
     }
 }
 
@@ -76,12 +76,12 @@ async fn a_stale_token_cannot_delete_the_job() {
         let new = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
         assert_eq!((new.id, new.token > old.token), (id, true), "{}", db.label());
 
-        assert_eq!(s.complete(old.fence(), db.now()).await.unwrap(), FenceOutcome::LostToNewerToken, "{}", db.label());
+        assert_eq!(s.complete(old.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostToNewerToken, "{}", db.label());
         let record = s.job(id).await.unwrap();
         assert_eq!((record.state, record.token), (JobState::Running, new.token), "{}", db.label());
         // The lost attempt's log row goes with the job once the new owner completes it.
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1, "{}", db.label());
-        assert_eq!(s.complete(new.fence(), db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(s.complete(new.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
         assert!(!exists(s, id).await, "{}", db.label());
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0, "{}", db.label());
     }
@@ -97,7 +97,7 @@ async fn a_batch_deletes_only_the_jobs_whose_fence_holds() {
         assert_eq!(page.len(), 3);
         let mut wrong = page[1].fence();
         wrong.token += 1;
-        let outcomes = s.complete_many(&[page[0].fence(), wrong, page[2].fence()], db.now()).await.unwrap();
+        let outcomes = s.complete_many(&without_results(&[page[0].fence(), wrong, page[2].fence()]), db.now()).await.unwrap();
         assert_eq!(
             outcomes,
             [FenceOutcome::Updated, FenceOutcome::LostToNewerToken, FenceOutcome::Updated],
@@ -122,13 +122,13 @@ async fn complete_and_claim_deletes_the_completed_job_and_claims_the_next() {
             let me = owner("h", "a");
             let mut job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
             for _ in 0..2 {
-                let (outcome, page) = s.complete_and_claim(job.fence(), "q", &me, db.now(), LEASE, 1).await.unwrap();
+                let (outcome, page) = s.complete_and_claim(job.fence(), None, "q", &me, db.now(), LEASE, 1).await.unwrap();
                 assert_eq!(outcome, FenceOutcome::Updated, "{} every {every:?}", db.label());
                 assert!(!exists(s, job.id).await, "{} every {every:?}: job {:?} kept", db.label(), job.id);
                 job = page.into_iter().next().expect("the next job");
                 assert_eq!(s.job(job.id).await.unwrap().state, JobState::Running);
             }
-            assert_eq!(s.complete(job.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+            assert_eq!(s.complete(job.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
             assert!(s.counts().await.unwrap().iter().all(|c| c.queue != "q"), "{}: jobs left", db.label());
         }
     }
@@ -142,7 +142,7 @@ async fn failed_and_dead_lettered_jobs_are_kept_and_a_deleted_jobs_key_is_free_a
         let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
         let dead = s.enqueue("q", &json!("dead"), &once, db.now()).await.unwrap();
         let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
-        assert_eq!(s.fail(job.fence(), "boom", db.now()).await.unwrap(), FailOutcome::DeadLettered);
+        assert_eq!(s.fail(job.fence(), "boom", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
         assert_eq!(s.job(dead).await.unwrap().state, JobState::Dead, "{}", db.label());
         assert_eq!(finished(&db).await, (0, 1), "{}", db.label());
 
@@ -151,7 +151,7 @@ async fn failed_and_dead_lettered_jobs_are_kept_and_a_deleted_jobs_key_is_free_a
         assert_eq!(s.enqueue("q", &json!("again"), &keyed, db.now()).await.unwrap(), first, "{}", db.label());
         let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         assert_eq!(job.id, first);
-        s.complete(job.fence(), db.now()).await.unwrap();
+        s.complete(job.fence(), None, db.now()).await.unwrap();
         let second = s.enqueue("q", &json!("second"), &keyed, db.now()).await.unwrap();
         assert_ne!(second, first, "{}: the key still named the deleted job", db.label());
     }
@@ -165,7 +165,7 @@ async fn the_default_keeps_succeeded_jobs() {
         let s = &db.store;
         let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
         let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
-        s.complete(job.fence(), db.now()).await.unwrap();
+        s.complete(job.fence(), None, db.now()).await.unwrap();
         assert_eq!(s.job(id).await.unwrap().state, JobState::Succeeded, "{}", db.label());
         assert_eq!(finished(&db).await, (1, 0), "{}", db.label());
     }
@@ -190,7 +190,7 @@ async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id() {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     match deleter.claim("q", &me, now, LEASE).await.unwrap() {
                         Some(job) => {
-                            deleter.complete(job.fence(), now).await.unwrap();
+                            deleter.complete(job.fence(), None, now).await.unwrap();
                             completed += 1;
                         }
                         None => tokio::task::yield_now().await,
@@ -224,7 +224,7 @@ async fn a_tally_counts_the_deleted_jobs_apart() {
         let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
         let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
         let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
-        s.complete(job.fence(), db.now()).await.unwrap();
+        s.complete(job.fence(), None, db.now()).await.unwrap();
         let listed_twice = [ids.as_slice(), &ids[..1]].concat();
         let tally = s.tally(&listed_twice).await.unwrap();
         assert_eq!(

@@ -43,7 +43,7 @@ async fn failed_attempt_is_retried_after_a_doubling_backoff_then_dead_lettered()
                 .expect("due");
             assert_eq!(job.attempt, attempt, "{}", db.label());
             let outcome = s
-                .fail(job.fence(), &format!("boom {attempt}"), db.now())
+                .fail(job.fence(), &format!("boom {attempt}"), None, db.now())
                 .await
                 .unwrap();
             if attempt < 3 {
@@ -110,7 +110,7 @@ async fn backoff_stops_growing_at_its_ceiling() {
                 .await
                 .unwrap()
                 .expect("due");
-            let FailOutcome::Retrying { at } = s.fail(job.fence(), "x", db.now()).await.unwrap()
+            let FailOutcome::Retrying { at } = s.fail(job.fence(), "x", None, db.now()).await.unwrap()
             else {
                 panic!("retries left")
             };
@@ -160,7 +160,7 @@ async fn lease_lost_on_the_final_attempt_dead_letters_the_job() {
         assert_eq!(record.attempt_log[0].outcome, AttemptOutcome::LeaseLost);
         // The old owner is fenced out of the dead letter.
         assert_eq!(
-            s.complete(first.fence(), db.now()).await.unwrap(),
+            s.complete(first.fence(), None, db.now()).await.unwrap(),
             FenceOutcome::LostToNewerToken
         );
     }

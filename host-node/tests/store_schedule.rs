@@ -161,7 +161,7 @@ async fn no_overlap_skips_slots_while_the_long_job_is_queued_or_running() {
         assert_eq!(slots(&db.store).await, vec![T0 + SEC], "{}", db.label());
         let record = db.store.schedule("long").await.unwrap();
         assert_eq!(record.last_run.unwrap().state, Some(JobState::Running));
-        db.store.complete(claimed.fence(), Millis(T0 + 6 * SEC + 500)).await.unwrap();
+        db.store.complete(claimed.fence(), None, Millis(T0 + 6 * SEC + 500)).await.unwrap();
         // Slot 7 after it ended: enqueued.
         db.store.run_due_schedules("sched", Millis(T0 + 7 * SEC)).await.unwrap();
         assert_eq!(slots(&db.store).await, vec![T0 + SEC, T0 + 7 * SEC], "{}", db.label());

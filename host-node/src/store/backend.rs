@@ -61,6 +61,8 @@ pub(crate) struct ClaimRequest<'a> {
     pub refused: &'a [i64],
     /// Fences to complete in the same statement (`complete_and_claim`).
     pub settle: &'a [(i64, i64)],
+    /// The results of `settle`, as JSON text, in its order.
+    pub settle_results: &'a [Option<String>],
     /// What completing `settle` does with the jobs.
     pub on_success: super::OnSuccess,
     /// The caller's clock (SQLite stamps with it).

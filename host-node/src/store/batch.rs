@@ -28,6 +28,8 @@ enum Kind {
 struct Request {
     kind: Kind,
     fence: Fence,
+    /// A completion's result, if any.
+    result: Option<serde_json::Value>,
     now: Millis,
     reply: oneshot::Sender<StoreResult<FenceOutcome>>,
 }
@@ -53,22 +55,35 @@ impl Coalescer {
         Coalescer { tx }
     }
 
-    /// Completes the job of `fence`, coalesced with concurrent writes.
-    pub async fn complete(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
-        self.submit(Kind::Complete, fence, now).await
+    /// Completes the job of `fence`, writing `result` with it if given (as
+    /// [`Store::complete`]), coalesced with concurrent writes.
+    pub async fn complete(
+        &self,
+        fence: Fence,
+        result: Option<serde_json::Value>,
+        now: Millis,
+    ) -> StoreResult<FenceOutcome> {
+        self.submit(Kind::Complete, fence, result, now).await
     }
 
     /// Renews the lease of `fence`, coalesced with concurrent writes.
     pub async fn heartbeat(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
-        self.submit(Kind::Heartbeat, fence, now).await
+        self.submit(Kind::Heartbeat, fence, None, now).await
     }
 
-    async fn submit(&self, kind: Kind, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
+    async fn submit(
+        &self,
+        kind: Kind,
+        fence: Fence,
+        result: Option<serde_json::Value>,
+        now: Millis,
+    ) -> StoreResult<FenceOutcome> {
         let (reply, answer) = oneshot::channel();
         self.tx
             .send(Request {
                 kind,
                 fence,
+                result,
                 now,
                 reply,
             })
@@ -101,11 +116,16 @@ async fn flush(store: &Store, mut requests: Vec<Request>, max_batch: usize, kind
     while !requests.is_empty() {
         let rest = requests.split_off(requests.len().min(max_batch));
         let chunk = std::mem::replace(&mut requests, rest);
-        let fences: Vec<Fence> = chunk.iter().map(|r| r.fence).collect();
         let now = chunk.iter().map(|r| r.now).max().unwrap_or_default();
         let answer = match kind {
-            Kind::Complete => store.complete_many(&fences, now).await,
-            Kind::Heartbeat => store.heartbeat_many(&fences, now).await,
+            Kind::Complete => {
+                let completions: Vec<_> = chunk.iter().map(|r| (r.fence, r.result.as_ref())).collect();
+                store.complete_many(&completions, now).await
+            }
+            Kind::Heartbeat => {
+                let fences: Vec<Fence> = chunk.iter().map(|r| r.fence).collect();
+                store.heartbeat_many(&fences, now).await
+            }
         };
         match answer {
             Ok(outcomes) => {

@@ -476,6 +476,7 @@ impl Store {
     pub async fn complete_and_claim(
         &self,
         fence: Fence,
+        result: Option<&serde_json::Value>,
         queue: &str,
         claimant: &OwnerId,
         now: Millis,
@@ -483,7 +484,7 @@ impl Store {
         n: usize,
     ) -> StoreResult<(FenceOutcome, Vec<ClaimedJob>)> {
         let (done, page) = self
-            .claim_round(queue, claimant, now, lease, n, Some(fence), &[])
+            .claim_round(queue, claimant, now, lease, n, Some((fence, result)), &[])
             .await?;
         let outcome = self.explain(&[fence], &done, None).await?[0];
         Ok((outcome, page))
@@ -501,7 +502,7 @@ impl Store {
         now: Millis,
         lease: Duration,
         n: usize,
-        settle: Option<Fence>,
+        settle: Option<(Fence, Option<&serde_json::Value>)>,
         exclude: &[JobId],
     ) -> StoreResult<(Vec<i64>, Vec<ClaimedJob>)> {
         validate::queue_name(queue)?;
@@ -514,7 +515,8 @@ impl Store {
         let lease_ms = validate::lease_ms(lease)?;
         let now_ms = validate::millis("now", now)?;
         let owner = OwnerParams::new(claimant)?;
-        let settle = fence_pairs(settle.as_slice())?;
+        let settle_results = result_texts(settle.iter().map(|(_, result)| *result));
+        let settle = fence_pairs(&settle.iter().map(|(fence, _)| *fence).collect::<Vec<_>>())?;
         let mut refused = self.refused_ids(now);
         refused.extend(exclude.iter().map(|id| id.0));
         let look_for_stale = self.inner.reclaim.turn(queue, now, lease_ms);
@@ -526,6 +528,7 @@ impl Store {
             look_for_stale,
             refused: &refused,
             settle: &settle,
+            settle_results: &settle_results,
             on_success: self.inner.config.on_success,
             now: now_ms,
         };
@@ -666,31 +669,55 @@ impl Store {
         Ok(self.fenced(&[fence], now, write).await?[0])
     }
 
-    /// Completes one job: `succeeded`, with `finished_at = now`. One row
-    /// update: the succeeded attempt is not written to the attempts table,
-    /// [`Store::job`] reads it off the job row (owner, token, claim time,
-    /// finish time). Fenced like [`Store::heartbeat`]; a second completion
-    /// answers `LostNotRunning` and changes nothing.
+    /// Completes one job: `succeeded`, with `finished_at = now`, and — in
+    /// the same statement (PostgreSQL) or transaction (SQLite) — `result`,
+    /// if any (any JSON: the CLI stores `{"exitCode": …, "output": …}`), as
+    /// the attempt's result ([`Store::results`]). One fenced write: a fence
+    /// that does not hold writes neither. The succeeded attempt is not
+    /// written to the attempts table: [`Store::job`] reads it off the job
+    /// row (owner, token, claim time, finish time). Fenced like
+    /// [`Store::heartbeat`]; a second completion answers `LostNotRunning`
+    /// and changes nothing.
     ///
     /// With [`OnSuccess::Delete`] ([`StoreConfig::on_success`]) the
     /// completion deletes the job with its attempt log and results instead,
-    /// under the same fence, and a second completion answers `LostMissing`.
-    pub async fn complete(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
-        Ok(self.complete_many(&[fence], now).await?[0])
+    /// under the same fence (`result` is not kept), and a second completion
+    /// answers `LostMissing`.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidOption`] for a token or `now` out of range,
+    /// [`StoreError::Database`] when the write fails (nothing landed).
+    pub async fn complete(
+        &self,
+        fence: Fence,
+        result: Option<&serde_json::Value>,
+        now: Millis,
+    ) -> StoreResult<FenceOutcome> {
+        Ok(self.complete_many(&[(fence, result)], now).await?[0])
     }
 
-    /// Completes many jobs in one statement, each fenced on its own; answers
-    /// in input order. Keeps or deletes them as [`Store::complete`] does.
-    /// A job listed with two tokens whose current one lands under
+    /// Completes many jobs in one statement, each fenced on its own and
+    /// each with its result, if any, written only where its fence holds;
+    /// answers in input order. Keeps or deletes them as [`Store::complete`]
+    /// does. A job listed with two tokens whose current one lands under
     /// [`OnSuccess::Delete`] is answered `LostMissing` for both: with the
     /// row gone, nothing says which token it held (a landed completion
     /// answered lost is safe; the reverse would not be).
     pub async fn complete_many(
         &self,
-        fences: &[Fence],
+        completions: &[(Fence, Option<&serde_json::Value>)],
         now: Millis,
     ) -> StoreResult<Vec<FenceOutcome>> {
-        self.fenced(fences, now, FencedWrite::Complete).await
+        let fences: Vec<Fence> = completions.iter().map(|(fence, _)| *fence).collect();
+        let results = result_texts(completions.iter().map(|(_, result)| *result));
+        self.fenced(&fences, now, FencedWrite::Complete { results: &results })
+            .await
+    }
+
+    /// Hands one claimed job back unperformed (a claim heard too late to
+    /// start its work, say): see [`Store::release_many`].
+    pub async fn release(&self, fence: Fence, now: Millis) -> StoreResult<FenceOutcome> {
+        Ok(self.release_many(&[fence], now).await?[0])
     }
 
     /// Hands claimed jobs back unperformed: each is queued again at once, its
@@ -721,14 +748,14 @@ impl Store {
             FencedWrite::Renew { owner_nonce } => {
                 imp::renew(pool, &pairs, owner_nonce, now_ms).await
             }
-            FencedWrite::Complete => {
-                imp::complete(pool, &pairs, self.inner.config.on_success, now_ms).await
+            FencedWrite::Complete { results } => {
+                imp::complete(pool, &pairs, results, self.inner.config.on_success, now_ms).await
             }
             FencedWrite::Release => imp::release(pool, &pairs, now_ms).await,
         })?;
         let expected_nonce = match write {
             FencedWrite::Renew { owner_nonce } => owner_nonce,
-            FencedWrite::Complete | FencedWrite::Release => None,
+            FencedWrite::Complete { .. } | FencedWrite::Release => None,
         };
         self.explain(fences, &updated, expected_nonce).await
     }
@@ -749,16 +776,30 @@ impl Store {
         backend::fence_outcomes(fences, updated, &rows, expected_nonce)
     }
 
-    /// Fails one attempt with `error`. Fenced. With attempts left, the job is
-    /// queued again after the retry backoff ([`RetryBackoff`]); on the last
-    /// attempt it is dead-lettered (`dead`, `last_error = error`). Either way
-    /// the attempt is logged as failed with the error.
-    pub async fn fail(&self, fence: Fence, error: &str, now: Millis) -> StoreResult<FailOutcome> {
+    /// Fails one attempt with `error`, and writes `result`, if any, as the
+    /// attempt's result in the same statement (PostgreSQL) or transaction
+    /// (SQLite). Fenced: a fence that does not hold writes neither. With
+    /// attempts left, the job is queued again after the retry backoff
+    /// ([`RetryBackoff`]); on the last attempt it is dead-lettered (`dead`,
+    /// `last_error = error`). Either way the attempt is logged as failed
+    /// with the error.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidOption`] for a token or `now` out of range,
+    /// [`StoreError::Database`] when the write fails (nothing landed).
+    pub async fn fail(
+        &self,
+        fence: Fence,
+        error: &str,
+        result: Option<&serde_json::Value>,
+        now: Millis,
+    ) -> StoreResult<FailOutcome> {
         let now_ms = validate::millis("now", now)?;
         let pair = fence_pairs(&[fence])?[0];
         let (initial, max) = self.inner.retry_ms;
+        let result = result.map(serde_json::Value::to_string);
         let settled = dispatch!(self, |pool| {
-            imp::fail(pool, pair, error, initial, max, now_ms).await
+            imp::fail(pool, pair, error, result.as_deref(), initial, max, now_ms).await
         })?;
         match settled {
             Some((JobState::Dead, _)) => Ok(FailOutcome::DeadLettered),
@@ -769,29 +810,6 @@ impl Store {
                 self.explain(&[fence], &[], None).await?[0],
             )),
         }
-    }
-
-    /// Records what the attempt behind `fence` produced (any JSON: the CLI
-    /// stores `{"exitCode": …, "output": …}`), before it settles. Fenced:
-    /// lands only while the job runs under that token; otherwise answers why
-    /// the fence was lost and writes nothing. Recording again replaces it.
-    ///
-    /// # Errors
-    /// [`StoreError::Database`] when the write fails.
-    pub async fn record_result(&self, fence: Fence, result: &serde_json::Value, now: Millis) -> StoreResult<FenceOutcome> {
-        let now_ms = validate::millis("now", now)?;
-        let pair = fence_pairs(&[fence])?[0];
-        let text = result.to_string();
-        let landed = match &self.inner.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => results::sqlite::record(pool, pair, &text, now_ms).await?,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => results::postgres::record(pool, pair, &text, now_ms).await?,
-        };
-        if landed {
-            return Ok(FenceOutcome::Updated);
-        }
-        Ok(self.explain(&[fence], &[], None).await?[0])
     }
 
     /// The results recorded for `job`'s attempts, by fencing token, oldest
@@ -974,12 +992,18 @@ impl Store {
     }
 }
 
-/// The two kinds of fenced write that coalesce.
+/// The fenced writes over many jobs at once.
 #[derive(Clone, Copy)]
 enum FencedWrite<'a> {
     Renew { owner_nonce: Option<&'a str> },
-    Complete,
+    /// With each fence's result as JSON text, in the fences' order.
+    Complete { results: &'a [Option<String>] },
     Release,
+}
+
+/// Results as the JSON text the statements bind, in order.
+fn result_texts<'a>(results: impl Iterator<Item = Option<&'a serde_json::Value>>) -> Vec<Option<String>> {
+    results.map(|r| r.map(serde_json::Value::to_string)).collect()
 }
 
 /// Fences as bound into SQL: `(job id, token)`.

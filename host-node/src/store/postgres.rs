@@ -164,19 +164,44 @@ macro_rules! fenced_rows {
             "::int8[]) AS f(id, token)
         WHERE j.id = f.id AND j.token = f.token
           AND CASE WHEN j.state = 'running' THEN true ELSE false END
-        RETURNING j.id"
+        RETURNING j.id, j.token"
         )
     };
 }
 
-/// The completion as CTE `done` (the ids it landed on), for fences bound as
-/// `$ids`/`$tokens`: `keep` marks the rows succeeded ([`complete_update`]);
-/// `delete` deletes them ([`complete_delete`]) with, in CTEs of their own,
-/// their attempt log and recorded results (a data-modifying CTE must sit at
-/// the top level, and runs to completion even if nothing reads it).
+/// The completion as CTE `done` (the ids and tokens it landed on), for
+/// fences bound as `$ids`/`$tokens`: `keep` marks the rows succeeded
+/// ([`complete_update`]) and writes, in CTE `done_results`, the result bound
+/// for each landed fence in `$results` (JSON text, NULL for none; a job
+/// listed twice keeps one); `delete` deletes them ([`complete_delete`])
+/// with, in CTEs of their own, their attempt log and recorded results (a
+/// data-modifying CTE must sit at the top level, and runs to completion
+/// even if nothing reads it). So a result is written by the settle
+/// statement itself, and only where its fence held.
 macro_rules! done_cte {
-    (keep, $ids:literal, $tokens:literal) => {
-        concat!("done AS (", complete_update!($ids, $tokens), ")")
+    (keep, $ids:literal, $tokens:literal, $results:literal) => {
+        concat!(
+            "done AS (",
+            complete_update!($ids, $tokens),
+            "),
+    done_results AS (
+        INSERT INTO leasehold_results (job_id, token, recorded_at, result)
+        SELECT DISTINCT ON (d.id) d.id, d.token, ",
+            db_now!(),
+            ", r.result::jsonb
+        FROM done d
+        JOIN unnest(",
+            $ids,
+            "::int8[], ",
+            $tokens,
+            "::int8[], ",
+            $results,
+            "::text[]) AS r(id, token, result) ON r.id = d.id AND r.token = d.token
+        WHERE r.result IS NOT NULL
+        ORDER BY d.id
+        ON CONFLICT (job_id, token) DO UPDATE
+            SET recorded_at = EXCLUDED.recorded_at, result = EXCLUDED.result)"
+        )
     };
     (delete, $ids:literal, $tokens:literal) => {
         concat!(
@@ -192,11 +217,20 @@ macro_rules! done_cte {
 }
 
 /// Fences as two arrays (ids, tokens) in ascending id order: the order in
-/// which a batch locks its rows (see [`complete_update`]).
-fn by_id(pairs: &[(i64, i64)]) -> (Vec<i64>, Vec<i64>) {
-    let mut sorted = pairs.to_vec();
-    sorted.sort_unstable();
-    sorted.into_iter().unzip()
+/// which a batch locks its rows (see [`complete_update`]); with their
+/// results, in the same order.
+fn by_id(pairs: &[(i64, i64)], results: &[Option<String>]) -> (Vec<i64>, Vec<i64>, Vec<Option<String>>) {
+    debug_assert_eq!(pairs.len(), results.len(), "one result (or none) per fence");
+    let mut sorted: Vec<((i64, i64), Option<String>)> =
+        pairs.iter().copied().zip(results.iter().cloned()).collect();
+    sorted.sort_unstable_by_key(|(pair, _)| *pair);
+    let mut out = (Vec::with_capacity(sorted.len()), Vec::with_capacity(sorted.len()), Vec::with_capacity(sorted.len()));
+    for ((id, token), result) in sorted {
+        out.0.push(id);
+        out.1.push(token);
+        out.2.push(result);
+    }
+    out
 }
 
 pub(crate) async fn connect(
@@ -477,7 +511,8 @@ const CLAIM_QUEUED: &str = concat!(
 
 /// Completion fused with the next claim: one statement, one commit. The
 /// completion (`keep` or `delete`: see [`done_cte`]) binds $10 ids and $11
-/// tokens; its `done` rows come back with `kind` 'done'.
+/// tokens (and, to keep, $12 results); its `done` rows come back with
+/// `kind` 'done'.
 ///
 /// `done` is the first branch of the result on purpose: it runs first, so
 /// the statement's one blocking lock (on the job it completes) is taken
@@ -486,11 +521,11 @@ const CLAIM_QUEUED: &str = concat!(
 /// running under it; a statement that waited while holding such a lock could
 /// close a cycle with another worker's completion.
 macro_rules! complete_and_claim {
-    ($mode:ident) => {
+    ($mode:ident $(, $results:literal)?) => {
         concat!(
             clock_cte!(),
             ",\n    ",
-            done_cte!($mode, "$10", "$11"),
+            done_cte!($mode, "$10", "$11" $(, $results)?),
             ",\n    ",
             stale_cte!(),
             ",\n    ",
@@ -506,13 +541,13 @@ macro_rules! complete_and_claim {
 }
 
 /// [`complete_and_claim`] without the look for stale leases: the completion
-/// binds $9 ids and $10 tokens.
+/// binds $9 ids and $10 tokens (and, to keep, $11 results).
 macro_rules! complete_and_claim_queued {
-    ($mode:ident) => {
+    ($mode:ident $(, $results:literal)?) => {
         concat!(
             clock_cte!(),
             ",\n    ",
-            done_cte!($mode, "$9", "$10"),
+            done_cte!($mode, "$9", "$10" $(, $results)?),
             ",\n    ",
             take_queued_ctes!("$2"),
             "\n    ",
@@ -523,8 +558,8 @@ macro_rules! complete_and_claim_queued {
     };
 }
 
-const COMPLETE_AND_CLAIM: &str = complete_and_claim!(keep);
-const COMPLETE_AND_CLAIM_QUEUED: &str = complete_and_claim_queued!(keep);
+const COMPLETE_AND_CLAIM: &str = complete_and_claim!(keep, "$12");
+const COMPLETE_AND_CLAIM_QUEUED: &str = complete_and_claim_queued!(keep, "$11");
 const DELETE_AND_CLAIM: &str = complete_and_claim!(delete);
 const DELETE_AND_CLAIM_QUEUED: &str = complete_and_claim_queued!(delete);
 
@@ -540,6 +575,7 @@ pub(crate) async fn claim(
         look_for_stale,
         refused,
         settle,
+        settle_results,
         on_success,
         now: _,
     } = request;
@@ -564,8 +600,11 @@ pub(crate) async fn claim(
         query = query.bind(*refused);
     }
     if !settle.is_empty() {
-        let (ids, tokens) = by_id(settle);
+        let (ids, tokens, results) = by_id(settle, settle_results);
         query = query.bind(ids).bind(tokens);
+        if *on_success == OnSuccess::Keep {
+            query = query.bind(results);
+        }
     }
     let found = query.fetch_all(pool).await?;
     let mut round = ClaimRound::default();
@@ -803,25 +842,22 @@ pub(crate) async fn renew(
         .await?)
 }
 
-const COMPLETE: &str = complete_update!("$1", "$2");
+const COMPLETE: &str = concat!("WITH ", done_cte!(keep, "$1", "$2", "$3"), "\nSELECT id FROM done");
 const DELETE_COMPLETED: &str = concat!("WITH ", done_cte!(delete, "$1", "$2"), "\nSELECT id FROM done");
 
 pub(crate) async fn complete(
     pool: &PgPool,
     pairs: &[(i64, i64)],
+    results: &[Option<String>],
     on_success: OnSuccess,
     _now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let (ids, tokens) = by_id(pairs);
-    let sql = match on_success {
-        OnSuccess::Keep => COMPLETE,
-        OnSuccess::Delete => DELETE_COMPLETED,
+    let (ids, tokens, results) = by_id(pairs, results);
+    let query = match on_success {
+        OnSuccess::Keep => sqlx::query_scalar(COMPLETE).bind(ids).bind(tokens).bind(results),
+        OnSuccess::Delete => sqlx::query_scalar(DELETE_COMPLETED).bind(ids).bind(tokens),
     };
-    Ok(sqlx::query_scalar(sql)
-        .bind(ids)
-        .bind(tokens)
-        .fetch_all(pool)
-        .await?)
+    Ok(query.fetch_all(pool).await?)
 }
 
 const FAIL: &str = concat!(
@@ -845,7 +881,13 @@ const FAIL: &str = concat!(
     ", j.state, j.run_at),
     ",
     log_ended!("'failed'", "$5"),
-    "
+    ",
+    -- The attempt's result, if any ($6), under the same fence.
+    kept AS (
+        INSERT INTO leasehold_results (job_id, token, recorded_at, result)
+        SELECT id, token, now, $6::jsonb FROM done WHERE $6::text IS NOT NULL
+        ON CONFLICT (job_id, token) DO UPDATE
+            SET recorded_at = EXCLUDED.recorded_at, result = EXCLUDED.result)
     SELECT state, run_at FROM done"
 );
 
@@ -853,6 +895,7 @@ pub(crate) async fn fail(
     pool: &PgPool,
     (id, token): (i64, i64),
     error: &str,
+    result: Option<&str>,
     initial_ms: i64,
     max_ms: i64,
     _now: i64,
@@ -863,6 +906,7 @@ pub(crate) async fn fail(
         .bind(initial_ms)
         .bind(max_ms)
         .bind(error)
+        .bind(result)
         .fetch_optional(pool)
         .await?;
     let Some((state, run_at)) = row else {

@@ -110,9 +110,10 @@ WHERE j.state = 'succeeded'
 "#;
 
 /// What an attempt produced (the CLI: exit code and output tail), one row per
-/// `(job_id, token)`, written only while that token holds the job
-/// ([`super::Store::record_result`]). Kept apart from the attempt log so the
-/// settle statements stay as they are.
+/// `(job_id, token)`, written by the fenced settle that ends that attempt
+/// ([`super::Store::complete`], [`super::Store::fail`]), so only while that
+/// token holds the job. Kept apart from the attempt log, whose rows a
+/// completion does not write.
 const SQLITE_0002: &str = r#"
 CREATE TABLE leasehold_results (
     job_id      INTEGER NOT NULL,

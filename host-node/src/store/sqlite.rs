@@ -207,6 +207,7 @@ pub(crate) async fn claim(
         look_for_stale,
         refused,
         settle,
+        settle_results,
         on_success,
         now,
     } = request;
@@ -214,7 +215,7 @@ pub(crate) async fn claim(
     let done = if settle.is_empty() {
         Vec::new()
     } else {
-        complete(pool, settle, on_success, now).await?
+        complete(pool, settle, settle_results, on_success, now).await?
     };
     // Two statements (one when this claim does not look for stale leases),
     // no transaction: the stale read only sizes the page and
@@ -417,23 +418,81 @@ const LOG_ENDED: &str = "INSERT INTO leasehold_attempts (job_id, token, owner_ho
         claimed_at, ?2, ?3, ?4
     FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
-/// Completes the fenced jobs. `Keep`: one `UPDATE`; the succeeded attempt
-/// is not logged, the job row keeps what inspection shows of it (see
+/// The completion's fenced `UPDATE` over `?1` (fences as JSON `[[id,
+/// token], …]`) at `?2` (now): answers the id and token of each job it
+/// landed on.
+const COMPLETE: &str = "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
+    FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
+          FROM json_each(?1)) AS f
+    WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
+    RETURNING id, token";
+
+/// Writes the results of attempts whose settle landed, in the settle's
+/// transaction: `?1` is JSON `[[id, token, result text], …]`, `?2` now.
+const KEEP_RESULTS: &str = "INSERT OR REPLACE INTO leasehold_results (job_id, token, recorded_at, result)
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2, json_extract(value, '$[2]')
+    FROM json_each(?1)";
+
+/// Completes the fenced jobs. `Keep`: one transaction marks them succeeded
+/// and writes the results of those that landed (the succeeded attempt is
+/// not logged: the job row keeps what inspection shows of it, see
 /// [`rows::attempt_log`]). `Delete`: one transaction deletes the fenced
 /// rows, then the attempt log and results of those that were deleted.
 pub(crate) async fn complete(
     pool: &SqlitePool,
     pairs: &[(i64, i64)],
+    results: &[Option<String>],
     on_success: OnSuccess,
     now: i64,
 ) -> StoreResult<Vec<i64>> {
     match on_success {
-        OnSuccess::Keep => {
-            let set = "state = 'succeeded', finished_at = ?2";
-            update_fenced(pool, set, pairs, None, now).await
-        }
+        OnSuccess::Keep => complete_kept(pool, pairs, results, now).await,
         OnSuccess::Delete => delete_completed(pool, pairs).await,
     }
+}
+
+/// [`complete`] under [`OnSuccess::Keep`]: answers the ids it completed.
+async fn complete_kept(
+    pool: &SqlitePool,
+    pairs: &[(i64, i64)],
+    results: &[Option<String>],
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let mut tx = immediate(pool).await?;
+    let landed: Vec<(i64, i64)> = sqlx::query_as(COMPLETE)
+        .bind(pairs_json(pairs))
+        .bind(now)
+        .fetch_all(&mut *tx)
+        .await?;
+    let kept = landed_results(pairs, results, &landed);
+    if !kept.is_empty() {
+        sqlx::query(KEEP_RESULTS)
+            .bind(serde_json::to_string(&kept).expect("ids and strings serialize"))
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(landed.into_iter().map(|(id, _)| id).collect())
+}
+
+/// The results to keep: for each `(id, token)` that landed, the first
+/// result given with that fence.
+fn landed_results<'a>(
+    pairs: &[(i64, i64)],
+    results: &'a [Option<String>],
+    landed: &[(i64, i64)],
+) -> Vec<(i64, i64, &'a str)> {
+    landed
+        .iter()
+        .filter_map(|&(id, token)| {
+            let i = pairs
+                .iter()
+                .zip(results)
+                .position(|(&pair, result)| pair == (id, token) && result.is_some())?;
+            Some((id, token, results[i].as_deref()?))
+        })
+        .collect()
 }
 
 /// [`complete`] under [`OnSuccess::Delete`]: answers the ids it deleted.
@@ -472,6 +531,7 @@ pub(crate) async fn fail(
     pool: &SqlitePool,
     (id, token): (i64, i64),
     error: &str,
+    result: Option<&str>,
     initial_ms: i64,
     max_ms: i64,
     now: i64,
@@ -505,6 +565,13 @@ pub(crate) async fn fail(
         .bind(error)
         .execute(&mut *tx)
         .await?;
+    if let Some(result) = result {
+        sqlx::query(KEEP_RESULTS)
+            .bind(serde_json::to_string(&[(id, token, result)]).expect("ids and strings serialize"))
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+    }
     tx.commit().await?;
     let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
         table: "leasehold_jobs",

@@ -7,7 +7,7 @@
 //! The work and the write of its outcome are two phases ([`Job::SETTLES`]).
 //! The handler may be stopped by a lapse; once it answered, its outcome is
 //! held ([`Unsettled`]) and written with the fenced `complete` / `fail`
-//! (after its result, if any, with `record_result`) by the runner's settle
+//! (its result, if any, in the same statement) by the runner's settle
 //! phase, tried again while the database cannot answer (0.1 s doubling to
 //! 1.5 s) however long that takes, lapse or not: it lands if nobody took the
 //! job meanwhile, and only a refused fence gives it up. So a database that
@@ -26,7 +26,6 @@ pub use held::Unsettled;
 
 use crate::runner::{AbortSignal, BoxError, ClaimLost, Clock, Job, JobError, Settled, TokioClock};
 use crate::store::{ClaimedJob, FailOutcome, Store, StoreError, StoreResult};
-use leasehold_core::lease::FenceOutcome;
 use held::Reached;
 use leasehold_core::lease::OwnerId;
 use leasehold_core::Millis;
@@ -217,24 +216,17 @@ impl<H: Handler> Worker<H> {
         }
     }
 
-    /// Writes `reached` under `job`'s fence: its result, if any, then the
-    /// completion or the failure. `Ok(None)`: the fence was refused.
+    /// Writes `reached` under `job`'s fence: the completion or the failure,
+    /// with its result, if any, in the same fenced write. `Ok(None)`: the
+    /// fence was refused (and nothing was written).
     async fn write(&self, job: &ClaimedJob, reached: &Reached) -> StoreResult<Option<Settlement>> {
         let now = self.clock.now();
-        let result = match reached {
-            Reached::Completed(result) | Reached::Failed { result, .. } => result.as_ref(),
-        };
-        if let Some(result) = result {
-            if !self.store.record_result(job.fence(), result, now).await?.is_updated() {
-                return Ok(None);
-            }
-        }
         Ok(match reached {
-            Reached::Completed(_) => {
-                let landed = self.store.complete(job.fence(), now).await?.is_updated();
+            Reached::Completed(result) => {
+                let landed = self.store.complete(job.fence(), result.as_ref(), now).await?.is_updated();
                 landed.then_some(Settlement::Completed)
             }
-            Reached::Failed { error, .. } => match self.store.fail(job.fence(), error, now).await? {
+            Reached::Failed { error, result } => match self.store.fail(job.fence(), error, result.as_ref(), now).await? {
                 FailOutcome::Retrying { at } => Some(Settlement::Retrying { at, error: error.clone() }),
                 FailOutcome::DeadLettered => Some(Settlement::DeadLettered { error: error.clone() }),
                 FailOutcome::Lost(_) => None,
@@ -349,8 +341,7 @@ impl<H: Handler> Job for Worker<H> {
     /// Hands a claim the runner declined back to the queue at once (fenced;
     /// the attempt is not counted).
     async fn release(&self, job: Arc<ClaimedJob>) -> Result<(), BoxError> {
-        let outcome: Vec<FenceOutcome> = self.store.release_many(&[job.fence()], self.clock.now()).await?;
-        if !outcome.first().is_some_and(|o| o.is_updated()) {
+        if !self.store.release(job.fence(), self.clock.now()).await?.is_updated() {
             tracing::debug!(target: "leasehold::worker", job = job.id.0, "a declined claim was no longer ours to release");
         }
         Ok(())

@@ -153,6 +153,11 @@ pub async fn backends_with(name: &str, config: StoreConfig) -> Vec<TestDb> {
     dbs
 }
 
+/// Completions of `fences` with no result, for [`Store::complete_many`].
+pub fn without_results(fences: &[leasehold::store::Fence]) -> Vec<(leasehold::store::Fence, Option<&'static serde_json::Value>)> {
+    fences.iter().map(|fence| (*fence, None)).collect()
+}
+
 /// An owner on `host` with incarnation `nonce`, in this process.
 pub fn owner(host: &str, nonce: &str) -> OwnerId {
     OwnerId {
