@@ -27,6 +27,11 @@ fn every(name: &str, period: Duration) -> ScheduleSpec {
     ScheduleSpec::new(name, "sched", Cadence::Every(period), json!({ "command": format!("echo {name}") }))
 }
 
+/// [`every`] with catch-up `all`: each slot is enqueued, whenever it is seen.
+fn every_slot(name: &str, period: Duration) -> ScheduleSpec {
+    ScheduleSpec { catch_up: CatchUp::All, ..every(name, period) }
+}
+
 /// The due times of the jobs of queue `sched`, oldest first.
 async fn slots(store: &Store) -> Vec<u64> {
     let mut at: Vec<u64> = store
@@ -43,8 +48,7 @@ async fn slots(store: &Store) -> Vec<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn three_workers_enqueue_each_slot_exactly_once() {
     for db in backends("schedule_three_workers").await {
-        let mut spec = every("tick", Duration::from_secs(1));
-        spec.catch_up = CatchUp::All;
+        let spec = every_slot("tick", Duration::from_secs(1));
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
         let b = db.second_store(StoreConfig::default()).await;
         let c = db.second_store(StoreConfig::default()).await;
@@ -108,8 +112,7 @@ async fn a_restart_across_missed_slots_follows_the_catch_up_policy() {
 #[tokio::test]
 async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round() {
     for db in backends("schedule_burst").await {
-        let mut spec = every("burst", Duration::from_secs(1));
-        spec.catch_up = CatchUp::All;
+        let spec = every_slot("burst", Duration::from_secs(1));
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
         // 250 slots: more than one decision's burst limit (100).
         let round = db.store.run_due_schedules("sched", Millis(T0 + 250 * SEC)).await.unwrap();
@@ -121,11 +124,9 @@ async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round() {
 #[tokio::test]
 async fn a_longer_backlog_goes_on_in_the_next_rounds_without_holding_up_other_schedules() {
     for db in backends("schedule_backlog").await {
-        let mut spec = every("backlog", Duration::from_secs(1));
-        spec.catch_up = CatchUp::All;
+        let spec = every_slot("backlog", Duration::from_secs(1));
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
-        let mut other = every("other", Duration::from_secs(60));
-        other.catch_up = CatchUp::All;
+        let other = every_slot("other", Duration::from_secs(60));
         db.store.add_schedule(&other, Millis(T0)).await.unwrap();
         let now = Millis(T0 + 1_500 * SEC);
         let first = db.store.run_due_schedules("sched", now).await.unwrap();
@@ -264,8 +265,7 @@ async fn a_schedule_reads_back_as_added() {
 #[tokio::test]
 async fn the_drive_task_enqueues_due_slots_by_the_system_clock() {
     for db in backends("schedule_drive").await {
-        let mut spec = every("driven", Duration::from_secs(1));
-        spec.catch_up = CatchUp::All;
+        let spec = every_slot("driven", Duration::from_secs(1));
         let added = db.store.add_schedule(&spec, store_support::wall_now()).await.unwrap();
         let task = tokio::spawn(leasehold::schedule::drive(db.store.clone(), "sched".to_owned()));
         tokio::time::sleep(Duration::from_millis(2_600)).await;

@@ -186,9 +186,12 @@ pub async fn raw(db: &TestDb, sqlite: &str, postgres: &str) -> i64 {
             let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
             sqlx::query_scalar(sqlx::AssertSqlSafe(sqlite.to_owned())).fetch_optional(&pool).await.unwrap().unwrap_or(0)
         }
+        #[cfg(feature = "postgres")]
         leasehold::store::BackendKind::Postgres => {
             let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
             sqlx::query_scalar(sqlx::AssertSqlSafe(pick(postgres))).fetch_optional(&pool).await.unwrap().unwrap_or(0)
         }
+        #[cfg(not(feature = "postgres"))]
+        leasehold::store::BackendKind::Postgres => unreachable!("no PostgreSQL databases without the feature {}", pick(postgres)),
     }
 }
