@@ -10,8 +10,9 @@
 //! short key of the user's own is not taken for one of them. Keys far from
 //! every option are left alone, as the reference implementation leaves them.
 
-/// The option names `createJobRunner` reads, in the order a near miss is
-/// matched against (the first of equally close names wins).
+/// The option names `createJobRunner` reads ([`super::read`]: a name added
+/// there belongs here too), in the order a near miss is matched against (the
+/// first of equally close names wins).
 pub const KNOWN: [&str; 14] = [
     "name",
     "intervalMs",
