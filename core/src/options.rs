@@ -6,6 +6,7 @@
 //! durations and counts are truncated (documented behaviour).
 
 use crate::backoff::Backoff;
+use crate::lease::{LeasePolicy, PolicyError};
 use core::fmt;
 
 /// Claim attempts one pass may make.
@@ -43,9 +44,64 @@ pub struct OptionsInput {
     /// `concurrency`: items performed at once. As the reference implementation codes it:
     /// truncated; not a safe integer means 1; clamped to 1..=64.
     pub concurrency: Option<f64>,
-    /// Native host only: how long an aborted `perform` may run on before the
-    /// host drops it (counted `claimLost`). `None`: never dropped (JS).
-    pub abort_grace_ms: Option<f64>,
+    /// How an aborted `perform` ends: the exit grace `G` of the lease
+    /// budget. Default [`AbortGrace::Never`] (JS).
+    pub abort_grace: AbortGrace,
+    /// What the host calls the span options in its messages (default: the
+    /// JS names).
+    pub names: OptionNames,
+}
+
+/// How an aborted `perform` ends, which is the exit grace `G` the lease
+/// budget `W + I + K + G < S` makes room for (see
+/// [`LeasePolicy::for_runner`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum AbortGrace {
+    /// Never dropped: the work must end itself when its signal fires (JS,
+    /// where a promise cannot be stopped from outside). `G = 0`.
+    #[default]
+    Never,
+    /// Dropped once the default grace passes: the smaller of 5 s and the
+    /// room the lease leaves ([`LeasePolicy::grace_room_ms`]).
+    Default,
+    /// Dropped once this many ms pass (finite, not negative, whole ms; more
+    /// than the room is refused with [`OptionError::GraceDoesNotFit`]).
+    Ms(f64),
+}
+
+/// The names a host gives the options that take part in the lease budget,
+/// and the unit it writes after their millisecond values, so a refusal
+/// names what its user typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionNames {
+    /// The stale window `S` (JS `staleAfterMs`).
+    pub stale_after: &'static str,
+    /// The renewal cadence `I` (JS `heartbeatEveryMs`).
+    pub heartbeat_every: &'static str,
+    /// The skew allowance `K` (JS `heartbeatSkewMs`).
+    pub heartbeat_skew: &'static str,
+    /// The exit grace `G` (no JS option: `G = 0` there).
+    pub abort_grace: &'static str,
+    /// Written right after each millisecond number (`""` or `"ms"`).
+    pub unit: &'static str,
+}
+
+impl OptionNames {
+    /// The JS API's names, numbers without a unit.
+    pub const JS: OptionNames = OptionNames {
+        stale_after: "staleAfterMs",
+        heartbeat_every: "heartbeatEveryMs",
+        heartbeat_skew: "heartbeatSkewMs",
+        abort_grace: "abortGraceMs",
+        unit: "",
+    };
+}
+
+impl Default for OptionNames {
+    /// [`OptionNames::JS`].
+    fn default() -> Self {
+        OptionNames::JS
+    }
 }
 
 /// Which option was wrong and why. Display gives one line naming the option
@@ -58,12 +114,26 @@ pub enum OptionError {
     NotFinite { option: &'static str, value: f64 },
     /// A span or count below zero (JS: `RangeError`).
     Negative { option: &'static str, value: f64 },
+    /// With a heartbeat, a skew allowance of 0: no two hosts' clocks agree to
+    /// the millisecond (JS: `RangeError`).
+    ZeroSkew { names: OptionNames },
     /// With a heartbeat, `heartbeatEveryMs ≥ staleAfterMs / 2`: two renewals
     /// must fit in the stale window (JS: `RangeError`).
-    CadenceTooSlow { heartbeat_every_ms: u64, stale_after_ms: u64 },
-    /// With a heartbeat, `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs`
-    /// leaves no write tolerance (JS: `RangeError`).
-    NoWriteTolerance { stale_after_ms: u64, heartbeat_every_ms: u64, heartbeat_skew_ms: u64 },
+    CadenceTooSlow { heartbeat_every_ms: u64, stale_after_ms: u64, names: OptionNames },
+    /// With a heartbeat, `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs
+    /// − G − 1` leaves no write tolerance (JS: `RangeError`).
+    NoWriteTolerance { stale_after_ms: u64, heartbeat_every_ms: u64, heartbeat_skew_ms: u64, abort_grace_ms: u64, names: OptionNames },
+    /// With a heartbeat, the abort grace given (ms) is longer than the
+    /// `room_ms` the stale window leaves for it (see
+    /// [`LeasePolicy::grace_room_ms`]); `room_ms` is 0 when none fits.
+    GraceDoesNotFit {
+        abort_grace_ms: u64,
+        room_ms: u64,
+        stale_after_ms: u64,
+        heartbeat_every_ms: u64,
+        heartbeat_skew_ms: u64,
+        names: OptionNames,
+    },
 }
 
 impl OptionError {
@@ -100,16 +170,53 @@ impl fmt::Display for OptionError {
             OptionError::Negative { option, value } => {
                 write!(f, "{option} must not be negative, got {value}")
             }
-            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms } => write!(
+            OptionError::ZeroSkew { names: n } => write!(
                 f,
-                "heartbeatEveryMs ({heartbeat_every_ms}) must be under half of staleAfterMs \
-                 ({stale_after_ms}) so two renewals fit in the stale window"
+                "{} must be above 0: no two hosts' clocks agree to the millisecond",
+                n.heartbeat_skew
             ),
-            OptionError::NoWriteTolerance { stale_after_ms, heartbeat_every_ms, heartbeat_skew_ms } => write!(
+            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, names: n } => write!(
                 f,
-                "heartbeatSkewMs ({heartbeat_skew_ms}) leaves no write tolerance: staleAfterMs \
-                 ({stale_after_ms}) − heartbeatEveryMs ({heartbeat_every_ms}) − heartbeatSkewMs must be above 0"
+                "{} ({heartbeat_every_ms}{u}) must be under half of {} \
+                 ({stale_after_ms}{u}) so two renewals fit in the stale window",
+                n.heartbeat_every,
+                n.stale_after,
+                u = n.unit
             ),
+            OptionError::NoWriteTolerance { stale_after_ms, heartbeat_every_ms, heartbeat_skew_ms, abort_grace_ms: 0, names: n } => write!(
+                f,
+                "{skew} ({heartbeat_skew_ms}{u}) leaves no write tolerance: {stale} \
+                 ({stale_after_ms}{u}) − {every} ({heartbeat_every_ms}{u}) − {skew} must be above 1{u}",
+                skew = n.heartbeat_skew,
+                stale = n.stale_after,
+                every = n.heartbeat_every,
+                u = n.unit
+            ),
+            OptionError::NoWriteTolerance { stale_after_ms, heartbeat_every_ms, heartbeat_skew_ms, abort_grace_ms, names: n } => write!(
+                f,
+                "{skew} ({heartbeat_skew_ms}{u}) and {grace} ({abort_grace_ms}{u}) leave no write tolerance: \
+                 {stale} ({stale_after_ms}{u}) − {every} ({heartbeat_every_ms}{u}) − {skew} − {grace} must be above 1{u}",
+                skew = n.heartbeat_skew,
+                grace = n.abort_grace,
+                stale = n.stale_after,
+                every = n.heartbeat_every,
+                u = n.unit
+            ),
+            OptionError::GraceDoesNotFit { abort_grace_ms, room_ms, stale_after_ms, heartbeat_every_ms, heartbeat_skew_ms, names: n } => {
+                write!(
+                    f,
+                    "{grace} ({abort_grace_ms}{u}) does not fit in {stale} ({stale_after_ms}{u}): \
+                     a stopped work must have ended before a peer may reclaim its claim, so with \
+                     {every} ({heartbeat_every_ms}{u}) and {skew} ({heartbeat_skew_ms}{u}) at most \
+                     {room_ms}{u} fits (the grace comes out of the write tolerance, and the lease \
+                     keeps two renewal intervals): shorten {grace} or lengthen {stale}",
+                    grace = n.abort_grace,
+                    stale = n.stale_after,
+                    every = n.heartbeat_every,
+                    skew = n.heartbeat_skew,
+                    u = n.unit
+                )
+            }
         }
     }
 }
@@ -117,9 +224,10 @@ impl fmt::Display for OptionError {
 #[cfg(feature = "std")]
 impl std::error::Error for OptionError {}
 
-/// Supervised-renewal parameters (a run lease's relations applied per item):
-/// interval `I`, skew allowance `K`, write tolerance `W = S − I − K` and
-/// reconfirmation bound `R = I`, all in ms.
+/// Supervised-renewal parameters (a run lease's relations applied per item,
+/// derived by [`LeasePolicy::for_runner`]): interval `I`, skew allowance
+/// `K`, write tolerance `W = S − I − K − G − 1`, reconfirmation bound `R =
+/// I` and exit grace `G`, all in ms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeartbeatConfig {
     /// `I`: renewal cadence.
@@ -130,6 +238,9 @@ pub struct HeartbeatConfig {
     pub tolerance_ms: u64,
     /// `R`: how long a reconfirmation may take.
     pub reconfirm_ms: u64,
+    /// `G`: how long an aborted perform may take to end (0 when it is never
+    /// dropped).
+    pub exit_grace_ms: u64,
 }
 
 /// Validated, normalised runner options: whole milliseconds and counts.
@@ -149,11 +260,25 @@ pub struct Config {
     pub batch_limit: u64,
     /// Items at once, 1..=64.
     pub concurrency: u32,
-    /// Grace before an aborted perform is dropped (native host).
+    /// Grace before an aborted perform is dropped (native host); `None`:
+    /// never dropped. With a heartbeat it is the lease policy's exit grace.
     pub abort_grace_ms: Option<u64>,
 }
 
 impl Config {
+    /// The lease policy each claim is supervised under, when the job renews:
+    /// its [`LeasePolicy::exit_deadline`] is the instant by which an item's
+    /// work has ended.
+    pub fn lease_policy(&self) -> Option<LeasePolicy> {
+        self.heartbeat.map(|hb| LeasePolicy {
+            heartbeat_interval_ms: hb.every_ms,
+            skew_allowance_ms: hb.skew_ms,
+            stale_after_ms: self.stale_after_ms,
+            write_tolerance_ms: hb.tolerance_ms,
+            exit_grace_ms: hb.exit_grace_ms,
+        })
+    }
+
     /// Workers in a pass: `min(concurrency, batchLimit)`.
     pub fn pool_size(&self) -> u32 {
         // batch_limit ≥ 1 and concurrency ≤ 64, so this fits.
@@ -191,8 +316,9 @@ impl OptionsInput {
     /// # Errors
     /// [`OptionError`] naming the first bad option: a span, count or backoff
     /// field that is not finite or is negative; with a heartbeat, a cadence of
-    /// half `staleAfterMs` or slower, or a skew allowance that leaves no write
-    /// tolerance.
+    /// half `staleAfterMs` or slower, an abort grace that does not fit, or a
+    /// skew allowance that leaves no write tolerance. The lease relations are
+    /// [`LeasePolicy::for_runner`]'s, the one validator of the lease budget.
     pub fn validate(&self) -> Result<Config, OptionError> {
         let interval_ms = whole("intervalMs", self.interval_ms)?.max(1);
         let stale_after_ms = whole("staleAfterMs", self.stale_after_ms)?;
@@ -211,24 +337,54 @@ impl OptionsInput {
             whole("backoff.maxMs", b.max_ms)?;
             whole("backoff.multiplier", b.multiplier)?;
         }
-        let abort_grace_ms = self.abort_grace_ms.map(|v| whole("abortGraceMs", v)).transpose()?;
+        let names = self.names;
+        let grace = match self.abort_grace {
+            AbortGrace::Never => Some(0),
+            AbortGrace::Default => None,
+            AbortGrace::Ms(v) => Some(whole(names.abort_grace, v)?),
+        };
         let skew = self.heartbeat_skew_ms.map(|v| whole("heartbeatSkewMs", v)).transpose()?;
         let heartbeat = if self.heartbeat {
             if heartbeat_every_ms.saturating_mul(2) >= stale_after_ms {
-                return Err(OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms });
+                return Err(OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, names });
             }
             let skew_ms = skew.unwrap_or(heartbeat_every_ms / 2);
-            let tolerance_ms = stale_after_ms.saturating_sub(heartbeat_every_ms).saturating_sub(skew_ms);
-            if tolerance_ms == 0 {
-                return Err(OptionError::NoWriteTolerance {
+            let policy = LeasePolicy::for_runner(stale_after_ms, heartbeat_every_ms, skew_ms, grace).map_err(|e| match e {
+                PolicyError::GraceDoesNotFit { exit_grace_ms, room_ms, .. } => OptionError::GraceDoesNotFit {
+                    abort_grace_ms: exit_grace_ms,
+                    room_ms,
                     stale_after_ms,
                     heartbeat_every_ms,
                     heartbeat_skew_ms: skew_ms,
-                });
-            }
-            Some(HeartbeatConfig { every_ms: heartbeat_every_ms, skew_ms, tolerance_ms, reconfirm_ms: heartbeat_every_ms })
+                    names,
+                },
+                PolicyError::NotPositive { field: "skew_allowance_ms" } => OptionError::ZeroSkew { names },
+                // With the cadence under half the window, the derived
+                // tolerance is the only span left to break a relation.
+                _ => OptionError::NoWriteTolerance {
+                    stale_after_ms,
+                    heartbeat_every_ms,
+                    heartbeat_skew_ms: skew_ms,
+                    abort_grace_ms: grace.unwrap_or(0),
+                    names,
+                },
+            })?;
+            Some(HeartbeatConfig {
+                every_ms: heartbeat_every_ms,
+                skew_ms,
+                tolerance_ms: policy.write_tolerance_ms,
+                reconfirm_ms: heartbeat_every_ms,
+                exit_grace_ms: policy.exit_grace_ms,
+            })
         } else {
             None
+        };
+        let abort_grace_ms = match (self.abort_grace, heartbeat) {
+            (AbortGrace::Never, _) => None,
+            (_, Some(hb)) => Some(hb.exit_grace_ms),
+            // Without renewals no claim is ever lost, so no perform is
+            // aborted: the grace never applies.
+            (_, None) => Some(grace.unwrap_or(crate::lease::DEFAULT_EXIT_GRACE_MS)),
         };
         Ok(Config {
             interval_ms,

@@ -11,6 +11,7 @@ const fn policy(interval: u64, skew: u64, stale_after: u64, tolerance: u64) -> L
         skew_allowance_ms: skew,
         stale_after_ms: stale_after,
         write_tolerance_ms: tolerance,
+        exit_grace_ms: 0,
     }
 }
 
@@ -156,6 +157,7 @@ fn lapse(tolerance: u64, interval: u64, skew: u64, stale_after: u64) -> PolicyEr
         write_tolerance_ms: tolerance,
         heartbeat_interval_ms: interval,
         skew_allowance_ms: skew,
+        exit_grace_ms: 0,
         stale_after_ms: stale_after,
     }
 }
@@ -226,4 +228,94 @@ fn for_stale_after_under_fifteen_ms_names_the_field_that_rounds_to_zero() {
 fn policy_error_is_a_std_error() {
     let error: Box<dyn std::error::Error> = Box::new(PolicyError::NotPositive { field: "stale_after_ms" });
     assert_eq!(error.to_string(), "lease policy: stale_after_ms must be positive, got 0");
+}
+
+// ---- the exit grace: the whole exit fits in the lease -----------------------
+
+#[test]
+fn an_exit_grace_that_reaches_the_steal_instant_is_refused_like_any_lapse_too_late() {
+    // 11 999 + 2 000 + 1 000 = 14 999: no millisecond is left for a grace.
+    let edge = policy(2_000, 1_000, 15_000, 11_999);
+    let with_grace = LeasePolicy { exit_grace_ms: 1, ..edge };
+    let error = with_grace.validate().unwrap_err();
+    assert_eq!(
+        error,
+        PolicyError::LapseNotBeforeSteal {
+            write_tolerance_ms: 11_999,
+            heartbeat_interval_ms: 2_000,
+            skew_allowance_ms: 1_000,
+            exit_grace_ms: 1,
+            stale_after_ms: 15_000,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms + exit_grace_ms \
+         (11999 + 2000 + 1000 + 1 = 15000) must be less than stale_after_ms (15000): the owner's work \
+         must have ended at least the skew allowance before a peer may steal"
+    );
+    // Taken out of the tolerance instead, it fits.
+    assert_eq!(LeasePolicy { write_tolerance_ms: 11_998, ..with_grace }.validate(), Ok(vec![]));
+}
+
+#[test]
+fn a_runners_write_tolerance_is_what_is_left_after_the_grace_strictly() {
+    // S = 30 000, I = 10 000, K = 5 000, G = 5 000: W = 9 999.
+    let p = LeasePolicy::for_runner(30_000, 10_000, 5_000, Some(5_000)).unwrap();
+    assert_eq!((p.write_tolerance_ms, p.exit_grace_ms), (9_999, 5_000));
+    assert_eq!(p.write_tolerance_ms + p.heartbeat_interval_ms + p.skew_allowance_ms + p.exit_grace_ms, 30_000 - 1);
+    // A work that ends itself (G = 0) keeps the whole tolerance, one ms under the equality.
+    let js = LeasePolicy::for_runner(3_000, 250, 125, Some(0)).unwrap();
+    assert_eq!((js.write_tolerance_ms, js.exit_grace_ms), (2_624, 0));
+}
+
+#[test]
+fn the_default_grace_is_the_smaller_of_five_seconds_and_what_fits() {
+    // The room leaves the lease two intervals: 3 000 − 500 − 2 · 1 000.
+    assert_eq!(LeasePolicy::grace_room_ms(3_000, 1_000, 500), 500);
+    let short = LeasePolicy::for_runner(3_000, 1_000, 500, None).unwrap();
+    assert_eq!((short.exit_grace_ms, short.write_tolerance_ms), (500, 999));
+    let long = LeasePolicy::for_runner(30_000, 10_000, 5_000, None).unwrap();
+    assert_eq!(long.exit_grace_ms, leasehold_core::lease::DEFAULT_EXIT_GRACE_MS);
+    assert_eq!(long.exit_grace_ms, 5_000);
+    // Nothing fits: the default is no grace at all, never a refusal.
+    assert_eq!(LeasePolicy::grace_room_ms(1_000, 499, 400), 0);
+    assert_eq!(LeasePolicy::for_runner(1_000, 499, 400, None).unwrap().exit_grace_ms, 0);
+}
+
+#[test]
+fn a_given_grace_longer_than_the_room_is_refused_naming_the_room() {
+    assert!(LeasePolicy::for_runner(3_000, 1_000, 500, Some(500)).is_ok());
+    let error = LeasePolicy::for_runner(3_000, 1_000, 500, Some(501)).unwrap_err();
+    assert_eq!(
+        error,
+        PolicyError::GraceDoesNotFit {
+            exit_grace_ms: 501,
+            room_ms: 500,
+            stale_after_ms: 3_000,
+            heartbeat_interval_ms: 1_000,
+            skew_allowance_ms: 500,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "lease policy: exit_grace_ms (501) does not fit in stale_after_ms (3000) with \
+         heartbeat_interval_ms (1000) and skew_allowance_ms (500): at most 500 fits"
+    );
+}
+
+#[test]
+fn every_runner_policy_ends_its_work_before_a_peer_may_reclaim() {
+    use leasehold_core::Millis;
+    for stale in [4, 100, 3_000, 30_000, 86_400_000] {
+        for interval in [1, stale / 10, stale / 3] {
+            let skew = (interval / 2).max(1);
+            for grace in [None, Some(0), Some(LeasePolicy::grace_room_ms(stale, interval, skew))] {
+                let Ok(p) = LeasePolicy::for_runner(stale, interval, skew, grace) else { continue };
+                let t = Millis(1_000_000);
+                assert!(p.exit_deadline(t) < p.reclaim_from(t), "{p:?}");
+                assert_eq!(p.exit_deadline(t).since(t), p.write_tolerance_ms + interval + p.exit_grace_ms);
+            }
+        }
+    }
 }

@@ -84,7 +84,7 @@ fn a_perform_that_ignores_the_abort_is_dropped_after_the_grace_period() {
     let mut opts = options(1000.0, 3000.0);
     opts.heartbeat = true;
     opts.heartbeat_every_ms = Some(250.0);
-    opts.abort_grace_ms = Some(250.0);
+    opts.abort_grace = leasehold_core::AbortGrace::Ms(250.0);
     let heartbeat: RenewFn = Box::new(|_, _| Reply::After(0, Ok(false)));
     let mut host = Host::with_heartbeat(opts, false, queue(1), Box::new(|_| Reply::Never), heartbeat);
     let start = host.now;

@@ -2,7 +2,7 @@
 //! that would make a hot loop or an unsafe lease.
 
 use leasehold_core::backoff::Backoff;
-use leasehold_core::options::{OptionError, OptionsInput};
+use leasehold_core::options::{AbortGrace, OptionError, OptionNames, OptionsInput};
 
 fn base() -> OptionsInput {
     OptionsInput { interval_ms: 1000.0, stale_after_ms: 30_000.0, ..OptionsInput::default() }
@@ -67,7 +67,7 @@ fn heartbeat_every_defaults_to_a_third_of_stale_never_under_250() {
 #[test]
 fn with_a_heartbeat_a_cadence_of_half_the_stale_window_or_slower_is_refused() {
     let e = OptionsInput { heartbeat: true, heartbeat_every_ms: Some(15_000.0), ..base() }.validate().unwrap_err();
-    assert!(matches!(e, OptionError::CadenceTooSlow { heartbeat_every_ms: 15_000, stale_after_ms: 30_000 }));
+    assert!(matches!(e, OptionError::CadenceTooSlow { heartbeat_every_ms: 15_000, stale_after_ms: 30_000, .. }));
     assert!(e.to_string().contains("heartbeatEveryMs"));
     assert!(OptionsInput { heartbeat: true, heartbeat_every_ms: Some(14_999.0), ..base() }.validate().is_ok());
     // Without a heartbeat the cadence is never used, so no such rule applies.
@@ -79,7 +79,10 @@ fn supervision_parameters_follow_the_documented_relations() {
     let c = OptionsInput { heartbeat: true, ..base() }.validate().unwrap();
     let hb = c.heartbeat.unwrap();
     assert_eq!((hb.every_ms, hb.skew_ms, hb.reconfirm_ms), (10_000, 5_000, 10_000));
-    assert_eq!(hb.tolerance_ms, 30_000 - 10_000 - 5_000);
+    // Strictly inside the lease: W + I + K < S, by one millisecond (a JS
+    // perform is never dropped, so there is no grace to make room for).
+    assert_eq!(hb.tolerance_ms, 30_000 - 10_000 - 5_000 - 1);
+    assert_eq!((hb.exit_grace_ms, c.abort_grace_ms), (0, None));
 }
 
 #[test]
@@ -87,7 +90,89 @@ fn a_skew_allowance_that_leaves_no_write_tolerance_is_refused() {
     let e = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(20_000.0), ..base() }.validate().unwrap_err();
     assert!(matches!(e, OptionError::NoWriteTolerance { .. }));
     assert!(e.to_string().starts_with("heartbeatSkewMs"));
-    assert!(OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(19_999.0), ..base() }.validate().is_ok());
+    // W = 30 000 − 10 000 − K − 1 must stay above 0: the equality W + I + K = S
+    // is refused, as the lease policy's validator refuses it.
+    let edge = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(19_999.0), ..base() }.validate();
+    assert!(matches!(edge, Err(OptionError::NoWriteTolerance { .. })), "{edge:?}");
+    let c = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(19_998.0), ..base() }.validate().unwrap();
+    assert_eq!(c.heartbeat.unwrap().tolerance_ms, 1);
+}
+
+#[test]
+fn the_runner_and_the_lease_policy_give_one_verdict_on_every_set() {
+    use leasehold_core::lease::LeasePolicy;
+    for skew in [1, 2_500, 5_000, 19_998, 19_999, 20_000] {
+        for grace in [AbortGrace::Never, AbortGrace::Default, AbortGrace::Ms(4_999.0), AbortGrace::Ms(10_000.0)] {
+            let input = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(skew as f64), abort_grace: grace, ..base() };
+            let ms = match grace {
+                AbortGrace::Never => Some(0),
+                AbortGrace::Default => None,
+                AbortGrace::Ms(v) => Some(v as u64),
+            };
+            let policy = LeasePolicy::for_runner(30_000, 10_000, skew, ms);
+            match input.validate() {
+                Ok(c) => {
+                    let p = policy.unwrap_or_else(|e| panic!("skew {skew} {grace:?}: the runner accepted what {e}"));
+                    assert_eq!(c.lease_policy(), Some(p));
+                    assert_eq!(p.validate().map(drop), Ok(()));
+                }
+                Err(e) => assert!(policy.is_err(), "skew {skew} {grace:?}: refused ({e}) what the policy accepts"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_zero_skew_allowance_is_refused_as_the_lease_policy_refuses_it() {
+    let e = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(0.0), ..base() }.validate().unwrap_err();
+    assert!(matches!(e, OptionError::ZeroSkew { .. }));
+    assert_eq!(e.to_string(), "heartbeatSkewMs must be above 0: no two hosts' clocks agree to the millisecond");
+}
+
+#[test]
+fn the_default_abort_grace_is_the_smaller_of_five_seconds_and_what_fits() {
+    let long = OptionsInput { heartbeat: true, abort_grace: AbortGrace::Default, ..base() }.validate().unwrap();
+    assert_eq!(long.abort_grace_ms, Some(5_000));
+    assert_eq!(long.heartbeat.unwrap().tolerance_ms, 30_000 - 10_000 - 5_000 - 5_000 - 1);
+    // S = 3 000, I = 1 000, K = 500: the room leaves the lease two intervals.
+    let short = OptionsInput { stale_after_ms: 3_000.0, heartbeat: true, abort_grace: AbortGrace::Default, ..base() };
+    let short = short.validate().unwrap();
+    assert_eq!(short.abort_grace_ms, Some(500));
+    assert_eq!(short.heartbeat.unwrap().tolerance_ms, 999);
+    // Without renewals nothing is ever aborted; the grace is the plain default.
+    let plain = OptionsInput { abort_grace: AbortGrace::Default, ..base() }.validate().unwrap();
+    assert_eq!(plain.abort_grace_ms, Some(5_000));
+}
+
+#[test]
+fn a_given_abort_grace_that_does_not_fit_is_refused_naming_both_options() {
+    let input = OptionsInput { stale_after_ms: 3_000.0, heartbeat: true, abort_grace: AbortGrace::Ms(4_000.0), ..base() };
+    let e = input.validate().unwrap_err();
+    assert!(matches!(e, OptionError::GraceDoesNotFit { abort_grace_ms: 4_000, room_ms: 500, stale_after_ms: 3_000, .. }));
+    let text = e.to_string();
+    assert!(text.starts_with("abortGraceMs (4000) does not fit in staleAfterMs (3000)"), "{text}");
+    assert!(text.contains("at most 500 fits"), "{text}");
+    let fits = OptionsInput { abort_grace: AbortGrace::Ms(500.0), ..input }.validate().unwrap();
+    assert_eq!(fits.abort_grace_ms, Some(500));
+}
+
+#[test]
+fn refusals_name_the_options_as_the_host_calls_them() {
+    let names = OptionNames {
+        stale_after: "--stale-after",
+        heartbeat_every: "--heartbeat-every",
+        heartbeat_skew: "the skew allowance",
+        abort_grace: "--grace",
+        unit: "ms",
+    };
+    let input = OptionsInput { stale_after_ms: 3_000.0, heartbeat: true, abort_grace: AbortGrace::Ms(4_000.0), names, ..base() };
+    let text = input.validate().unwrap_err().to_string();
+    assert!(text.starts_with("--grace (4000ms) does not fit in --stale-after (3000ms)"), "{text}");
+    assert!(text.ends_with("shorten --grace or lengthen --stale-after"), "{text}");
+    let bad = OptionsInput { heartbeat_every_ms: Some(1_500.0), ..input }.validate().unwrap_err().to_string();
+    assert!(bad.starts_with("--heartbeat-every (1500ms) must be under half of --stale-after (3000ms)"), "{bad}");
+    let grace = OptionsInput { abort_grace: AbortGrace::Ms(-1.0), ..input }.validate().unwrap_err().to_string();
+    assert!(grace.starts_with("--grace must not be negative"), "{grace}");
 }
 
 #[test]

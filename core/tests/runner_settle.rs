@@ -1,7 +1,8 @@
 //! The settle phase (our addition to seed 000): an outcome a perform reached
 //! is written until the store answers; only a refused fence throws it away.
-//! With S = 3000, I = 250: K = 125, W = 2625; hanging renewals lapse the
-//! claim at 2875 after it.
+//! With S = 3000, I = 250, a 500 ms abort grace: K = 125, W = 3000 − 250 −
+//! 125 − 500 − 1 = 2124; hanging renewals lapse the claim at 2374 after it,
+//! and a perform that ignores its signal is dropped at 2874.
 
 mod common;
 use common::*;
@@ -12,7 +13,7 @@ fn hb_options() -> leasehold_core::OptionsInput {
     let mut opts = options(1000.0, 3000.0);
     opts.heartbeat = true;
     opts.heartbeat_every_ms = Some(250.0);
-    opts.abort_grace_ms = Some(500.0);
+    opts.abort_grace = leasehold_core::AbortGrace::Ms(500.0);
     opts
 }
 
@@ -63,8 +64,8 @@ fn settles_are_tried_again_after_the_core_backoff() {
 
 #[test]
 fn a_lapse_during_settling_drops_nothing() {
-    // Renewals hang: supervision lapses at 2875, while the outcome reached
-    // at 100 is still settling; the grace (500) would drop it at 3375.
+    // Renewals hang: supervision lapses at 2374, while the outcome reached
+    // at 100 is still settling; the grace (500) would drop it at 2874.
     let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(100), Box::new(|_, _| Reply::Never));
     let t0 = host.now;
     let mut host = host.settling(settle_from(t0, 6_000, SettleAnswer::Landed), release_ok());
@@ -76,13 +77,13 @@ fn a_lapse_during_settling_drops_nothing() {
 
 #[test]
 fn an_outcome_reached_within_the_grace_after_a_lapse_is_settled() {
-    // The lapse aborts at 2875; the perform ignores its signal and resolves
-    // at 3000, inside the grace: its outcome settles, and lands.
-    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(3_000), Box::new(|_, _| Reply::Never));
+    // The lapse aborts at 2374; the perform ignores its signal and resolves
+    // at 2600, inside the grace: its outcome settles, and lands.
+    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(2_600), Box::new(|_, _| Reply::Never));
     let t0 = host.now;
     let mut host = host.settling(settle_from(t0, 4_000, SettleAnswer::Landed), release_ok());
     assert_eq!(host.tick(), report(1, 1, 0, 0));
-    assert_eq!(host.aborts, vec![(0, true, t0 + 2_875)]);
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2_374)]);
     assert!(host.dropped.is_empty());
 }
 
@@ -141,7 +142,7 @@ fn dispose_waits_for_a_settling_item_and_a_second_dispose_changes_nothing() {
 
 #[test]
 fn a_claim_heard_after_its_write_tolerance_is_released_at_once() {
-    // The claim answers 3000 ms after it was made: past W = 2625.
+    // The claim answers 3000 ms after it was made: past W = 2124.
     let mut calls = 0;
     let claim: ClaimFn = Box::new(move |_| {
         calls += 1;

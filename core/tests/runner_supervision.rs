@@ -1,6 +1,8 @@
 //! Our addition to seed 000: supervised renewals (seed 003's heartbeat
-//! supervision per item). With S = 3000, I = 250: K = 125, W = 2625, R = 250,
-//! so a lapse is decided by S − K = 2875 ms after the claim at the latest.
+//! supervision per item). With S = 3000, I = 250: K = 125, W = S − I − K − 1 =
+//! 2624 (strictly inside the lease; no grace, as a JS perform has none),
+//! R = 250, so a lapse is decided by S − K − 1 = 2874 ms after the claim at
+//! the latest.
 
 mod common;
 use common::*;
@@ -25,10 +27,10 @@ fn renewals_that_hang_forever_lapse_the_claim_at_the_deadline_plus_the_reconfirm
     host.abort_rejects_after = Some(0);
     let t0 = host.now;
     assert_eq!(host.tick(), report(1, 0, 0, 1));
-    assert_eq!(host.aborts, vec![(0, true, t0 + 2875)]);
-    assert_eq!(lapses(&host), vec![Event::ClaimLost { at: Millis(t0 + 2875), item: 0, lapsed: true, unconfirmed_ms: 2875 }]);
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2874)]);
+    assert_eq!(lapses(&host), vec![Event::ClaimLost { at: Millis(t0 + 2874), item: 0, lapsed: true, unconfirmed_ms: 2874 }]);
     let (stale, skew) = (3000, 125);
-    assert!(host.aborts[0].2 - t0 <= stale - skew, "decided at least K before S");
+    assert!(host.aborts[0].2 - t0 < stale - skew, "decided strictly more than K before S");
     assert_eq!(host.renewals.len(), 1, "a hanging renewal is never overlapped");
 }
 
@@ -39,10 +41,10 @@ fn renewals_that_keep_raising_lapse_when_the_reconfirming_renewal_raises() {
     host.abort_rejects_after = Some(0);
     let t0 = host.now;
     assert_eq!(host.tick(), report(1, 0, 0, 1));
-    // Grid pulses 250..2500 raise; the deadline at 2625 sends a reconfirming
-    // renewal, which raises at 2626: lapse.
-    assert_eq!(host.renewals.last().map(|(_, at)| at - t0), Some(2625));
-    assert_eq!(host.aborts, vec![(0, true, t0 + 2626)]);
+    // Grid pulses 250..2500 raise; the deadline at 2624 sends a reconfirming
+    // renewal, which raises at 2625: lapse.
+    assert_eq!(host.renewals.last().map(|(_, at)| at - t0), Some(2624));
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2625)]);
 }
 
 #[test]
@@ -62,19 +64,19 @@ fn a_reconfirming_renewal_that_lands_lets_the_work_go_on() {
     let mut first = None;
     let heartbeat: RenewFn = Box::new(move |_, at| {
         let start = *first.get_or_insert(at - 250);
-        if at - start < 2625 { Reply::After(1, Err("blip".into())) } else { Reply::After(100, Ok(true)) }
+        if at - start < 2624 { Reply::After(1, Err("blip".into())) } else { Reply::After(100, Ok(true)) }
     });
     let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(4_000), heartbeat);
     let t0 = host.now;
     assert_eq!(host.tick(), report(1, 1, 0, 0));
     assert!(host.aborts.is_empty());
-    assert!(host.events.contains(&Event::Heartbeat { at: Millis(t0 + 2625), item: 0 }));
+    assert!(host.events.contains(&Event::Heartbeat { at: Millis(t0 + 2624), item: 0 }));
 }
 
 #[test]
 fn a_renewal_confirming_after_the_reconfirm_bound_is_too_late() {
     // Pulses before 2500 raise; the one sent at 2500 answers true at 2900,
-    // past the bound 2625 + 250 = 2875.
+    // past the bound 2624 + 250 = 2874.
     let mut first = None;
     let heartbeat: RenewFn = Box::new(move |_, at| {
         let start = *first.get_or_insert(at - 250);
@@ -84,13 +86,13 @@ fn a_renewal_confirming_after_the_reconfirm_bound_is_too_late() {
     host.abort_rejects_after = Some(0);
     let t0 = host.now;
     assert_eq!(host.tick(), report(1, 0, 0, 1));
-    assert_eq!(host.aborts, vec![(0, true, t0 + 2875)]);
+    assert_eq!(host.aborts, vec![(0, true, t0 + 2874)]);
 }
 
 #[test]
 fn a_slow_renewal_that_confirms_within_the_bound_keeps_the_claim() {
     // Every renewal takes 2400 ms: the one sent at 250 confirms at 2650,
-    // inside the bound (2625 + 250), so supervision goes on from 250.
+    // inside the bound (2624 + 250), so supervision goes on from 250.
     let heartbeat: RenewFn = Box::new(|_, _| Reply::After(2400, Ok(true)));
     let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(2_700), heartbeat);
     assert_eq!(host.tick(), report(1, 1, 0, 0));
@@ -107,7 +109,7 @@ fn an_owner_whose_renewals_succeed_is_never_interrupted() {
 
 #[test]
 fn a_claim_answered_after_its_write_tolerance_is_not_performed() {
-    // The claim takes 2700 ms to answer: past W = 2625 from its `at`, another
+    // The claim takes 2700 ms to answer: past W = 2624 from its `at`, another
     // worker may hold the item by the time work would start.
     let mut first = true;
     let claim: ClaimFn = Box::new(move |_| {

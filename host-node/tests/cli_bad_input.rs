@@ -135,3 +135,23 @@ fn a_grace_too_long_is_refused_not_a_panic() {
     s.cmd(&["enqueue", "--", "true"]).assert().success();
     fails_with(&s, &["work", "--until-empty", "--grace", "18446744073709551615s"], "--grace");
 }
+
+#[test]
+fn a_grace_that_does_not_fit_in_the_lease_is_refused_naming_both_options() {
+    let s = Scratch::new();
+    s.cmd(&["enqueue", "--", "true"]).assert().success();
+    // At --stale-after 3s (renewals every 1s, skew allowance 500ms) 500ms fits.
+    for args in [&["work", "--until-empty", "--stale-after", "3s", "--grace", "4s"][..], &["work", "--until-empty", "--stale-after", "3s", "--grace", "501ms"]] {
+        fails_with(&s, args, "invalid lease timings: --grace (");
+        fails_with(&s, args, "does not fit in --stale-after (3000ms)");
+        fails_with(&s, args, "at most 500ms fits");
+    }
+    let jobs = s.dir.path().join("jobs.txt");
+    std::fs::write(&jobs, "true\n").unwrap();
+    fails_with(&s, &["run", jobs.to_str().unwrap(), "--stale-after", "3s", "--grace", "5s"], "--grace (5000ms) does not fit in --stale-after (3000ms)");
+    // With the defaults the 5s grace fits a 30s lease.
+    s.cmd(&["work", "--until-empty", "--grace", "5s"]).assert().success();
+    s.cmd(&["work", "--until-empty", "--stale-after", "3s", "--grace", "500ms"]).assert().success();
+    let out = s.cmd(&["jobs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("succeeded"), "the job ran once the timings fit");
+}

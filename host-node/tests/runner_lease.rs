@@ -10,7 +10,14 @@ fn report(claimed: u32, performed: u32, failed: u32, claim_lost: u32) -> PassRep
     PassReport { claimed, performed, failed, claim_lost }
 }
 
+/// S = 3000, I = 250 (so K = 125) and a 250 ms abort grace, which leaves a
+/// write tolerance of W = 3000 − 250 − 125 − 250 − 1 = 2374 ms.
 fn builder(name: &str) -> leasehold::runner::JobRunnerBuilder {
+    plain(name).abort_grace(Duration::from_millis(250))
+}
+
+/// As [`builder`] with the default abort grace.
+fn plain(name: &str) -> leasehold::runner::JobRunnerBuilder {
     JobRunner::builder(name).stale_after(Duration::from_millis(3_000)).heartbeat_every(Duration::from_millis(250))
 }
 
@@ -45,11 +52,13 @@ async fn renewals_that_hang_lapse_the_claim_before_a_peer_could_reclaim_it() {
     let runner = builder("t.lapse").on_event(sink).spawn(job).unwrap();
     let started = tokio::time::Instant::now();
     assert_eq!(runner.tick().await, report(1, 0, 0, 1));
-    // W = 3000 − 250 − 125 = 2625, then the reconfirm bound of 250 ms.
-    assert_eq!(started.elapsed(), Duration::from_millis(2_875));
+    // W = 2374, then the reconfirm bound of 250 ms: lapsed at 2624, so the
+    // perform is dropped by 2874, before a peer 125 ms ahead may reclaim at
+    // 2875.
+    assert_eq!(started.elapsed(), Duration::from_millis(2_624));
     assert_eq!(*counters.reasons.lock().unwrap(), vec![(0, true)]);
     let ev = events.lock().unwrap();
-    assert!(ev.iter().any(|e| matches!(e, JobEvent::ClaimLost { lapsed: true, unconfirmed_ms: 2_875, .. })));
+    assert!(ev.iter().any(|e| matches!(e, JobEvent::ClaimLost { lapsed: true, unconfirmed_ms: 2_624, .. })));
 }
 
 #[tokio::test(start_paused = true)]
@@ -64,13 +73,33 @@ async fn a_perform_that_ignores_the_abort_is_dropped_after_the_grace_period() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_default_grace_is_one_heartbeat_interval() {
+async fn the_default_grace_is_the_smaller_of_five_seconds_and_what_fits_in_the_lease() {
     let (inner, _) = TestJob::new(1, |_| Work::Forever);
     let job = RenewingJob { inner, renew: |_| Some(Ok(false)), renew_ms: 0 };
-    let runner = builder("t.grace-default").spawn(job).unwrap();
+    let runner = plain("t.grace-default").spawn(job).unwrap();
     let started = tokio::time::Instant::now();
     runner.tick().await;
-    assert_eq!(started.elapsed(), Duration::from_millis(500));
+    // The grace that fits in 3 s is 3000 − 125 − 2 · 250 = 2375 ms, which
+    // leaves W = 249: the renewal at 249 ms answers that the claim is lost,
+    // and the perform is dropped 2375 ms later.
+    assert_eq!(started.elapsed(), Duration::from_millis(249 + 2_375));
+    let (inner, _) = TestJob::new(1, |_| Work::Forever);
+    let job = RenewingJob { inner, renew: |_| Some(Ok(false)), renew_ms: 0 };
+    let long = JobRunner::builder("t.grace-5s").stale_after(Duration::from_secs(60)).heartbeat_every(Duration::from_millis(250));
+    let runner = long.spawn(job).unwrap();
+    let started = tokio::time::Instant::now();
+    runner.tick().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(250 + 5_000), "5 s where it fits");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_abort_grace_that_does_not_fit_in_the_lease_is_refused_naming_both_builder_methods() {
+    let (inner, _) = TestJob::new(1, |_| Work::Forever);
+    let job = RenewingJob { inner, renew: |_| Some(Ok(true)), renew_ms: 0 };
+    let error = plain("t.grace-long").abort_grace(Duration::from_millis(2_376)).spawn(job).unwrap_err();
+    let text = error.to_string();
+    assert!(text.starts_with("abort_grace (2376ms) does not fit in stale_after (3000ms)"), "{text}");
+    assert!(text.contains("at most 2375ms fits"), "{text}");
 }
 
 #[tokio::test(start_paused = true)]

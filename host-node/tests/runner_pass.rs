@@ -128,7 +128,7 @@ async fn bad_options_are_refused_with_an_error_naming_the_option() {
         renew_ms: 0,
     });
     let err = err.unwrap_err();
-    assert!(err.to_string().starts_with("heartbeatEveryMs (20000) must be under half of staleAfterMs (30000)"), "{err}");
+    assert!(err.to_string().starts_with("heartbeat_every (20000ms) must be under half of stale_after (30000ms)"), "{err}");
 }
 
 /// A clock the test moves by hand (seed conformance: "times come from now()").

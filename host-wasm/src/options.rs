@@ -14,7 +14,7 @@ pub mod names;
 use core::fmt;
 use js_sys::Reflect;
 use leasehold_core::backoff::Backoff;
-use leasehold_core::options::{Config, OptionError, OptionsInput};
+use leasehold_core::options::{AbortGrace, Config, OptionError, OptionNames, OptionsInput};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// The options, checked: the core's configuration and whether a trace sink
@@ -245,8 +245,11 @@ pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
         backoff: read_backoff(options)?,
         batch_limit: optional_number(options, "batchLimit")?,
         concurrency: optional_number(options, "concurrency")?,
-        // JS cannot interrupt a promise: an aborted perform runs to its end.
-        abort_grace_ms: None,
+        // JS cannot interrupt a promise: an aborted perform runs to its end,
+        // so the lease budget has no grace (G = 0) and the work must honour
+        // its signal.
+        abort_grace: AbortGrace::Never,
+        names: OptionNames::JS,
     };
     let config = input.validate().map_err(|e| OptionsError::Invalid(e).to_js())?;
     Ok(Checked { config, tracing })

@@ -151,9 +151,9 @@ fn renewals_that_never_answer_lapse_the_claim() {
             break;
         }
     }
-    // S = 3000, I = 250, K = 125: W = 2625, R = 250 → the hanging renewal sent at 250
-    // is given until the deadline plus R.
-    assert_eq!(aborts, vec![(2875.0, 1.0)], "lapsed at W + R after the claim");
+    // S = 3000, I = 250, K = 125: W = S − I − K − 1 = 2624, R = 250 → the hanging
+    // renewal sent at 250 is given until the deadline plus R.
+    assert_eq!(aborts, vec![(2874.0, 1.0)], "lapsed at W + R after the claim");
 }
 
 #[wasm_bindgen_test]

@@ -121,7 +121,13 @@ export interface JobRunnerCommonOptions<Claimed> {
    * and backs the loop off.
    */
   readonly claim: (at: number) => Promise<Claimed | null | undefined> | Claimed | null | undefined;
-  /** The work for one claimed item; `signal` aborts with a {@link JobClaimLostError}. */
+  /**
+   * The work for one claimed item; `signal` aborts with a {@link JobClaimLostError}.
+   * The work must honour its signal: a promise cannot be stopped from outside, so
+   * once the claim is lost or lapses nothing ends the work but the work itself,
+   * and another process may reclaim the item `heartbeatSkewMs` after the lapse at
+   * the earliest (the lease leaves no exit grace in JS). Stop at once on `abort`.
+   */
   readonly perform: (claimed: Claimed, signal: AbortSignal) => Promise<unknown> | unknown;
   /**
    * Renewal cadence, ms. Default `max(250, ⌊staleAfterMs / 3⌋)`, at least 1;
@@ -130,7 +136,8 @@ export interface JobRunnerCommonOptions<Claimed> {
   readonly heartbeatEveryMs?: number | undefined;
   /**
    * Skew allowance of supervised renewals, ms (ours). Default
-   * `⌊heartbeatEveryMs / 2⌋`; `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs` must stay above 0.
+   * `⌊heartbeatEveryMs / 2⌋`, above 0; `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs − 1`
+   * (the write tolerance) must stay above 0.
    */
   readonly heartbeatSkewMs?: number | undefined;
   /** Absent: a raising pass waits `intervalMs`. */

@@ -3,10 +3,12 @@
 //! outside the documented relation produces a counterexample.
 //!
 //! The relation: with a heartbeat, the runner takes the write tolerance
-//! `W = S − I − K` (issue 2), i.e. `W + R + K = S` with `R = I`: the owner's
-//! decision falls `K` before the stale cutoff. The store's staleness is
-//! strict (stale when more than `S` old), so the set on the edge is safe
-//! and `W + 1` is one millisecond outside.
+//! `W = S − I − K − G − 1` (the lease policy's `W + I + K + G < S`, strict;
+//! `G = 0` here, as in JS), i.e. `W + R + K = S − 1` with `R = I`: the
+//! owner's decision falls more than `K` before the stale cutoff. The store's
+//! staleness is strict too (stale when more than `S` old), so the validator
+//! keeps one millisecond to spare: `W + 1` still survives, and `W + 2` is
+//! the first set outside.
 #![cfg(not(target_arch = "wasm32"))]
 
 use leasehold_tests::sim::{run_seeds, Invariant, Params, SimConfig, Summary};
@@ -36,24 +38,30 @@ fn parameter_sets_the_validator_accepts_survive_many_seeds() {
 fn the_set_on_the_edge_of_the_relation_survives_the_boundary_scenario() {
     let params = SimConfig::boundary_params();
     let hb = params.heartbeat();
-    assert_eq!(hb.tolerance_ms + hb.reconfirm_ms + hb.skew_ms, params.stale_after_ms);
+    assert_eq!(hb.tolerance_ms + hb.reconfirm_ms + hb.skew_ms, params.stale_after_ms - 1);
     let summary = run_seeds(0, 2 * SEEDS, &SimConfig::boundary(params), 1);
+    assert_eq!(first_invariant(&summary), None, "{:?}", summary.failures.first().map(|f| (f.seed, f.violation.clone())));
+    // The millisecond the strict relation keeps to spare: the equality
+    // W + R + K = S is still safe against a strict staleness check.
+    let mut spare = SimConfig::boundary_params();
+    spare.tolerance_ms = Some(hb.tolerance_ms + 1);
+    let summary = run_seeds(0, SEEDS, &SimConfig::boundary(spare), 1);
     assert_eq!(first_invariant(&summary), None, "{:?}", summary.failures.first().map(|f| (f.seed, f.violation.clone())));
 }
 
 #[test]
-fn one_millisecond_more_tolerance_breaks_the_owners_budget() {
+fn one_millisecond_past_the_equality_breaks_the_owners_budget() {
     let mut params = SimConfig::boundary_params();
-    params.tolerance_ms = Some(params.heartbeat().tolerance_ms + 1);
+    params.tolerance_ms = Some(params.heartbeat().tolerance_ms + 2);
     let summary = run_seeds(0, SEEDS, &SimConfig::boundary(params), 1);
     assert_eq!(first_invariant(&summary), Some(Invariant::OwnerStopsInBudget));
 }
 
 #[test]
-fn one_millisecond_more_tolerance_lets_a_peer_take_over_while_the_owner_still_works() {
+fn one_millisecond_past_the_equality_lets_a_peer_take_over_while_the_owner_still_works() {
     // Not just a budget overrun: a real second owner in the same millisecond.
     let mut params = SimConfig::boundary_params();
-    params.tolerance_ms = Some(params.heartbeat().tolerance_ms + 1);
+    params.tolerance_ms = Some(params.heartbeat().tolerance_ms + 2);
     let mut cfg = SimConfig::boundary(params);
     cfg.budget_check = false;
     let summary = run_seeds(0, 2 * SEEDS, &cfg, 1);

@@ -1,5 +1,5 @@
-//! The lease policy
-//! and the validator that refuses unsafe sets.
+//! The lease policy, with our exit grace, and the one validator that
+//! refuses unsafe sets, for run ownership and for the job runner alike.
 //!
 //! # The timeline the relations protect
 //!
@@ -16,19 +16,33 @@
 //!   reaches that point when the owner's clock reads
 //!   `T + stale_after_ms - skew_allowance_ms`.
 //!
-//! The owner must stop before any peer can start, hence
-//! `write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms < stale_after_ms`
-//! (see [`LeasePolicy::validate`] for every relation).
+//! - After the decision to lapse, the owner's work may take up to
+//!   `exit_grace_ms` (`G`) to end: a command gets SIGTERM, then SIGKILL after
+//!   its grace; a Rust perform is dropped once its grace passes. So the work
+//!   has ended by [`LeasePolicy::exit_deadline`], `T + W + I + G`.
+//!
+//! The owner's work must have ended before any peer can start, hence, with
+//! `W`, `I`, `K`, `G`, `S` for the five spans,
+//! `W + I + K + G < S` strictly (see [`LeasePolicy::validate`] for every
+//! relation). The job runner derives its `W` from the other four with
+//! [`LeasePolicy::for_runner`], as the largest that keeps the relation.
 
 use alloc::vec::Vec;
 use core::fmt;
 
 use super::LeaseLiveness;
 use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
+use crate::Millis;
 
-/// The four spans that govern a lease, in whole milliseconds. Build one with [`LeasePolicy::DEFAULT`] (optionally with
-/// struct-update syntax) or [`LeasePolicy::for_stale_after`], and check it
-/// with [`LeasePolicy::validate`] before use.
+/// The exit grace a job runner takes when none is given, if it fits (see
+/// [`LeasePolicy::grace_room_ms`]): 5 000 ms.
+pub const DEFAULT_EXIT_GRACE_MS: u64 = 5_000;
+
+/// The five spans that govern a lease, in whole milliseconds (the four of a
+/// run lease and our exit grace). Build one with
+/// [`LeasePolicy::DEFAULT`] (optionally with struct-update syntax),
+/// [`LeasePolicy::for_stale_after`] or [`LeasePolicy::for_runner`], and check
+/// it with [`LeasePolicy::validate`] before use.
 ///
 /// # Examples
 ///
@@ -44,6 +58,7 @@ use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 ///     skew_allowance_ms: 250,
 ///     stale_after_ms: 4_000,
 ///     write_tolerance_ms: 3_000,
+///     exit_grace_ms: 0,
 /// };
 /// assert_eq!(fast.validate(), Ok(vec![]));
 ///
@@ -52,6 +67,11 @@ use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 /// let unsafe_set = LeasePolicy { write_tolerance_ms: 3_250, ..fast };
 /// let error = unsafe_set.validate().unwrap_err();
 /// assert!(error.to_string().contains("(3250 + 500 + 250 = 4000) must be less than stale_after_ms (4000)"));
+///
+/// // So does a work that may take 250 ms to end after the lapse (the message
+/// // names the grace once there is one).
+/// let slow_exit = LeasePolicy { exit_grace_ms: 250, ..fast }.validate().unwrap_err();
+/// assert!(slow_exit.to_string().contains("(3000 + 500 + 250 + 250 = 4000)"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeasePolicy {
@@ -69,6 +89,12 @@ pub struct LeasePolicy {
     /// writes, measured from the instant sent with its last confirmed renewal.
     /// Default 11 000 ms.
     pub write_tolerance_ms: u64,
+    /// `G`: how long the owner's work may take to end after the decision to
+    /// lapse (a command's SIGTERM-to-SIGKILL grace; how long an aborted Rust
+    /// perform may run on before it is dropped). 0 when the work is not
+    /// stopped from outside and must end itself on its abort signal (a run
+    /// lease's interrupt; a JS perform). Default 0.
+    pub exit_grace_ms: u64,
 }
 
 impl LeasePolicy {
@@ -87,6 +113,7 @@ impl LeasePolicy {
         skew_allowance_ms: 1_000,
         stale_after_ms: 15_000,
         write_tolerance_ms: 11_000,
+        exit_grace_ms: 0,
     };
 
     /// The defaults scaled to `stale_after_ms`, keeping their proportions:
@@ -112,8 +139,91 @@ impl LeasePolicy {
             skew_allowance_ms: part(1),
             stale_after_ms,
             write_tolerance_ms: part(11),
+            exit_grace_ms: 0,
         };
         policy.validate().map(|_| policy)
+    }
+
+    /// The longest exit grace that fits a job runner's lease of
+    /// `stale_after_ms` (`S`) renewed every `heartbeat_interval_ms` (`I`) with
+    /// `skew_allowance_ms` (`K`): `S − K − 2·I` ms, 0 when nothing fits. The
+    /// grace is taken out of the write tolerance, and what it leaves the
+    /// lease is two renewal intervals: the tolerance (at least `I − 1`, the
+    /// strict relation's millisecond aside) and the reconfirmation. Less
+    /// would send renewals more often than the cadence asks.
+    #[must_use]
+    pub fn grace_room_ms(stale_after_ms: u64, heartbeat_interval_ms: u64, skew_allowance_ms: u64) -> u64 {
+        stale_after_ms.saturating_sub(skew_allowance_ms).saturating_sub(heartbeat_interval_ms.saturating_mul(2))
+    }
+
+    /// The policy a job runner keeps each claim under: stale window
+    /// `stale_after_ms` (`S`), renewals every `heartbeat_interval_ms` (`I`),
+    /// skew allowance `skew_allowance_ms` (`K`) and exit grace `G`:
+    /// `exit_grace_ms`, or, when `None`, the smaller of
+    /// [`DEFAULT_EXIT_GRACE_MS`] and [`LeasePolicy::grace_room_ms`]. The write
+    /// tolerance is the largest that keeps `W + I + K + G < S`: `W = S − I −
+    /// K − G − 1`.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::GraceDoesNotFit`] when a given grace above 0 is longer
+    /// than [`LeasePolicy::grace_room_ms`] (0, for a work that ends itself,
+    /// always fits); otherwise the first relation of
+    /// [`LeasePolicy::validate`] the set breaks (a write tolerance of 0 is
+    /// [`PolicyError::NotPositive`] naming `write_tolerance_ms`).
+    pub fn for_runner(
+        stale_after_ms: u64,
+        heartbeat_interval_ms: u64,
+        skew_allowance_ms: u64,
+        exit_grace_ms: Option<u64>,
+    ) -> Result<LeasePolicy, PolicyError> {
+        let room_ms = LeasePolicy::grace_room_ms(stale_after_ms, heartbeat_interval_ms, skew_allowance_ms);
+        let exit_grace_ms = match exit_grace_ms {
+            None => DEFAULT_EXIT_GRACE_MS.min(room_ms),
+            Some(grace) if grace > room_ms && grace > 0 => {
+                return Err(PolicyError::GraceDoesNotFit {
+                    exit_grace_ms: grace,
+                    room_ms,
+                    stale_after_ms,
+                    heartbeat_interval_ms,
+                    skew_allowance_ms,
+                });
+            }
+            Some(grace) => grace,
+        };
+        let policy = LeasePolicy {
+            heartbeat_interval_ms,
+            skew_allowance_ms,
+            stale_after_ms,
+            write_tolerance_ms: stale_after_ms
+                .saturating_sub(heartbeat_interval_ms)
+                .saturating_sub(skew_allowance_ms)
+                .saturating_sub(exit_grace_ms)
+                .saturating_sub(1),
+            exit_grace_ms,
+        };
+        policy.validate().map(|_| policy)
+    }
+
+    /// The instant by which the owner's work has ended, for a lease whose last
+    /// confirmed renewal was sent at `confirmed_at` (the owner's clock): the
+    /// latest lapse decision, [`LeasePolicy::reconfirm_bound_ms`] after it,
+    /// plus the exit grace, `T + W + I + G`. A validated policy puts it
+    /// strictly before [`LeasePolicy::reclaim_from`]. A watchdog that must end
+    /// the work when the owner cannot (see the command-line guard) ends it by
+    /// then; every confirmed renewal moves it. Saturates at [`Millis::MAX`].
+    #[must_use]
+    pub fn exit_deadline(&self, confirmed_at: Millis) -> Millis {
+        confirmed_at.after(self.reconfirm_bound_ms().saturating_add(self.exit_grace_ms))
+    }
+
+    /// The earliest instant, on the owner's clock, at which a peer whose clock
+    /// runs up to the skew allowance ahead may reclaim a lease whose last
+    /// confirmed renewal was sent at `confirmed_at`: `T + S − K` (the peer
+    /// steals once the stamp is more than `S` old on its clock). Saturates.
+    #[must_use]
+    pub fn reclaim_from(&self, confirmed_at: Millis) -> Millis {
+        confirmed_at.after(self.stale_after_ms.saturating_sub(self.skew_allowance_ms))
     }
 
     /// `write_tolerance_ms + heartbeat_interval_ms`: the latest time after the
@@ -162,18 +272,18 @@ impl LeasePolicy {
     ///    already up to one interval old when a peer looks; below two
     ///    intervals a single late or failed pulse would make a live owner's
     ///    run stealable. → [`PolicyError::StaleAfterUnderTwoIntervals`].
-    /// 3. **`write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms <
-    ///    stale_after_ms`.** The owner decides to renew or lapse by `T +
-    ///    write_tolerance + interval` on its clock (the deadline plus the one
-    ///    reconfirmation, bounded by an interval); a peer whose clock runs up to
-    ///    the skew allowance ahead may steal once its clock passes `T +
-    ///    stale_after`, i.e. when the owner's reads `T + stale_after - skew`.
-    ///    The decision to lapse must fall at least the skew allowance before a
-    ///    peer may steal; strictly, so the two never share a millisecond.
-    ///    Broken, a peer can take the run while the owner still works on it:
-    ///    the fence still stops the stale owner's durable writes, but its
-    ///    other side effects overlap the new owner's.
-    ///    → [`PolicyError::LapseNotBeforeSteal`].
+    /// 3. **`write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms +
+    ///    exit_grace_ms < stale_after_ms`.** The owner decides to renew or
+    ///    lapse by `T + write_tolerance + interval` on its clock (the deadline
+    ///    plus the one reconfirmation, bounded by an interval), and its work
+    ///    has ended `exit_grace` later; a peer whose clock runs up to the skew
+    ///    allowance ahead may steal once its clock passes `T + stale_after`,
+    ///    i.e. when the owner's reads `T + stale_after - skew`. The whole exit
+    ///    must end at least the skew allowance before a peer may steal;
+    ///    strictly, so the two never share a millisecond. Broken, a peer can
+    ///    take the run while the owner still works on it: the fence still
+    ///    stops the stale owner's durable writes, but its other side effects
+    ///    overlap the new owner's. → [`PolicyError::LapseNotBeforeSteal`].
     ///
     /// Sums are computed without overflow: a set whose sum exceeds `u64` is
     /// refused by relation 3, never wrapped.
@@ -195,6 +305,7 @@ impl LeasePolicy {
             ("stale_after_ms", self.stale_after_ms),
             ("write_tolerance_ms", self.write_tolerance_ms),
         ];
+        // The exit grace may be 0: a work that ends itself on its signal.
         if let Some(&(field, _)) = fields.iter().find(|(_, value)| *value == 0) {
             return Err(PolicyError::NotPositive { field });
         }
@@ -204,14 +315,16 @@ impl LeasePolicy {
                 heartbeat_interval_ms: self.heartbeat_interval_ms,
             });
         }
-        let lapse_bound = u128::from(self.write_tolerance_ms)
+        let exit_bound = u128::from(self.write_tolerance_ms)
             + u128::from(self.heartbeat_interval_ms)
-            + u128::from(self.skew_allowance_ms);
-        if lapse_bound >= u128::from(self.stale_after_ms) {
+            + u128::from(self.skew_allowance_ms)
+            + u128::from(self.exit_grace_ms);
+        if exit_bound >= u128::from(self.stale_after_ms) {
             return Err(PolicyError::LapseNotBeforeSteal {
                 write_tolerance_ms: self.write_tolerance_ms,
                 heartbeat_interval_ms: self.heartbeat_interval_ms,
                 skew_allowance_ms: self.skew_allowance_ms,
+                exit_grace_ms: self.exit_grace_ms,
                 stale_after_ms: self.stale_after_ms,
             });
         }
@@ -253,8 +366,8 @@ pub enum PolicyError {
         heartbeat_interval_ms: u64,
     },
     /// Relation 3: `write_tolerance_ms + heartbeat_interval_ms +
-    /// skew_allowance_ms >= stale_after_ms`, so a peer could steal before the
-    /// owner decides to lapse.
+    /// skew_allowance_ms + exit_grace_ms >= stale_after_ms`, so a peer could
+    /// steal before the owner's work has ended.
     LapseNotBeforeSteal {
         /// The policy's write tolerance, ms.
         write_tolerance_ms: u64,
@@ -262,8 +375,26 @@ pub enum PolicyError {
         heartbeat_interval_ms: u64,
         /// The policy's skew allowance, ms.
         skew_allowance_ms: u64,
+        /// The policy's exit grace, ms.
+        exit_grace_ms: u64,
         /// The policy's stale-after, ms.
         stale_after_ms: u64,
+    },
+    /// [`LeasePolicy::for_runner`]: the exit grace asked for is longer than
+    /// [`LeasePolicy::grace_room_ms`] leaves in the stale window. Hosts name
+    /// their own options for the two spans (see
+    /// [`crate::options::OptionError::GraceDoesNotFit`]).
+    GraceDoesNotFit {
+        /// The grace asked for, ms.
+        exit_grace_ms: u64,
+        /// The longest grace that fits, ms (0: none does).
+        room_ms: u64,
+        /// The stale window, ms.
+        stale_after_ms: u64,
+        /// The renewal interval, ms.
+        heartbeat_interval_ms: u64,
+        /// The skew allowance, ms.
+        skew_allowance_ms: u64,
     },
 }
 
@@ -284,6 +415,7 @@ impl fmt::Display for PolicyError {
                 write_tolerance_ms,
                 heartbeat_interval_ms,
                 skew_allowance_ms,
+                exit_grace_ms: 0,
                 stale_after_ms,
             } => write!(
                 f,
@@ -293,6 +425,31 @@ impl fmt::Display for PolicyError {
                  lapse must fall at least the skew allowance before a peer may steal",
                 u128::from(write_tolerance_ms) + u128::from(heartbeat_interval_ms) + u128::from(skew_allowance_ms)
             ),
+            PolicyError::LapseNotBeforeSteal {
+                write_tolerance_ms,
+                heartbeat_interval_ms,
+                skew_allowance_ms,
+                exit_grace_ms,
+                stale_after_ms,
+            } => write!(
+                f,
+                "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms + exit_grace_ms \
+                 ({write_tolerance_ms} + {heartbeat_interval_ms} + {skew_allowance_ms} + {exit_grace_ms} = {}) \
+                 must be less than stale_after_ms ({stale_after_ms}): the owner's work must have ended \
+                 at least the skew allowance before a peer may steal",
+                u128::from(write_tolerance_ms)
+                    + u128::from(heartbeat_interval_ms)
+                    + u128::from(skew_allowance_ms)
+                    + u128::from(exit_grace_ms)
+            ),
+            PolicyError::GraceDoesNotFit { exit_grace_ms, room_ms, stale_after_ms, heartbeat_interval_ms, skew_allowance_ms } => {
+                write!(
+                    f,
+                    "lease policy: exit_grace_ms ({exit_grace_ms}) does not fit in stale_after_ms \
+                     ({stale_after_ms}) with heartbeat_interval_ms ({heartbeat_interval_ms}) and \
+                     skew_allowance_ms ({skew_allowance_ms}): at most {room_ms} fits"
+                )
+            }
         }
     }
 }

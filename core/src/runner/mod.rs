@@ -475,6 +475,20 @@ impl<E: Clone> Runner<E> {
         }
     }
 
+    /// The instant by which the work of the item at `key` must have ended:
+    /// its lease's [`crate::lease::LeasePolicy::exit_deadline`] from the send
+    /// time of its last confirmed renewal (the claim's `at` until one
+    /// confirms), so it moves later with every confirmed renewal. A host hands
+    /// it to whatever must end the work when the host itself cannot (a
+    /// watchdog process), and to the work so it can bound its own I/O.
+    /// `None` without renewals, or when `key` is no longer performing.
+    pub fn exit_deadline(&self, key: ItemKey) -> Option<Millis> {
+        let policy = self.config.lease_policy()?;
+        let slot = self.slots.get(usize::from(key.slot)).filter(|s| s.generation == key.generation)?;
+        let supervisor = slot.busy.as_ref()?.supervisor.as_ref()?;
+        Some(policy.exit_deadline(supervisor.last_confirmed()))
+    }
+
     // ---- time --------------------------------------------------------------
 
     /// The one instant the host must call [`Runner::handle_timeout`] at: the

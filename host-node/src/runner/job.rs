@@ -30,8 +30,10 @@ pub trait Job: Send + Sync + 'static {
 
     /// The work for one item. When the claim
     /// is lost or lapses, `signal` fires; work that observes it must stop
-    /// without settling the item. A perform still running one grace period
-    /// after the signal fired is dropped (counted `claimLost`).
+    /// without settling the item. A perform still running once the abort
+    /// grace has passed after the signal fired is dropped (counted
+    /// `claimLost`; see [`super::JobRunnerBuilder::abort_grace`]), which
+    /// falls before any other process may reclaim the item.
     fn perform(&self, item: Self::Item, signal: AbortSignal) -> impl Future<Output = Result<(), BoxError>> + Send;
 
     /// Renew the claim, answering whether the

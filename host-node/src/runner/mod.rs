@@ -42,7 +42,17 @@ pub use leasehold_core::options::{OptionError, DEFAULT_JOB_BATCH_LIMIT};
 pub use signal::{AbortSignal, ClaimLost, JOB_CLAIM_LOST};
 
 use driver::Command;
-use leasehold_core::options::OptionsInput;
+use leasehold_core::options::{AbortGrace, OptionNames, OptionsInput};
+
+/// The builder's method names, in the lease-timing refusals of
+/// [`JobRunnerBuilder::spawn`].
+const RUST_NAMES: OptionNames = OptionNames {
+    stale_after: "stale_after",
+    heartbeat_every: "heartbeat_every",
+    heartbeat_skew: "heartbeat_skew",
+    abort_grace: "abort_grace",
+    unit: "ms",
+};
 use leasehold_core::runner::Runner;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,7 +67,6 @@ pub type Sink = Arc<dyn Fn(&JobEvent) + Send + Sync>;
 pub struct JobRunnerBuilder {
     name: Arc<str>,
     options: OptionsInput,
-    grace: Option<Duration>,
     clock: Option<Arc<dyn Clock>>,
     sink: Option<Sink>,
 }
@@ -118,9 +127,21 @@ impl JobRunnerBuilder {
     }
 
     /// How long a perform may run on after its signal fired before it is
-    /// dropped and counted `claimLost` (default: one heartbeat interval).
+    /// dropped and counted `claimLost` (default: the smaller of 5 s and what
+    /// fits in the lease, see below).
+    ///
+    /// For a job that renews, the grace is part of the lease budget: the
+    /// runner lapses a claim early enough that the perform has been dropped
+    /// before a peer may reclaim it, `W + I + K + G < S` with `W` the write
+    /// tolerance, `I` the cadence ([`JobRunnerBuilder::heartbeat_every`]),
+    /// `K` the skew allowance ([`JobRunnerBuilder::heartbeat_skew`]), `G`
+    /// this grace and `S` [`JobRunnerBuilder::stale_after`]. A longer grace
+    /// leaves less write tolerance; one that would leave under half an
+    /// interval of it is refused by [`JobRunnerBuilder::spawn`] with
+    /// [`OptionError::GraceDoesNotFit`], naming `abort_grace` and
+    /// `stale_after`.
     pub fn abort_grace(mut self, grace: Duration) -> Self {
-        self.grace = Some(grace);
+        self.options.abort_grace = AbortGrace::Ms(ms(grace));
         self
     }
 
@@ -142,14 +163,15 @@ impl JobRunnerBuilder {
     ///
     /// # Errors
     /// [`OptionError`] naming the bad option (see
-    /// [`OptionsInput::validate`]).
+    /// [`OptionsInput::validate`]); the lease timings by this builder's
+    /// method names (`stale_after`, `heartbeat_every`, `heartbeat_skew`,
+    /// `abort_grace`), values in ms.
     ///
     /// # Panics
     /// Outside a tokio runtime.
     pub fn spawn<J: Job>(mut self, job: J) -> Result<JobRunner, OptionError> {
         self.options.heartbeat = J::HEARTBEAT;
-        let mut config = self.options.validate()?;
-        config.abort_grace_ms = Some(self.grace.map_or(config.heartbeat_every_ms, |g| g.as_millis() as u64));
+        let config = self.options.validate()?;
         let mut core = Runner::new(config, self.sink.is_some());
         if J::SETTLES {
             core = core.with_settle_phase();
@@ -175,8 +197,13 @@ impl JobRunner {
     pub fn builder(name: impl Into<Arc<str>>) -> JobRunnerBuilder {
         JobRunnerBuilder {
             name: name.into(),
-            options: OptionsInput { interval_ms: 1_000.0, stale_after_ms: 30_000.0, ..OptionsInput::default() },
-            grace: None,
+            options: OptionsInput {
+                interval_ms: 1_000.0,
+                stale_after_ms: 30_000.0,
+                abort_grace: AbortGrace::Default,
+                names: RUST_NAMES,
+                ..OptionsInput::default()
+            },
             clock: None,
             sink: None,
         }

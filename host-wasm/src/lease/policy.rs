@@ -138,7 +138,9 @@ pub fn read_policy(policy: &JsValue) -> Result<(LeasePolicy, Vec<String>), JsVal
         }
     }
     let [heartbeat_interval_ms, skew_allowance_ms, stale_after_ms, write_tolerance_ms] = values;
-    let checked = LeasePolicy { heartbeat_interval_ms, skew_allowance_ms, stale_after_ms, write_tolerance_ms };
+    // A JS run's work is interrupted through its signal, never ended from
+    // outside: no exit grace.
+    let checked = LeasePolicy { heartbeat_interval_ms, skew_allowance_ms, stale_after_ms, write_tolerance_ms, exit_grace_ms: 0 };
     let warnings = checked.validate().map_err(|e| PolicyRefusal::Unsafe(e).to_js())?;
     Ok((checked, warnings.iter().map(|w| js_names(&w.to_string())).collect()))
 }

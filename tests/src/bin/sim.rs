@@ -13,7 +13,7 @@
 //!   pids, no faults) for the reclaim-bound check.
 //! - `--profile boundary` runs the validator-agreement scenario
 //!   (`SimConfig::boundary`); `--tolerance-ms W` overrides the runner's
-//!   `W = S − I − K` to step outside the relation.
+//!   `W = S − I − K − 1` to step outside the relation.
 //! - `--profile throttled` runs `SimConfig::throttled` (hosts throttled
 //!   most of the time over a slow store: renewals answer `false` while
 //!   their owner still works).

@@ -110,7 +110,7 @@ pub struct Params {
     /// `K`, `heartbeatSkewMs`: the skew allowance; every worker's clock
     /// stays within `[real, real + K]`.
     pub skew_ms: u64,
-    /// `W` when overridden (`None`: the runner's own `S − I − K`). Only the
+    /// `W` when overridden (`None`: the runner's own `S − I − K − 1`). Only the
     /// validator-agreement check sets it, to step outside the relation.
     pub tolerance_ms: Option<u64>,
     /// `intervalMs`: the delay between passes (the claim interval).
@@ -143,7 +143,8 @@ impl Params {
             backoff: Some(job_backoff(self.claim_interval_ms as f64)),
             batch_limit: Some(f64::from(self.batch_limit)),
             concurrency: Some(f64::from(self.concurrency)),
-            abort_grace_ms: None,
+            abort_grace: leasehold_core::options::AbortGrace::Never,
+            names: leasehold_core::options::OptionNames::JS,
         }
         .validate()?;
         if let (Some(w), Some(hb)) = (self.tolerance_ms, config.heartbeat.as_mut()) {
@@ -162,7 +163,7 @@ impl Params {
     }
 
     /// The scale every default below is built on: `S = 600`, `I = 150`,
-    /// `K = 75` (so `W = 375`, `R = 150`), claim interval 100 ms,
+    /// `K = 75` (so `W = 374`, `R = 150`), claim interval 100 ms,
     /// concurrency 2, batch limit 8, 5 attempts.
     pub fn standard() -> Params {
         Params {
@@ -424,7 +425,7 @@ impl SimConfig {
     }
 
     /// The boundary scenario's parameters: `S = 40`, `I = R = 10`, `K = 5`
-    /// (so the runner's `W = 25` and `W + R + K = S`), one claim per ms,
+    /// (so the runner's `W = 24` and `W + R + K = S − 1`), one claim per ms,
     /// one item at a time, 50 attempts.
     pub fn boundary_params() -> Params {
         Params {

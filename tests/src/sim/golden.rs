@@ -17,7 +17,7 @@ pub fn cases() -> Vec<(&'static str, SimConfig, u64, u64)> {
 
 /// The combined trace hash of each case, in [`cases`] order.
 pub const EXPECTED: [(&str, u64); 3] = [
-    ("standard-4x100", 0xe00d_3ec2_c6c3_ad32),
-    ("standard-2x30", 0xb5c4_eec5_7a42_1c3f),
-    ("throttled-4x60", 0x2538_3e48_4cd9_7d31),
+    ("standard-4x100", 0x98f9_cf52_7b6b_db28),
+    ("standard-2x30", 0x1fed_021e_c047_75e9),
+    ("throttled-4x60", 0x9e11_32d4_13c4_b54e),
 ];

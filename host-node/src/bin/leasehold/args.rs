@@ -106,9 +106,12 @@ pub struct WorkerOptions {
     /// Commands run at once (1 to 64; default: the number of CPUs).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub concurrency: Option<u32>,
-    /// How long a stopped command gets between SIGTERM and SIGKILL.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    pub grace: Duration,
+    /// How long a stopped command gets between SIGTERM and SIGKILL (default: 5s, or less when
+    /// that does not fit in --stale-after). The command must be dead before another worker may
+    /// reclaim its job, so the grace comes out of the time a worker keeps working through
+    /// failing renewals; a --grace that does not fit is refused.
+    #[arg(long, value_parser = parse_duration)]
+    pub grace: Option<Duration>,
 }
 
 /// `leasehold run`.

@@ -187,6 +187,22 @@ fn group_alive(pid: u32) -> bool {
         .is_some_and(|pid| rustix::process::test_kill_process_group(pid).is_ok())
 }
 
+/// SIGKILLs the child's process group when dropped armed: a run given up on
+/// (the runner drops a perform whose grace has passed) takes its whole group
+/// with it, not only the guard that `kill_on_drop` reaches.
+struct GroupOnDrop {
+    pid: u32,
+    armed: bool,
+}
+
+impl Drop for GroupOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            signal_group(self.pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
 /// Resolves once the child's process group is empty, checking every 50 ms.
 async fn group_gone(pid: u32) {
     while group_alive(pid) {
@@ -202,7 +218,8 @@ const DRAIN: Duration = Duration::from_millis(200);
 /// SIGKILL to the group once `grace` passes with any of it alive) when `stop`
 /// resolves (the claim was lost, or the operator asked twice) or `timeout`
 /// passes. Processes a command leaves behind in its group when it exits are
-/// stopped the same way: nothing of an attempt outlives it.
+/// stopped the same way: nothing of an attempt outlives it. Dropping the
+/// future before it resolves SIGKILLs the group at once.
 pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeout: Option<Duration>, grace: Duration) -> Run {
     let mut cmd = invocation.command();
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
@@ -211,6 +228,7 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
         Err(e) => return Run { ended: Ended::NotStarted(e.to_string()), output: Vec::new() },
     };
     let pid = child.id().unwrap_or(0);
+    let mut group = GroupOnDrop { pid, armed: pid != 0 };
     let output = Arc::new(Mutex::new(Vec::new()));
     let readers: Vec<_> = [child.stdout.take().map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>),
                            child.stderr.take().map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>)]
@@ -243,6 +261,9 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
         signal_group(pid, rustix::process::Signal::KILL);
         let _ = child.wait().await;
     }
+    // Reaped, with nothing of its group left running (or killed above): the
+    // pid may be reused from here on, so it is never signalled again.
+    group.armed = false;
     for reader in readers {
         let abort = reader.abort_handle();
         if tokio::time::timeout(DRAIN, reader).await.is_err() {

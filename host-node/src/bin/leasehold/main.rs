@@ -19,7 +19,7 @@ mod run;
 mod schedule;
 mod turns;
 
-use args::{Cli, Command, Global, WorkArgs};
+use args::{Cli, Command, Global, RunArgs, WorkArgs};
 use clap::Parser;
 use fail::{CliError, EXIT_ERROR};
 use leasehold::liveness::SameHostPidProbe;
@@ -145,9 +145,9 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_) | Command::Purge(_)) {
         refuse_missing_sqlite_file(&global.database)?;
     }
-    if matches!(cli.command, Command::Work(_) | Command::Run(_)) {
-        // Before connecting: a refused pair must not leave a new database behind.
-        pool::check_timings(global.stale_after, global.heartbeat_every).map_err(|e| match cli.command {
+    if let Command::Work(WorkArgs { worker, .. }) | Command::Run(RunArgs { worker, .. }) = &cli.command {
+        // Before connecting: a refused set must not leave a new database behind.
+        pool::check_timings(global.stale_after, global.heartbeat_every, worker.grace).map_err(|e| match cli.command {
             Command::Run(_) => e.noting(" (nothing was queued)"),
             _ => e,
         })?;

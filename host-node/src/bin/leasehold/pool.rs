@@ -8,6 +8,7 @@ use crate::events::Recorder;
 use crate::fail::CliError;
 use crate::handler::CommandHandler;
 use crate::turns::Turns;
+use leasehold::core::options::{AbortGrace, OptionError, OptionNames};
 use leasehold::core::Millis;
 use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Settled};
 use leasehold::store::Store;
@@ -36,8 +37,9 @@ pub struct PoolConfig<'a> {
     pub queue: &'a str,
     /// Commands at once (1..=64).
     pub concurrency: u32,
-    /// Between SIGTERM and SIGKILL for a stopped command.
-    pub grace: Duration,
+    /// Between SIGTERM and SIGKILL for a stopped command (`None`: the
+    /// default, see [`check_timings`]).
+    pub grace: Option<Duration>,
     /// The lease of each claim.
     pub stale_after: Duration,
     /// The renewal cadence (`None`: the runner's default, a third of the lease).
@@ -76,15 +78,29 @@ const MAX_STALE_AFTER: Duration = Duration::from_millis(leasehold::core::backoff
 const MIN_HEARTBEAT_EVERY: Duration = Duration::from_millis(100);
 
 /// Checks the lease timings the way the runner will, with the flags' names,
-/// so a bad pair is refused before anything is queued; and our own bounds:
+/// so a bad set is refused before anything is queued; and our own bounds:
 /// `--stale-after` at most [`MAX_STALE_AFTER`], `--heartbeat-every` at least
-/// [`MIN_HEARTBEAT_EVERY`].
-pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -> Result<(), CliError> {
+/// [`MIN_HEARTBEAT_EVERY`]. Answers the grace a stopped command gets: `grace`,
+/// or by default the smaller of 5 s and what fits in the lease (the core's
+/// rule: the command must be dead before a peer may reclaim its job, so the
+/// grace comes out of the write tolerance).
+pub fn check_timings(
+    stale_after: Duration,
+    heartbeat_every: Option<Duration>,
+    grace: Option<Duration>,
+) -> Result<Duration, CliError> {
     let refuse = |message: String| CliError::input(format!("invalid lease timings: {message}"));
     if stale_after > MAX_STALE_AFTER {
         return Err(refuse(format!(
             "--stale-after ({}) must be at most {}",
             humantime::format_duration(stale_after),
+            humantime::format_duration(MAX_STALE_AFTER)
+        )));
+    }
+    if let Some(grace) = grace.filter(|grace| *grace > MAX_STALE_AFTER) {
+        return Err(refuse(format!(
+            "--grace ({}) must be at most {}",
+            humantime::format_duration(grace),
             humantime::format_duration(MAX_STALE_AFTER)
         )));
     }
@@ -95,41 +111,33 @@ pub fn check_timings(stale_after: Duration, heartbeat_every: Option<Duration>) -
             humantime::format_duration(MIN_HEARTBEAT_EVERY)
         )));
     }
+    let heartbeat = if heartbeat_every.is_some() { "--heartbeat-every" } else { "the default heartbeat" };
     let input = leasehold::core::OptionsInput {
         interval_ms: 1_000.0,
         stale_after_ms: stale_after.as_millis() as f64,
         heartbeat: true,
         heartbeat_every_ms: heartbeat_every.map(|d| d.as_millis() as f64),
+        abort_grace: grace.map_or(AbortGrace::Default, |g| AbortGrace::Ms(g.as_millis() as f64)),
+        names: OptionNames {
+            stale_after: "--stale-after",
+            heartbeat_every: heartbeat,
+            heartbeat_skew: "the skew allowance (half the heartbeat)",
+            abort_grace: "--grace",
+            unit: "ms",
+        },
         ..Default::default()
     };
-    input.validate().map(drop).map_err(|e| {
-        let heartbeat = if heartbeat_every.is_some() { "--heartbeat-every" } else { "the default heartbeat" };
-        let mut message =
-            with_ms_units(&e.to_string().replace("heartbeatEveryMs", heartbeat).replace("staleAfterMs", "--stale-after"));
+    let config = input.validate().map_err(|e| {
+        let mut message = e.to_string();
         if heartbeat_every.is_none() && message.contains(heartbeat) {
             message.push_str(" (a third of --stale-after, at least 250ms: lengthen --stale-after, or set --heartbeat-every, at least 100ms)");
         }
-        refuse(message)
-    })
-}
-
-/// The runner's timing messages with a unit on their bare millisecond
-/// numbers: `(250)` becomes `(250ms)`.
-fn with_ms_units(message: &str) -> String {
-    let mut out = String::with_capacity(message.len() + 8);
-    let mut rest = message;
-    while let Some(open) = rest.find('(') {
-        out.push_str(&rest[..=open]);
-        rest = &rest[open + 1..];
-        let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(rest.len());
-        if digits > 0 && rest[digits..].starts_with(')') {
-            out.push_str(&rest[..digits]);
-            out.push_str("ms");
-            rest = &rest[digits..];
+        if matches!(e, OptionError::GraceDoesNotFit { .. }) {
+            message.push_str(" (or renew more often with --heartbeat-every)");
         }
-    }
-    out.push_str(rest);
-    out
+        refuse(message)
+    })?;
+    Ok(Duration::from_millis(config.abort_grace_ms.unwrap_or_default()))
 }
 
 /// The backoff of failing claims (the database is down), for each runner
@@ -157,14 +165,7 @@ impl Pool {
     /// (idle slots take turns to poll, one every [`IDLE_INTERVAL`], besides
     /// the wake-ups).
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
-        check_timings(config.stale_after, config.heartbeat_every)?;
-        if config.grace > MAX_STALE_AFTER {
-            return Err(CliError::input(format!(
-                "--grace ({}) must be at most {}",
-                humantime::format_duration(config.grace),
-                humantime::format_duration(MAX_STALE_AFTER)
-            )));
-        }
+        let grace = check_timings(config.stale_after, config.heartbeat_every, config.grace)?;
         let (hard_stop, stopped) = watch::channel(false);
         let claiming = Arc::new(AtomicBool::new(true));
         let name = format!("leasehold.{}", config.queue);
@@ -187,7 +188,7 @@ impl Pool {
         // reclaims a job whose finished command another still settles.
         let unsettled = Unsettled::new();
         for slot in 1..=config.concurrency {
-            let handler = CommandHandler::new(config.grace, stopped.clone());
+            let handler = CommandHandler::new(grace, stopped.clone());
             let settlements = recorder.journal.clone();
             // Pages of one: a job claimed is a job started, so a drain (which
             // stops claiming) never strands claimed-but-unstarted jobs in a
@@ -211,9 +212,10 @@ impl Pool {
                 .concurrency(1)
                 .batch_limit(BATCH_LIMIT)
                 .backoff(backoff)
-                // A stopped command gets its grace, then SIGKILL; only then is
-                // the perform given up on.
-                .abort_grace(config.grace.saturating_add(Duration::from_secs(1)))
+                // A stopped command gets its grace, then SIGKILL; the perform
+                // is given up on then too (dropping it kills the group), so
+                // the whole exit fits in the lease.
+                .abort_grace(grace)
                 .on_event(move |event| journal.on_job_event_of(slot, event));
             if let Some(every) = config.heartbeat_every {
                 builder = builder.heartbeat_every(every);

@@ -59,7 +59,7 @@ fn read_stdin() -> Result<(String, String), CliError> {
 /// Runs the command; answers the exit code (0, 1 with dead letters, 130
 /// when interrupted).
 pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) -> Result<u8, CliError> {
-    crate::pool::check_timings(global.stale_after, global.heartbeat_every)
+    crate::pool::check_timings(global.stale_after, global.heartbeat_every, args.worker.grace)
         .map_err(|e| e.noting(" (nothing was queued)"))?;
     let (text, source) = read_input(args.file.as_deref())?;
     check_lines(&text, &source)?;
