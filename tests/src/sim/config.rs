@@ -122,7 +122,8 @@ pub struct Params {
     /// Claims an item may have; the next claim dead-letters it.
     pub max_attempts: u32,
     /// `G`: the longest a stopped perform takes to end (SIGTERM, then
-    /// SIGKILL by the grace); each stop draws its latency in `[0, G]`.
+    /// SIGKILL by the grace), the runner's abort grace (0: never dropped);
+    /// each stop draws its latency in `[0, G]`.
     pub exit_grace_ms: u64,
 }
 
@@ -143,7 +144,12 @@ impl Params {
             backoff: Some(job_backoff(self.claim_interval_ms as f64)),
             batch_limit: Some(f64::from(self.batch_limit)),
             concurrency: Some(f64::from(self.concurrency)),
-            abort_grace: leasehold_core::options::AbortGrace::Never,
+            // `G`: the runner's lease budget makes room for it (`W = S − I −
+            // K − G − 1`).
+            abort_grace: match self.exit_grace_ms {
+                0 => leasehold_core::options::AbortGrace::Never,
+                grace => leasehold_core::options::AbortGrace::Ms(grace as f64),
+            },
             names: leasehold_core::options::OptionNames::JS,
         }
         .validate()?;
@@ -493,15 +499,11 @@ impl SimConfig {
 
     /// The slow-exit scenario: the standard one whose stopped performs take
     /// up to `G = S / 6` to end (a command that traps SIGTERM and exits
-    /// within the grace), with the write tolerance the lease budget
-    /// `W + R + K + G < S` leaves: `W = S − I − K − G − 1`.
+    /// within the grace), given to the runner as its abort grace: the
+    /// core's lease budget `W + I + K + G < S` lapses earlier by it.
     pub fn slow_exit(workers: u8, items: u32) -> SimConfig {
         let mut cfg = SimConfig::standard(workers, items);
-        let p = &mut cfg.params;
-        p.exit_grace_ms = p.stale_after_ms / 6;
-        // The core's runner options do not count the grace in `W` yet; until
-        // they do, the budget is applied here.
-        p.tolerance_ms = Some(p.stale_after_ms - p.heartbeat_every_ms - p.skew_ms - p.exit_grace_ms - 1);
+        cfg.params.exit_grace_ms = cfg.params.stale_after_ms / 6;
         cfg
     }
 

@@ -9,21 +9,24 @@ use crate::sim::check::Invariant;
 use crate::sim::config::Mutation;
 use crate::sim::exit::ExecId;
 use crate::sim::trace::What;
+use leasehold_core::Millis;
 
 impl World {
-    /// Real ms by which the guard of work whose last confirmed stamp is
+    /// Real ms at which the guard of work whose last confirmed stamp is
     /// `stamp` (`w`'s clock) stops it, unless a renewal moves it: the
-    /// instant its runner has decided by, `T + W + R` on `w`'s clock. The
-    /// work then takes up to `G` to end.
+    /// core's exit deadline (`T + W + I + G`, the instant the work must have
+    /// ended by) less the grace `G` the work takes to end, converted from
+    /// `w`'s clock.
     pub(super) fn guard_deadline(&self, w: u8, stamp: u64) -> u64 {
-        let spans = self.spans;
-        let local = self.local(w).0;
-        self.now + (stamp + spans.tolerance + spans.reconfirm).saturating_sub(local)
+        let policy = self.config.lease_policy().expect("heartbeat configured");
+        let stop_at = policy.exit_deadline(Millis(stamp)).0.saturating_sub(policy.exit_grace_ms);
+        self.now + stop_at.saturating_sub(self.local(w).0)
     }
 
-    /// How long a stopped execution takes to end: drawn in `[0, G]`.
+    /// How long a stopped execution takes to end: drawn in `[0, G]`, the
+    /// runner's exit grace.
     pub(super) fn exit_latency(&mut self) -> u64 {
-        let grace = self.cfg.params.exit_grace_ms;
+        let grace = self.config.heartbeat.map_or(0, |hb| hb.exit_grace_ms);
         if grace == 0 { 0 } else { self.exit_rng.range(0, grace) }
     }
 
