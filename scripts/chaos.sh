@@ -39,6 +39,9 @@
 #   rerun bad  any other re-run of finished work: by the worker that finished it, or where
 #              no takeover is allowed (one worker; an outage shorter than the stale window)
 #
+# After a `stop` experiment's row, a line says how long after each restart of PostgreSQL
+# a command started again (the workers noticed the database back).
+#
 # It exits 1 unless lost, overlap, double and rerun bad are 0 in every experiment run, and
 # prints one table row per experiment. An experiment whose tool is missing (PostgreSQL
 # server binaries, unshare without root) is skipped with one line saying so.
@@ -212,6 +215,7 @@ setup() {
   chmod 666 "$log"
   : >"$dir/killed"
   : >"$dir/paused"
+  : >"$dir/recovered"
   live=()
   next_worker=0
   if [[ $exp_store == sqlite ]]; then
@@ -286,6 +290,9 @@ report() {
     }' "$log") && row+="  ok" || { row+="  FAIL"; failed=1; }
   rows+=("$row")
   echo "$row"
+  local recovery
+  recovery=$(recovery_times)
+  if [[ -n $recovery ]]; then echo "  first command after each restart of the database: $recovery"; fi
 }
 
 # ---------------------------------------------------------------- the faults
@@ -309,6 +316,17 @@ stop_database() {
   as_pg_owner "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null
   sleep "$1"
   as_pg_owner "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 start >/dev/null
+  date +%s%N >>"$dir/recovered"
+}
+
+# After each restart: how long until a command started again (the workers noticed the
+# database back), in ms.
+recovery_times() {
+  [[ -s $dir/recovered ]] || return 0
+  awk 'NR == FNR { back[++n] = $1; next }
+       $1 == "S" { for (i = 1; i <= n; i++) if ($5 >= back[i] && (!(i in first) || $5 < first[i])) first[i] = $5 }
+       END { for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? ", " : ""), (i in first ? sprintf("%.0f ms", (first[i] - back[i]) / 1e6) : "none") }' \
+    "$dir/recovered" "$log"
 }
 
 # Waits until some command of worker $1 runs (at most 10 s).
