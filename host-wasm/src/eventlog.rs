@@ -13,7 +13,8 @@
 //! cross as `BigInt`s.
 
 use js_sys::{BigInt, Float64Array, Object, Reflect, Uint8Array};
-use leasehold_core::pump::frame::{BatchEncoder, EncodeError, Frames, RecordRef, decode_header, encode_header, is_reservation};
+use leasehold_core::pump::frame::{BatchEncoder, EncodeError, Frames, decode_header, encode_header, is_reservation};
+use leasehold_core::pump::rewrite::rewrite;
 use leasehold_core::pump::recovery::{NewLog, OpenPlan, TAIL_LEN, Written, new_epoch, plan_open};
 use leasehold_core::pump::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE};
 use wasm_bindgen::prelude::*;
@@ -226,48 +227,21 @@ pub fn compact_bytes(
     names: Vec<String>,
     positions: &[f64],
 ) -> Result<Vec<u8>, JsError> {
-    let epoch = decode_header(bytes).map_err(|e| JsError::new(&e.to_string()))?;
-    let mut kept: Vec<RecordRef<'_>> = Vec::new();
-    let mut index = 0usize;
-    for frame in Frames::new(bytes) {
-        let (_, batch) = frame.map_err(|e| JsError::new(&e.to_string()))?;
-        for record in batch.records().filter(|r| !is_reservation(r.payload)) {
-            let Some(flag) = keep.get(index) else {
-                return Err(JsError::new("keep flags fewer than the log's records"));
-            };
-            if *flag != 0 {
-                kept.push(record);
-            }
-            index += 1;
-        }
+    let mut flags = keep.iter();
+    let mut short = false;
+    let highest = (highest >= 0.0).then(|| u64_of(highest));
+    let marks: Vec<(&str, u64)> = names.iter().map(String::as_str).zip(positions.iter().map(|p| u64_of(*p))).collect();
+    let rewritten = rewrite(bytes, highest, max_batch as usize, &marks, |_| {
+        let flag = flags.next();
+        short |= flag.is_none();
+        flag.is_some_and(|f| *f != 0)
+    })
+    .map_err(|e| JsError::new(&e.to_string()))?;
+    if short {
+        return Err(JsError::new("keep flags fewer than the log's records"));
     }
-    if index != keep.len() {
+    if flags.next().is_some() {
         return Err(JsError::new("keep flags more than the log's records"));
     }
-    if highest >= 0.0 {
-        let highest = u64_of(highest);
-        if kept.last().is_none_or(|last| last.seq < highest) {
-            kept.push(RecordRef { seq: highest, payload: &[] });
-        }
-    }
-    let marks = || names.iter().map(String::as_str).zip(positions.iter().map(|p| u64_of(*p)));
-    let mut out = encode_header(epoch).to_vec();
-    let mut chunks = kept.chunks(max_batch.max(1) as usize).peekable();
-    if chunks.peek().is_none() {
-        BatchEncoder::begin(&mut out).finish(marks()).map_err(|e| encode_error(&e))?;
-    }
-    while let Some(chunk) = chunks.next() {
-        let mut batch = BatchEncoder::begin(&mut out);
-        for record in chunk {
-            batch
-                .record(record.seq, |b| {
-                    b.extend_from_slice(record.payload);
-                    Ok::<(), EncodeError>(())
-                })
-                .map_err(|e| encode_error(&e))?;
-        }
-        let last = chunks.peek().is_none();
-        batch.finish(marks().filter(|_| last)).map_err(|e| encode_error(&e))?;
-    }
-    Ok(out)
+    rewritten.map(|r| r.bytes).ok_or_else(|| JsError::new("keep flags drop no record: the log needs no rewrite"))
 }

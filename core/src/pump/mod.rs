@@ -14,6 +14,7 @@
 //!   it completes.
 //! - [`failure`]: keep dirty, report once, retry after a second.
 //! - [`compaction`]: compaction at open and at most hourly; retention.
+//! - [`rewrite`]: the bytes a compaction writes (the same from every host).
 //! - [`recovery`]: what an open does with the file it finds (take it over,
 //!   cut a torn tail, or set it aside and start a new epoch).
 //! - [`state`]: the dirty set, the timer and the pump's phase, tying the
@@ -24,6 +25,7 @@ pub mod compaction;
 pub mod failure;
 pub mod frame;
 pub mod recovery;
+pub mod rewrite;
 pub mod state;
 pub mod watermarks;
 

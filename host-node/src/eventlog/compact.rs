@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use leasehold_core::Millis;
-use leasehold_core::pump::frame::{BatchEncoder, Frames, RecordRef, encode_header, is_reservation};
+use leasehold_core::pump::frame::RecordRef;
+use leasehold_core::pump::rewrite::{RewriteError, Rewritten, rewrite};
 
 use super::error::io_err;
 use super::record::RecordHead;
@@ -45,59 +46,21 @@ impl EventLog {
             return Err(LogError::Io { op: "compact", path, source: super::gone() });
         }
         let valid = &bytes[..self.len as usize];
-
-        let mut kept = Vec::new();
-        let mut dropped = 0u64;
-        for frame in Frames::new(valid) {
-            // The open checked every frame; a frame that no longer checks means
-            // the file changed under us: compact nothing rather than guess.
-            let Ok((_, batch)) = frame else { return Ok(0) };
-            for record in batch.records() {
-                // Reservations go; one for the highest number is added below.
-                if is_reservation(record.payload) {
-                    continue;
-                }
-                let goes = serde_json::from_slice::<RecordHead>(record.payload)
-                    .is_ok_and(|head| drops(&head.source, Millis(head.at)));
-                if goes {
-                    dropped += 1;
-                } else {
-                    kept.push(record);
-                }
-            }
-        }
-        if dropped == 0 {
-            return Ok(0);
-        }
         let marks: Vec<(S, u64)> = marks.into_iter().collect();
-        let kept_count = kept.len() as u64;
-        // The highest number given out stays in the file, so the next open
-        // never starts at or below a number a reader may have seen.
-        if let Some(highest) = self.next_seq.checked_sub(1) {
-            if kept.last().is_none_or(|last| last.seq < highest) {
-                kept.push(RecordRef { seq: highest, payload: &[] });
-            }
-        }
-
-        let mut out = encode_header(self.epoch).to_vec();
-        let mut chunks = kept.chunks(self.max_batch).peekable();
-        if chunks.peek().is_none() {
-            BatchEncoder::begin(&mut out).finish(marks.iter().map(|(s, p)| (s.as_ref(), *p)))?;
-        }
-        while let Some(chunk) = chunks.next() {
-            let mut batch = BatchEncoder::begin(&mut out);
-            for record in chunk {
-                batch.record(record.seq, |b| {
-                    b.extend_from_slice(record.payload);
-                    Ok::<(), LogError>(())
-                })?;
-            }
-            // The watermarks ride with the last frame: the whole file is
-            // renamed into place at once, so any frame would do.
-            let last = chunks.peek().is_none();
-            batch.finish(marks.iter().filter(|_| last).map(|(s, p)| (s.as_ref(), *p)))?;
-        }
-        drop(kept);
+        let highest = self.next_seq.checked_sub(1);
+        let keep = |record: RecordRef<'_>| {
+            !serde_json::from_slice::<RecordHead>(record.payload).is_ok_and(|head| drops(&head.source, Millis(head.at)))
+        };
+        let Rewritten { bytes: out, dropped, kept: kept_count } =
+            match rewrite(valid, highest, self.max_batch, &marks, keep) {
+                Ok(Some(rewritten)) => rewritten,
+                Ok(None) => return Ok(0),
+                // The open checked every frame; a frame that no longer checks
+                // means the file changed under us: compact nothing rather
+                // than guess.
+                Err(RewriteError::Corrupt(_)) => return Ok(0),
+                Err(RewriteError::Encode(e)) => return Err(e.into()),
+            };
 
         let temp = sibling(&path, ".compact");
         let written = storage.create(&temp).map_err(io_err("create", &temp)).and_then(|mut file| {
