@@ -9,23 +9,8 @@ mod store_support;
 
 use std::time::Duration;
 
-use cli_support::{Scratch, signal, wait_exit};
+use cli_support::{Scratch, refused, stdout, signal, wait_exit};
 use leasehold::store::Store;
-
-/// Runs `args` and checks the refusal: exit 2, one `leasehold: …` line naming `what`.
-fn refused(s: &Scratch, args: &[&str], what: &str) {
-    let out = s.cmd(args).output().unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
-    assert_eq!(said.lines().count(), 1, "{args:?}: one line, got {said:?}");
-    assert!(said.starts_with("leasehold: ") && said.contains(what), "{args:?}: {said:?} should name {what:?}");
-}
-
-fn stdout(s: &Scratch, args: &[&str]) -> String {
-    let out = s.cmd(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn bad_schedules_exit_2_naming_the_mistake_and_create_no_database() {

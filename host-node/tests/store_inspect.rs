@@ -54,14 +54,16 @@ async fn counts_are_per_queue_and_state_in_name_order() {
                     queued: 0,
                     running: 2,
                     succeeded: 0,
-                    dead: 1
+                    dead: 1,
+                    cancelled: 0
                 },
                 QueueCounts {
                     queue: "b-queue".into(),
                     queued: 1,
                     running: 2,
                     succeeded: 1,
-                    dead: 0
+                    dead: 0,
+                    cancelled: 0
                 },
             ],
             "{}",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use leasehold::store::{
     AttemptOutcome, EnqueueOptions, JobId, Migration, MigrationSet, QUEUE_MIGRATIONS, Store,
-    StoreConfig, StoreError,
+    StoreConfig, StoreError, JobState,
 };
 use serde_json::json;
 use store_support::{backends, owner, pg_schema_url, wall_now};
@@ -308,12 +308,16 @@ async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history(
         // success that its completion logged in leasehold_attempts.
         let opts = EnqueueOptions { max_attempts: 3, ..Default::default() };
         let id = old.enqueue("q", &json!(1), &opts, wall_now()).await.unwrap();
+        // This build's claim skips paused queues (a table of migration 6):
+        // a stand-in for the claims below, dropped before the upgrade.
+        execute(&url, "CREATE TABLE leasehold_paused_queues (queue TEXT PRIMARY KEY)").await;
         let me = owner("h", "a");
         let first = old.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
         old.fail(first.fence(), "boom", None, wall_now()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(1100)).await;
         let second = old.claim("q", &me, wall_now(), Duration::from_secs(30)).await.unwrap().unwrap();
         old.complete(second.fence(), None, wall_now()).await.unwrap();
+        execute(&url, "DROP TABLE leasehold_paused_queues").await;
         execute(
             &url,
             "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
@@ -358,5 +362,37 @@ async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history(
         assert_eq!(success.owner.nonce, "a");
         assert_eq!(success.ended_at, record.finished_at);
         assert!(success.ended_at.unwrap() >= success.started_at);
+    }
+}
+
+/// Migration 6 rebuilds SQLite's jobs table (for the `cancelled` state):
+/// the id counter is carried over, so an id whose job was purged before the
+/// upgrade is never issued again, and the jobs and their states are kept.
+#[tokio::test]
+async fn the_steering_upgrade_keeps_every_job_and_never_reissues_a_purged_id() {
+    let previous = MigrationSet {
+        migrations: &QUEUE_MIGRATIONS.migrations[..4],
+        ..QUEUE_MIGRATIONS
+    };
+    assert_eq!(previous.migrations.last().unwrap().number, 5, "the schema before steering");
+    let dir = tempfile::tempdir().unwrap();
+    let mut urls = vec![format!("sqlite://{}", dir.path().join("old.db").display())];
+    urls.extend(pg_schema_url("mig_upgrade_steering").await);
+    for url in urls {
+        let old = Store::connect_with(&url, StoreConfig::default().with_migrate(false)).await.unwrap();
+        old.migrate(&[&previous]).await.unwrap();
+        let opts = EnqueueOptions::default();
+        let kept = old.enqueue("q", &json!(1), &opts, wall_now()).await.unwrap();
+        let purged = old.enqueue("q", &json!(2), &opts, wall_now()).await.unwrap();
+        assert_eq!(purged, JobId(2), "{url}: a fresh database");
+        execute(&url, "DELETE FROM leasehold_jobs WHERE id = 2").await;
+        old.close().await;
+
+        let store = Store::connect(&url).await.unwrap();
+        let next = store.enqueue("q", &json!(3), &opts, wall_now()).await.unwrap();
+        assert!(next > purged, "{url}: {next} issued after {purged} was purged");
+        assert_eq!(store.job(kept).await.unwrap().state, JobState::Queued, "{url}");
+        assert_eq!(store.cancel(&[kept], None, "me", wall_now()).await.unwrap(), vec![kept], "{url}");
+        assert_eq!(store.job(kept).await.unwrap().state, JobState::Cancelled, "{url}");
     }
 }

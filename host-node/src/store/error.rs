@@ -39,6 +39,23 @@ pub enum StoreError {
     /// under [`OnSuccess::Delete`](super::OnSuccess::Delete)).
     #[error("unknown job id {0} (never queued, or deleted once finished: purged, or succeeded under delete-on-success)")]
     UnknownJob(JobId),
+    /// A job in a state the steering action does not apply to (cancel:
+    /// queued or running; retry: dead or cancelled). Nothing was changed.
+    #[error("job {job} is {state}: {expected} (nothing was changed)")]
+    WrongState {
+        /// The job.
+        job: JobId,
+        /// The state it is in (`queued`, `running`, `succeeded`, `dead`, `cancelled`).
+        state: &'static str,
+        /// Which states the action applies to, in words.
+        expected: &'static str,
+    },
+    /// A queue with no job and no schedule (pause, resume, bulk cancel).
+    #[error("unknown queue {0:?}: no job or schedule was ever queued on it")]
+    UnknownQueue(String),
+    /// A resume of a queue that is not paused.
+    #[error("queue {0:?} is not paused")]
+    NotPaused(String),
     /// No schedule has this name.
     #[error("unknown schedule {0:?}")]
     UnknownSchedule(String),

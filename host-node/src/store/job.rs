@@ -23,7 +23,9 @@ impl fmt::Display for JobId {
 /// `queued` → `running` (claim) → `succeeded` (complete) | `queued` again
 /// (fail with attempts left, after a backoff) | `dead` (fail on the last
 /// attempt: the dead letter). A `running` job whose lease went stale stays
-/// `running` until a claimant reclaims or steals it.
+/// `running` until a claimant reclaims or steals it. A queued or running
+/// job can be `cancelled` ([`Store::cancel`](super::Store::cancel)); a dead
+/// or cancelled one can be queued again ([`Store::retry`](super::Store::retry)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum JobState {
@@ -35,6 +37,9 @@ pub enum JobState {
     Succeeded,
     /// Dead-lettered: failed on its last attempt; `last_error` says why.
     Dead,
+    /// Cancelled by hand; never retried unless asked (`cancellation` says
+    /// who, when and why).
+    Cancelled,
 }
 
 impl JobState {
@@ -45,6 +50,7 @@ impl JobState {
             JobState::Running => "running",
             JobState::Succeeded => "succeeded",
             JobState::Dead => "dead",
+            JobState::Cancelled => "cancelled",
         }
     }
 
@@ -55,6 +61,7 @@ impl JobState {
             "running" => JobState::Running,
             "succeeded" => JobState::Succeeded,
             "dead" => JobState::Dead,
+            "cancelled" => JobState::Cancelled,
             _ => return None,
         })
     }
@@ -244,10 +251,23 @@ pub struct JobRecord {
     pub last_error: Option<String>,
     /// When it was enqueued.
     pub created_at: Millis,
-    /// When it succeeded or was dead-lettered.
+    /// When it succeeded, was dead-lettered or was cancelled.
     pub finished_at: Option<Millis>,
+    /// Who cancelled it, when and why, while it is cancelled.
+    pub cancellation: Option<Cancellation>,
     /// Its attempts, oldest first; a running one is the last.
     pub attempt_log: Vec<AttemptRecord>,
+}
+
+/// Who cancelled a job, when and why ([`Store::cancel`](super::Store::cancel)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cancellation {
+    /// When, ms since the Unix epoch (the database's clock on PostgreSQL).
+    pub at: Millis,
+    /// Who, as the canceller named itself (the CLI: `user@host`).
+    pub by: String,
+    /// Why, if a reason was given.
+    pub reason: Option<String>,
 }
 
 /// Jobs of one queue by state.
@@ -263,6 +283,8 @@ pub struct QueueCounts {
     pub succeeded: u64,
     /// Jobs dead-lettered.
     pub dead: u64,
+    /// Jobs cancelled.
+    pub cancelled: u64,
 }
 
 /// What a fenced `fail` did.

@@ -18,6 +18,8 @@ pub struct JobTally {
     pub succeeded: u64,
     /// Jobs dead-lettered.
     pub dead: u64,
+    /// Jobs cancelled ([`Store::cancel`]).
+    pub cancelled: u64,
     /// Failed attempts that were followed by another attempt (or are
     /// waiting for one): every failed attempt but a dead job's last.
     pub retried: u64,
@@ -47,7 +49,8 @@ macro_rules! job_columns {
         concat!(
             "id, queue, ", $payload, " AS payload, state, priority, run_at, attempts, max_attempts, timeout_ms,
              idempotency_key, token, owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
-             claimed_at, heartbeat_at, lease_ms, last_error, created_at, finished_at"
+             claimed_at, heartbeat_at, lease_ms, last_error, created_at, finished_at, cancelled_at,
+             cancelled_by, cancel_reason"
         )
     };
 }
@@ -160,11 +163,12 @@ impl Store {
                 Some(JobState::Running) => tally.running = n,
                 Some(JobState::Succeeded) => tally.succeeded = n,
                 Some(JobState::Dead) => tally.dead = n,
+                Some(JobState::Cancelled) => tally.cancelled = n,
                 None => {}
             }
         }
         let distinct: std::collections::HashSet<i64> = ids.iter().copied().collect();
-        let found = tally.queued + tally.running + tally.succeeded + tally.dead;
+        let found = tally.queued + tally.running + tally.succeeded + tally.dead + tally.cancelled;
         tally.deleted = (distinct.len() as u64).saturating_sub(found);
         tally.retried = retried.unwrap_or(0).max(0) as u64;
         tally.reclaimed = reclaimed.unwrap_or(0).max(0) as u64;

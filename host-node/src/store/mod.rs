@@ -96,6 +96,8 @@ mod rows;
 mod schedule;
 mod schedule_sql;
 mod schema;
+mod steer;
+mod steer_sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "postgres")]
@@ -116,13 +118,14 @@ pub use batch::Coalescer;
 pub use config::{OnSuccess, RetryBackoff, StoreConfig};
 pub use error::{StoreError, StoreResult};
 pub use job::{
-    AttemptOutcome, AttemptRecord, ClaimedJob, DEFAULT_MAX_ATTEMPTS, EnqueueOptions, FailOutcome,
+    AttemptOutcome, AttemptRecord, Cancellation, ClaimedJob, DEFAULT_MAX_ATTEMPTS, EnqueueOptions, FailOutcome,
     Fence, JobId, JobRecord, JobState, LeaseSnapshot, QueueCounts, StealOutcome,
 };
 pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
+pub use steer::{MAX_CANCEL_TEXT, PausedQueue};
 pub use schedule::{LastRun, MAX_ROUND_SLOTS, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 
 use backend::{ClaimRequest, ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};

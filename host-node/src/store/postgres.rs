@@ -416,6 +416,7 @@ macro_rules! take_queued_ctes {
             "picked AS (
         SELECT j.ctid FROM leasehold_jobs j
         WHERE j.queue = $1 AND j.state = 'queued' AND j.run_at <= (SELECT now FROM clock)
+          AND NOT EXISTS (SELECT 1 FROM leasehold_paused_queues WHERE queue = $1)
         ORDER BY j.priority, j.run_at, j.id
         LIMIT ",
             $limit,
@@ -970,7 +971,7 @@ pub(crate) async fn job(pool: &PgPool, id: JobId) -> StoreResult<Option<JobRecor
         "SELECT id, queue, payload::text AS payload, state, priority, run_at, attempts,
              max_attempts, timeout_ms, idempotency_key, token, owner_host, owner_pid, owner_nonce,
              owner_start_time, owner_boot_id, claimed_at, heartbeat_at, lease_ms, last_error,
-             created_at, finished_at
+             created_at, finished_at, cancelled_at, cancelled_by, cancel_reason
          FROM leasehold_jobs WHERE id = $1",
     )
     .bind(id.0)

@@ -10,7 +10,7 @@ use leasehold_core::lease::OwnerId;
 use super::backend::{FenceRow, StaleCandidate};
 use super::validate::{unsigned, unsigned32};
 use super::{
-    AttemptOutcome, AttemptRecord, ClaimedJob, JobId, JobRecord, JobState, LeaseSnapshot,
+    AttemptOutcome, AttemptRecord, Cancellation, ClaimedJob, JobId, JobRecord, JobState, LeaseSnapshot,
     StoreError, StoreResult,
 };
 
@@ -176,6 +176,14 @@ pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
         last_error: row.opt_text("last_error")?,
         created_at: millis(JOBS, "created_at", row.int("created_at")?)?,
         finished_at: opt_millis(JOBS, "finished_at", row.opt_int("finished_at")?)?,
+        cancellation: match opt_millis(JOBS, "cancelled_at", row.opt_int("cancelled_at")?)? {
+            Some(at) => Some(Cancellation {
+                at,
+                by: row.opt_text("cancelled_by")?.unwrap_or_default(),
+                reason: row.opt_text("cancel_reason")?,
+            }),
+            None => None,
+        },
         attempt_log: Vec::new(),
     })
 }
@@ -247,6 +255,7 @@ pub(crate) fn counts(rows: &[impl DecodeRow]) -> StoreResult<Vec<super::QueueCou
             JobState::Running => entry.running = n,
             JobState::Succeeded => entry.succeeded = n,
             JobState::Dead => entry.dead = n,
+            JobState::Cancelled => entry.cancelled = n,
         }
     }
     Ok(out)

@@ -191,6 +191,7 @@ const CLAIM: &str = "UPDATE leasehold_jobs SET state = 'running', token = token 
         lease_ms = ?7, expires_at = ?6 + ?7
     WHERE id IN (SELECT id FROM leasehold_jobs
                  WHERE queue = ?8 AND state = 'queued' AND run_at <= ?6
+                   AND NOT EXISTS (SELECT 1 FROM leasehold_paused_queues WHERE queue = ?8)
                  ORDER BY priority, run_at, id LIMIT CAST(?9 AS INTEGER))
     RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now,
         priority, run_at";

@@ -78,6 +78,22 @@ impl Scratch {
     }
 }
 
+/// Runs `args` and checks the refusal: exit 2, one `leasehold: …` line naming `what`.
+pub fn refused(s: &Scratch, args: &[&str], what: &str) {
+    let out = s.cmd(args).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+    assert_eq!(said.lines().count(), 1, "{args:?}: one line, got {said:?}");
+    assert!(said.starts_with("leasehold: ") && said.contains(what), "{args:?}: {said:?} should name {what:?}");
+}
+
+/// Runs `args`, which must succeed; answers its stdout.
+pub fn stdout(s: &Scratch, args: &[&str]) -> String {
+    let out = s.cmd(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The `key: value` lines of a `run` summary.
 pub fn summary(stdout: &[u8]) -> HashMap<String, String> {
     String::from_utf8_lossy(stdout)

@@ -83,6 +83,18 @@ pub enum Command {
     /// [--tz Europe/Berlin]`; `schedule list`, `remove`, `pause`, `resume`. Every `work` of the
     /// schedule's queue enqueues its slots, each once across every worker.
     Schedule(crate::schedule::ScheduleArgs),
+    /// Cancel jobs: `cancel ID… [--reason R]`, or `cancel --queue Q --state queued|running`
+    /// (asks first; --yes does not). A running job's command is stopped as on a lost lease and
+    /// nothing of its attempt is kept; a cancelled job is never retried unless asked.
+    Cancel(crate::steer::CancelArgs),
+    /// Queue dead-lettered or cancelled jobs again, due now, with a fresh attempt budget (their
+    /// earlier attempts stay in `show`): `retry ID…`, or `retry --dead [--queue Q]`.
+    Retry(crate::steer::RetryArgs),
+    /// Stop claiming a queue's jobs (within one poll) until `resume`; running jobs finish, and
+    /// jobs can still be queued.
+    Pause(crate::steer::QueueArg),
+    /// Claim a paused queue's jobs again.
+    Resume(crate::steer::QueueArg),
 }
 
 /// Options of the jobs a command queues.
@@ -169,7 +181,7 @@ pub struct WorkArgs {
 /// `leasehold jobs`.
 #[derive(Debug, Args)]
 pub struct JobsArgs {
-    /// Only jobs in this state: queued, running, succeeded or dead.
+    /// Only jobs in this state: queued, running, succeeded, dead or cancelled.
     #[arg(long, value_parser = parse_state)]
     pub state: Option<JobState>,
     /// Only jobs of this queue.
@@ -219,5 +231,5 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 fn parse_state(text: &str) -> Result<JobState, String> {
-    JobState::parse(text).ok_or_else(|| format!("{text:?} is not a state: queued, running, succeeded or dead"))
+    JobState::parse(text).ok_or_else(|| format!("{text:?} is not a state: queued, running, succeeded, dead or cancelled"))
 }

@@ -43,9 +43,19 @@ pub async fn status(store: &Store) -> Result<(), CliError> {
         println!("no jobs");
         return Ok(());
     }
-    let mut t = table(&["queue", "queued", "running", "succeeded", "dead"]);
+    let paused = store.paused_queues().await?;
+    let mut t = table(&["queue", "queued", "running", "succeeded", "dead", "cancelled", "paused"]);
     for c in counts {
-        t.add_row(vec![c.queue, c.queued.to_string(), c.running.to_string(), c.succeeded.to_string(), c.dead.to_string()]);
+        let since = paused.iter().find(|p| p.queue == c.queue).map(|p| format!("since {} by {}", time(p.paused_at), p.paused_by));
+        t.add_row(vec![
+            c.queue,
+            c.queued.to_string(),
+            c.running.to_string(),
+            c.succeeded.to_string(),
+            c.dead.to_string(),
+            c.cancelled.to_string(),
+            since.unwrap_or_default(),
+        ]);
     }
     crate::fail::print(&format!("{t}\n"));
     Ok(())
@@ -107,6 +117,10 @@ pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
     }
     if let Some(key) = &job.idempotency_key {
         println!("idempotency key: {key}");
+    }
+    if let Some(how) = &job.cancellation {
+        let why = how.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+        println!("cancelled: {} by {}{why}", time(how.at), how.by);
     }
     if let Some(error) = &job.last_error {
         println!("last error: {error}");

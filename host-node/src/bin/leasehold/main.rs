@@ -17,6 +17,7 @@ mod pool;
 mod purge;
 mod run;
 mod schedule;
+mod steer;
 mod turns;
 
 use args::{Cli, Command, Global, RunArgs, WorkArgs};
@@ -142,7 +143,17 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             _ => refuse_missing_sqlite_file(&global.database)?,
         }
     }
-    if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_) | Command::Purge(_)) {
+    if matches!(
+        cli.command,
+        Command::Status
+            | Command::Jobs(_)
+            | Command::Show(_)
+            | Command::Purge(_)
+            | Command::Cancel(_)
+            | Command::Retry(_)
+            | Command::Pause(_)
+            | Command::Resume(_)
+    ) {
         refuse_missing_sqlite_file(&global.database)?;
     }
     if let Command::Work(WorkArgs { worker, .. }) | Command::Run(RunArgs { worker, .. }) = &cli.command {
@@ -174,6 +185,10 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Events(_) => unreachable!("answered above"),
         Command::Purge(args) => purge::purge(&store, args).await.map(|()| 0)?,
         Command::Schedule(args) => schedule::run(&store, args).await.map(|()| 0)?,
+        Command::Cancel(args) => steer::cancel(&store, args).await.map(|()| 0)?,
+        Command::Retry(args) => steer::retry(&store, args).await.map(|()| 0)?,
+        Command::Pause(args) => steer::pause(&store, args).await.map(|()| 0)?,
+        Command::Resume(args) => steer::resume(&store, args).await.map(|()| 0)?,
     };
     // No `store.close()`: on PostgreSQL it waits for the LISTEN connection,
     // which is never handed back; dropping the store ends it.

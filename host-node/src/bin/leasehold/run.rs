@@ -134,6 +134,9 @@ fn print_summary(jobs: usize, tally: &JobTally, took: Duration) {
     };
     println!("failed then retried:               {}{not_counted}", tally.retried);
     println!("dead-lettered:                     {}", tally.dead);
+    if tally.cancelled > 0 {
+        println!("cancelled:                         {}", tally.cancelled);
+    }
     println!("reclaimed from a lost worker:      {}{not_counted}", tally.reclaimed);
     println!("time taken:                        {:.2}s", took.as_secs_f64());
 }

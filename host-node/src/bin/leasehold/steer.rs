@@ -1,0 +1,146 @@
+//! `leasehold cancel`, `retry`, `pause`, `resume`: steering a queue while it
+//! runs (see `leasehold::store::Store::cancel` and its neighbours).
+
+use crate::fail::CliError;
+use clap::Args;
+use leasehold::runner::{Clock, TokioClock};
+use leasehold::store::{JobId, JobState, Store};
+use std::io::{BufRead, IsTerminal, Write};
+
+/// `leasehold cancel`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("which").required(true).multiple(false).args(["ids", "queue"]))]
+pub struct CancelArgs {
+    /// The job ids (all are cancelled, or none is).
+    pub ids: Vec<i64>,
+    /// Why, shown by `show` beside who cancelled and when.
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Every job of this queue in --state (asks first; --yes does not).
+    #[arg(long, requires = "state")]
+    pub queue: Option<String>,
+    /// With --queue: queued (which includes the scheduled ones) or running.
+    #[arg(long, requires = "queue", value_parser = parse_open_state)]
+    pub state: Option<JobState>,
+    /// Do not ask before cancelling a whole queue's jobs.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// `leasehold retry`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("which").required(true).multiple(false).args(["ids", "dead"]))]
+pub struct RetryArgs {
+    /// The job ids, each dead-lettered or cancelled (all are queued again, or none is).
+    pub ids: Vec<i64>,
+    /// Every dead-lettered job (of --queue, or of every queue).
+    #[arg(long)]
+    pub dead: bool,
+    /// With --dead: only this queue's.
+    #[arg(long, requires = "dead")]
+    pub queue: Option<String>,
+}
+
+/// `leasehold pause` and `resume`.
+#[derive(Debug, Args)]
+pub struct QueueArg {
+    /// The queue.
+    pub queue: String,
+}
+
+fn parse_open_state(text: &str) -> Result<JobState, String> {
+    match JobState::parse(text) {
+        Some(state @ (JobState::Queued | JobState::Running)) => Ok(state),
+        _ if text == "scheduled" => Ok(JobState::Queued),
+        _ => Err(format!("{text:?} cannot be cancelled: give queued (scheduled ones included) or running")),
+    }
+}
+
+/// Who steers, as recorded: `$USER@host`.
+fn who() -> String {
+    let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "unknown".to_owned());
+    format!("{user}@{}", leasehold::liveness::current_owner().host_id)
+}
+
+fn ids(ids: &[i64]) -> Vec<JobId> {
+    ids.iter().copied().map(JobId).collect()
+}
+
+fn listed(ids: &[JobId]) -> String {
+    ids.iter().map(JobId::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// `leasehold cancel`.
+pub async fn cancel(store: &Store, args: &CancelArgs) -> Result<(), CliError> {
+    let now = TokioClock::new().now();
+    let reason = args.reason.as_deref();
+    let (Some(queue), Some(state)) = (&args.queue, args.state) else {
+        let done = store.cancel(&ids(&args.ids), reason, &who(), now).await?;
+        println!("cancelled {}", listed(&done));
+        return Ok(());
+    };
+    let count = store.counts().await?.into_iter().find(|c| &c.queue == queue).map_or(0, |c| match state {
+        JobState::Running => c.running,
+        _ => c.queued,
+    });
+    if count > 0 && !args.yes {
+        confirm(&format!("cancel the {count} {} job(s) of queue {queue}?", state.as_str()))?;
+    }
+    let done = store.cancel_queue(queue, state, reason, &who(), now).await?;
+    match done.as_slice() {
+        [] => println!("no {} job on queue {queue}: nothing cancelled", state.as_str()),
+        _ => println!("cancelled {} job(s): {}", done.len(), listed(&done)),
+    }
+    Ok(())
+}
+
+/// Asks `question` on stderr and reads the answer from a terminal: only
+/// `y` or `yes` goes on.
+fn confirm(question: &str) -> Result<(), CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::input(format!("{question} Not asked (standard input is not a terminal): give --yes; nothing was cancelled")));
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(CliError::input("not confirmed: nothing was cancelled")),
+    }
+}
+
+/// `leasehold retry`.
+pub async fn retry(store: &Store, args: &RetryArgs) -> Result<(), CliError> {
+    let now = TokioClock::new().now();
+    if args.dead {
+        let done = store.retry_dead(args.queue.as_deref(), now).await?;
+        let queue = args.queue.as_deref().map(|q| format!(" on queue {q}")).unwrap_or_default();
+        match done.as_slice() {
+            [] => println!("no dead-lettered job{queue}: nothing queued again"),
+            _ => println!("queued again {} job(s){queue}: {}", done.len(), listed(&done)),
+        }
+        return Ok(());
+    }
+    let done = store.retry(&ids(&args.ids), now).await?;
+    println!("queued again {}", listed(&done));
+    Ok(())
+}
+
+/// `leasehold pause`.
+pub async fn pause(store: &Store, args: &QueueArg) -> Result<(), CliError> {
+    let now = TokioClock::new().now();
+    if store.pause_queue(&args.queue, &who(), now).await? {
+        println!("paused queue {}: workers claim none of its jobs until `leasehold resume {}`", args.queue, args.queue);
+    } else {
+        println!("queue {} was paused already", args.queue);
+    }
+    Ok(())
+}
+
+/// `leasehold resume`.
+pub async fn resume(store: &Store, args: &QueueArg) -> Result<(), CliError> {
+    store.resume_queue(&args.queue).await?;
+    println!("resumed queue {}", args.queue);
+    Ok(())
+}

@@ -1,0 +1,415 @@
+//! Steering a queue by hand: cancel, retry, pause and resume.
+//!
+//! A cancel is a fence bump. The job becomes `cancelled` and its fencing
+//! token moves in the same statement, so the owner of a running job finds
+//! its lease lost at its next renewal (on PostgreSQL it is also told at once
+//! by a NOTIFY) and ends the work as on any lost lease, and every later
+//! write of that attempt — a renewal, a completion or a failure with its
+//! result — is refused by the fence, so nothing of it is recorded (a
+//! result is written only by the settle statement itself). The attempt is
+//! logged as `lease-lost` with who cancelled it and why. A cancelled job is never retried unless asked.
+//!
+//! A retry queues a dead-lettered or cancelled job again, due now, with a
+//! fresh attempt budget; its attempt log is kept (tokens keep growing, so
+//! the earlier attempts keep their keys).
+//!
+//! A pause is a row of `leasehold_paused_queues`: claims skip the queue's
+//! queued jobs (a worker stops claiming from it at its next poll), running
+//! jobs go on and settle, enqueues still land.
+//!
+//! Listing ids changes all of them or none: the statements run in one
+//! transaction, rolled back when fewer jobs changed than were named, and the
+//! first id at fault is named.
+
+use leasehold_core::Millis;
+
+use super::{Backend, JobId, JobState, Store, StoreError, StoreResult, steer_sql, validate};
+
+/// The longest `by` and `reason` a cancel records, in bytes.
+pub const MAX_CANCEL_TEXT: usize = 4096;
+
+const CANCEL_FROM: &[&str] = &["queued", "running"];
+const CANCEL_EXPECTED: &str = "only queued (or scheduled) and running jobs can be cancelled";
+const RETRY_FROM: &[&str] = &["dead", "cancelled"];
+const RETRY_EXPECTED: &str = "only dead-lettered and cancelled jobs can be retried";
+
+/// A paused queue ([`Store::paused_queues`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PausedQueue {
+    /// The queue.
+    pub queue: String,
+    /// Since when, ms since the Unix epoch (the database's clock on PostgreSQL).
+    pub paused_at: Millis,
+    /// Who paused it, as it named itself.
+    pub paused_by: String,
+}
+
+/// What a steering statement does to the jobs it selects.
+#[derive(Clone, Copy)]
+enum Action<'a> {
+    Cancel { by: &'a str, reason: Option<&'a str> },
+    Retry,
+}
+
+/// Which jobs: the ids given (all must change, or none does), or every job
+/// of a queue (or of every queue) in the action's states.
+struct Selection<'a> {
+    ids: Option<Vec<i64>>,
+    queue: Option<&'a str>,
+    states: &'a [&'a str],
+    expected: &'static str,
+}
+
+impl Store {
+    /// Cancels the jobs `ids` (each queued, scheduled or running), recording
+    /// `by` (who: 1 to 4096 bytes) and `reason` (why, at most 4096 bytes) at
+    /// `now` (SQLite; PostgreSQL stamps its own clock). A running job's token
+    /// moves: its owner's renewals and settles (with their results) answer
+    /// lost from now on. Answers the ids, ascending.
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownJob`] for an id with no job;
+    /// [`StoreError::WrongState`] for a job already finished (succeeded,
+    /// dead, cancelled); in both cases no job was changed.
+    /// [`StoreError::InvalidOption`] for an empty `by` or a text too long.
+    pub async fn cancel(&self, ids: &[JobId], reason: Option<&str>, by: &str, now: Millis) -> StoreResult<Vec<JobId>> {
+        check_cancel_text(by, reason)?;
+        let selection = Selection::ids(ids, CANCEL_FROM, CANCEL_EXPECTED);
+        self.steer(Action::Cancel { by, reason }, selection, now).await
+    }
+
+    /// Cancels every job of `queue` in `state` (queued — which includes the
+    /// scheduled ones — or running), as [`Store::cancel`] does each. Answers
+    /// the ids cancelled, ascending (none: nothing was in that state).
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownQueue`] for a queue with no job or schedule;
+    /// [`StoreError::InvalidOption`] (`state`) for a finished state, and as
+    /// [`Store::cancel`] for `by` and `reason`.
+    pub async fn cancel_queue(
+        &self,
+        queue: &str,
+        state: JobState,
+        reason: Option<&str>,
+        by: &str,
+        now: Millis,
+    ) -> StoreResult<Vec<JobId>> {
+        check_cancel_text(by, reason)?;
+        if !matches!(state, JobState::Queued | JobState::Running) {
+            return Err(StoreError::InvalidOption {
+                option: "state",
+                reason: format!("{} jobs are finished: {CANCEL_EXPECTED}", state.as_str()),
+            });
+        }
+        self.known_queue(queue).await?;
+        let selection = Selection {
+            ids: None,
+            queue: Some(queue),
+            states: &[state.as_str()],
+            expected: CANCEL_EXPECTED,
+        };
+        self.steer(Action::Cancel { by, reason }, selection, now).await
+    }
+
+    /// Queues the jobs `ids` (each dead-lettered or cancelled) again, due
+    /// `now` (PostgreSQL: its own clock), with a fresh attempt budget; their
+    /// attempt logs are kept. Wakes the queues' workers. Answers the ids.
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownJob`], [`StoreError::WrongState`] (queued,
+    /// running or succeeded): no job was changed.
+    pub async fn retry(&self, ids: &[JobId], now: Millis) -> StoreResult<Vec<JobId>> {
+        self.steer(Action::Retry, Selection::ids(ids, RETRY_FROM, RETRY_EXPECTED), now).await
+    }
+
+    /// Queues every dead-lettered job of `queue` (`None`: of every queue)
+    /// again, as [`Store::retry`] does. Answers the ids (none: no dead job).
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownQueue`] for a queue with no job or schedule.
+    pub async fn retry_dead(&self, queue: Option<&str>, now: Millis) -> StoreResult<Vec<JobId>> {
+        if let Some(queue) = queue {
+            self.known_queue(queue).await?;
+        }
+        let selection = Selection {
+            ids: None,
+            queue,
+            states: &["dead"],
+            expected: RETRY_EXPECTED,
+        };
+        self.steer(Action::Retry, selection, now).await
+    }
+
+    /// Pauses `queue`: claims skip its queued jobs until
+    /// [`Store::resume_queue`]; running jobs go on. `by` says who (1 to 4096
+    /// bytes), `now` when (SQLite; PostgreSQL stamps its own clock). Answers
+    /// `false` when it was paused already (left as it was).
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownQueue`] for a queue with no job or schedule.
+    pub async fn pause_queue(&self, queue: &str, by: &str, now: Millis) -> StoreResult<bool> {
+        check_cancel_text(by, None)?;
+        self.known_queue(queue).await?;
+        let now_ms = validate::millis("now", now)?;
+        let added = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => {
+                let sql = steer_sql::sqlite::PAUSE;
+                sqlx::query(sql).bind(queue).bind(now_ms).bind(by).execute(pool).await?.rows_affected()
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => {
+                let _ = now_ms;
+                sqlx::query(steer_sql::postgres::PAUSE).bind(queue).bind(by).execute(pool).await?.rows_affected()
+            }
+        };
+        Ok(added == 1)
+    }
+
+    /// Resumes a paused `queue`: its queued jobs are claimed again (idle
+    /// workers are woken).
+    ///
+    /// # Errors
+    /// [`StoreError::UnknownQueue`], or [`StoreError::NotPaused`].
+    pub async fn resume_queue(&self, queue: &str) -> StoreResult<()> {
+        self.known_queue(queue).await?;
+        let removed = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlx::query(steer_sql::sqlite::RESUME).bind(queue).execute(pool).await?.rows_affected(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::query(steer_sql::postgres::RESUME).bind(queue).execute(pool).await?.rows_affected(),
+        };
+        if removed == 0 {
+            return Err(StoreError::NotPaused(queue.to_owned()));
+        }
+        self.inner.wakers.wake(queue);
+        Ok(())
+    }
+
+    /// The paused queues, by name.
+    pub async fn paused_queues(&self) -> StoreResult<Vec<PausedQueue>> {
+        let rows: Vec<(String, i64, String)> = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlx::query_as(steer_sql::sqlite::PAUSED).fetch_all(pool).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::query_as(steer_sql::postgres::PAUSED).fetch_all(pool).await?,
+        };
+        rows.into_iter()
+            .map(|(queue, at, paused_by)| {
+                let paused_at = Millis(validate::unsigned("leasehold_paused_queues", "paused_at", at)?);
+                Ok(PausedQueue { queue, paused_at, paused_by })
+            })
+            .collect()
+    }
+
+    /// [`StoreError::UnknownQueue`] unless `queue` has a job or a schedule.
+    async fn known_queue(&self, queue: &str) -> StoreResult<()> {
+        validate::queue_name(queue)?;
+        let known: bool = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlx::query_scalar(steer_sql::sqlite::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::query_scalar(steer_sql::postgres::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
+        };
+        if known { Ok(()) } else { Err(StoreError::UnknownQueue(queue.to_owned())) }
+    }
+
+    /// Runs `action` on the selection in one transaction: rolled back, with
+    /// the first id at fault named, when listed ids did not all change.
+    async fn steer(&self, action: Action<'_>, selection: Selection<'_>, now: Millis) -> StoreResult<Vec<JobId>> {
+        let now_ms = validate::millis("now", now)?;
+        if selection.ids.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(Vec::new());
+        }
+        let changed = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlite::steer(pool, action, &selection, now_ms).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => postgres::steer(pool, action, &selection).await?,
+        };
+        let Some(mut changed) = changed else {
+            return Err(self.refusal(&selection).await);
+        };
+        if matches!(action, Action::Retry) {
+            let mut queues: Vec<&str> = changed.iter().map(|(_, q)| q.as_str()).collect();
+            queues.sort_unstable();
+            queues.dedup();
+            for queue in queues {
+                self.inner.wakers.wake(queue);
+            }
+        }
+        changed.sort_unstable();
+        Ok(changed.into_iter().map(|(id, _)| JobId(id)).collect())
+    }
+
+    /// Why listed ids did not all change: the first unknown id, else the
+    /// first in a state the action does not apply to.
+    async fn refusal(&self, selection: &Selection<'_>) -> StoreError {
+        let ids = selection.ids.as_deref().unwrap_or_default();
+        let found: Result<Vec<(i64, String)>, sqlx::Error> = match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => {
+                let json = serde_json::to_string(ids).expect("ids serialize");
+                sqlx::query_as(steer_sql::sqlite::STATES).bind(json).fetch_all(pool).await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::query_as(steer_sql::postgres::STATES).bind(ids).fetch_all(pool).await,
+        };
+        let found = match found {
+            Ok(found) => found,
+            Err(e) => return e.into(),
+        };
+        let state_of = |id: i64| found.iter().find(|(f, _)| *f == id).map(|(_, s)| s.as_str());
+        if let Some(&id) = ids.iter().find(|&&id| state_of(id).is_none()) {
+            return StoreError::UnknownJob(JobId(id));
+        }
+        for &id in ids {
+            let state = state_of(id).and_then(JobState::parse);
+            match state {
+                Some(s) if selection.states.contains(&s.as_str()) => {}
+                Some(s) => return StoreError::WrongState { job: JobId(id), state: s.as_str(), expected: selection.expected },
+                None => {
+                    return StoreError::CorruptRow {
+                        table: "leasehold_jobs",
+                        detail: format!("job {id} has an unknown state"),
+                    };
+                }
+            }
+        }
+        // Every job fits now: one changed state between the statement and
+        // this read (a claim, a settle). Said as such; nothing was changed.
+        StoreError::InvalidOption {
+            option: "ids",
+            reason: "a job changed state while this ran; nothing was changed, try again".to_owned(),
+        }
+    }
+}
+
+impl<'a> Selection<'a> {
+    fn ids(ids: &[JobId], states: &'a [&'a str], expected: &'static str) -> Selection<'a> {
+        let mut ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        Selection { ids: Some(ids), queue: None, states, expected }
+    }
+
+    /// Whether the changed rows are all that was asked for (a queue
+    /// selection takes whatever matched).
+    fn complete(&self, changed: usize) -> bool {
+        self.ids.as_ref().is_none_or(|ids| ids.len() == changed)
+    }
+}
+
+/// What the attempt log says of a cancelled attempt.
+fn cancel_note(by: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("cancelled by {by}: {reason}"),
+        None => format!("cancelled by {by}"),
+    }
+}
+
+fn check_cancel_text(by: &str, reason: Option<&str>) -> StoreResult<()> {
+    let too_long = |option: &'static str| StoreError::InvalidOption {
+        option,
+        reason: format!("at most {MAX_CANCEL_TEXT} bytes"),
+    };
+    if by.is_empty() {
+        return Err(StoreError::InvalidOption { option: "by", reason: "say who steers the queue".to_owned() });
+    }
+    if by.len() > MAX_CANCEL_TEXT {
+        return Err(too_long("by"));
+    }
+    if reason.is_some_and(|r| r.len() > MAX_CANCEL_TEXT) {
+        return Err(too_long("reason"));
+    }
+    Ok(())
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use sqlx::SqlitePool;
+
+    use super::{Action, Selection, cancel_note, steer_sql::sqlite as sql};
+    use crate::store::StoreResult;
+
+    /// The changed `(id, queue)`s, or `None` (rolled back) when listed ids
+    /// did not all change.
+    pub(super) async fn steer(
+        pool: &SqlitePool,
+        action: Action<'_>,
+        selection: &Selection<'_>,
+        now: i64,
+    ) -> StoreResult<Option<Vec<(i64, String)>>> {
+        let ids = selection.ids.as_ref().map(|ids| serde_json::to_string(ids).expect("ids serialize"));
+        let states = serde_json::to_string(selection.states).expect("states serialize");
+        let queue = selection.queue;
+        let mut tx = pool.begin().await?;
+        let changed: Vec<(i64, String)> = match action {
+            Action::Cancel { by, reason } => {
+                let note = cancel_note(by, reason);
+                sqlx::query(sql::LOG_CANCELLED)
+                    .bind(&ids)
+                    .bind(queue)
+                    .bind(&states)
+                    .bind(now)
+                    .bind(&note)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query_as(sql::CANCEL)
+                    .bind(&ids)
+                    .bind(queue)
+                    .bind(&states)
+                    .bind(now)
+                    .bind(by)
+                    .bind(reason)
+                    .fetch_all(&mut *tx)
+                    .await?
+            }
+            Action::Retry => {
+                sqlx::query_as(sql::RETRY).bind(&ids).bind(queue).bind(&states).bind(now).fetch_all(&mut *tx).await?
+            }
+        };
+        if !selection.complete(changed.len()) {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        tx.commit().await?;
+        Ok(Some(changed))
+    }
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use sqlx::PgPool;
+
+    use super::{Action, Selection, cancel_note, steer_sql::postgres as sql};
+    use crate::store::StoreResult;
+
+    /// As the SQLite `steer`; the NOTIFYs are sent at commit only.
+    pub(super) async fn steer(
+        pool: &PgPool,
+        action: Action<'_>,
+        selection: &Selection<'_>,
+    ) -> StoreResult<Option<Vec<(i64, String)>>> {
+        let mut tx = pool.begin().await?;
+        let query = match action {
+            Action::Cancel { by, reason } => sqlx::query_as(sql::CANCEL)
+                .bind(&selection.ids)
+                .bind(selection.queue)
+                .bind(selection.states)
+                .bind(by)
+                .bind(reason)
+                .bind(cancel_note(by, reason)),
+            Action::Retry => {
+                sqlx::query_as(sql::RETRY).bind(&selection.ids).bind(selection.queue).bind(selection.states)
+            }
+        };
+        let changed: Vec<(i64, String, i64)> = query.fetch_all(&mut *tx).await?;
+        if !selection.complete(changed.len()) {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        tx.commit().await?;
+        Ok(Some(changed.into_iter().map(|(id, queue, _)| (id, queue)).collect()))
+    }
+}

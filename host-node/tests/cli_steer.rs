@@ -1,0 +1,114 @@
+//! `leasehold cancel`, `retry`, `pause`, `resume` end to end: bad input
+//! exits 2 and changes nothing; a cancelled running command is stopped by
+//! its worker and `show` says who cancelled it and why (SQLite, and
+//! PostgreSQL when configured); a paused queue is not worked until resumed.
+
+#![cfg(feature = "cli")]
+
+mod cli_support;
+mod store_support;
+
+use std::time::{Duration, Instant};
+
+use cli_support::{Scratch, refused, stdout, signal, wait_exit, wait_for_state};
+use leasehold::store::{JobId, JobState};
+
+#[tokio::test]
+async fn bad_steering_exits_2_naming_the_mistake_and_changes_nothing() {
+    let s = Scratch::new();
+    refused(&s, &["cancel", "1"], "no database");
+    let queued = s.enqueue(&["--queue", "q"], "true");
+    let done = s.enqueue(&["--queue", "q", "--max-attempts", "1"], "false");
+    let store = s.store().await;
+    store.cancel(&[done], None, "test", leasehold::core::Millis(1)).await.unwrap();
+    let (q, d) = (queued.to_string(), done.to_string());
+    refused(&s, &["cancel"], "required");
+    refused(&s, &["cancel", &q, "--queue", "q", "--state", "queued"], "cannot be used with");
+    refused(&s, &["cancel", "--queue", "q"], "--state");
+    refused(&s, &["cancel", "--queue", "q", "--state", "dead"], "cannot be cancelled");
+    refused(&s, &["cancel", &q, "999"], "unknown job id 999");
+    refused(&s, &["cancel", &q, &d], &format!("job {d} is cancelled"));
+    refused(&s, &["cancel", "--queue", "nowhere", "--state", "queued", "--yes"], "unknown queue");
+    refused(&s, &["cancel", "--queue", "q", "--state", "queued"], "give --yes");
+    refused(&s, &["retry", &q], &format!("job {q} is queued"));
+    refused(&s, &["retry", "--dead", "--queue", "nowhere"], "unknown queue");
+    refused(&s, &["retry", "--queue", "q"], "--dead");
+    refused(&s, &["pause", "nowhere"], "unknown queue");
+    refused(&s, &["resume", "q"], "not paused");
+    assert_eq!(store.job(queued).await.unwrap().state, JobState::Queued, "nothing changed");
+    assert_eq!(store.job(done).await.unwrap().state, JobState::Cancelled);
+    assert!(store.paused_queues().await.unwrap().is_empty());
+}
+
+/// Enqueues a command that writes its pid and sleeps, works it, cancels it
+/// once running; the command's process must end and `show` say why.
+async fn a_cancelled_command_is_stopped(s: &Scratch) {
+    let pid_file = s.path("pid");
+    let line = format!("echo $$ > {} && exec sleep 60", pid_file.display());
+    let id = s.enqueue(&["--queue", "c"], &line);
+    let mut worker = s.spawn(&["work", "--queue", "c", "--stale-after", "3s", "--grace", "1s", "--concurrency", "1"]);
+    let store = s.store().await;
+    wait_for_state(&store, id, JobState::Running, Duration::from_secs(20)).await;
+    let started = Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<i32>().ok()) {
+            break rustix::process::Pid::from_raw(pid).expect("a pid");
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let said = stdout(s, &["cancel", &id.to_string(), "--reason", "not needed"]);
+    assert!(said.contains(&format!("cancelled {id}")), "{said}");
+    let cancelled = Instant::now();
+    while rustix::process::test_kill_process(pid).is_ok() {
+        assert!(cancelled.elapsed() < Duration::from_secs(30), "the cancelled command still runs");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let shown = stdout(s, &["show", &id.to_string()]);
+    assert!(shown.contains("state:     cancelled"), "{shown}");
+    assert!(shown.contains("cancelled: ") && shown.contains(": not needed"), "{shown}");
+    assert!(shown.contains("lease-lost") && shown.contains("cancelled by "), "{shown}");
+    assert_eq!(store.results(id).await.unwrap(), vec![], "nothing of the attempt is kept");
+    signal(&worker, rustix::process::Signal::TERM);
+    assert!(wait_exit(&mut worker, Duration::from_secs(20)).success());
+    assert_eq!(store.job(id).await.unwrap().state, JobState::Cancelled);
+}
+
+#[tokio::test]
+async fn a_cancelled_running_command_is_stopped_on_sqlite() {
+    a_cancelled_command_is_stopped(&Scratch::new()).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_running_command_is_stopped_on_postgres() {
+    let Some(url) = store_support::pg_schema_url("cli_steer_cancel").await else { return };
+    a_cancelled_command_is_stopped(&Scratch::with_url(url)).await;
+}
+
+#[tokio::test]
+async fn a_paused_queue_waits_for_resume_and_retry_dead_runs_its_jobs_again() {
+    let s = Scratch::new();
+    let flag = s.path("flag");
+    let line = format!("test -e {}", flag.display());
+    let id = s.enqueue(&["--queue", "p", "--max-attempts", "1"], &line);
+    stdout(&s, &["work", "--queue", "p", "--until-empty"]);
+    let store = s.store().await;
+    assert_eq!(store.job(id).await.unwrap().state, JobState::Dead);
+
+    let said = stdout(&s, &["pause", "p"]);
+    assert!(said.contains("paused queue p"), "{said}");
+    let status = stdout(&s, &["status"]);
+    assert!(status.contains("paused") && status.contains("since "), "{status}");
+    std::fs::write(&flag, "").unwrap();
+    let said = stdout(&s, &["retry", "--dead", "--queue", "p"]);
+    assert!(said.contains(&format!("queued again 1 job(s) on queue p: {id}")), "{said}");
+    let mut worker = s.spawn(&["work", "--queue", "p"]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(store.job(id).await.unwrap().state, JobState::Queued, "not claimed while paused");
+    stdout(&s, &["resume", "p"]);
+    let record = wait_for_state(&store, id, JobState::Succeeded, Duration::from_secs(20)).await;
+    assert_eq!(record.attempt_log.len(), 2, "the dead attempt stays in the history");
+    signal(&worker, rustix::process::Signal::TERM);
+    assert!(wait_exit(&mut worker, Duration::from_secs(20)).success());
+    assert_eq!(JobId(id.0), record.id);
+}

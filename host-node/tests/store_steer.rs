@@ -1,0 +1,210 @@
+//! Steering a queue: cancel (a fence bump: the old owner's renewals and
+//! settles are refused, nothing of its attempt is kept), retry (a fresh
+//! attempt budget, the history kept), pause and resume, on both stores.
+
+#![cfg(feature = "sqlite")]
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::core::lease::FenceOutcome;
+use leasehold::store::{AttemptOutcome, EnqueueOptions, FailOutcome, JobId, JobState, StoreConfig, StoreError};
+use serde_json::json;
+use store_support::{backends, owner};
+
+const LEASE: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_attempt() {
+    for db in backends("steer_cancel_running").await {
+        let s = &db.store;
+        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let cancelled = s.cancel(&[id], Some("wrong input"), "ops@box", db.now()).await.unwrap();
+        assert_eq!(cancelled, vec![id], "{}", db.label());
+
+        assert!(matches!(s.heartbeat(job.fence(), db.now()).await.unwrap(), FenceOutcome::LostToNewerToken { .. }));
+        let output = json!({"exitCode": 0});
+        let late = s.complete(job.fence(), Some(&output), db.now()).await.unwrap();
+        assert!(matches!(late, FenceOutcome::LostToNewerToken { .. }), "{}: {late:?}", db.label());
+        let late = s.fail(job.fence(), "late", Some(&output), db.now()).await.unwrap();
+        assert!(matches!(late, FailOutcome::Lost(_)), "{}: {late:?}", db.label());
+
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.state, JobState::Cancelled, "{}", db.label());
+        let how = record.cancellation.expect("who, when, why");
+        assert_eq!((how.by.as_str(), how.reason.as_deref()), ("ops@box", Some("wrong input")));
+        assert!(record.finished_at.is_some());
+        assert!(s.results(id).await.unwrap().is_empty(), "{}: the late result is refused", db.label());
+        let [attempt] = record.attempt_log.as_slice() else { panic!("{:?}", record.attempt_log) };
+        assert_eq!(attempt.outcome, AttemptOutcome::LeaseLost);
+        assert_eq!(attempt.error.as_deref(), Some("cancelled by ops@box: wrong input"));
+        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "never retried");
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
+    for db in backends("steer_cancel_queued").await {
+        let s = &db.store;
+        let now = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let later = EnqueueOptions { delay: Some(Duration::from_secs(1)), ..Default::default() };
+        let scheduled = s.enqueue("q", &json!(2), &later, db.now()).await.unwrap();
+        let both = s.cancel(&[scheduled, now, now], None, "me", db.now()).await.unwrap();
+        assert_eq!(both, vec![now, scheduled], "{}", db.label());
+        db.advance(Duration::from_millis(1100)).await;
+        assert!(s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
+        let counts = s.counts().await.unwrap();
+        assert_eq!((counts[0].cancelled, counts[0].queued), (2, 0), "{}", db.label());
+        assert_eq!(s.job(now).await.unwrap().cancellation.unwrap().reason, None);
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_finished_or_unknown_job_names_it_and_changes_nothing() {
+    for db in backends("steer_cancel_refused").await {
+        let s = &db.store;
+        let queued = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let done = s.enqueue("q", &json!(2), &EnqueueOptions { priority: -1, ..Default::default() }, db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        assert_eq!(job.id, done);
+        s.complete(job.fence(), None, db.now()).await.unwrap();
+
+        let err = s.cancel(&[queued, done], None, "me", db.now()).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::WrongState { job, state: "succeeded", .. } if job == done),
+            "{}: {err}",
+            db.label()
+        );
+        assert!(err.to_string().contains("is succeeded"), "{err}");
+        let err = s.cancel(&[queued, JobId(999)], None, "me", db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::UnknownJob(JobId(999))), "{}: {err}", db.label());
+        assert_eq!(s.job(queued).await.unwrap().state, JobState::Queued, "{}: nothing changed", db.label());
+
+        let err = s.cancel_queue("nowhere", JobState::Queued, None, "me", db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::UnknownQueue(_)), "{err}");
+        let err = s.cancel_queue("q", JobState::Dead, None, "me", db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::InvalidOption { option: "state", .. }), "{err}");
+        assert_eq!(s.cancel_queue("q", JobState::Queued, None, "me", db.now()).await.unwrap(), vec![queued]);
+    }
+}
+
+/// A cancel and the owner's completion race: exactly one wins. Either the
+/// job succeeded (its result kept, the cancel refused naming `succeeded`),
+/// or it is cancelled and nothing of the attempt is kept.
+#[tokio::test]
+async fn a_cancel_racing_the_completion_has_exactly_one_outcome() {
+    const ROUNDS: usize = 300;
+    for db in backends("steer_cancel_race").await {
+        let worker = db.second_store(StoreConfig::default()).await;
+        let s = &db.store;
+        let (mut succeeded, mut cancelled) = (0, 0);
+        for round in 0..ROUNDS {
+            let id = s.enqueue("race", &json!(round), &EnqueueOptions::default(), db.now()).await.unwrap();
+            let job = worker.claim("race", &owner("h", "w"), db.now(), LEASE).await.unwrap().expect("due");
+            let now = db.now();
+            let ids = [id];
+            let output = json!({"exitCode": 0});
+            let (completed, cancel) = tokio::join!(worker.complete(job.fence(), Some(&output), now), s.cancel(&ids, None, "me", now));
+            let record = s.job(id).await.unwrap();
+            let results = s.results(id).await.unwrap();
+            match (completed.unwrap(), cancel) {
+                (FenceOutcome::Updated, Err(StoreError::WrongState { state: "succeeded", .. })) => {
+                    succeeded += 1;
+                    assert_eq!(record.state, JobState::Succeeded, "{}", db.label());
+                    assert_eq!(results.len(), 1, "{}: the result is kept", db.label());
+                }
+                (FenceOutcome::LostToNewerToken { .. }, Ok(ids)) => {
+                    cancelled += 1;
+                    assert_eq!(ids, vec![id]);
+                    assert_eq!(record.state, JobState::Cancelled, "{}", db.label());
+                    assert!(results.is_empty(), "{}: round {round} kept {results:?}", db.label());
+                    assert!(record.attempt_log.iter().all(|a| a.outcome != AttemptOutcome::Succeeded));
+                }
+                (completed, cancel) => panic!("{}: round {round}: {completed:?} and {cancel:?}", db.label()),
+            }
+        }
+        println!("{}: {succeeded} succeeded, {cancelled} cancelled of {ROUNDS}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds() {
+    for db in backends("steer_retry_dead").await {
+        let s = &db.store;
+        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+        let id = s.enqueue("q", &json!(1), &once, db.now()).await.unwrap();
+        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        assert_eq!(s.fail(job.fence(), "boom", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
+
+        let err = s.retry(&[id, JobId(999)], db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::UnknownJob(JobId(999))), "{err}");
+        assert_eq!(s.retry(&[id], db.now()).await.unwrap(), vec![id], "{}", db.label());
+        let record = s.job(id).await.unwrap();
+        assert_eq!((record.state, record.attempts), (JobState::Queued, 0), "{}", db.label());
+        let err = s.retry(&[id], db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::WrongState { state: "queued", .. }), "{err}");
+
+        let again = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("queued again");
+        assert_eq!(again.attempt, 1, "{}: a fresh budget", db.label());
+        assert_eq!(s.complete(again.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.state, JobState::Succeeded);
+        let outcomes: Vec<_> = record.attempt_log.iter().map(|a| a.outcome).collect();
+        assert_eq!(outcomes, [AttemptOutcome::Failed, AttemptOutcome::Succeeded], "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id() {
+    for db in backends("steer_retry_bulk").await {
+        let s = &db.store;
+        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+        let mut dead = Vec::new();
+        for n in 0..3 {
+            dead.push(s.enqueue("q", &json!(n), &once, db.now()).await.unwrap());
+            let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+            s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
+        }
+        let other = s.enqueue("other", &json!(9), &once, db.now()).await.unwrap();
+        let job = s.claim("other", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
+        assert_eq!(s.retry_dead(Some("q"), db.now()).await.unwrap(), dead, "{}", db.label());
+        assert_eq!(s.job(other).await.unwrap().state, JobState::Dead, "other queues are left alone");
+        assert!(matches!(s.retry_dead(Some("nowhere"), db.now()).await, Err(StoreError::UnknownQueue(_))));
+
+        let cancelled = s.enqueue("q", &json!(5), &once, db.now()).await.unwrap();
+        s.cancel(&[cancelled], None, "me", db.now()).await.unwrap();
+        assert_eq!(s.retry(&[cancelled], db.now()).await.unwrap(), vec![cancelled]);
+        let record = s.job(cancelled).await.unwrap();
+        assert_eq!((record.state, record.cancellation), (JobState::Queued, None), "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueues_land() {
+    for db in backends("steer_pause").await {
+        let s = &db.store;
+        assert!(matches!(s.pause_queue("q", "me", db.now()).await, Err(StoreError::UnknownQueue(_))));
+        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let running = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        assert!(s.pause_queue("q", "me", db.now()).await.unwrap(), "{}", db.label());
+        assert!(!s.pause_queue("q", "me", db.now()).await.unwrap(), "paused already");
+        let queued = s.enqueue("q", &json!(2), &EnqueueOptions::default(), db.now()).await.unwrap();
+        s.enqueue("elsewhere", &json!(3), &EnqueueOptions::default(), db.now()).await.unwrap();
+
+        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
+        assert!(s.claim("elsewhere", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_some());
+        assert_eq!(s.heartbeat(running.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
+        assert_eq!(s.complete(running.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
+        let paused = s.paused_queues().await.unwrap();
+        assert_eq!(paused.iter().map(|p| (p.queue.as_str(), p.paused_by.as_str())).collect::<Vec<_>>(), [("q", "me")]);
+
+        s.resume_queue("q").await.unwrap();
+        assert!(matches!(s.resume_queue("q").await, Err(StoreError::NotPaused(_))));
+        let job = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("resumed");
+        assert_eq!(job.id, queued, "{}", db.label());
+        assert!(s.paused_queues().await.unwrap().is_empty());
+    }
+}
