@@ -46,7 +46,7 @@ async fn a_cancelled_command_is_stopped(s: &Scratch) {
     let pid_file = s.path("pid");
     let line = format!("echo $$ > {} && exec sleep 60", pid_file.display());
     let id = s.enqueue(&["--queue", "c"], &line);
-    let mut worker = s.spawn(&["work", "--queue", "c", "--stale-after", "3s", "--grace", "1s", "--concurrency", "1"]);
+    let mut worker = s.spawn(&["work", "--queue", "c", "--stale-after", "6s", "--grace", "1s", "--concurrency", "1"]);
     let store = s.store().await;
     wait_for_state(&store, id, JobState::Running, Duration::from_secs(20)).await;
     let started = Instant::now();
