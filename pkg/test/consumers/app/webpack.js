@@ -1,9 +1,12 @@
 // webpack 5: `leasehold/auto` (top-level await in the package), the trace ring on demand.
-import * as leasehold from 'leasehold/auto';
+// Named imports, as users write them: a bundler that trusted `sideEffects: false` would
+// take them straight from browser.mjs and drop auto.mjs's `await init()`.
+import { createJobRunner, createJobTraceSink, initTrace, DEFAULT_JOB_BATCH_LIMIT } from 'leasehold/auto';
 import { run, fetchedWasm, report } from './run.js';
 
 report(async () => {
   const afterInit = fetchedWasm();
-  await leasehold.initTrace();
+  await initTrace();
+  const leasehold = { createJobRunner, createJobTraceSink, DEFAULT_JOB_BATCH_LIMIT };
   return { ...(await run(leasehold)), fetched: { atImport: ['leasehold_bg.wasm'], afterInit } };
 });
