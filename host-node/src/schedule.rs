@@ -123,7 +123,8 @@ impl std::fmt::Display for Cadence {
     }
 }
 
-/// `90s` → `1m 30s`: the period as a person writes it.
+/// `90s` → `1m 30s`: the period as a person writes it (`0s` for zero, which
+/// an error message may have to echo).
 fn humanize(period: Duration) -> String {
     let mut left = period.as_millis() as u64;
     let mut parts = Vec::new();
@@ -132,6 +133,9 @@ fn humanize(period: Duration) -> String {
             parts.push(format!("{}{unit}", left / ms));
             left %= ms;
         }
+    }
+    if parts.is_empty() {
+        return "0s".to_owned();
     }
     parts.join(" ")
 }

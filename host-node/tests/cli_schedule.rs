@@ -18,11 +18,13 @@ fn bad_schedules_exit_2_naming_the_mistake_and_create_no_database() {
     let cases: &[(&[&str], &str)] = &[
         (&["schedule", "add", "a", "--every", "500ms", "--", "true"], "--every"),
         (&["schedule", "add", "a", "--every", "400d", "--", "true"], "366 days"),
+        (&["schedule", "add", "a", "--every", "0s", "--", "true"], "(given: 0s)"),
         (&["schedule", "add", "a", "--every", "soon", "--", "true"], "not a duration"),
         (&["schedule", "add", "a", "--cron", "0 25 * * *", "--", "true"], "--cron"),
         (&["schedule", "add", "a", "--cron", "0 3 * * *", "--tz", "Europe/Atlantis", "--", "true"], "--tz"),
         (&["schedule", "add", "a", "--", "true"], "--every"),
         (&["schedule", "add", "a", "--every", "1m", "--cron", "* * * * *", "--", "true"], "cannot be used with"),
+        (&["schedule", "add", "a", "--every", "1m", "--tz", "Europe/Berlin", "--", "true"], "'--every <EVERY>' cannot be used with '--tz <TZ>'"),
         (&["schedule", "add", "a b", "--every", "1m", "--", "true"], "schedule name"),
         (&["schedule", "add", "a", "--every", "1m", "--catch-up", "some", "--", "true"], "--catch-up"),
         (&["schedule", "add", "a", "--every", "1m", "--queue", "no queue", "--", "true"], "queue name"),

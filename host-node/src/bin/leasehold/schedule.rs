@@ -95,7 +95,9 @@ pub struct AddArgs {
     #[arg(long, group = "cadence")]
     pub cron: Option<String>,
     /// The time zone of --cron's wall clock: an IANA name such as Europe/Berlin (default UTC).
-    #[arg(long, requires = "cron")]
+    // `requires = "cron"` alone lets `--every` through: clap counts any member of the
+    // `cadence` group as the required one, so the conflict is spelled out too.
+    #[arg(long, requires = "cron", conflicts_with = "every")]
     pub tz: Option<String>,
     #[command(flatten)]
     pub job: JobOptions,
