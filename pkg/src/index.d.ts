@@ -135,7 +135,7 @@ export interface JobRunnerCommonOptions<Claimed> {
    */
   readonly heartbeatEveryMs?: number | undefined;
   /**
-   * Skew allowance of supervised renewals, ms (ours). Default
+   * Skew allowance of supervised renewals, ms (an option this package adds). Default
    * `⌊heartbeatEveryMs / 2⌋`, above 0; `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs − 1`
    * (the write tolerance) must stay above 0.
    */
