@@ -124,3 +124,38 @@ fn a_claim_answered_after_its_write_tolerance_is_not_performed() {
     assert!(host.events.contains(&Event::ClaimLost { at: Millis(t0 + 2_700), item: 0, lapsed: true, unconfirmed_ms: 2_700 }));
     assert_eq!(host.claims.len(), 2, "the worker went on to claim again");
 }
+
+/// The next renewal the runner asks for: its call and stamp.
+fn next_renewal(runner: &mut leasehold_core::runner::Runner<String>) -> Option<(leasehold_core::supervision::CallId, Millis)> {
+    std::iter::from_fn(|| runner.poll_action()).find_map(|a| match a {
+        leasehold_core::runner::Action::Renew { call, at, .. } => Some((call, at)),
+        _ => None,
+    })
+}
+
+#[test]
+fn the_exit_deadline_starts_at_the_claim_and_moves_with_each_confirmed_renewal_only() {
+    use leasehold_core::runner::{Action, Runner, Ticket};
+    let mut opts = hb_options();
+    opts.abort_grace = leasehold_core::AbortGrace::Ms(500.0);
+    let config = opts.validate().unwrap();
+    // W = 3000 − 250 − 125 − 500 − 1 = 2124; W + I + G = 2874, before S − K = 2875.
+    let policy = config.lease_policy().unwrap();
+    assert_eq!(policy.exit_deadline(Millis(0)), Millis(2_874));
+    let mut runner: Runner<String> = Runner::new(config, false);
+    let t0 = Millis(10_000);
+    assert!(matches!(runner.tick(t0), Ticket::Pass(_)));
+    assert!(matches!(runner.poll_action(), Some(Action::Claim { at }) if at == t0));
+    let key = runner.claim_found(Millis(10_040)).expect("performed");
+    // From the claim's `at`, the stamp the store holds, not from its answer.
+    assert_eq!(runner.exit_deadline(key), Some(Millis(10_000 + 2_874)));
+    runner.handle_timeout(Millis(10_290));
+    let (call, at) = next_renewal(&mut runner).expect("a renewal at the first pulse");
+    runner.renewal_answered(Millis(10_300), key, call, Err("blip".into()));
+    assert_eq!(runner.exit_deadline(key), Some(Millis(10_000 + 2_874)), "a failed renewal moves nothing");
+    runner.handle_timeout(Millis(10_540));
+    let (call, at2) = next_renewal(&mut runner).expect("a renewal at the second pulse");
+    assert!(at2 > at);
+    runner.renewal_answered(Millis(10_600), key, call, Ok(true));
+    assert_eq!(runner.exit_deadline(key), Some(at2.after(2_874)), "from the confirmed renewal's send time");
+}

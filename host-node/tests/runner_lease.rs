@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use leasehold::runner::{JobEvent, JobRunner, PassReport};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn report(claimed: u32, performed: u32, failed: u32, claim_lost: u32) -> PassReport {
@@ -110,4 +111,86 @@ async fn a_renewal_that_raises_traces_heartbeat_failed_and_keeps_the_lease() {
     let runner = builder("t.hbfail").on_event(sink).spawn(job).unwrap();
     assert_eq!(runner.tick().await, report(1, 1, 0, 0));
     assert_eq!(types(&events).iter().filter(|t| **t == "heartbeat-failed").count(), 2);
+}
+
+/// A job whose one item records its signal's deadline at the start and after
+/// each of `moves` deadline moves.
+struct DeadlineJob {
+    claimed: std::sync::atomic::AtomicBool,
+    seen: std::sync::Mutex<Vec<Option<tokio::time::Instant>>>,
+    moves: usize,
+}
+
+impl leasehold::runner::Job for DeadlineJob {
+    type Item = u64;
+    const HEARTBEAT: bool = true;
+
+    async fn claim(&self, _at: leasehold::core::Millis) -> Result<Option<u64>, leasehold::runner::BoxError> {
+        Ok((!self.claimed.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(1))
+    }
+
+    async fn perform(&self, _item: u64, signal: leasehold::runner::AbortSignal) -> Result<(), leasehold::runner::BoxError> {
+        let mut deadline = signal.deadline();
+        self.seen.lock().unwrap().push(deadline);
+        for _ in 0..self.moves {
+            deadline = signal.deadline_moved(deadline).await;
+            self.seen.lock().unwrap().push(deadline);
+        }
+        Ok(())
+    }
+
+    async fn heartbeat(&self, _item: u64, _at: leasehold::core::Millis) -> Result<bool, leasehold::runner::BoxError> {
+        Ok(true)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_signal_shows_the_exit_deadline_and_each_confirmed_renewal_moves_it() {
+    let job = Arc::new(DeadlineJob { claimed: Default::default(), seen: Default::default(), moves: 2 });
+    let started = tokio::time::Instant::now();
+    let runner = builder("t.deadline").spawn(ArcJob(job.clone())).unwrap();
+    assert_eq!(runner.tick().await, report(1, 1, 0, 0));
+    let seen = job.seen.lock().unwrap().clone();
+    // W + I + G = 2374 + 250 + 250 = 2874 after the claim, then after the
+    // renewals sent at 250 and 500 ms.
+    let at = |ms| Some(started + Duration::from_millis(ms));
+    assert_eq!(seen, vec![at(2_874), at(250 + 2_874), at(500 + 2_874)]);
+}
+
+/// Shares a job between the runner and the test.
+struct ArcJob<J>(Arc<J>);
+
+impl<J: leasehold::runner::Job> leasehold::runner::Job for ArcJob<J> {
+    type Item = J::Item;
+    const HEARTBEAT: bool = J::HEARTBEAT;
+
+    async fn claim(&self, at: leasehold::core::Millis) -> Result<Option<J::Item>, leasehold::runner::BoxError> {
+        self.0.claim(at).await
+    }
+
+    async fn perform(&self, item: J::Item, signal: leasehold::runner::AbortSignal) -> Result<(), leasehold::runner::BoxError> {
+        self.0.perform(item, signal).await
+    }
+
+    async fn heartbeat(&self, item: J::Item, at: leasehold::core::Millis) -> Result<bool, leasehold::runner::BoxError> {
+        self.0.heartbeat(item, at).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_that_does_not_renew_has_no_deadline() {
+    let (inner, _) = TestJob::new(1, |_| Work::Sleep(10));
+    struct Check(TestJob);
+    impl leasehold::runner::Job for Check {
+        type Item = u64;
+        async fn claim(&self, at: leasehold::core::Millis) -> Result<Option<u64>, leasehold::runner::BoxError> {
+            self.0.claim(at).await
+        }
+        async fn perform(&self, item: u64, signal: leasehold::runner::AbortSignal) -> Result<(), leasehold::runner::BoxError> {
+            assert_eq!(signal.deadline(), None);
+            self.0.perform(item, signal).await
+        }
+    }
+    let runner = builder("t.no-deadline").spawn(Check(inner)).unwrap();
+    assert_eq!(runner.tick().await, report(1, 1, 0, 0));
 }

@@ -390,8 +390,23 @@ where
         let Some(outcome) = poll_slot(&mut self.renewals[i], &self.ready.renew[i]) else { return false };
         if let Some(key) = self.keys[i] {
             self.core.renewal_answered(self.clock.now(), key, self.renewal_calls[i], unwind(outcome, "heartbeat"));
+            self.publish_deadline(key);
         }
         true
+    }
+
+    /// Hands the item's exit deadline (the core's, on the runner clock) to
+    /// its signal as an instant on tokio's clock, converted at its distance
+    /// from now.
+    fn publish_deadline(&self, key: ItemKey) {
+        let Some(at) = self.core.exit_deadline(key) else { return };
+        let (now, base) = (self.clock.now(), Instant::now());
+        let instant = if at >= now {
+            base + std::time::Duration::from_millis(at.since(now))
+        } else {
+            base.checked_sub(std::time::Duration::from_millis(now.since(at))).unwrap_or(base)
+        };
+        self.signals[usize::from(key.slot)].set_deadline(key.generation, at, instant);
     }
 
     /// Carries out what the core asks. A new future is polled at once, so
@@ -410,6 +425,7 @@ where
                     let item = if J::HEARTBEAT || J::SETTLES { self.items[i].clone() } else { self.items[i].take() };
                     let Some(item) = item else { continue };
                     let signal = AbortSignal::new(self.signals[i].clone(), key.generation, self.name.clone());
+                    self.publish_deadline(key);
                     self.keys[i] = Some(key);
                     self.performs[i].set(Some((self.make_perform)(item, signal)));
                     self.poll_perform(i);

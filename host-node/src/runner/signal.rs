@@ -3,9 +3,11 @@
 //! One signal state per pool slot, reused item after item; a signal handed to
 //! an earlier item never sees a later item's abort (its generation differs).
 
+use leasehold_core::Millis;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 /// The stable code of a lost claim.
 pub const JOB_CLAIM_LOST: &str = "CLAIM_LOST";
@@ -38,9 +40,31 @@ const LAPSED: u64 = 2;
 pub(crate) struct SlotSignal {
     state: AtomicU64,
     notify: Notify,
+    /// The item's exit deadline: its generation, the core's instant (to tell
+    /// a real move from a re-conversion) and the same on tokio's clock.
+    deadline: Mutex<Option<(u32, Millis, Instant)>>,
+    moved: Notify,
 }
 
 impl SlotSignal {
+    /// Records the exit deadline of the item of `generation` (`at` on the
+    /// runner clock, `instant` on tokio's), waking whoever waits for it to
+    /// move.
+    pub(crate) fn set_deadline(&self, generation: u32, at: Millis, instant: Instant) {
+        let mut deadline = self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+        if deadline.is_some_and(|(g, old, _)| g == generation && old == at) {
+            return;
+        }
+        *deadline = Some((generation, at, instant));
+        drop(deadline);
+        self.moved.notify_waiters();
+    }
+
+    fn deadline(&self, generation: u32) -> Option<Instant> {
+        let deadline = *self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+        deadline.filter(|(g, ..)| *g == generation).map(|(.., instant)| instant)
+    }
+
     pub(crate) fn abort(&self, generation: u32, lapsed: bool) {
         let reason = if lapsed { LAPSED } else { LOST };
         self.state.store((u64::from(generation) << 2) | reason, Ordering::Release);
@@ -89,6 +113,38 @@ impl AbortSignal {
                 return reason;
             }
             notified.await;
+        }
+    }
+
+    /// The instant, on tokio's clock, by which this item's work must have
+    /// ended: the send time of the claim's last confirmed renewal plus the
+    /// lease's write tolerance, one renewal interval and the abort grace
+    /// (`T + W + I + G`). The runner lapses the claim, firing this signal,
+    /// the abort grace before it at the latest, and drops the perform at it;
+    /// no other process may reclaim the item until after it (by the skew
+    /// allowance at least). Every confirmed renewal moves it later. Bound
+    /// your own I/O by it (`tokio::time::timeout_at(deadline, io)`), or hand
+    /// it to whatever must end the work when this process cannot, as the
+    /// command-line tool hands it to each command's guard process.
+    ///
+    /// `None` when the job does not renew its claims ([`super::Job::HEARTBEAT`]
+    /// is false: nothing bounds the work then), or for a signal of an item
+    /// that has settled.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.slot.deadline(self.generation)
+    }
+
+    /// Resolves with [`AbortSignal::deadline`] once it differs from `seen`
+    /// (at once if it already does): each confirmed renewal that moves it.
+    /// Pending for as long as it does not move.
+    pub async fn deadline_moved(&self, seen: Option<Instant>) -> Option<Instant> {
+        loop {
+            let moved = self.slot.moved.notified();
+            let now = self.deadline();
+            if now != seen {
+                return now;
+            }
+            moved.await;
         }
     }
 

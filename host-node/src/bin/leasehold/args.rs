@@ -17,7 +17,9 @@ lapses, or --timeout passes), the command's process group gets SIGTERM and, afte
 SIGKILL; its outcome is not recorded. Processes a command leaves in its group when it exits are \
 stopped the same way. Each command runs under a small guard process of this tool that leads its \
 group: a worker killed with SIGKILL takes its commands, and everything they started in their \
-process group, with it (a daemon that left the group with setsid is its own).";
+process group, with it (a daemon that left the group with setsid is its own); and a worker that \
+is stopped (SIGSTOP), starved or cut off from the database past its lease has its commands ended \
+by their guards (SIGTERM, then SIGKILL after --grace) before another worker may reclaim them.";
 
 /// leasehold: a durable command queue. Commands wait in a database (a SQLite file by
 /// default, PostgreSQL to share one queue between machines) and are worked under leased,

@@ -5,8 +5,19 @@
 //! or a newline) it is split on white space and executed directly; otherwise
 //! it runs as `sh -c LINE`. The child gets its own process group, so a stop
 //! reaches everything a shell line started.
+//!
+//! The child is this tool's guard (see `guard`), which starts the command and
+//! holds the lease's exit deadline that the worker sends it over a socket
+//! (see `channel`) and moves on every confirmed renewal: if this process is
+//! stopped, starved or cut off past it, the guard ends the command's group
+//! by itself before another worker may reclaim the job. A whole machine or VM
+//! frozen stops the guard too; that case is left to the fence on every
+//! write, which refuses whatever the stale attempt tries to record.
 
+use crate::channel::{WorkerEnd, monotonic_ns_of};
+use leasehold::runner::AbortSignal;
 use std::future::Future;
+use std::os::fd::{AsRawFd, RawFd};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +42,22 @@ fn die_with_parent(cmd: &mut Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_cmd: &mut Command) {}
+
+/// Lets the child keep descriptor `fd` across exec: it is opened with
+/// close-on-exec (so no other child this process starts gets it), and the
+/// flag is cleared in this child alone, after the fork.
+#[allow(unsafe_code)]
+fn inherit(cmd: &mut Command, fd: RawFd) {
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call (fcntl) on a descriptor the parent keeps
+    // open until the spawn returns; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
+            rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty()).map_err(std::io::Error::from)
+        });
+    }
+}
 
 /// How much of a command's output is kept: the last 64 KiB of stdout and
 /// stderr, interleaved as they arrive.
@@ -108,10 +135,12 @@ impl Invocation {
         }
     }
 
-    /// The command under its guard (this binary, see `guard`), or, when
-    /// this binary can not be found again, directly with the weaker
-    /// parent-death signal on the command alone.
-    fn command(&self) -> Command {
+    /// The command under its guard (this binary, see `guard`), told the
+    /// descriptor of its end of the lease channel (`channel`, inherited by
+    /// the guard alone) and the `grace`; or, when this binary can not be
+    /// found again, directly with the weaker parent-death signal on the
+    /// command alone.
+    fn command(&self, channel: Option<RawFd>, grace: Duration) -> Command {
         let argv = self.argv();
         // A unit test's executable is the test harness, not this tool: those
         // tests run commands directly (the guard is tested end to end).
@@ -119,7 +148,14 @@ impl Invocation {
         match me {
             Ok(me) => {
                 let mut cmd = Command::new(me);
-                cmd.arg(crate::guard::GUARD_ARG).arg(std::process::id().to_string()).args(argv);
+                cmd.arg(crate::guard::GUARD_ARG)
+                    .arg(std::process::id().to_string())
+                    .arg(channel.map_or_else(|| "-".to_owned(), |fd| fd.to_string()))
+                    .arg(grace.as_millis().to_string())
+                    .args(argv);
+                if let Some(fd) = channel {
+                    inherit(&mut cmd, fd);
+                }
                 cmd
             }
             Err(_) => {
@@ -144,6 +180,13 @@ pub enum Ended {
     /// `stop` resolved (the claim was lost, or a second interrupt); the
     /// command was stopped.
     Stopped,
+    /// The lease's exit deadline passed with no renewal confirmed (this
+    /// worker was stopped, starved or cut off from its database), and the
+    /// command's guard ended it (SIGTERM, then SIGKILL after the grace)
+    /// before another worker could reclaim the job. Told apart from a
+    /// command that exited or was killed by the guard's report on the lease
+    /// channel.
+    Lapsed,
 }
 
 /// What a run left behind.
@@ -220,10 +263,34 @@ const DRAIN: Duration = Duration::from_millis(200);
 /// passes. Processes a command leaves behind in its group when it exits are
 /// stopped the same way: nothing of an attempt outlives it. Dropping the
 /// future before it resolves SIGKILLs the group at once.
-pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeout: Option<Duration>, grace: Duration) -> Run {
-    let mut cmd = invocation.command();
+///
+/// With a `lease` whose signal has a deadline ([`AbortSignal::deadline`]),
+/// the command's guard is given that deadline before it starts and every
+/// later one as the lease's renewals move it, so that the guard ends the
+/// command by itself when this process cannot (it is stopped, starved, or
+/// cut off): [`Ended::Lapsed`].
+pub async fn run(
+    invocation: &Invocation,
+    stop: impl Future<Output = ()>,
+    timeout: Option<Duration>,
+    grace: Duration,
+    lease: Option<&AbortSignal>,
+) -> Run {
+    let mut seen = lease.and_then(AbortSignal::deadline);
+    let (mut channel, theirs) = match seen.map(|_| WorkerEnd::pair()) {
+        Some(Ok((ours, theirs))) => (Some(ours), Some(theirs)),
+        _ => (None, None),
+    };
+    if let (Some(channel), Some(at)) = (channel.as_mut(), seen) {
+        channel.send(monotonic_ns_of(at.into_std()));
+    }
+    let mut cmd = invocation.command(theirs.as_ref().map(AsRawFd::as_raw_fd), grace);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
-    let mut child = match cmd.spawn() {
+    let spawned = cmd.spawn();
+    // Only the guard holds its end now: once this process is gone, the
+    // guard reads end-of-file.
+    drop(theirs);
+    let mut child = match spawned {
         Ok(child) => child,
         Err(e) => return Run { ended: Ended::NotStarted(e.to_string()), output: Vec::new() },
     };
@@ -242,10 +309,19 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
             None => std::future::pending().await,
         }
     };
-    let ended = tokio::select! {
-        status = child.wait() => Ended::Exited(status.map_or(-1, exit_code)),
-        () = stop => Ended::Stopped,
-        () = deadline => Ended::TimedOut,
+    tokio::pin!(stop, deadline);
+    let ended = loop {
+        tokio::select! {
+            status = child.wait() => break Ended::Exited(status.map_or(-1, exit_code)),
+            () = &mut stop => break Ended::Stopped,
+            () = &mut deadline => break Ended::TimedOut,
+            moved = moved(lease, seen), if channel.is_some() => {
+                seen = moved;
+                if let (Some(channel), Some(at)) = (channel.as_mut(), moved) {
+                    channel.send(monotonic_ns_of(at.into_std()));
+                }
+            }
+        }
     };
     // Stopped or timed out, or exited leaving processes behind in its group
     // (they belong to this attempt, which is over): the whole group gets its
@@ -272,6 +348,7 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
     }
     let mut output = std::mem::take(&mut *output.lock().unwrap());
     let ended = match ended {
+        Ended::Exited(_) if channel.as_mut().is_some_and(WorkerEnd::guard_ended_it) => Ended::Lapsed,
         Ended::Exited(code) if code == i32::from(crate::guard::NOT_STARTED_CODE) => match not_started(&output) {
             Some(reason) => {
                 output.clear();
@@ -282,6 +359,15 @@ pub async fn run(invocation: &Invocation, stop: impl Future<Output = ()>, timeou
         ended => ended,
     };
     Run { ended, output }
+}
+
+/// The lease's next deadline once it moves past `seen`; pending without a
+/// lease.
+async fn moved(lease: Option<&AbortSignal>, seen: Option<tokio::time::Instant>) -> Option<tokio::time::Instant> {
+    match lease {
+        Some(signal) => signal.deadline_moved(seen).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The reason in the guard's "cannot start" line, when that line is the
@@ -371,7 +457,7 @@ mod tests {
         let file = dir.path().join("pid");
         // The outer shell dies on SIGTERM; its child ignores it.
         let line = format!("sh -c 'trap \"\" TERM; echo $$ > {}; sleep 30'; true", file.display());
-        let run = run(&Invocation::Shell(line), std::future::pending(), Some(Duration::from_millis(300)), Duration::from_millis(300)).await;
+        let run = run(&Invocation::Shell(line), std::future::pending(), Some(Duration::from_millis(300)), Duration::from_millis(300), None).await;
         assert_eq!(run.ended, Ended::TimedOut);
         assert!(gone(pid_in(&file).await).await, "the child that ignored SIGTERM got SIGKILL");
     }
@@ -381,7 +467,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("pid");
         let line = format!("sleep 30 & echo $! > {}", file.display());
-        let run = run(&Invocation::Shell(line), std::future::pending(), None, Duration::from_millis(300)).await;
+        let run = run(&Invocation::Shell(line), std::future::pending(), None, Duration::from_millis(300), None).await;
         assert_eq!(run.ended, Ended::Exited(0));
         assert!(gone(pid_in(&file).await).await, "the background sleep went with its attempt");
     }

@@ -54,7 +54,7 @@ impl Handler for CommandHandler {
                 _ = hard_stop.wait_for(|stop| *stop) => {}
             }
         };
-        let run = exec::run(&invocation, stop, job.timeout, self.grace).await;
+        let run = exec::run(&invocation, stop, job.timeout, self.grace, Some(&signal)).await;
         let output = String::from_utf8_lossy(&run.output).into_owned();
         match run.ended {
             Ended::Exited(0) => Ok(Some(json!({ "exitCode": 0, "output": output }))),
@@ -70,6 +70,15 @@ impl Handler for CommandHandler {
             Ended::Stopped if signal.is_aborted() => Err(signal.check().expect_err("aborted").into()),
             Ended::Stopped => {
                 let why = "stopped by a second interrupt";
+                Err(failure(why.to_owned(), None, Some(why), output))
+            }
+            // The guard ended the command at the lease's exit deadline while
+            // this worker could not (stopped, starved, cut off). A failure,
+            // fenced like any: refused if another worker took the job over.
+            Ended::Lapsed if signal.is_aborted() => Err(signal.check().expect_err("aborted").into()),
+            Ended::Lapsed => {
+                let why = "the lease's exit deadline passed with no renewal confirmed (the worker was stopped or \
+                           starved): the command's guard ended it";
                 Err(failure(why.to_owned(), None, Some(why), output))
             }
         }

@@ -6,6 +6,7 @@
 //! exits 1 when a job was dead-lettered and 130 when interrupted.
 
 mod args;
+mod channel;
 mod enqueue;
 mod events;
 mod exec;

@@ -1,0 +1,77 @@
+//! A worker stopped (SIGSTOP) while its command runs: the command's guard,
+//! which keeps running, ends the command's process group by the lease's exit
+//! deadline, before any other worker may reclaim the job; without it the
+//! command would run on beside the job's next owner.
+
+mod cli_support;
+
+use cli_support::{Scratch, signal};
+use rustix::process::{Pid, Signal};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn wall_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+fn gone(pid: i32) -> bool {
+    rustix::process::test_kill_process(Pid::from_raw(pid).unwrap()).is_err()
+}
+
+fn group_gone(pgid: Pid) -> bool {
+    rustix::process::test_kill_process_group(pgid).is_err()
+}
+
+/// Kills (and so resumes) the worker however the test ends: a stopped
+/// process never outlives it.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_workers_command_is_ended_by_its_guard_before_the_job_may_be_reclaimed() {
+    let s = Scratch::new();
+    let pid_file = s.path("command.pid");
+    let id = s.enqueue(&[], &format!("echo $$ > {}; exec sleep 30", pid_file.display()));
+    // S = 3 s: renewals every 1 s, skew allowance 500 ms, grace 500 ms.
+    let worker = KillOnDrop(s.spawn(&["--stale-after", "3s", "work", "--concurrency", "1"]));
+    let start = Instant::now();
+    let pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse().ok()) {
+            break pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let group = rustix::process::getpgid(Pid::from_raw(pid)).expect("the command's group");
+    // Let renewals confirm for a while, then stop the worker.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    signal(&worker.0, Signal::STOP);
+    let stopped = wall_ms();
+    // The last renewal the store holds: a peer may reclaim once it is more
+    // than S old (on a clock up to K ahead, S − K after it on ours).
+    let store = s.store().await;
+    let renewed = store.job(id).await.unwrap().lease.expect("leased").heartbeat_at.expect("renewed").0;
+    let ended = loop {
+        if gone(pid) && group_gone(group) {
+            break wall_ms();
+        }
+        assert!(wall_ms() < stopped + 10_000, "the stopped worker's command still runs 10 s later");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    signal(&worker.0, Signal::CONT);
+    drop(worker);
+    let (stale_ms, skew_ms) = (3_000, 500);
+    eprintln!(
+        "the command's group ended {} ms after the stop, {} ms before the earliest reclaim (last renewal + S − K), \
+         {} ms before a peer with the same clock may reclaim (last renewal + S)",
+        ended as i64 - stopped as i64,
+        (renewed + stale_ms - skew_ms) as i64 - ended as i64,
+        (renewed + stale_ms) as i64 - ended as i64
+    );
+    assert!(ended < renewed + stale_ms - skew_ms, "ended at {ended}, last renewal {renewed}");
+}
