@@ -235,7 +235,12 @@ pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
 
     let interval_ms = number("intervalMs", &get(options, "intervalMs")?)?;
     let stale = get(options, "staleAfterMs")?;
-    let stale_after_ms = if nullish(&stale) && !heartbeat { 0.0 } else { number("staleAfterMs", &stale)? };
+    // With a heartbeat it is required: say so, since the table of options is where users look.
+    let stale_after_ms = match (nullish(&stale), heartbeat) {
+        (true, false) => 0.0,
+        (true, true) => return Err(wrong("staleAfterMs", "a number (required with a heartbeat)", &stale)),
+        (false, _) => number("staleAfterMs", &stale)?,
+    };
     let input = OptionsInput {
         interval_ms,
         stale_after_ms,

@@ -73,7 +73,9 @@ test('a skew allowance that leaves no write tolerance is a RangeError', () => {
 
 test('staleAfterMs may be left out only when there is no heartbeat (the seed never reads it then)', () => {
   make({ staleAfterMs: undefined }).dispose();
-  refuses({ staleAfterMs: undefined, heartbeat: async () => true }, TypeError, /staleAfterMs must be a number/);
+  refuses({ staleAfterMs: undefined, heartbeat: async () => true }, TypeError,
+    /staleAfterMs must be a number \(required with a heartbeat\), got undefined/);
+  refuses({ staleAfterMs: '3000', heartbeat: async () => true }, TypeError, /staleAfterMs must be a number, got string/);
 });
 
 test('the default cadence is a third of staleAfterMs, never under 250 ms', async (t) => {
