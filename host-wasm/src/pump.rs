@@ -1,17 +1,22 @@
-//! The event pump's state for Node.js (`EventPump` of `leasehold/eventlog`):
-//! [`PumpCore`] holds the core's [`PumpState`] (dirty set, watermarks, the
-//! one timer, failure reporting, compaction schedule) and the pass's
-//! [`Chunker`], so the JS glue (`pkg/src/eventlog-pump.js`) only calls the
-//! sources, the log and the timer.
+//! The event pump for Node.js (`EventPump` of `leasehold/eventlog`):
+//! [`PumpCore`] is the core's [`PumpMachine`], the order of every pump
+//! operation, so the JS glue (`pkg/src/eventlog-pump.js`) runs the same
+//! order as the native pump: it starts one operation at a time, then does
+//! what [`PumpCore::poll_output`] asks (calling the sources, the log and the
+//! timer) and answers through the `handle*` methods until the operation
+//! resolves (see `leasehold_core::pump::machine` for the run loop).
 //!
 //! Times: `now` arguments are monotonic milliseconds the glue reads
 //! (`performance.now()`); the wall clock (for retention) is milliseconds
 //! since the Unix epoch. Watermarks cross as `[[source, position], …]`
-//! arrays; positions are JS numbers.
+//! arrays; positions are JS numbers. Errors the glue hands in (a failed
+//! append, a source that threw) come back unchanged in the `resolve` output.
+
+use core::fmt;
 
 use js_sys::{Array, Object, Reflect};
 use leasehold_core::Millis;
-use leasehold_core::pump::{Chunker, PassPlan, Phase, PumpConfig, PumpState, Retention};
+use leasehold_core::pump::{LogFailure, Op, OpError, Output, Phase, PumpConfig, PumpMachine, Retention};
 use wasm_bindgen::prelude::*;
 
 use crate::mark_pairs;
@@ -22,6 +27,68 @@ fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
 
 fn ms(n: f64) -> u64 {
     if n.is_finite() && n > 0.0 { n as u64 } else { 0 }
+}
+
+fn at(now: f64) -> Millis {
+    Millis(ms(now))
+}
+
+/// A JS error the glue handed in: its text, and whether it says the log was
+/// created anew (`code` `EVENTLOG_REPLACED`).
+struct JsFailure {
+    value: JsValue,
+    message: String,
+    replaced: bool,
+}
+
+impl JsFailure {
+    fn new(value: JsValue) -> Self {
+        let field = |key: &str| Reflect::get(&value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string());
+        let message = field("message").or_else(|| value.as_string()).unwrap_or_else(|| String::from("unknown error"));
+        let replaced = field("code").as_deref() == Some("EVENTLOG_REPLACED");
+        JsFailure { value, message, replaced }
+    }
+}
+
+impl fmt::Display for JsFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl LogFailure for JsFailure {
+    fn replaced_log(&self) -> bool {
+        self.replaced
+    }
+}
+
+/// `undefined`: success; anything else: the error.
+fn outcome(error: JsValue) -> Result<(), JsFailure> {
+    if error.is_undefined() { Ok(()) } else { Err(JsFailure::new(error)) }
+}
+
+fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Opening => "opening",
+        Phase::Open => "open",
+        Phase::Closed => "closed",
+    }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Open => "open",
+        Op::Timer => "timer",
+        Op::Flush => "flush",
+        Op::Emit => "emit",
+        Op::Compact => "compact",
+        Op::Remove => "remove",
+        Op::Close => "close",
+    }
+}
+
+fn pairs(marks: &[(String, u64)]) -> Array {
+    mark_pairs(marks.iter().map(|(s, p)| (s.as_str(), *p)))
 }
 
 /// `[[source, position], …]` from JS (what [`mark_pairs`] made, handed back).
@@ -35,12 +102,10 @@ fn from_pairs(marks: &Array) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// The pump's state and the running pass's chunker (`PumpCore` in JS).
+/// The pump machine (`PumpCore` in JS).
 #[wasm_bindgen(js_name = PumpCore)]
 pub struct PumpCore {
-    state: PumpState,
-    chunker: Chunker<()>,
-    plan: Option<PassPlan>,
+    machine: PumpMachine<JsFailure>,
     retention: Option<Retention>,
 }
 
@@ -59,146 +124,169 @@ impl PumpCore {
             retry_after_ms: ms(retry_after_ms),
             compact_every_ms: ms(compact_every_ms),
         };
-        let state = PumpState::new(config).map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(PumpCore { chunker: state.chunker(), state, plan: None, retention: None })
+        let machine = PumpMachine::new(config).map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(PumpCore { machine, retention: None })
     }
 
-    /// A source joins (dirty: derived past its watermark by the next pass).
+    /// A source known before the open.
     pub fn register(&mut self, source: &str) {
-        self.state.register(source);
+        self.machine.register(source);
     }
 
-    /// The source is gone: its watermark goes.
-    pub fn forget(&mut self, source: &str) {
-        self.state.forget(source);
-    }
-
-    /// Whether `source` is registered.
-    #[wasm_bindgen(js_name = isRegistered)]
-    pub fn is_registered(&self, source: &str) -> bool {
-        self.state.is_registered(source)
-    }
-
-    /// The log opened with `marks` recorded; `created` when it is new.
-    pub fn opened(&mut self, marks: &Array, created: bool) {
-        self.state.opened(from_pairs(marks), created);
+    /// A source joins the open pump at `now`: answers false (nothing
+    /// changes) unless the pump is open.
+    #[wasm_bindgen(js_name = addSource)]
+    pub fn add_source(&mut self, now: f64, source: &str) -> bool {
+        self.machine.handle_add_source(at(now), source).is_ok()
     }
 
     /// `source` appended (`undefined`: a pass is wanted) at `now`.
-    pub fn kick(&mut self, source: Option<String>, now: f64) {
-        self.state.kick(source.as_deref(), Millis(ms(now)));
+    pub fn kick(&mut self, now: f64, source: Option<String>) {
+        self.machine.handle_kick(at(now), source.as_deref());
     }
 
     /// When the timer is due (monotonic ms), or -1 when it is not armed.
     #[wasm_bindgen(js_name = pollTimeout)]
     pub fn poll_timeout(&self) -> f64 {
-        self.state.poll_timeout().map_or(-1.0, |at| at.0 as f64)
+        self.machine.poll_timeout().map_or(-1.0, |at| at.0 as f64)
     }
 
-    /// The timer fired at `now`: whether a pass is due.
+    /// The timer passed at `now`: a pass may start (drive it).
     #[wasm_bindgen(js_name = handleTimeout)]
-    pub fn handle_timeout(&mut self, now: f64) -> bool {
-        self.state.handle_timeout(Millis(ms(now)))
+    pub fn handle_timeout(&mut self, now: f64) {
+        self.machine.handle_timeout(at(now));
     }
 
-    /// `flush`/`close`: every source is dirty, the timer goes.
-    pub fn flush(&mut self) {
-        self.state.flush();
+    /// The log opened with `marks` recorded; `created` when it is new.
+    pub fn opened(&mut self, now: f64, marks: &Array, created: bool) {
+        self.machine.handle_opened(at(now), from_pairs(marks), created);
     }
 
-    /// Starts a pass: answers the sources to derive (name order), each with
-    /// its watermark: `[[source, from], …]`.
-    #[wasm_bindgen(js_name = beginPass)]
-    pub fn begin_pass(&mut self) -> Array {
-        let plan = self.state.begin_pass();
-        let out = mark_pairs(plan.sources.iter().map(|s| (s.as_str(), self.state.mark(s))));
-        self.chunker = self.state.chunker();
-        self.plan = Some(plan);
-        out
+    /// Starts a flush.
+    pub fn flush(&mut self, now: f64) {
+        self.machine.handle_flush(at(now));
     }
 
-    /// The pass derives `source` from `from`.
-    #[wasm_bindgen(js_name = beginSource)]
-    pub fn begin_source(&mut self, source: &str, from: f64) {
-        self.chunker.begin_source(source, ms(from));
+    /// Starts the append of `count` drafts the glue holds.
+    pub fn emit(&mut self, now: f64, count: f64) {
+        self.machine.handle_emit(at(now), ms(count) as usize);
     }
 
-    /// A draft of entry `index`: answers the watermarks the chunk cut before
-    /// it completes (`[[source, position], …]`, possibly empty) when the
-    /// chunk was full, else `undefined`: the glue appends the drafts it
-    /// holds with those before adding this one.
-    pub fn push(&mut self, index: f64) -> Option<Array> {
-        self.chunker.push(ms(index), ()).map(|chunk| mark_pairs(chunk.completes.iter().map(|(s, p)| (s.as_str(), *p))))
+    /// Starts a compaction.
+    pub fn compact(&mut self, now: f64) {
+        self.machine.handle_compact(at(now));
     }
 
-    /// The source was read up to `len` (its committed length).
-    #[wasm_bindgen(js_name = endSource)]
-    pub fn end_source(&mut self, len: f64) {
-        self.chunker.end_source(ms(len));
+    /// Starts removing `source`.
+    pub fn remove(&mut self, now: f64, source: &str) {
+        self.machine.handle_remove(at(now), source);
     }
 
-    /// The last chunk's completed watermarks, or `undefined` when the chunk
-    /// would be empty.
-    #[wasm_bindgen(js_name = finishChunk)]
-    pub fn finish_chunk(&mut self) -> Option<Array> {
-        self.chunker.finish().map(|chunk| mark_pairs(chunk.completes.iter().map(|(s, p)| (s.as_str(), *p))))
+    /// Starts the close.
+    pub fn close(&mut self, now: f64) {
+        self.machine.handle_close(at(now));
     }
 
-    /// The watermarks an append of a chunk completing `completes` carries.
-    #[wasm_bindgen(js_name = toWrite)]
-    pub fn to_write(&self, completes: &Array) -> Array {
-        let completes = from_pairs(completes);
-        mark_pairs(self.state.to_write(&completes))
+    /// The committed length of the source read (a number), or the error
+    /// that says why it is not one.
+    #[wasm_bindgen(js_name = handleLength)]
+    pub fn handle_length(&mut self, now: f64, len: f64, error: JsValue) {
+        let len = outcome(error).map(|()| ms(len));
+        self.machine.handle_length(at(now), len);
     }
 
-    /// The append of a chunk completing `completes` is durable.
-    #[wasm_bindgen(js_name = chunkLogged)]
-    pub fn chunk_logged(&mut self, completes: &Array) {
-        self.state.chunk_logged(&from_pairs(completes));
+    /// The entry derived gave `count` drafts (now held by the glue), or
+    /// failed with `error`.
+    #[wasm_bindgen(js_name = handleDerived)]
+    pub fn handle_derived(&mut self, now: f64, count: f64, error: JsValue) {
+        let count = outcome(error).map(|()| ms(count) as usize);
+        self.machine.handle_derived(at(now), count);
     }
 
-    /// A chunk without drafts completed `completes` (moved in memory).
-    #[wasm_bindgen(js_name = chunkWithoutEvents)]
-    pub fn chunk_without_events(&mut self, completes: &Array) {
-        self.state.chunk_without_events(&from_pairs(completes));
+    /// The append in flight settled (`error` undefined: durable).
+    #[wasm_bindgen(js_name = handleAppended)]
+    pub fn handle_appended(&mut self, now: f64, error: JsValue) {
+        self.machine.handle_appended(at(now), outcome(error));
     }
 
-    /// An append that carried the unsaved watermarks is durable.
-    #[wasm_bindgen(js_name = unsavedWritten)]
-    pub fn unsaved_written(&mut self) {
-        self.state.unsaved_written();
+    /// The compaction dropped `dropped` records, or failed with `error`.
+    #[wasm_bindgen(js_name = handleCompacted)]
+    pub fn handle_compacted(&mut self, now: f64, dropped: f64, error: JsValue) {
+        self.machine.handle_compacted(at(now), outcome(error).map(|()| ms(dropped)));
     }
 
-    /// The pass logged everything.
-    #[wasm_bindgen(js_name = passSucceeded)]
-    pub fn pass_succeeded(&mut self) {
-        self.plan = None;
-        self.state.pass_succeeded();
+    /// The log's check answered (`error` undefined: intact).
+    #[wasm_bindgen(js_name = handleVerified)]
+    pub fn handle_verified(&mut self, now: f64, error: JsValue) {
+        self.machine.handle_verified(at(now), outcome(error));
     }
 
-    /// The pass failed with `message` at `now`: answers whether to report it
-    /// (its sources stay dirty; a retry is armed).
-    #[wasm_bindgen(js_name = passFailed)]
-    pub fn pass_failed(&mut self, message: &str, now: f64) -> bool {
-        let plan = self.plan.take().unwrap_or(PassPlan { sources: Vec::new() });
-        self.state.pass_failed(plan, message, Millis(ms(now))).report
-    }
-
-    /// The log was created anew on reopening: backfill everything, soon.
-    pub fn replaced(&mut self, now: f64) {
-        self.state.replaced(Millis(ms(now)));
-    }
-
-    /// Whether a compaction is due at `now`.
-    #[wasm_bindgen(js_name = compactionDue)]
-    pub fn compaction_due(&self, now: f64) -> bool {
-        self.state.compaction_due(Millis(ms(now)))
-    }
-
-    /// A compaction starts at `now`.
-    #[wasm_bindgen(js_name = compactionStarted)]
-    pub fn compaction_started(&mut self, now: f64) {
-        self.state.compaction_started(Millis(ms(now)));
+    /// What to do next, `undefined` when nothing: `{ kind: 'read', source }`,
+    /// `{ kind: 'derive', index }`, `{ kind: 'append', drafts, marks }`,
+    /// `{ kind: 'settle' }`, `{ kind: 'logged', completes }`,
+    /// `{ kind: 'compact', marks }`, `{ kind: 'verify' }`,
+    /// `{ kind: 'forget', source }`, `{ kind: 'closeLog' }`,
+    /// `{ kind: 'report', text }`, or `{ kind: 'resolve', op, value }` /
+    /// `{ kind: 'resolve', op, error }` with the error handed in, or
+    /// `{ notOpen: phase }` / `{ busy: true }` for a refused operation.
+    #[wasm_bindgen(js_name = pollOutput)]
+    pub fn poll_output(&mut self) -> JsValue {
+        let Some(output) = self.machine.poll_output() else { return JsValue::UNDEFINED };
+        let out = Object::new();
+        let kind = match output {
+            Output::Read { source } => {
+                set(&out, "source", source);
+                "read"
+            }
+            Output::Derive { index } => {
+                set(&out, "index", index as f64);
+                "derive"
+            }
+            Output::Append { drafts, marks } => {
+                set(&out, "drafts", drafts as f64);
+                set(&out, "marks", pairs(&marks));
+                "append"
+            }
+            Output::Settle => "settle",
+            Output::Logged { completes } => {
+                set(&out, "completes", pairs(&completes));
+                "logged"
+            }
+            Output::Compact { marks } => {
+                set(&out, "marks", pairs(&marks));
+                "compact"
+            }
+            Output::Verify => "verify",
+            Output::Forget { source } => {
+                set(&out, "source", source);
+                "forget"
+            }
+            Output::CloseLog => "closeLog",
+            Output::Report(text) => {
+                set(&out, "text", text);
+                "report"
+            }
+            Output::Resolve { op, result } => {
+                set(&out, "op", op_name(op));
+                match result {
+                    Ok(value) => set(&out, "value", value as f64),
+                    Err(OpError::Failed(e)) => set(&out, "error", e.value),
+                    Err(OpError::NotOpen(phase)) => {
+                        let refused = Object::new();
+                        set(&refused, "notOpen", phase_name(phase));
+                        set(&out, "error", refused);
+                    }
+                    Err(OpError::Busy) => {
+                        let refused = Object::new();
+                        set(&refused, "busy", true);
+                        set(&out, "error", refused);
+                    }
+                }
+                "resolve"
+            }
+        };
+        set(&out, "kind", kind);
+        out.into()
     }
 
     /// A compaction's retention starts: records older than `window_ms`
@@ -221,45 +309,24 @@ impl PumpCore {
 
     /// Every watermark (true of the log): `[[source, position], …]`.
     pub fn marks(&self) -> Array {
-        mark_pairs(self.state.marks().iter())
-    }
-
-    /// The watermarks moved without an append.
-    #[wasm_bindgen(js_name = unsavedMarks)]
-    pub fn unsaved_marks(&self) -> Array {
-        mark_pairs(self.state.unsaved_marks())
-    }
-
-    /// Whether a watermark moved that the log does not record yet.
-    #[wasm_bindgen(js_name = hasUnsaved)]
-    pub fn has_unsaved(&self) -> bool {
-        self.state.marks().has_unsaved()
+        mark_pairs(self.machine.state().marks().iter())
     }
 
     /// `"opening"`, `"open"` or `"closed"`.
     pub fn phase(&self) -> String {
-        match self.state.phase() {
-            Phase::Opening => "opening",
-            Phase::Open => "open",
-            Phase::Closed => "closed",
-        }
-        .into()
+        phase_name(self.machine.state().phase()).into()
     }
 
     /// `{ backfilled, failing?, dirty: [source, …] }`.
     pub fn status(&self) -> Object {
+        let state = self.machine.state();
         let out = Object::new();
-        set(&out, "backfilled", self.state.backfilled());
-        if let Some(failing) = self.state.failing() {
+        set(&out, "backfilled", state.backfilled());
+        if let Some(failing) = state.failing() {
             set(&out, "failing", failing);
         }
-        let dirty: Array = self.state.dirty().map(JsValue::from_str).collect();
+        let dirty: Array = state.dirty().map(JsValue::from_str).collect();
         set(&out, "dirty", dirty);
         out
-    }
-
-    /// The pump closed.
-    pub fn closed(&mut self) {
-        self.state.closed();
     }
 }

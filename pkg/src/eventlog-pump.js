@@ -6,12 +6,13 @@
  * write and fdatasync, so a restart derives again only past them (every
  * derived event is logged at least once).
  *
- * The decisions (dirty set, kick batching, watermarks and which are unsaved,
- * chunk cuts, failure reporting and the retry timer, the compaction
- * schedule) are the wasm PumpCore's (leasehold-core's pump::state and
- * pump::chunk, the same the native pump drives). What lives here: one
- * promise chain that runs passes, emits, compaction and close one at a time,
- * the timer, and the calls to the sources and the log.
+ * The order of every operation (the pass: sources, chunks, the append in
+ * flight while the next chunk is derived, watermarks; failure reporting and
+ * the retry timer; compaction; emit; close's last watermarks) is the wasm
+ * PumpCore's, leasehold-core's pump machine, the one the native pump
+ * drives. What lives here: one promise chain that starts one operation at a
+ * time, the timer, and `#drive`, which does what the machine asks with the
+ * sources and the log.
  *
  * A source: `{ committedLength(): number, derive(index): draft[],
  * identity?(): object, quiet?(): boolean, logged?(position): void }`.
@@ -117,7 +118,10 @@ function createPumpApi(load, { EventLog }) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
         this.#timerAt = -1;
-        this.#serial(() => (this.#core.handleTimeout(performance.now()) ? this.#pass() : undefined)).catch(() => {});
+        this.#serial(() => {
+          this.#core.handleTimeout(performance.now());
+          return this.#drive();
+        }).catch(() => {});
       }, Math.max(0, at - performance.now()));
       this.#timer.unref?.();
     }
@@ -130,9 +134,8 @@ function createPumpApi(load, { EventLog }) {
         if (this.#core.phase() !== 'opening') throw new EventLogError('EventPump: open() runs once', 'EVENTLOG_BAD_INPUT');
         const opened = await EventLog.open(this.#path, { maxBatch: this.#chunkSize, onNotice: this.#notify });
         this.#log = opened.log;
-        this.#core.opened([...opened.marks], opened.created);
-        await this.#compact().catch(() => {});
-        await this.#pass().catch(() => {});
+        this.#core.opened(performance.now(), [...opened.marks], opened.created);
+        await this.#drive();
         return { created: opened.created, setAside: opened.setAside, notice: opened.notice };
       });
     }
@@ -140,19 +143,16 @@ function createPumpApi(load, { EventLog }) {
     /* `source` appended (none: a pass is wanted): derive it after the kick
        delay, batched with other kicks. */
     kick(source) {
-      this.#core.kick(source === undefined ? undefined : String(source), performance.now());
+      this.#core.kick(performance.now(), source === undefined ? undefined : String(source));
       this.#arm();
     }
 
     /* Derives and logs everything the sources committed so far; rejects when
        that could not be logged (the pass retries in the background). */
     flush() {
-      return this.#serial(async () => {
-        this.#mustBeOpen();
-        this.#core.flush();
-        await this.#pass();
-        // What was appended must still be in the file the path names.
-        await this.#logged(this.#log.verify());
+      return this.#serial(() => {
+        this.#core.flush(performance.now());
+        return this.#drive().then(() => {});
       });
     }
 
@@ -160,17 +160,14 @@ function createPumpApi(load, { EventLog }) {
        in chunks of at most `chunkSize`. */
     emit(drafts) {
       if (!Array.isArray(drafts)) return Promise.reject(bad('EventPump.emit: drafts must be an array'));
-      return this.#serial(async () => {
-        this.#mustBeOpen();
+      return this.#serial(() => {
         const now = this.#wall();
         const records = drafts.map((d) => {
           const source = d?.source;
           return recordOf(d, source, this.#sources.get(source)?.identity?.(), now);
         });
-        for (let i = 0; i < records.length; i += this.#chunkSize) {
-          await this.#logged(this.#log.append(records.slice(i, i + this.#chunkSize), this.#core.unsavedMarks()));
-          this.#core.unsavedWritten();
-        }
+        this.#core.emit(performance.now(), records.length);
+        return this.#drive(records).then(() => {});
       });
     }
 
@@ -179,33 +176,29 @@ function createPumpApi(load, { EventLog }) {
       return this.#serial(() => {
         this.#mustBeOpen();
         checkSource(name, source);
+        this.#core.addSource(performance.now(), name);
         this.#sources.set(name, source);
-        this.#core.register(name);
-        this.#core.kick(undefined, performance.now());
       });
     }
 
     /* Derives and logs what is left of `name`, then forgets it (its
        watermark goes). Rejects, keeping it, when that could not be logged. */
     removeSource(name) {
-      return this.#serial(async () => {
-        this.#mustBeOpen();
-        this.#core.flush();
-        await this.#pass();
-        this.#core.forget(name);
-        this.#sources.delete(name);
+      return this.#serial(() => {
+        this.#core.remove(performance.now(), name);
+        return this.#drive().then(() => {});
       });
     }
 
     /* Compacts now; resolves how many records went. */
     compact() {
       return this.#serial(() => {
-        this.#mustBeOpen();
-        return this.#compact(true);
+        this.#core.compact(performance.now());
+        return this.#drive();
       });
     }
 
-    /* The log's records from `seq` on, after everything queued before. */
+    /* The records from `seq` on, after everything queued before. */
     readFrom(seq = 0) {
       return this.#serial(() => {
         this.#mustBeOpen();
@@ -216,27 +209,9 @@ function createPumpApi(load, { EventLog }) {
     /* Derives what is left, records moved watermarks, closes the log (also
        when that failed: the next open derives again). */
     close() {
-      return this.#serial(async () => {
-        if (this.#core.phase() !== 'open') {
-          this.#core.closed();
-          return;
-        }
-        try {
-          this.#core.flush();
-          await this.#pass();
-          if (this.#core.hasUnsaved()) {
-            await this.#logged(this.#log.append([], this.#core.unsavedMarks()));
-            this.#core.unsavedWritten();
-          }
-        } catch (error) {
-          this.#notify(`event log close failed: ${error.message}`);
-          throw error;
-        } finally {
-          this.#core.closed();
-          clearTimeout(this.#timer);
-          await this.#log.close();
-          this.#sources.clear();
-        }
+      return this.#serial(() => {
+        this.#core.close(performance.now());
+        return this.#drive().then(() => {});
       });
     }
 
@@ -256,128 +231,126 @@ function createPumpApi(load, { EventLog }) {
       return { ...status, marks: new Map(this.#core.marks()) };
     }
 
+    #closedError(phase) {
+      return new EventLogError(phase === 'closed' ? 'event pump closed' : 'event pump not open yet', 'EVENTLOG_CLOSED', { path: this.#path });
+    }
+
     #mustBeOpen() {
       const phase = this.#core.phase();
-      if (phase !== 'open') {
-        throw new EventLogError(phase === 'closed' ? 'event pump closed' : 'event pump not open yet', 'EVENTLOG_CLOSED', { path: this.#path });
-      }
+      if (phase !== 'open') throw this.#closedError(phase);
     }
 
-    /* Awaits a log operation; a log created anew behind it makes every
-       source derive again (backfill). */
-    async #logged(operation) {
-      try {
-        return await operation;
-      } catch (error) {
-        if (error?.code === 'EVENTLOG_REPLACED') this.#core.replaced(performance.now());
-        throw error;
-      }
-    }
-
-    async #pass() {
-      if (this.#core.phase() !== 'open') return;
-      const plan = this.#core.beginPass();
-      try {
-        await this.#derive(plan);
-      } catch (error) {
-        if (this.#core.passFailed(String(error?.message ?? error), performance.now())) {
-          this.#notify(`event log append failed (retrying in the background): ${error?.message ?? error}`);
-        }
-        throw error;
-      }
-      this.#core.passSucceeded();
-      if (this.#core.compactionDue(performance.now())) await this.#compact().catch(() => {});
-    }
-
-    /* Derives the plan's sources chunk by chunk: the next chunk is derived
-       while the last one's append is written and synced. */
-    async #derive(plan) {
+    /*
+     * Does what the machine asks until the operation started resolves (see
+     * the run loop of leasehold-core's pump::machine). `emitted`: the
+     * records of an emit. During a pass the drafts of the entries derived
+     * are held until the machine cuts them into an append; the next chunk is
+     * derived while that append is written and synced.
+     */
+    async #drive(emitted = []) {
       const core = this.#core;
-      const now = this.#wall();
+      let held = emitted;
+      let reading;
+      let identity;
       let inFlight;
-      let failed;
-      const settle = async () => {
-        if (!inFlight) return;
-        const { append, completes } = inFlight;
-        inFlight = undefined;
-        await this.#logged(append);
-        core.chunkLogged(completes);
-        for (const [name, position] of completes) this.#sources.get(name)?.logged?.(position);
-      };
-      const commit = async (drafts, completes) => {
-        await settle();
-        if (drafts.length === 0) {
-          core.chunkWithoutEvents(completes);
-          return;
-        }
-        inFlight = { append: this.#log.append(drafts, core.toWrite(completes)), completes };
-      };
-      try {
-        let drafts = [];
-        sources: for (const [name, from] of plan) {
-          const source = this.#sources.get(name);
-          if (!source) continue;
-          const len = source.committedLength();
-          if (!Number.isSafeInteger(len) || len < 0) {
-            failed ??= bad(`EventPump: source '${name}' committedLength() answered ${String(len)}, not a length`);
-            continue;
+      const now = this.#wall();
+      for (;;) {
+        const out = core.pollOutput();
+        if (out === undefined) return 0;
+        switch (out.kind) {
+          case 'read': {
+            const source = this.#sources.get(out.source);
+            reading = { name: out.source, source };
+            identity = undefined;
+            let len = 0;
+            let error;
+            try {
+              len = source === undefined ? 0 : source.committedLength();
+              if (!Number.isSafeInteger(len) || len < 0) {
+                error = bad(`EventPump: source '${out.source}' committedLength() answered ${String(len)}, not a length`);
+              }
+            } catch (thrown) {
+              error = thrown ?? new Error('committedLength() threw');
+            }
+            core.handleLength(performance.now(), error === undefined ? len : 0, error);
+            break;
           }
-          if (len <= from) continue;
-          core.beginSource(name, from);
-          const identity = source.identity?.();
-          for (let index = from; index < len; index++) {
+          case 'derive': {
+            const { name, source } = reading;
             let derived;
             try {
-              derived = source.derive(index);
-              if (!Array.isArray(derived)) throw new TypeError(`derive(${index}) answered ${typeof derived}, not an array of drafts`);
+              identity ??= source.identity?.() ?? {};
+              derived = source.derive(out.index);
+              if (!Array.isArray(derived)) throw new TypeError(`derive(${out.index}) answered ${typeof derived}, not an array of drafts`);
             } catch (error) {
               // Its watermark stops before the entry; the others go on.
-              core.endSource(index);
-              failed ??= new EventLogError(`EventPump: source '${name}' failed to derive entry ${index}: ${error?.message ?? error}`, 'EVENTLOG_SOURCE', { cause: error });
-              continue sources;
+              core.handleDerived(performance.now(), 0, new EventLogError(`EventPump: source '${name}' failed to derive entry ${out.index}: ${error?.message ?? error}`, 'EVENTLOG_SOURCE', { cause: error }));
+              break;
             }
-            for (const draft of derived) {
-              const cut = core.push(index);
-              if (cut !== undefined) {
-                await commit(drafts, cut);
-                drafts = [];
-              }
-              drafts.push(recordOf(draft, name, identity, now));
-            }
+            for (const draft of derived) held.push(recordOf(draft, name, identity, now));
+            core.handleDerived(performance.now(), derived.length, undefined);
+            break;
           }
-          core.endSource(len);
+          case 'append': {
+            const records = held.slice(0, out.drafts);
+            held = held.slice(out.drafts);
+            // Settled when the machine asks; a rejection is its answer then.
+            inFlight = this.#log.append(records, out.marks).then(() => undefined, (error) => error ?? new Error('append failed'));
+            break;
+          }
+          case 'settle': {
+            const error = await inFlight;
+            inFlight = undefined;
+            core.handleAppended(performance.now(), error);
+            break;
+          }
+          case 'logged':
+            for (const [name, position] of out.completes) this.#sources.get(name)?.logged?.(position);
+            break;
+          case 'compact': {
+            const dropped = await this.#compact(out.marks).then((n) => [n], (error) => [0, error ?? new Error('compaction failed')]);
+            core.handleCompacted(performance.now(), dropped[0], dropped[1]);
+            break;
+          }
+          case 'verify': {
+            const error = await this.#log.verify().then(() => undefined, (e) => e ?? new Error('verify failed'));
+            core.handleVerified(performance.now(), error);
+            break;
+          }
+          case 'forget':
+            this.#sources.delete(out.source);
+            break;
+          case 'closeLog':
+            clearTimeout(this.#timer);
+            await this.#log.close();
+            this.#sources.clear();
+            break;
+          case 'report':
+            this.#notify(out.text);
+            break;
+          case 'resolve': {
+            if (out.error === undefined) return out.value;
+            if (out.error?.notOpen !== undefined) throw this.#closedError(out.error.notOpen);
+            if (out.error?.busy) throw new EventLogError('EventPump: an operation is running', 'EVENTLOG_BUSY');
+            throw out.error;
+          }
         }
-        const last = core.finishChunk();
-        if (last !== undefined) await commit(drafts, last);
-      } finally {
-        // Whatever happened, the append in flight is settled first.
-        await settle().catch((error) => { failed = error; });
       }
-      if (failed) throw failed;
     }
 
     /* Retention: records older than the window whose source is quiet or
-       gone go. A failure is reported, not retried before the next one. */
-    async #compact(rethrow = false) {
+       gone go, recording `marks`. */
+    #compact(marks) {
       const core = this.#core;
-      core.compactionStarted(performance.now());
       core.startRetention(this.#wall(), this.#retentionMs);
       const droppable = (name) => {
         const source = this.#sources.get(name);
         return source === undefined || source.quiet?.() === true;
       };
-      try {
-        // A record that is not an event as written here is kept.
-        const keep = (event) => typeof event?.source !== 'string' || !Number.isSafeInteger(event.at)
-          || !core.drops(event.source, event.at, droppable);
-        const dropped = await this.#logged(this.#log.compact(keep, core.marks()));
-        if (dropped > 0) core.unsavedWritten();
-        return dropped;
-      } catch (error) {
-        this.#notify(`event log compaction failed: ${error.message}`);
-        if (rethrow) throw error;
-        return 0;
-      }
+      // A record that is not an event as written here is kept.
+      const keep = (event) => typeof event?.source !== 'string' || !Number.isSafeInteger(event.at)
+        || !core.drops(event.source, event.at, droppable);
+      return this.#log.compact(keep, marks);
     }
   }
 

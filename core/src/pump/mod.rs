@@ -17,13 +17,17 @@
 //! - [`rewrite`]: the bytes a compaction writes (the same from every host).
 //! - [`recovery`]: what an open does with the file it finds (take it over,
 //!   cut a torn tail, or set it aside and start a new epoch).
+//! - [`machine`]: the order of every pump operation, as the host's run loop
+//!   drives it (`handle_*` in, `poll_output` out).
 //! - [`state`]: the dirty set, the timer and the pump's phase, tying the
-//!   above together for the host's single serial task.
+//!   above together for the machine.
 
 pub mod chunk;
 pub mod compaction;
 pub mod failure;
 pub mod frame;
+pub mod machine;
+mod pass;
 pub mod recovery;
 pub mod rewrite;
 pub mod state;
@@ -31,6 +35,7 @@ pub mod watermarks;
 
 pub use chunk::{Chunk, Chunker};
 pub use compaction::{COMPACT_EVERY_MS, CompactionSchedule, DEFAULT_RETENTION_MS, Retention};
+pub use machine::{LogFailure, Op, OpError, Output, PumpMachine};
 pub use failure::{FailureReport, RETRY_AFTER_MS};
 pub use state::{
     ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, FailureDecision, MAX_CHUNK_SIZE, PassPlan, Phase,

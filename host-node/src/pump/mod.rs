@@ -9,9 +9,11 @@
 //!
 //! One task owns the log and runs every command in order (the reference implementation's serial
 //! chain): passes, emits, compaction and close never interleave. File I/O runs
-//! on tokio's blocking pool, one operation at a time. The decisions (dirty
-//! set, watermarks, chunks, failure handling, compaction schedule, retention)
-//! are [`leasehold_core::pump`]'s.
+//! on tokio's blocking pool, one operation at a time. The order of each
+//! operation and the decisions (dirty set, watermarks, chunks, failure
+//! handling, compaction schedule, retention) are [`leasehold_core::pump`]'s:
+//! the task drives its [`PumpMachine`](leasehold_core::pump::PumpMachine),
+//! as the Node.js pump does.
 //!
 //! - [`Pump::kick`]: a source appended; its pass runs after `kick_delay`
 //!   (50 ms), so a burst makes one pass. The timer never keeps anything alive:
@@ -34,6 +36,7 @@
 //!   append) is reopened by the next pass or emit; if it had to be created
 //!   anew, every source is derived again (backfill) and the operation fails.
 
+mod drive;
 mod error;
 mod source;
 mod task;
