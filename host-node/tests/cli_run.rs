@@ -133,26 +133,28 @@ async fn events_shows_each_job_settlement_by_id() {
     assert_eq!(dead[0]["body"]["attempt"], 1);
     let ids: Vec<u64> = [&done[0], &dead[0]].iter().map(|e| e["body"]["job"].as_u64().expect("a job id")).collect();
     assert_ne!(ids[0], ids[1]);
-    assert!(done[0]["identity"]["slot"].as_u64().is_some(), "a settlement names the slot that ran it: {:?}", done[0]);
+    assert_eq!(done[0]["identity"]["pid"].as_u64(), dead[0]["identity"]["pid"].as_u64(), "{events:?}");
+    assert!(done[0]["identity"]["pid"].as_u64().is_some(), "a settlement names the worker that settled it: {:?}", done[0]);
     // The runner's trace is there too, by position in the pass.
     assert_eq!(of("claimed").len(), 2);
     let text = s.cmd(&["events"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains(&format!("job-done          job {} attempt 1", ids[0])), "{text}");
-    assert!(text.lines().any(|l| l.contains("leasehold.default#") && l.contains("job-done")), "{text}");
+    assert!(text.contains(&format!("job-done          job {} attempt 1 (pid ", ids[0])), "{text}");
+    assert!(text.lines().any(|l| l.contains("leasehold.default  job-done")), "{text}");
+    assert!(text.lines().any(|l| l.contains("leasehold.default#") && l.contains("pass-end")), "{text}");
     assert!(text.contains(&format!("job-dead-lettered job {} attempt 1: exit code 4", ids[1])), "{text}");
     assert!(!text.contains(" claimed "), "lines leave out the item events: {text}");
 }
 
-/// A `job-done` event of source "other" at `at` ms for job `job`, as a
-/// worker logs one.
-fn job_done(at: u64, job: u64) -> leasehold::eventlog::EventRecord {
+/// A `claim-failed` event of source "other" at `at` ms naming `n`, as a
+/// worker's runner logs one.
+fn claim_failed(at: u64, n: u64) -> leasehold::eventlog::EventRecord {
     leasehold::eventlog::EventRecord {
         source: "other".to_owned(),
         at,
-        kind: "job-done".to_owned(),
+        kind: "claim-failed".to_owned(),
         identity: Default::default(),
-        body: serde_json::json!({ "job": job, "attempt": 1, "reclaimed": false }),
+        body: serde_json::json!({ "error": format!("failure {n}") }),
     }
 }
 
@@ -166,7 +168,7 @@ async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
     let damaged = folder.join("worker-7.log");
     let mut log = leasehold::eventlog::EventLog::open(&damaged, Default::default()).unwrap().log;
     for n in 0..2u64 {
-        log.append(&[job_done(n, 999)], [("other", n + 1)]).unwrap();
+        log.append(&[claim_failed(n, 999)], [("other", n + 1)]).unwrap();
     }
     drop(log);
     let mut bytes = std::fs::read(&damaged).unwrap();
@@ -176,7 +178,9 @@ async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
     let out = s.cmd(&["events", "--json"]).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(stdout.matches("\"job-done\"").count(), 3, "the whole log's events still show: {stdout}");
+    assert_eq!(stdout.matches("\"job-done\"").count(), 3, "the journal's events still show: {stdout}");
+    assert!(stdout.matches("\"pass-end\"").count() >= 1, "the whole log's events still show: {stdout}");
+    assert!(!stdout.contains("failure 999"), "the damaged log's events do not: {stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("worker-7.log") && stderr.contains("corrupt"), "{stderr}");
 }
@@ -186,13 +190,14 @@ async fn events_of_the_other_logs_show_when_one_worker_log_is_damaged() {
 #[tokio::test]
 async fn events_of_a_log_damaged_midway_show_up_to_the_damage() {
     let s = Scratch::new();
+    s.enqueue(&["--at", "1h"], "true"); // the database events reads
     let folder = s.path("events");
     std::fs::create_dir_all(&folder).unwrap();
     let damaged = folder.join("worker-7.log");
     let mut log = leasehold::eventlog::EventLog::open(&damaged, Default::default()).unwrap().log;
     let mut second_frame = 0;
     for n in 0..3u64 {
-        log.append(&[job_done(n, 900 + n)], [("other", n + 1)]).unwrap();
+        log.append(&[claim_failed(n, 900 + n)], [("other", n + 1)]).unwrap();
         if n == 0 {
             second_frame = log.head().len as usize;
         }
@@ -205,8 +210,8 @@ async fn events_of_a_log_damaged_midway_show_up_to_the_damage() {
     let out = s.cmd(&["events", "--json"]).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("\"job\":900"), "the frame before the damage shows: {stdout}");
-    assert!(!stdout.contains("\"job\":901") && !stdout.contains("\"job\":902"), "{stdout}");
+    assert!(stdout.contains("failure 900"), "the frame before the damage shows: {stdout}");
+    assert!(!stdout.contains("failure 901") && !stdout.contains("failure 902"), "{stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("worker-7.log") && stderr.contains("the events after it are not shown"), "{stderr}");
 }
@@ -250,9 +255,15 @@ async fn purge_deletes_succeeded_jobs_then_with_dead_the_dead_letters_too() {
     let waiting = s.enqueue(&["--at", "1h"], "true");
 
     // Nothing finished more than a day ago.
-    s.cmd(&["purge", "--older-than", "1d", "--dead"]).assert().success().stdout("purged 0 jobs: succeeded or dead-lettered more than 1day ago\n");
-    s.cmd(&["purge", "--older-than", "0s", "--queue", "other"]).assert().success().stdout("purged 0 jobs on queue other: succeeded more than 0s ago\n");
-    s.cmd(&["purge", "--older-than", "0s"]).assert().success().stdout("purged 2 jobs: succeeded more than 0s ago\n");
+    s.cmd(&["purge", "--older-than", "1d", "--dead"]).assert().success().stdout(
+        "purged 0 jobs: succeeded or dead-lettered more than 1day ago\npurged 0 settlements from the events journal: settled more than 1day ago\n",
+    );
+    s.cmd(&["purge", "--older-than", "0s", "--queue", "other"]).assert().success().stdout(
+        "purged 0 jobs on queue other: succeeded more than 0s ago\npurged 0 settlements from the events journal: settled more than 0s ago\n",
+    );
+    s.cmd(&["purge", "--older-than", "0s"]).assert().success().stdout(
+        "purged 2 jobs: succeeded more than 0s ago\npurged 3 settlements from the events journal: settled more than 0s ago\n",
+    );
     let store = s.store().await;
     assert!(store.list_jobs(None, Some(JobState::Succeeded), 10).await.unwrap().is_empty());
     assert_eq!(store.list_jobs(None, Some(JobState::Dead), 10).await.unwrap().len(), 1, "dead letters are kept without --dead");

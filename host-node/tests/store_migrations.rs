@@ -288,9 +288,17 @@ async fn shown(store: &Store, id: JobId) -> Vec<(u64, AttemptOutcome)> {
 
 #[tokio::test]
 async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history() {
-    // The queue set as the previous build shipped it: migrations 1 and 2.
+    // The queue set as the previous build shipped it: migrations 1 and 2;
+    // with the settlements journal (4), which today's settle statements
+    // write to as they make that history.
+    const BEFORE_0003: [Migration; 3] = [
+        QUEUE_MIGRATIONS.migrations[0],
+        QUEUE_MIGRATIONS.migrations[1],
+        QUEUE_MIGRATIONS.migrations[3],
+    ];
+    assert_eq!(BEFORE_0003[2].name, "0004_settlements_journal");
     let previous = MigrationSet {
-        migrations: &QUEUE_MIGRATIONS.migrations[..2],
+        migrations: &BEFORE_0003,
         ..QUEUE_MIGRATIONS
     };
     // Fresh, unmigrated databases (the test backends come migrated); the
@@ -371,7 +379,7 @@ async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history(
 #[tokio::test]
 async fn the_steering_upgrade_keeps_every_job_and_never_reissues_a_purged_id() {
     let previous = MigrationSet {
-        migrations: &QUEUE_MIGRATIONS.migrations[..4],
+        migrations: &QUEUE_MIGRATIONS.migrations[..5],
         ..QUEUE_MIGRATIONS
     };
     assert_eq!(previous.migrations.last().unwrap().number, 5, "the schema before steering");

@@ -88,7 +88,8 @@ pub enum OnSuccess {
 /// A store's settings. `Default`: lease-only liveness, [`RetryBackoff::default`],
 /// the backend's pool size, a 5 s connect timeout, migrations on connect, a
 /// vacuum of the jobs table after 10,000 single claims (PostgreSQL), a look
-/// for stale leases at most once a second per queue, succeeded jobs kept.
+/// for stale leases at most once a second per queue, succeeded jobs kept,
+/// reads and writes.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct StoreConfig {
@@ -142,6 +143,13 @@ pub struct StoreConfig {
     /// [`OnSuccess`]). Per store: each process decides for the jobs it
     /// completes. Default [`OnSuccess::Keep`].
     pub on_success: OnSuccess,
+    /// A store that only reads (inspection): no migrations on connect; a
+    /// SQLite file is opened read-only and never created, so a file or
+    /// folder this process may not write can be read (see
+    /// [`super::Store::connect_with`]); PostgreSQL sessions default to
+    /// read-only transactions. Any write is then refused by the database.
+    /// Default `false`.
+    pub read_only: bool,
 }
 
 impl Default for StoreConfig {
@@ -155,6 +163,7 @@ impl Default for StoreConfig {
             vacuum_every: Some(10_000),
             reclaim_every: Duration::from_secs(1),
             on_success: OnSuccess::Keep,
+            read_only: false,
         }
     }
 }
@@ -211,6 +220,12 @@ impl StoreConfig {
         self.on_success = on_success;
         self
     }
+
+    /// Sets whether the store only reads (see [`StoreConfig::read_only`]).
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
 }
 
 impl fmt::Debug for StoreConfig {
@@ -231,6 +246,7 @@ impl fmt::Debug for StoreConfig {
             .field("vacuum_every", &self.vacuum_every)
             .field("reclaim_every", &self.reclaim_every)
             .field("on_success", &self.on_success)
+            .field("read_only", &self.read_only)
             .finish()
     }
 }

@@ -38,8 +38,13 @@
 //! - Schedules ([`Store::add_schedule`], [`Store::run_due_schedules`], …):
 //!   periodic and cron jobs, each slot enqueued once by whichever worker
 //!   swaps the schedule's cursor first (see `schedule`).
+//! - [`Store::settlements`]: the settlements journal, every settled attempt
+//!   (done, retrying, dead-lettered, lost to a takeover, released), written
+//!   by the settle itself and read in commit order with a [`JournalCursor`]
+//!   (see [`journal`]).
 //! - [`Store::purge`]: deletes succeeded / dead-lettered jobs that finished
-//!   longer ago than a retention span, with their attempt logs and results.
+//!   longer ago than a retention span, with their attempt logs and results;
+//!   [`Store::purge_settlements`] the journal's rows older than a span.
 //!
 //! # Which clock stamps leases
 //!
@@ -85,6 +90,7 @@ mod batch;
 mod config;
 mod error;
 mod job;
+pub mod journal;
 mod list;
 pub mod migrate;
 #[cfg(feature = "postgres")]
@@ -121,6 +127,7 @@ pub use job::{
     AttemptOutcome, AttemptRecord, Cancellation, ClaimedJob, DEFAULT_MAX_ATTEMPTS, EnqueueOptions, FailOutcome,
     Fence, JobId, JobRecord, JobState, LeaseSnapshot, QueueCounts, StealOutcome,
 };
+pub use journal::{JournalCursor, SettlementOutcome, SettlementRecord};
 pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
@@ -229,10 +236,18 @@ impl Store {
         Store::connect_with(url, StoreConfig::default()).await
     }
 
-    /// Connects to `url` and (unless `config.migrate` is off) installs the
-    /// queue's migrations ([`QUEUE_MIGRATIONS`]).
+    /// Connects to `url` and (unless `config.migrate` is off, or the store
+    /// is [`StoreConfig::read_only`]) installs the queue's migrations
+    /// ([`QUEUE_MIGRATIONS`]).
     ///
     /// - `sqlite://PATH` (created if missing; WAL journal), `sqlite::memory:`;
+    ///   read-only: opened `mode=ro`, never created, its journal mode left
+    ///   as it is. A file in WAL mode is read through its `-shm` file, which
+    ///   a reader creates when it is missing (no process has the file
+    ///   open); in a folder this process may not write, it cannot, and the
+    ///   file is then opened `immutable=1` instead: read as it is, without
+    ///   locks — right for a file nobody writes, as nobody can have it open
+    ///   for writing without that `-shm` file existing;
     /// - `postgres://...` / `postgresql://...` (sqlx's URL syntax; a Unix
     ///   socket folder goes in `?host=/path`).
     ///
@@ -265,7 +280,7 @@ impl Store {
         } else {
             return Err(StoreError::UnsupportedUrl { url: redacted });
         };
-        let migrate = config.migrate;
+        let migrate = config.migrate && !config.read_only;
         let store = Store {
             inner: Arc::new(Inner {
                 backend,

@@ -153,7 +153,8 @@ macro_rules! complete_delete {
 }
 
 /// The fence of a completion, after its `FROM` / `USING`: the jobs `j`
-/// running under the tokens bound for them, answered by id.
+/// running under the tokens bound for them, answered by id with what the
+/// settlements journal records of the attempt.
 macro_rules! fenced_rows {
     ($ids:literal, $tokens:literal) => {
         concat!(
@@ -164,7 +165,7 @@ macro_rules! fenced_rows {
             "::int8[]) AS f(id, token)
         WHERE j.id = f.id AND j.token = f.token
           AND CASE WHEN j.state = 'running' THEN true ELSE false END
-        RETURNING j.id, j.token"
+        RETURNING j.id, j.token, j.queue, j.attempts, j.owner_host, j.owner_pid, j.owner_nonce"
         )
     };
 }
@@ -177,13 +178,25 @@ macro_rules! fenced_rows {
 /// with, in CTEs of their own, their attempt log and recorded results (a
 /// data-modifying CTE must sit at the top level, and runs to completion
 /// even if nothing reads it). So a result is written by the settle
-/// statement itself, and only where its fence held.
+/// statement itself, and only where its fence held. Either way CTE
+/// `done_journal` appends each completion to the settlements journal (kept
+/// when the job is deleted).
 macro_rules! done_cte {
+    (@journal) => {
+        "done_journal AS (
+        INSERT INTO leasehold_settlements (job_id, queue, attempt, token, owner_host, owner_pid,
+            owner_nonce, outcome, at)
+        SELECT id, queue, attempts, token, owner_host, owner_pid, owner_nonce, 'done', (SELECT now FROM clock)
+        FROM done)"
+    };
     (keep, $ids:literal, $tokens:literal, $results:literal) => {
         concat!(
             "done AS (",
             complete_update!($ids, $tokens),
             "),
+    ",
+            done_cte!(@journal),
+            ",
     done_results AS (
         INSERT INTO leasehold_results (job_id, token, recorded_at, result)
         SELECT DISTINCT ON (d.id) d.id, d.token, ",
@@ -208,6 +221,9 @@ macro_rules! done_cte {
             "done AS (",
             complete_delete!($ids, $tokens),
             "),
+    ",
+            done_cte!(@journal),
+            ",
     done_log AS (
         DELETE FROM leasehold_attempts a WHERE a.job_id = ANY(ARRAY(SELECT id FROM done))),
     done_results AS (
@@ -253,6 +269,10 @@ pub(crate) async fn connect(
     // first executions and may keep doing so; planning it costs more than
     // running it.
     options = options.options([("plan_cache_mode", "force_generic_plan")]);
+    if config.read_only {
+        // An inspecting store: the server refuses any write.
+        options = options.options([("default_transaction_read_only", "on")]);
+    }
     // One connection first, bounded by the connect timeout: the pool retries
     // a refused connection until its acquire timeout and then says only that
     // it timed out; this says why (refused, no such host, bad password).
@@ -667,7 +687,7 @@ const TAKE_OVER: &str = concat!(
     snapshot_matches!(),
     " AND j.attempts < j.max_attempts
         RETURNING j.id, j.token, j.payload::text AS payload, j.attempts, j.max_attempts,
-            j.timeout_ms, c.now),
+            j.timeout_ms, c.now, j.queue),
     buried AS (
         UPDATE leasehold_jobs j SET token = j.token + 1, state = 'dead', finished_at = c.now,
             last_error = 'lease lost on the final attempt: ' || i.note
@@ -675,14 +695,26 @@ const TAKE_OVER: &str = concat!(
         WHERE ",
     snapshot_matches!(),
     " AND j.attempts >= j.max_attempts
-        RETURNING j.id),
+        RETURNING j.id, j.queue, j.attempts),
     ended AS (
         INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
             owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
         SELECT i.id, i.token, i.old_host, i.old_pid, i.nonce, i.old_start_time, i.old_boot_id,
             i.old_claimed_at, c.now, 'lease-lost', i.note
         FROM input i, clock c
-        WHERE i.id IN (SELECT id FROM taken UNION ALL SELECT id FROM buried))
+        WHERE i.id IN (SELECT id FROM taken UNION ALL SELECT id FROM buried)),
+    -- The replaced owner's attempt, journaled as lost (or, on the last
+    -- attempt, the job as dead-lettered).
+    journal AS (
+        INSERT INTO leasehold_settlements (job_id, queue, attempt, token, owner_host, owner_pid,
+            owner_nonce, outcome, error, at)
+        SELECT i.id, t.queue, t.attempts - 1, i.token, i.old_host, i.old_pid, i.nonce, 'lost',
+            i.note, c.now
+        FROM input i JOIN taken t ON t.id = i.id, clock c
+        UNION ALL
+        SELECT i.id, b.queue, b.attempts, i.token, i.old_host, i.old_pid, i.nonce, 'dead',
+            'lease lost on the final attempt: ' || i.note, c.now
+        FROM input i JOIN buried b ON b.id = i.id, clock c)
     SELECT 'claimed' AS kind, id, token, payload, attempts, max_attempts, timeout_ms, now
     FROM taken
     UNION ALL
@@ -793,16 +825,29 @@ const RENEW: &str = concat!(
     RETURNING j.id"
 );
 
+/// Hands the fenced jobs back (queued, the attempt not counted) and
+/// journals each release with the attempt number it did not burn.
 const RELEASE: &str = concat!(
-    "WITH ",
+    clock_cte!(),
+    ",
+    ",
     lock_in_order!("releasing", "$1"),
-    "
-    UPDATE leasehold_jobs j SET state = 'queued', attempts = j.attempts - 1,
-        heartbeat_at = NULL, expires_at = NULL
-    WHERE j.id = ANY(ARRAY(",
+    ",
+    released AS (
+        UPDATE leasehold_jobs j SET state = 'queued', attempts = j.attempts - 1,
+            heartbeat_at = NULL, expires_at = NULL
+        WHERE j.id = ANY(ARRAY(",
     held!("releasing", "$1", "$2", ""),
     "))
-    RETURNING j.id"
+        RETURNING j.id, j.token, j.queue, j.attempts + 1 AS attempt, j.owner_host, j.owner_pid,
+            j.owner_nonce),
+    journal AS (
+        INSERT INTO leasehold_settlements (job_id, queue, attempt, token, owner_host, owner_pid,
+            owner_nonce, outcome, at)
+        SELECT id, queue, attempt, token, owner_host, owner_pid, owner_nonce, 'released',
+            (SELECT now FROM clock)
+        FROM released)
+    SELECT id FROM released"
 );
 
 /// Runs a fenced batch statement that binds `$1` ids and `$2` tokens and
@@ -843,8 +888,10 @@ pub(crate) async fn renew(
         .await?)
 }
 
-const COMPLETE: &str = concat!("WITH ", done_cte!(keep, "$1", "$2", "$3"), "\nSELECT id FROM done");
-const DELETE_COMPLETED: &str = concat!("WITH ", done_cte!(delete, "$1", "$2"), "\nSELECT id FROM done");
+const COMPLETE: &str =
+    concat!(clock_cte!(), ",\n    ", done_cte!(keep, "$1", "$2", "$3"), "\nSELECT id FROM done");
+const DELETE_COMPLETED: &str =
+    concat!(clock_cte!(), ",\n    ", done_cte!(delete, "$1", "$2"), "\nSELECT id FROM done");
 
 pub(crate) async fn complete(
     pool: &PgPool,
@@ -879,10 +926,17 @@ const FAIL: &str = concat!(
         WHERE j.id = (SELECT id FROM failing WHERE token = $2 AND state = 'running')
         RETURNING ",
     ended_columns!(),
-    ", j.state, j.run_at),
+    ", j.state, j.run_at, j.queue, j.attempts),
     ",
     log_ended!("'failed'", "$5"),
     ",
+    journal AS (
+        INSERT INTO leasehold_settlements (job_id, queue, attempt, token, owner_host, owner_pid,
+            owner_nonce, outcome, error, retry_at, at)
+        SELECT id, queue, attempts, token, owner_host, owner_pid, owner_nonce,
+            CASE WHEN state = 'dead' THEN 'dead' ELSE 'retrying' END, $5,
+            CASE WHEN state = 'dead' THEN NULL ELSE run_at END, now
+        FROM done),
     -- The attempt's result, if any ($6), under the same fence.
     kept AS (
         INSERT INTO leasehold_results (job_id, token, recorded_at, result)

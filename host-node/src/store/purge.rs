@@ -16,6 +16,9 @@
 //! runs. Jobs that finish while a purge runs are purged or not depending on
 //! where its walk is; a job that is not finished is never touched
 //! (succeeded and dead are final states).
+//!
+//! [`Store::purge_settlements`] walks the settlements journal the same way
+//! (PostgreSQL: in its `(xid, id)` order, the one index it has).
 
 use std::time::Duration;
 
@@ -62,32 +65,17 @@ impl Store {
         // Checked on every backend, but only SQLite computes the cut from it.
         #[cfg(not(feature = "sqlite"))]
         let _ = now_ms;
-        let mut purged = 0u64;
         match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => {
                 let states = serde_json::to_string(&states).expect("strings serialize");
                 let cut = now_ms.saturating_sub(older_ms);
-                let mut from = i64::MIN;
-                // The range's upper id, read on its own (not in the write
-                // transaction: a read first would make the transaction's
-                // write fail at once when another connection wrote since).
-                while let Some(to) = sqlx::query_scalar::<_, Option<i64>>(
-                    "SELECT max(id) FROM (SELECT id FROM leasehold_jobs WHERE id > ?1 ORDER BY id LIMIT CAST(?2 AS INTEGER))",
-                )
-                .bind(from)
-                .bind(PURGE_CHUNK_SQLITE)
-                .fetch_one(pool)
-                .await?
-                {
-                    let started = std::time::Instant::now();
-                    purged += sqlite::purge_range(pool, (from, to), queue, &states, cut).await?;
-                    from = to;
-                    tokio::time::sleep(started.elapsed()).await;
-                }
+                sqlite::in_ranges(pool, sqlite::JOB_IDS, |range| sqlite::purge_range(pool, range, queue, &states, cut))
+                    .await
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(pool) => {
+                let mut purged = 0u64;
                 let mut from = i64::MIN;
                 loop {
                     let (last, n): (Option<i64>, i64) = sqlx::query_as(super::postgres::PURGE_RANGE)
@@ -101,14 +89,91 @@ impl Store {
                     purged += n.max(0) as u64;
                     match last {
                         Some(last) => from = last,
-                        None => break,
+                        None => return Ok(purged),
                     }
                 }
             }
         }
-        Ok(purged)
+    }
+
+    /// Deletes the settlements journal's rows of `queue` (`None`: every
+    /// queue) settled more than `older_than` before `now` (PostgreSQL:
+    /// before the database's clock, which stamped them); answers how many.
+    /// The journal keeps a deleted job's settlements until then (what
+    /// [`Store::settlements`] lists does not depend on the job still being
+    /// there), so `leasehold purge` runs this beside [`Store::purge`].
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidOption`] for a span or instant that does not fit
+    /// in i64 milliseconds, [`StoreError::InvalidQueueName`],
+    /// [`StoreError::Database`] (the ranges before it stay purged).
+    pub async fn purge_settlements(&self, queue: Option<&str>, older_than: Duration, now: Millis) -> StoreResult<u64> {
+        if let Some(queue) = queue {
+            validate::queue_name(queue)?;
+        }
+        let older_ms = validate::duration_ms("older_than", older_than)?;
+        let now_ms = validate::millis("now", now)?;
+        // Checked on every backend, but only SQLite computes the cut from it.
+        #[cfg(not(feature = "sqlite"))]
+        let _ = now_ms;
+        match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => {
+                let cut = now_ms.saturating_sub(older_ms);
+                sqlite::in_ranges(pool, sqlite::SETTLEMENT_IDS, |(from, to)| async move {
+                    Ok(sqlx::query(sqlite::PURGE_SETTLEMENTS)
+                        .bind(from)
+                        .bind(to)
+                        .bind(cut)
+                        .bind(queue)
+                        .execute(pool)
+                        .await?
+                        .rows_affected())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => {
+                let (mut xid, mut id) = ("0".to_owned(), i64::MIN);
+                let mut purged = 0u64;
+                loop {
+                    let (last_xid, last_id, n): (Option<String>, Option<i64>, i64) =
+                        sqlx::query_as(PURGE_SETTLEMENTS_PG)
+                            .bind(&xid)
+                            .bind(id)
+                            .bind(PURGE_CHUNK_PG)
+                            .bind(older_ms)
+                            .bind(queue)
+                            .fetch_one(pool)
+                            .await?;
+                    purged += n.max(0) as u64;
+                    match (last_xid, last_id) {
+                        (Some(x), Some(i)) => (xid, id) = (x, i),
+                        _ => return Ok(purged),
+                    }
+                }
+            }
+        }
     }
 }
+
+/// Purges the next range of the settlements journal in `(xid, id)` order
+/// (its index): the `$3` rows after `($1, $2)`, of those the ones settled
+/// more than `$4` ms before the statement's clock, of queue `$5` (NULL:
+/// every queue). Answers the range's last `(xid, id)` (NULL once past the
+/// end) and how many rows it deleted.
+#[cfg(feature = "postgres")]
+const PURGE_SETTLEMENTS_PG: &str = "WITH range AS MATERIALIZED (
+        SELECT xid, id FROM leasehold_settlements WHERE (xid, id) > ($1::text::xid8, $2)
+        ORDER BY xid, id LIMIT $3),
+    gone AS (
+        DELETE FROM leasehold_settlements s USING range r
+        WHERE s.xid = r.xid AND s.id = r.id
+          AND s.at < CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint) - $4
+          AND ($5::text IS NULL OR s.queue = $5)
+        RETURNING s.id),
+    last AS (SELECT xid, id FROM range ORDER BY xid DESC, id DESC LIMIT 1)
+    SELECT (SELECT xid::text FROM last), (SELECT id FROM last), (SELECT count(*) FROM gone)";
 
 /// The state names to purge: final states only, at least one.
 fn final_states(states: &[JobState]) -> StoreResult<Vec<&'static str>> {
@@ -135,9 +200,51 @@ fn final_states(states: &[JobState]) -> StoreResult<Vec<&'static str>> {
 
 #[cfg(feature = "sqlite")]
 mod sqlite {
+    use std::future::Future;
+
     use sqlx::SqlitePool;
 
+    use super::PURGE_CHUNK_SQLITE;
     use crate::store::StoreResult;
+
+    /// The last id of the range of at most `?2` jobs after id `?1`.
+    pub(super) const JOB_IDS: &str =
+        "SELECT max(id) FROM (SELECT id FROM leasehold_jobs WHERE id > ?1 ORDER BY id LIMIT CAST(?2 AS INTEGER))";
+
+    /// [`JOB_IDS`] for the settlements journal.
+    pub(super) const SETTLEMENT_IDS: &str = "SELECT max(id) FROM (SELECT id FROM leasehold_settlements WHERE id > ?1
+         ORDER BY id LIMIT CAST(?2 AS INTEGER))";
+
+    /// Deletes the journal's rows of the id range `(?1, ?2]` settled before
+    /// `?3`, of queue `?4` (NULL: all).
+    pub(super) const PURGE_SETTLEMENTS: &str = "DELETE FROM leasehold_settlements
+        WHERE id > ?1 AND id <= ?2 AND at < ?3 AND (?4 IS NULL OR queue = ?4)";
+
+    /// Runs `purge` on each id range `(from, to]` of at most
+    /// [`PURGE_CHUNK_SQLITE`] rows, in id order, the ranges' ends read with
+    /// `ranges` (bound the last end and the chunk); rests after each as long
+    /// as it took, so workers keep at least half of the write lock. Answers
+    /// the sum of what `purge` answered.
+    pub(super) async fn in_ranges<F, Fut>(pool: &SqlitePool, ranges: &'static str, mut purge: F) -> StoreResult<u64>
+    where
+        F: FnMut((i64, i64)) -> Fut,
+        Fut: Future<Output = StoreResult<u64>>,
+    {
+        let mut purged = 0;
+        let mut from = i64::MIN;
+        // The range's upper id, read on its own (not in the write
+        // transaction: a read first would make the transaction's write fail
+        // at once when another connection wrote since).
+        while let Some(to) =
+            sqlx::query_scalar::<_, Option<i64>>(ranges).bind(from).bind(PURGE_CHUNK_SQLITE).fetch_one(pool).await?
+        {
+            let started = std::time::Instant::now();
+            purged += purge((from, to)).await?;
+            from = to;
+            tokio::time::sleep(started.elapsed()).await;
+        }
+        Ok(purged)
+    }
 
     /// The jobs of the id range `(?1, ?2]` to purge, as a subquery on
     /// `?3` states (JSON array), `?4` the cut, `?5` the queue (NULL: all).

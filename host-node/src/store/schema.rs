@@ -25,6 +25,7 @@ pub const QUEUE_MIGRATIONS: MigrationSet = MigrationSet {
         Migration { number: 1, name: "0001_jobs_and_attempts", sqlite: SQLITE_0001, postgres: POSTGRES_0001 },
         Migration { number: 2, name: "0002_attempt_results", sqlite: SQLITE_0002, postgres: POSTGRES_0002 },
         Migration { number: 3, name: "0003_success_on_the_job_row", sqlite: ATTEMPT_LOG_0003, postgres: ATTEMPT_LOG_0003 },
+        Migration { number: 4, name: "0004_settlements_journal", sqlite: SQLITE_0004, postgres: POSTGRES_0004 },
         Migration { number: 5, name: "0005_schedules", sqlite: SQLITE_0005, postgres: POSTGRES_0005 },
         Migration { number: 6, name: "0006_steering", sqlite: SQLITE_0006, postgres: POSTGRES_0006 },
     ],
@@ -177,6 +178,69 @@ CREATE TABLE leasehold_schedules (
 );
 CREATE INDEX leasehold_schedules_due ON leasehold_schedules (queue, next_slot)
     WHERE paused_at IS NULL;
+"#;
+
+/// The settlements journal: one row per settled attempt, appended by the
+/// statement (PostgreSQL) or transaction (SQLite) that settles it — `done`
+/// (completed, kept or deleted), `retrying` and `dead` (failed), `lost`
+/// (its lease taken over by another claimant), `released` (handed back
+/// unstarted; `cancelled` is reserved for the operator's cancel, which does
+/// not journal yet) — so every settlement the store holds can be listed, a
+/// deleted job's too, and none depends on a worker living past its commit.
+/// Rows stay until `purge` removes those older than its cutoff.
+///
+/// `attempt` is the attempt number the settlement ended (the job's
+/// `attempts` then), `token` its fencing token, `owner_*` the claimant that
+/// held it (for `lost`: the one who lost it), `retry_at` the due time of a
+/// retry, `at` when it was settled (ms since the Unix epoch; PostgreSQL:
+/// the server's clock).
+///
+/// Reading it in commit order (see `super::journal`): on SQLite, writers
+/// take turns on the file and each assigns its ids under the write lock, so
+/// ids commit in order (`AUTOINCREMENT`: an id is never reused, not even
+/// after a purge emptied the table). On PostgreSQL they do not: a
+/// transaction may take a lower id and commit after another's higher one.
+/// Each row therefore records the id of the transaction that wrote it
+/// (`xid`, a 64-bit `xid8` that never wraps), which is what a reader
+/// orders its watermark by. The one index, on `(xid, id)`, serves those
+/// reads and purge's walk; no primary key besides it, so an append costs one
+/// index entry.
+const SQLITE_0004: &str = r#"
+CREATE TABLE leasehold_settlements (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id      INTEGER NOT NULL,
+    queue       TEXT    NOT NULL,
+    attempt     INTEGER NOT NULL,
+    token       INTEGER NOT NULL,
+    owner_host  TEXT,
+    owner_pid   INTEGER,
+    owner_nonce TEXT,
+    outcome     TEXT    NOT NULL
+                CHECK (outcome IN ('done', 'retrying', 'dead', 'lost', 'released', 'cancelled')),
+    error       TEXT,
+    retry_at    INTEGER,
+    at          INTEGER NOT NULL
+);
+"#;
+
+const POSTGRES_0004: &str = r#"
+CREATE TABLE leasehold_settlements (
+    id          bigint  GENERATED ALWAYS AS IDENTITY,
+    xid         xid8    NOT NULL DEFAULT pg_current_xact_id(),
+    job_id      bigint  NOT NULL,
+    queue       text    NOT NULL,
+    attempt     integer NOT NULL,
+    token       bigint  NOT NULL,
+    owner_host  text,
+    owner_pid   bigint,
+    owner_nonce text,
+    outcome     text    NOT NULL
+                CHECK (outcome IN ('done', 'retrying', 'dead', 'lost', 'released', 'cancelled')),
+    error       text,
+    retry_at    bigint,
+    at          bigint  NOT NULL
+);
+CREATE INDEX leasehold_settlements_commit_order ON leasehold_settlements (xid, id);
 "#;
 
 /// From this migration on, a completion does not log its attempt: it is one

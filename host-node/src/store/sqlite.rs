@@ -37,6 +37,9 @@ pub(crate) async fn connect(
         url: redacted.to_owned(),
         source,
     };
+    if config.read_only {
+        return connect_read_only(url, config).await.map_err(unreachable);
+    }
     let options = SqliteConnectOptions::from_str(url)
         .map_err(unreachable)?
         .create_if_missing(true)
@@ -71,6 +74,37 @@ pub(crate) async fn connect(
             }
             other => return other.map_err(unreachable),
         }
+    }
+}
+
+/// Opens the file read-only (see [`super::Store::connect_with`]): `mode=ro`
+/// first; if the file cannot be read so (a WAL file whose `-shm` file is
+/// missing, in a folder this process may not write), `immutable=1`.
+async fn connect_read_only(url: &str, config: &StoreConfig) -> Result<SqlitePool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(false)
+        .read_only(true)
+        .busy_timeout(BUSY_TIMEOUT);
+    let pool = |options: SqliteConnectOptions| {
+        SqlitePoolOptions::new()
+            .max_connections(config.max_connections.unwrap_or(1).max(1))
+            .acquire_timeout(config.connect_timeout)
+            .test_before_acquire(false)
+            .connect_lazy_with(options)
+    };
+    // SQLite opens the file lazily: the first read says whether it can.
+    let probe = "SELECT count(*) FROM sqlite_master";
+    let read_only = pool(options.clone());
+    let refused = match sqlx::query(probe).execute(&read_only).await {
+        Ok(_) => return Ok(read_only),
+        Err(e) => e,
+    };
+    read_only.close().await;
+    let immutable = pool(options.immutable(true));
+    match sqlx::query(probe).execute(&immutable).await {
+        Ok(_) => Ok(immutable),
+        // The first refusal says what is wrong with the file.
+        Err(_) => Err(refused),
     }
 }
 
@@ -294,13 +328,13 @@ pub(crate) async fn take_over(
              owner_boot_id = ?10, claimed_at = ?5, heartbeat_at = ?5, lease_ms = ?11,
              expires_at = ?5 + ?11
          WHERE {SNAPSHOT} AND attempts < max_attempts
-         RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now"
+         RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now, queue"
     );
     let bury = format!(
         "UPDATE leasehold_jobs SET token = token + 1, state = 'dead', finished_at = ?5,
              last_error = ?6
          WHERE {SNAPSHOT} AND attempts >= max_attempts
-         RETURNING id"
+         RETURNING id, attempts, queue"
     );
     let mut tx = immediate(pool).await?;
     let mut out = Vec::new();
@@ -320,20 +354,39 @@ pub(crate) async fn take_over(
             .bind(lease_ms)
             .fetch_optional(&mut *tx)
             .await?;
+        // The replaced owner's attempt, as the journal records it: lost,
+        // or (on the last attempt) dead-lettered with the job.
+        let replaced = |row: &sqlx::sqlite::SqliteRow, attempt: i64| -> StoreResult<Ended> {
+            let owner = &c.owner;
+            let (host, pid, nonce) = (owner.host_id.clone(), i64::from(owner.pid), owner.nonce.clone());
+            Ok((c.id, c.token, row.try_get("queue")?, attempt, Some(host), Some(pid), Some(nonce)))
+        };
         let result = match taken {
-            Some(row) => Some(TakenOver::Claimed(rows::claimed(&row, true)?)),
+            Some(row) => {
+                let claimed = rows::claimed(&row, true)?;
+                let lost = replaced(&row, i64::from(claimed.attempt) - 1)?;
+                journal(&mut tx, &[lost], "lost", Some(&t.note), None, now).await?;
+                Some(TakenOver::Claimed(claimed))
+            }
             None => {
                 let note = format!("lease lost on the final attempt: {}", t.note);
-                sqlx::query(sqlx::AssertSqlSafe(bury.as_str()))
+                let buried = sqlx::query(sqlx::AssertSqlSafe(bury.as_str()))
                     .bind(c.id)
                     .bind(c.token)
                     .bind(&c.owner.nonce)
                     .bind(c.heartbeat_at)
                     .bind(now)
-                    .bind(note)
+                    .bind(&note)
                     .fetch_optional(&mut *tx)
-                    .await?
-                    .map(|_| TakenOver::DeadLettered(c.id))
+                    .await?;
+                match buried {
+                    Some(row) => {
+                        let dead = replaced(&row, row.try_get("attempts")?)?;
+                        journal(&mut tx, &[dead], "dead", Some(&note), None, now).await?;
+                        Some(TakenOver::DeadLettered(c.id))
+                    }
+                    None => None,
+                }
             }
         };
         let Some(result) = result else { continue };
@@ -402,13 +455,25 @@ pub(crate) async fn renew(
     update_fenced(pool, set, pairs, owner_nonce, now).await
 }
 
+/// Hands the fenced jobs of `?1` back (queued, the attempt not counted):
+/// answers each one's ended attempt, with the attempt number it did not burn.
+const RELEASE: &str = "UPDATE leasehold_jobs AS j SET state = 'queued', attempts = j.attempts - 1,
+        heartbeat_at = NULL, expires_at = NULL
+    FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
+          FROM json_each(?1)) AS f
+    WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
+    RETURNING id, token, queue, attempts + 1, owner_host, owner_pid, owner_nonce";
+
 pub(crate) async fn release(
     pool: &SqlitePool,
     pairs: &[(i64, i64)],
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let set = "state = 'queued', attempts = j.attempts - 1, heartbeat_at = NULL, expires_at = NULL";
-    update_fenced(pool, set, pairs, None, now).await
+    let mut tx = immediate(pool).await?;
+    let released: Vec<Ended> = sqlx::query_as(RELEASE).bind(pairs_json(pairs)).fetch_all(&mut *tx).await?;
+    journal(&mut tx, &released, "released", None, None, now).await?;
+    tx.commit().await?;
+    Ok(released.into_iter().map(|ended| ended.0).collect())
 }
 
 /// Logs the ended attempts of `ids` (the job rows still carry the token,
@@ -419,14 +484,51 @@ const LOG_ENDED: &str = "INSERT INTO leasehold_attempts (job_id, token, owner_ho
         claimed_at, ?2, ?3, ?4
     FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
+/// An attempt a settle ended, as the journal records it: job id, token,
+/// queue, attempt number, owner host, pid and nonce.
+type Ended = (i64, i64, String, i64, Option<String>, Option<i64>, Option<String>);
+
+/// Appends to the settlements journal, in the settle's transaction (ids
+/// are assigned under the write lock, so they commit in order): `?1` is a
+/// JSON array of [`Ended`] rows, `?2` their outcome, `?3` the error, `?4`
+/// a retry's due time, `?5` now.
+const JOURNAL: &str = "INSERT INTO leasehold_settlements (job_id, token, queue, attempt, owner_host,
+        owner_pid, owner_nonce, outcome, error, retry_at, at)
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+        json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'),
+        json_extract(value, '$[6]'), ?2, ?3, ?4, ?5
+    FROM json_each(?1) ORDER BY key";
+
+/// Journals `ended` (nothing when empty) as settled with `outcome`.
+async fn journal(
+    tx: &mut Transaction<'static, Sqlite>,
+    ended: &[Ended],
+    outcome: &str,
+    error: Option<&str>,
+    retry_at: Option<i64>,
+    now: i64,
+) -> StoreResult<()> {
+    if ended.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(JOURNAL)
+        .bind(serde_json::to_string(ended).expect("numbers and strings serialize"))
+        .bind(outcome)
+        .bind(error)
+        .bind(retry_at)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// The completion's fenced `UPDATE` over `?1` (fences as JSON `[[id,
-/// token], …]`) at `?2` (now): answers the id and token of each job it
-/// landed on.
+/// token], …]`) at `?2` (now): answers each attempt it ended.
 const COMPLETE: &str = "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
     FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
           FROM json_each(?1)) AS f
     WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-    RETURNING id, token";
+    RETURNING id, token, queue, attempts, owner_host, owner_pid, owner_nonce";
 
 /// Writes the results of attempts whose settle landed, in the settle's
 /// transaction: `?1` is JSON `[[id, token, result text], …]`, `?2` now.
@@ -439,6 +541,7 @@ const KEEP_RESULTS: &str = "INSERT OR REPLACE INTO leasehold_results (job_id, to
 /// not logged: the job row keeps what inspection shows of it, see
 /// [`rows::attempt_log`]). `Delete`: one transaction deletes the fenced
 /// rows, then the attempt log and results of those that were deleted.
+/// Either way the transaction journals each completion.
 pub(crate) async fn complete(
     pool: &SqlitePool,
     pairs: &[(i64, i64)],
@@ -448,7 +551,7 @@ pub(crate) async fn complete(
 ) -> StoreResult<Vec<i64>> {
     match on_success {
         OnSuccess::Keep => complete_kept(pool, pairs, results, now).await,
-        OnSuccess::Delete => delete_completed(pool, pairs).await,
+        OnSuccess::Delete => delete_completed(pool, pairs, now).await,
     }
 }
 
@@ -460,11 +563,12 @@ async fn complete_kept(
     now: i64,
 ) -> StoreResult<Vec<i64>> {
     let mut tx = immediate(pool).await?;
-    let landed: Vec<(i64, i64)> = sqlx::query_as(COMPLETE)
+    let landed: Vec<Ended> = sqlx::query_as(COMPLETE)
         .bind(pairs_json(pairs))
         .bind(now)
         .fetch_all(&mut *tx)
         .await?;
+    journal(&mut tx, &landed, "done", None, None, now).await?;
     let kept = landed_results(pairs, results, &landed);
     if !kept.is_empty() {
         sqlx::query(KEEP_RESULTS)
@@ -474,7 +578,7 @@ async fn complete_kept(
             .await?;
     }
     tx.commit().await?;
-    Ok(landed.into_iter().map(|(id, _)| id).collect())
+    Ok(landed.into_iter().map(|ended| ended.0).collect())
 }
 
 /// The results to keep: for each `(id, token)` that landed, the first
@@ -482,11 +586,11 @@ async fn complete_kept(
 fn landed_results<'a>(
     pairs: &[(i64, i64)],
     results: &'a [Option<String>],
-    landed: &[(i64, i64)],
+    landed: &[Ended],
 ) -> Vec<(i64, i64, &'a str)> {
     landed
         .iter()
-        .filter_map(|&(id, token)| {
+        .filter_map(|&(id, token, ..)| {
             let i = pairs
                 .iter()
                 .zip(results)
@@ -497,22 +601,25 @@ fn landed_results<'a>(
 }
 
 /// [`complete`] under [`OnSuccess::Delete`]: answers the ids it deleted.
-async fn delete_completed(pool: &SqlitePool, pairs: &[(i64, i64)]) -> StoreResult<Vec<i64>> {
+async fn delete_completed(pool: &SqlitePool, pairs: &[(i64, i64)], now: i64) -> StoreResult<Vec<i64>> {
     let mut tx = immediate(pool).await?;
     // By primary key for the listed ids, then the token test on each row:
     // a join against json_each would scan the jobs table.
-    let deleted: Vec<i64> = sqlx::query_scalar(
+    let ended: Vec<Ended> = sqlx::query_as(
         "DELETE FROM leasehold_jobs
          WHERE id IN (SELECT json_extract(value, '$[0]') FROM json_each(?1))
            AND state = 'running'
            AND EXISTS (SELECT 1 FROM json_each(?1)
                        WHERE json_extract(value, '$[0]') = leasehold_jobs.id
                          AND json_extract(value, '$[1]') = leasehold_jobs.token)
-         RETURNING id",
+         RETURNING id, token, queue, attempts, owner_host, owner_pid, owner_nonce",
     )
     .bind(pairs_json(pairs))
     .fetch_all(&mut *tx)
     .await?;
+    // The journal keeps the completion of the job it deletes.
+    journal(&mut tx, &ended, "done", None, None, now).await?;
+    let deleted: Vec<i64> = ended.into_iter().map(|ended| ended.0).collect();
     if !deleted.is_empty() {
         let ids = serde_json::to_string(&deleted).expect("ids serialize");
         for table in ["leasehold_attempts", "leasehold_results"] {
@@ -546,7 +653,7 @@ pub(crate) async fn fail(
              last_error = ?6,
              finished_at = CASE WHEN attempts >= max_attempts THEN ?3 ELSE NULL END
          WHERE id = ?1 AND token = ?2 AND state = 'running'
-         RETURNING state, run_at",
+         RETURNING state, run_at, queue, attempts, owner_host, owner_pid, owner_nonce",
     )
     .bind(id)
     .bind(token)
@@ -559,6 +666,17 @@ pub(crate) async fn fail(
     let Some(row) = row else { return Ok(None) };
     let state: String = row.try_get("state")?;
     let run_at: i64 = row.try_get("run_at")?;
+    let ended: Ended = (
+        id,
+        token,
+        row.try_get("queue")?,
+        row.try_get("attempts")?,
+        row.try_get("owner_host")?,
+        row.try_get("owner_pid")?,
+        row.try_get("owner_nonce")?,
+    );
+    let (outcome, retry_at) = if state == "dead" { ("dead", None) } else { ("retrying", Some(run_at)) };
+    journal(&mut tx, &[ended], outcome, Some(error), retry_at, now).await?;
     sqlx::query(LOG_ENDED)
         .bind(format!("[{id}]"))
         .bind(now)

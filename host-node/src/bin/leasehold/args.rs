@@ -74,12 +74,14 @@ pub enum Command {
     Jobs(JobsArgs),
     /// One job: its command, state and every attempt with its owner, exit code and output.
     Show(ShowArgs),
-    /// The workers' event log: each attempt's settlement by job id (done, retrying,
-    /// dead-lettered, lost) and the runners' passes and failures.
+    /// Each attempt's settlement by job id (done, retrying, dead-lettered, lost to another
+    /// worker, handed back unstarted), as the database recorded it, deleted jobs' too until
+    /// `purge`; and the runners' passes and failures from the workers' event logs.
     Events(EventsArgs),
     /// Delete the jobs that succeeded (with --dead, the dead-lettered ones too) more than
     /// --older-than ago, of every queue or of --queue, with their attempts and output, and
-    /// print how many. Queued and running jobs are never touched.
+    /// the settlements `events` lists that are as old; print how many. Queued and running
+    /// jobs are never touched.
     Purge(PurgeArgs),
     /// Periodic and cron jobs: `schedule add NAME --every 5m -- COMMAND` or `--cron "0 3 * * *"
     /// [--tz Europe/Berlin]`; `schedule list`, `remove`, `pause`, `resume`. Every `work` of the
@@ -219,7 +221,7 @@ pub struct ShowArgs {
 /// `leasehold events`.
 #[derive(Debug, Args)]
 pub struct EventsArgs {
-    /// Keep printing events as workers log them.
+    /// Keep printing events as the database records settlements and workers log them.
     #[arg(long)]
     pub follow: bool,
     /// One JSON object per line instead of text, with the runners' per-item trace too.

@@ -1,9 +1,19 @@
-//! The workers' event log: each worker process records each job's
-//! settlement (`job-done`, `job-retrying`, `job-dead-lettered`, `job-lost`,
-//! with the job id and attempt) and its runner's trace events (passes,
-//! claims, renewals, by position in the pass) through the pump into its own
-//! log file, and `leasehold events` merges them: the job events and the
-//! runner's failures as lines, everything with `--json`.
+//! `leasehold events`: the job events and the workers' runner trace.
+//!
+//! Job events (`job-done`, `job-retrying`, `job-dead-lettered`, `job-lost`,
+//! `job-released`, with the job id and attempt) come from the store's
+//! settlements journal, which each settle statement appends to in its own
+//! transaction ([`Store::settlements`]): a settlement committed just before
+//! its worker was killed is there, a deleted job's too, until `purge`
+//! removes it. `--follow` follows the journal with a watermark that skips no
+//! late commit and repeats nothing ([`JournalCursor`]).
+//!
+//! The runner trace (passes, claims, renewals by position in the pass,
+//! claim failures, lost claims) is each worker process's own: its runners
+//! record it through the pump into its log file, and `events` merges the
+//! logs with the journal by time: the job events and the runner's failures
+//! as lines, everything with `--json`. Job events that older workers logged
+//! from memory are left out of the logs' share: the journal holds them.
 //!
 //! One file per worker slot, in one folder: an event log has a single writer,
 //! and several workers share one database. A process takes the first slot
@@ -15,10 +25,9 @@
 
 use crate::fail::CliError;
 use leasehold::eventlog::{EventRecord, LoggedEvent, ReadError, read_log, read_log_before_damage};
-use leasehold::pump::{DEFAULT_TRACE_JOURNAL_CAPACITY, EventDraft, EventSource, Pump, PumpOptions, TraceJournal};
-use leasehold::store::ClaimedJob;
-use leasehold::worker::Settlement;
-use serde_json::{Value, json};
+use leasehold::pump::{DEFAULT_TRACE_JOURNAL_CAPACITY, EventSource, Pump, PumpOptions, TraceJournal};
+use leasehold::store::{JournalCursor, SettlementOutcome, SettlementRecord, Store, StoreError};
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -112,17 +121,20 @@ struct Cursor {
     damage: Option<String>,
 }
 
-/// `leasehold events`: prints every logged event in time order; with
-/// `follow`, keeps polling the folder for new events.
-pub async fn show(folder: &Path, follow: bool, json: bool) -> Result<(), CliError> {
-    if !folder.is_dir() && !follow {
-        return Err(CliError::input(format!("no event log at {} (a worker writes it)", folder.display())));
-    }
+/// `leasehold events`: prints every settlement in `store`'s journal and
+/// every event logged in `folder`, in time order; with `follow`, keeps
+/// polling both for new ones.
+pub async fn show(store: &Store, folder: &Path, follow: bool, json: bool) -> Result<(), CliError> {
     let mut cursors: BTreeMap<PathBuf, Cursor> = BTreeMap::new();
+    let mut journal = JournalCursor::default();
     loop {
-        let mut fresh = read_new(folder, &mut cursors)?;
-        fresh.sort_by_key(|e| e.event.at);
-        let text: String = fresh.iter().filter_map(|logged| line(&logged.event, json)).map(|l| l + "\n").collect();
+        let mut fresh: Vec<EventRecord> =
+            settlements(store, &mut journal).await?.iter().map(settlement_event).collect();
+        fresh.extend(
+            read_new(folder, &mut cursors)?.into_iter().map(|logged| logged.event).filter(|e| !e.kind.starts_with("job-")),
+        );
+        fresh.sort_by_key(|e| e.at);
+        let text: String = fresh.iter().filter_map(|event| line(event, json)).map(|l| l + "\n").collect();
         if !crate::fail::print(&text) {
             return Ok(()); // the reader went away
         }
@@ -131,6 +143,45 @@ pub async fn show(folder: &Path, follow: bool, json: bool) -> Result<(), CliErro
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// The settlements since `journal`; a database whose schema predates the
+/// journal is said to be one.
+async fn settlements(store: &Store, journal: &mut JournalCursor) -> Result<Vec<SettlementRecord>, CliError> {
+    match store.settlements(journal).await {
+        Err(StoreError::Database(e)) if e.to_string().contains("leasehold_settlements") => Err(CliError::input(
+            "the database has no settlements journal yet (it was last used by an older leasehold): \
+             `leasehold work` or `enqueue` adds it"
+                .to_owned(),
+        )),
+        other => Ok(other?),
+    }
+}
+
+/// The source name of the events read from the settlements journal.
+const JOURNAL_SOURCE: &str = "settlements";
+
+/// A journal row as an event: type `job-done`, `job-retrying`,
+/// `job-dead-lettered`, `job-lost` or `job-released`; identity the queue
+/// and the attempt's owner (`host`, `pid`); body `{"job": id, "attempt": n,
+/// "token": t, "settlement": journal id}` plus `error` (failures; for a
+/// lost lease, who took it over) and `retryAt` (ms since the Unix epoch,
+/// retries).
+fn settlement_event(row: &SettlementRecord) -> EventRecord {
+    let mut identity = Map::new();
+    identity.insert("queue".to_owned(), json!(row.queue));
+    if let Some(owner) = &row.owner {
+        identity.insert("host".to_owned(), json!(owner.host_id));
+        identity.insert("pid".to_owned(), json!(owner.pid));
+    }
+    let mut body = json!({ "job": row.job.0, "attempt": row.attempt, "token": row.token, "settlement": row.id });
+    if let Some(error) = &row.error {
+        body["error"] = json!(error);
+    }
+    if let SettlementOutcome::Retrying { at } = row.outcome {
+        body["retryAt"] = json!(at.0);
+    }
+    EventRecord { source: JOURNAL_SOURCE.to_owned(), at: row.at.0, kind: row.outcome.event_type().to_owned(), identity, body }
 }
 
 /// Events added to the folder's logs since the cursors.
@@ -190,32 +241,6 @@ fn note_damage(cursor: &mut Cursor, damage: &ReadError, what: &str) {
     }
 }
 
-/// The logged event for one attempt's settlement: type `job-done`,
-/// `job-retrying`, `job-dead-lettered` or `job-lost`; body `{"job": id,
-/// "attempt": n, "reclaimed": bool}` plus `error` (failures), `retryAt` (ms
-/// since the Unix epoch, retries) and `lapsed` (lost claims); stamped now,
-/// so it sorts with the runner's events.
-pub fn settlement_draft(job: &ClaimedJob, settlement: &Settlement) -> EventDraft {
-    let mut body = json!({ "job": job.id.0, "attempt": job.attempt, "reclaimed": job.reclaimed });
-    let kind = match settlement {
-        Settlement::Completed => "job-done",
-        Settlement::Retrying { at, error } => {
-            body["error"] = json!(error);
-            body["retryAt"] = json!(at.0);
-            "job-retrying"
-        }
-        Settlement::DeadLettered { error } => {
-            body["error"] = json!(error);
-            "job-dead-lettered"
-        }
-        Settlement::Lost { lapsed } => {
-            body["lapsed"] = json!(lapsed);
-            "job-lost"
-        }
-    };
-    EventDraft::new(kind).at(leasehold::pump::unix_now_ms()).body(body)
-}
-
 /// Runner trace events that name items by their position in a pass, not by
 /// job: the job events say the same with the job id, so lines leave these
 /// out (`--json` keeps them).
@@ -231,6 +256,14 @@ fn line(event: &EventRecord, json: bool) -> Option<String> {
         return None;
     }
     let at = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(event.at));
+    if event.source == JOURNAL_SOURCE {
+        let queue = event.identity.get("queue").and_then(Value::as_str).unwrap_or_default();
+        let owner = match (event.identity.get("pid"), event.identity.get("host").and_then(Value::as_str)) {
+            (Some(pid), Some(host)) => format!(" (pid {pid} on {host})"),
+            _ => String::new(),
+        };
+        return Some(format!("{at}  leasehold.{queue}  {:<17} {}{owner}", event.kind, details(&event.kind, &event.body)));
+    }
     let runner = event.identity.get("runner").and_then(|r| r.as_str()).unwrap_or(&event.source);
     // A worker runs one runner per slot (see `pool`): `leasehold.QUEUE#2`.
     let runner = match event.identity.get("slot").and_then(|s| s.as_u64()) {
@@ -240,8 +273,8 @@ fn line(event: &EventRecord, json: bool) -> Option<String> {
     Some(format!("{at}  {runner}  {:<17} {}", event.kind, details(&event.kind, &event.body)))
 }
 
-/// The body of an event in words: `job 17 attempt 2 (reclaimed): exit code
-/// 1, retry at TIME` for job events, the JSON body for the rest.
+/// The body of an event in words: `job 17 attempt 2: exit code 1, retry at
+/// TIME` for job events, the JSON body for the rest.
 fn details(kind: &str, body: &Value) -> String {
     let Some(job) = body.get("job").and_then(Value::as_u64).filter(|_| kind.starts_with("job-")) else {
         return if body.is_null() { String::new() } else { body.to_string() };
@@ -250,19 +283,14 @@ fn details(kind: &str, body: &Value) -> String {
     if let Some(attempt) = body.get("attempt").and_then(Value::as_u64) {
         text += &format!(" attempt {attempt}");
     }
-    if body.get("reclaimed").and_then(Value::as_bool) == Some(true) {
-        text += " (reclaimed from a lost worker)";
+    if kind == "job-released" {
+        text += " handed back unstarted (the attempt is not counted)";
     }
     if let Some(error) = body.get("error").and_then(Value::as_str) {
         text += &format!(": {error}");
     }
     if let Some(at) = body.get("retryAt").and_then(Value::as_u64) {
         text += &format!(", retry at {}", humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(at)));
-    }
-    match body.get("lapsed").and_then(Value::as_bool) {
-        Some(true) => text += ": the lease lapsed (renewals stopped confirming); command stopped, nothing recorded",
-        Some(false) => text += ": the claim was lost (another worker holds the job); command stopped, nothing recorded",
-        None => {}
     }
     text
 }

@@ -1,12 +1,21 @@
-//! `status`, `jobs`, `show`: reading the queue.
+//! `status`, `jobs`, `show`: reading the queue; and how they (and `events`)
+//! connect: read-only.
 
 use crate::fail::CliError;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use leasehold::core::Millis;
-use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store, StoreError};
+use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store, StoreConfig, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, UNIX_EPOCH};
+
+/// Connects to `database` for reading only: a SQLite file is opened
+/// read-only (never created, never migrated; see `StoreConfig::read_only`),
+/// so `status`, `jobs`, `show` and `events` work on a file or folder this
+/// user may not write.
+pub async fn connect_read_only(database: &str) -> Result<Store, CliError> {
+    Ok(Store::connect_with(database, StoreConfig::default().with_read_only(true)).await?)
+}
 
 /// A table with `header`, in the style of every listing.
 pub fn table(header: &[&str]) -> Table {

@@ -133,10 +133,6 @@ fn refuse_missing_sqlite_file(url: &str) -> Result<(), CliError> {
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let global = &cli.global;
     let events = events::folder(&global.database, global.events.as_deref());
-    if let Command::Events(args) = &cli.command {
-        events::show(&events, args.follow, args.json).await?;
-        return Ok(0);
-    }
     if let Command::Schedule(args) = &cli.command {
         match &args.action {
             // Before connecting: a refused schedule must not leave a new database behind.
@@ -149,6 +145,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Status
             | Command::Jobs(_)
             | Command::Show(_)
+            | Command::Events(_)
             | Command::Purge(_)
             | Command::Cancel(_)
             | Command::Retry(_)
@@ -175,7 +172,12 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         drop(store);
         return Ok(0);
     }
-    let store = connect(global).await?;
+    let store = if matches!(cli.command, Command::Status | Command::Jobs(_) | Command::Show(_) | Command::Events(_)) {
+        refuse_in_memory(&global.database)?;
+        inspect::connect_read_only(&global.database).await?
+    } else {
+        connect(global).await?
+    };
     let code = match &cli.command {
         Command::Run(args) => run::run(&store, global, args, &events).await?,
         Command::Enqueue(args) => enqueue::enqueue(&store, args).await.map(|()| 0)?,
@@ -183,7 +185,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Status => inspect::status(&store).await.map(|()| 0)?,
         Command::Jobs(args) => inspect::jobs(&store, args.queue.as_deref(), args.state, args.limit).await.map(|()| 0)?,
         Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,
-        Command::Events(_) => unreachable!("answered above"),
+        Command::Events(args) => events::show(&store, &events, args.follow, args.json).await.map(|()| 0)?,
         Command::Purge(args) => purge::purge(&store, args).await.map(|()| 0)?,
         Command::Schedule(args) => schedule::run(&store, args).await.map(|()| 0)?,
         Command::Cancel(args) => steer::cancel(&store, args).await.map(|()| 0)?,

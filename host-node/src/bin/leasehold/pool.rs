@@ -1,8 +1,9 @@
 //! A pool of command workers on one queue: per slot, the store's [`Worker`]
 //! with the command handler under a [`JobRunner`] of its own (the comment
 //! in [`Pool::start`] says why not one runner for all), woken by the queue's
-//! wake-ups, their trace events (tagged with the slot) and each job's
-//! settlement recorded to one event log, and the two-step shutdown.
+//! wake-ups, their trace events (tagged with the slot) recorded to one event
+//! log (each job's settlement is in the store's settlements journal), and
+//! the two-step shutdown.
 
 use crate::events::Recorder;
 use crate::fail::CliError;
@@ -189,18 +190,15 @@ impl Pool {
         let unsettled = Unsettled::new();
         for slot in 1..=config.concurrency {
             let handler = CommandHandler::new(grace, stopped.clone());
-            let settlements = recorder.journal.clone();
             // Pages of one: a job claimed is a job started, so a drain (which
             // stops claiming) never strands claimed-but-unstarted jobs in a
             // page until their leases go stale.
             let worker = Draining {
                 inner: Worker::new(store.clone(), config.queue, handler)
                     .lease(config.stale_after)
+                    // Job events come from the store's settlements journal.
                     .page_size(1)
-                    .sharing(unsettled.clone())
-                    .on_settled(move |job, settlement| {
-                        settlements.note(crate::events::settlement_draft(job, settlement).identity("slot", slot.into()))
-                    }),
+                    .sharing(unsettled.clone()),
                 claiming: Arc::clone(&claiming),
                 slot: slot as usize - 1,
                 turns: Arc::clone(&turns),

@@ -1,0 +1,209 @@
+//! The settlements journal: every settle (done, retrying, dead-lettered,
+//! lost to a takeover, released) appends a row in its own statement or
+//! transaction, a refused fence appends nothing, a deleted job's rows stay
+//! until purged, and a reader with a cursor gets each row exactly once —
+//! on PostgreSQL also a row that commits after one with a higher id.
+
+#![cfg(feature = "sqlite")]
+
+mod store_support;
+
+use std::time::Duration;
+
+use leasehold::core::lease::FenceOutcome;
+use leasehold::store::{
+    EnqueueOptions, FailOutcome, JournalCursor, OnSuccess, RetryBackoff, SettlementOutcome,
+    SettlementRecord, StoreConfig,
+};
+use serde_json::json;
+use store_support::{backends_with, owner, without_results};
+
+const LEASE: Duration = Duration::from_secs(1);
+
+fn quick_retry() -> StoreConfig {
+    StoreConfig::default().with_retry(RetryBackoff {
+        initial: Duration::from_millis(1),
+        max: Duration::from_millis(1),
+    })
+}
+
+/// `(job, attempt, token, outcome)` of each row, in the order given.
+fn summary(rows: &[SettlementRecord]) -> Vec<(i64, u32, u64, SettlementOutcome)> {
+    rows.iter().map(|r| (r.job.0, r.attempt, r.token, r.outcome)).collect()
+}
+
+#[tokio::test]
+async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
+    for db in backends_with("journal_every_settle", quick_retry()).await {
+        let s = &db.store;
+        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+        let twice = EnqueueOptions { max_attempts: 2, ..Default::default() };
+        let jobs: Vec<_> = [&twice, &once, &twice, &twice].iter().map(|o| (json!(1), (*o).clone())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let me = owner("h1", "a");
+        let page = s.claim_page("q", &me, db.now(), LEASE, 4).await.unwrap();
+        assert_eq!(page.len(), 4, "{}", db.label());
+        let by_id = |i: usize| page.iter().find(|j| j.id == ids[i]).unwrap().clone();
+        let mut cursor = JournalCursor::default();
+        assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}", db.label());
+
+        assert!(s.complete(by_id(0).fence(), Some(&json!({"exitCode": 0})), db.now()).await.unwrap().is_updated());
+        let retry = s.fail(by_id(2).fence(), "exit code 1", None, db.now()).await.unwrap();
+        let FailOutcome::Retrying { at } = retry else { panic!("{}: {retry:?}", db.label()) };
+        assert_eq!(s.fail(by_id(1).fence(), "exit code 2", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
+        assert!(s.release(by_id(3).fence(), db.now()).await.unwrap().is_updated());
+
+        let rows = s.settlements(&mut cursor).await.unwrap();
+        let token = |i: usize| by_id(i).token;
+        assert_eq!(
+            summary(&rows),
+            [
+                (ids[0].0, 1, token(0), SettlementOutcome::Done),
+                (ids[2].0, 1, token(2), SettlementOutcome::Retrying { at }),
+                (ids[1].0, 1, token(1), SettlementOutcome::DeadLettered),
+                (ids[3].0, 1, token(3), SettlementOutcome::Released),
+            ],
+            "{}",
+            db.label()
+        );
+        assert_eq!(rows[1].error.as_deref(), Some("exit code 1"), "{}", db.label());
+        assert_eq!(rows[2].error.as_deref(), Some("exit code 2"), "{}", db.label());
+        for row in &rows {
+            assert_eq!(row.queue, "q");
+            let owner = row.owner.as_ref().expect("the attempt's owner");
+            assert_eq!((owner.host_id.as_str(), owner.nonce.as_str()), ("h1", "a"), "{}", db.label());
+        }
+        assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}: read once", db.label());
+
+        // The released job was not counted: its next claim is attempt 1
+        // again. Lost to a takeover once stale, then completed by the taker
+        // beside its next claim.
+        db.advance(Duration::from_millis(20)).await;
+        let again = s.claim_page("q", &me, db.now(), LEASE, 2).await.unwrap();
+        let released = again.iter().find(|j| j.id == ids[3]).expect("released job claimed again");
+        assert_eq!(released.attempt, 1, "{}", db.label());
+        db.advance(LEASE * 2).await;
+        let thief = owner("h2", "b");
+        let taken = s.claim_page("q", &thief, db.now(), LEASE, 2).await.unwrap();
+        let taken_over = taken.iter().find(|j| j.id == ids[3]).expect("reclaimed");
+        let (outcome, _) =
+            s.complete_and_claim(taken_over.fence(), None, "q", &thief, db.now(), LEASE, 1).await.unwrap();
+        assert_eq!(outcome, FenceOutcome::Updated, "{}", db.label());
+        let rows = s.settlements(&mut cursor).await.unwrap();
+        let of_job: Vec<_> = rows.iter().filter(|r| r.job == ids[3]).collect();
+        assert_eq!(
+            of_job.iter().map(|r| (r.attempt, r.token, r.outcome)).collect::<Vec<_>>(),
+            [(1, released.token, SettlementOutcome::Lost), (2, taken_over.token, SettlementOutcome::Done)],
+            "{}",
+            db.label()
+        );
+        assert_eq!(of_job[0].owner.as_ref().unwrap().host_id, "h1", "{}: the loser is named", db.label());
+        assert!(of_job[0].error.as_deref().unwrap_or_default().contains("reclaimed by h2"), "{}", db.label());
+        assert_eq!(of_job[1].owner.as_ref().unwrap().host_id, "h2", "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_settle_whose_fence_is_refused_appends_nothing() {
+    for db in backends_with("journal_refused", StoreConfig::default()).await {
+        let s = &db.store;
+        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let old = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.advance(LEASE * 2).await;
+        let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
+        let mut cursor = JournalCursor::default();
+        let lost = s.settlements(&mut cursor).await.unwrap();
+        assert_eq!(summary(&lost), [(old.id.0, 1, old.token, SettlementOutcome::Lost)], "{}", db.label());
+        assert!(!s.complete(old.fence(), None, db.now()).await.unwrap().is_updated());
+        assert!(matches!(s.fail(old.fence(), "late", None, db.now()).await.unwrap(), FailOutcome::Lost(_)));
+        assert!(!s.release(old.fence(), db.now()).await.unwrap().is_updated());
+        assert!(!s.complete_many(&without_results(&[old.fence()]), db.now()).await.unwrap()[0].is_updated());
+        assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}: a refused settle was journaled", db.label());
+        assert!(s.complete(new.fence(), None, db.now()).await.unwrap().is_updated());
+        let done = s.settlements(&mut cursor).await.unwrap();
+        assert_eq!(summary(&done), [(new.id.0, 2, new.token, SettlementOutcome::Done)], "{}", db.label());
+    }
+}
+
+#[tokio::test]
+async fn a_deleted_jobs_settlement_stays_until_purge_says_it_is_old_enough() {
+    let deleting = StoreConfig::default().with_on_success(OnSuccess::Delete);
+    for db in backends_with("journal_delete_purge", deleting).await {
+        let s = &db.store;
+        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
+        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let me = owner("h", "a");
+        let page = s.claim_page("q", &me, db.now(), LEASE, 3).await.unwrap();
+        let completions: Vec<_> = page[..2].iter().map(|j| (j.fence(), None)).collect();
+        assert!(s.complete_many(&completions, db.now()).await.unwrap().iter().all(|o| o.is_updated()));
+        let (outcome, _) = s.complete_and_claim(page[2].fence(), None, "q", &me, db.now(), LEASE, 1).await.unwrap();
+        assert!(outcome.is_updated());
+        assert!(s.job(ids[0]).await.is_err(), "{}: the job is deleted", db.label());
+        let done = |rows: Vec<SettlementRecord>| {
+            let mut jobs: Vec<i64> = rows.iter().filter(|r| r.outcome == SettlementOutcome::Done).map(|r| r.job.0).collect();
+            jobs.sort_unstable();
+            jobs
+        };
+        let all: Vec<i64> = ids.iter().map(|id| id.0).collect();
+        assert_eq!(done(s.settlements(&mut JournalCursor::default()).await.unwrap()), all, "{}", db.label());
+
+        assert_eq!(s.purge_settlements(None, Duration::from_secs(3600), db.now()).await.unwrap(), 0, "{}", db.label());
+        assert_eq!(s.purge_settlements(Some("other"), Duration::ZERO, db.now()).await.unwrap(), 0, "{}", db.label());
+        db.advance(Duration::from_millis(50)).await;
+        assert_eq!(s.purge_settlements(Some("q"), Duration::ZERO, db.now()).await.unwrap(), 3, "{}", db.label());
+        assert!(s.settlements(&mut JournalCursor::default()).await.unwrap().is_empty(), "{}", db.label());
+    }
+}
+
+/// On SQLite ids commit in order, so the watermark is the last id read; a
+/// purge that empties the journal does not make ids start again below it.
+#[tokio::test]
+async fn a_cursor_reads_each_row_once_across_a_purge_that_empties_the_journal() {
+    for db in backends_with("journal_cursor_purge", StoreConfig::default()).await {
+        let s = &db.store;
+        let me = owner("h", "a");
+        let mut cursor = JournalCursor::default();
+        let mut seen = Vec::new();
+        for round in 0..3 {
+            let id = s.enqueue("q", &json!(round), &EnqueueOptions::default(), db.now()).await.unwrap();
+            let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+            assert!(s.complete(job.fence(), None, db.now()).await.unwrap().is_updated());
+            let rows = s.settlements(&mut cursor).await.unwrap();
+            assert_eq!(rows.iter().map(|r| r.job).collect::<Vec<_>>(), [id], "{} round {round}", db.label());
+            seen.extend(rows);
+            db.advance(Duration::from_millis(20)).await;
+            s.purge_settlements(None, Duration::ZERO, db.now()).await.unwrap();
+        }
+        assert_eq!(seen.len(), 3, "{}", db.label());
+    }
+}
+
+/// The late commit: transaction A appends a row (taking the lower id) and
+/// stays open while B appends one (a higher id) and commits. A reader then
+/// sees B's row; once A commits, the next read answers A's row — which a
+/// watermark of "the highest id seen" would skip — and no read answers
+/// either twice.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_row_that_commits_after_a_higher_id_is_read_exactly_once() {
+    let Some(db) = store_support::pg_db("journal_late_commit", StoreConfig::default()).await else { return };
+    let s = &db.store;
+    let mut cursor = JournalCursor::default();
+    assert!(s.settlements(&mut cursor).await.unwrap().is_empty());
+    let append = "INSERT INTO leasehold_settlements (job_id, queue, attempt, token, outcome, at)
+                  VALUES ($1, 'q', 1, 1, 'done', 0) RETURNING id";
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let mut late = pool.begin().await.unwrap();
+    let low: i64 = sqlx::query_scalar(append).bind(1_i64).fetch_one(&mut *late).await.unwrap();
+    let high: i64 = sqlx::query_scalar(append).bind(2_i64).fetch_one(&pool).await.unwrap();
+    assert!(low < high, "the open transaction holds the lower id");
+
+    let read = |rows: Vec<SettlementRecord>| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(read(s.settlements(&mut cursor).await.unwrap()), [high], "the committed row shows at once");
+    assert_eq!(read(s.settlements(&mut cursor).await.unwrap()), Vec::<i64>::new(), "and only once");
+    late.commit().await.unwrap();
+    assert_eq!(read(s.settlements(&mut cursor).await.unwrap()), [low], "the late commit is not skipped");
+    assert_eq!(read(s.settlements(&mut cursor).await.unwrap()), Vec::<i64>::new());
+    let third: i64 = sqlx::query_scalar(append).bind(3_i64).fetch_one(&pool).await.unwrap();
+    assert_eq!(read(s.settlements(&mut cursor).await.unwrap()), [third]);
+}
