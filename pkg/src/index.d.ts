@@ -374,7 +374,8 @@ export interface OwnerId {
 
 /**
  * The four spans that govern a lease, ms. A field
- * left out takes its default. The set must keep these relations, or it is
+ * left out takes its default; a key close to a field's name (`staleAfterMS`) is refused
+ * with a `TypeError` naming the field. The set must keep these relations, or it is
  * refused with a `RangeError` naming the one broken:
  * 1. every span is positive;
  * 2. `staleAfterMs >= 2 × heartbeatIntervalMs` (one missed pulse must not make a live owner stealable);

@@ -409,6 +409,25 @@ test('options of the wrong kind are a TypeError naming the option', () => {
   assert.deepEqual(s.calls, []);
 });
 
+test('a misspelt policy field is refused naming the field it was meant to be, before the store is touched', () => {
+  // Ignored, `staleAfterMS: 5000` would leave the owner on the default 15 s while its
+  // peers steal after 5 s: the work would overlap the next owner's.
+  const s = scripted();
+  const options = { runId: 'run-1', owner: OWNER, store: s.store };
+  for (const [field, meant] of [['staleAfterMS', 'staleAfterMs'], ['heartbeatIntervalMS', 'heartbeatIntervalMs'],
+    ['skewAllowanceMS', 'skewAllowanceMs'], ['writeToleranceMs ', 'writeToleranceMs'], ['staleAfterMillis', undefined]]) {
+    const policy = { [field]: 5000 };
+    const message = `lease policy: unknown field ${field}: did you mean ${meant}?`;
+    if (meant === undefined) {
+      assert.equal(leasePolicy(policy).staleAfterMs, 15_000, 'a key far from every field is ignored');
+      continue;
+    }
+    assert.throws(() => leasePolicy(policy), { name: 'TypeError', message });
+    assert.throws(() => heartbeatLoop({ ...options, policy }), { name: 'TypeError', message });
+  }
+  assert.deepEqual(s.calls, []);
+});
+
 test('a safe but wasteful policy is warned about once, through the logger, and runs', async (t) => {
   const log = recorder();
   const policy = { heartbeatIntervalMs: 2000, skewAllowanceMs: 1000, staleAfterMs: 15_000, writeToleranceMs: 1500 };

@@ -5,6 +5,7 @@
 //! relation named — in the option names JS uses.
 
 use crate::options::kind_of;
+use crate::options::names::near_miss_of;
 use core::fmt;
 use js_sys::{Array, Object, Reflect};
 use leasehold_core::lease::{LeasePolicy, PolicyError};
@@ -47,6 +48,14 @@ pub enum PolicyRefusal {
         /// `typeof policy`, or `null`.
         got: &'static str,
     },
+    /// A key that is not a field but close to one, e.g. `staleAfterMS`
+    /// (`TypeError`): ignoring it would run on the default span unsaid.
+    Misspelt {
+        /// The key as given.
+        key: String,
+        /// The field it was probably meant to be.
+        option: &'static str,
+    },
     /// A field holds something other than a number (`TypeError`).
     WrongKind {
         /// The field's JS name, e.g. `staleAfterMs`.
@@ -67,7 +76,7 @@ impl PolicyRefusal {
     pub fn to_js(&self) -> JsValue {
         let message = self.to_string();
         let type_error = match self {
-            PolicyRefusal::NotAnObject { .. } | PolicyRefusal::WrongKind { .. } => true,
+            PolicyRefusal::NotAnObject { .. } | PolicyRefusal::Misspelt { .. } | PolicyRefusal::WrongKind { .. } => true,
             PolicyRefusal::Invalid(e) => e.is_type_error(),
             PolicyRefusal::Unsafe(_) => false,
         };
@@ -83,6 +92,9 @@ impl fmt::Display for PolicyRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PolicyRefusal::NotAnObject { got } => write!(f, "lease policy: policy must be an object, got {got}"),
+            PolicyRefusal::Misspelt { key, option } => {
+                write!(f, "lease policy: unknown field {key}: did you mean {option}?")
+            }
             PolicyRefusal::WrongKind { option, got } => {
                 write!(f, "lease policy: {option} must be a number, got {got}")
             }
@@ -107,7 +119,8 @@ pub(super) fn span(option: &'static str, value: f64) -> Result<u64, OptionError>
 }
 
 /// Reads a JS policy object: each field a number of ms (fractions
-/// truncated); a field left `undefined` or `null` takes
+/// truncated); a key close to a field's name but not it (`staleAfterMS`) is
+/// refused, other keys are ignored; a field left `undefined` or `null` takes
 /// [`LeasePolicy::DEFAULT`]'s value, and so does every field when `policy`
 /// itself is `undefined` or `null`. Then [`LeasePolicy::validate`]: the
 /// policy and its warnings (messages in JS names).
@@ -125,6 +138,12 @@ pub fn read_policy(policy: &JsValue) -> Result<(LeasePolicy, Vec<String>), JsVal
     if !(policy.is_undefined() || policy.is_null()) {
         if !policy.is_object() {
             return Err(PolicyRefusal::NotAnObject { got: kind_of(policy) }.to_js());
+        }
+        for key in Reflect::own_keys(policy.unchecked_ref())?.iter() {
+            let Some(key) = key.as_string() else { continue };
+            if let Some(option) = near_miss_of(&key, &FIELDS) {
+                return Err(PolicyRefusal::Misspelt { key, option }.to_js());
+            }
         }
         for (option, slot) in FIELDS.iter().zip(values.iter_mut()) {
             let value = Reflect::get(policy, &JsValue::from_str(option))?;

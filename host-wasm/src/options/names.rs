@@ -33,12 +33,20 @@ pub const KNOWN: [&str; 14] = [
 /// The option `key` is probably a misspelling of, or `None` when `key` is an
 /// option itself or far from every option.
 pub fn near_miss(key: &str) -> Option<&'static str> {
-    if KNOWN.contains(&key) {
+    near_miss_of(key, &KNOWN)
+}
+
+/// The name of `names` that `key` is probably a misspelling of (by the rule
+/// above; the first of equally close names wins), or `None` when `key` is one
+/// of them or far from all. Other option objects (the lease policy) use it
+/// with their own names.
+pub fn near_miss_of(key: &str, names: &[&'static str]) -> Option<&'static str> {
+    if names.contains(&key) {
         return None;
     }
     let key: Vec<char> = key.chars().collect();
     let mut best: Option<(usize, &'static str)> = None;
-    for known in KNOWN {
+    for &known in names {
         let target: Vec<char> = known.chars().collect();
         // Option names are ASCII: no Unicode case tables in the module.
         let same_but_case = key.len() == target.len()
