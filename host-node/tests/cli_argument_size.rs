@@ -63,3 +63,16 @@ fn a_shell_line_one_byte_under_the_limit_is_queued_and_runs() {
     let summary = cli_support::summary(&out.stdout);
     assert_eq!(summary["done"], "1", "{summary:?}");
 }
+
+#[test]
+fn jobs_shortens_a_long_command_that_show_prints_whole() {
+    let s = Scratch::new();
+    let long = format!("echo {}", "y".repeat(100 * 1024));
+    s.enqueue(&[], &long);
+    s.enqueue(&[], "true");
+    let listed = jobs(&s);
+    assert!(listed.len() < 4 * 1024, "jobs printed {} bytes for two jobs", listed.len());
+    assert!(listed.contains("echo yyy") && listed.contains('…'), "the start of the command, marked as cut: {listed}");
+    let out = s.cmd(&["show", "1"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&long), "show prints the whole command");
+}

@@ -45,6 +45,20 @@ fn command(job: &JobRecord) -> String {
     }
 }
 
+/// Most characters of a command or error a listing's cell shows (`show`
+/// prints the whole of it).
+const CELL_CHARS: usize = 120;
+
+/// `text` as one cell of a listing: cut at [`CELL_CHARS`] characters with `…`,
+/// so that one long command (up to 128 KiB) does not widen every row of the
+/// table to its length.
+pub fn cell(text: &str) -> String {
+    match text.char_indices().nth(CELL_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// `leasehold status`.
 pub async fn status(store: &Store) -> Result<(), CliError> {
     let counts = store.counts().await?;
@@ -88,8 +102,8 @@ pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, l
             job.state.as_str().to_owned(),
             format!("{}/{}", job.attempts, job.max_attempts),
             time(job.created_at),
-            command(&job),
-            job.last_error.clone().unwrap_or_default(),
+            cell(&command(&job)),
+            cell(job.last_error.as_deref().unwrap_or_default()),
         ]);
     }
     let note = if more { format!("(the newest {limit} shown; more with --limit)\n") } else { String::new() };
