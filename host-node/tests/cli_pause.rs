@@ -13,12 +13,19 @@ fn wall_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
 }
 
-fn gone(pid: i32) -> bool {
-    rustix::process::test_kill_process(Pid::from_raw(pid).unwrap()).is_err()
-}
-
-fn group_gone(pgid: Pid) -> bool {
-    rustix::process::test_kill_process_group(pgid).is_err()
+/// Whether any process of group `pgid` still runs. A zombie has ended (it
+/// only waits to be reaped, by init for an orphan), so it does not count:
+/// `kill(-pgid, 0)` would.
+fn group_running(pgid: i32) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return false };
+    procs.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { return false };
+        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else { return false };
+        let mut fields = rest.split_whitespace();
+        let (state, _ppid, pgrp) = (fields.next(), fields.next(), fields.next());
+        state != Some("Z") && pgrp.and_then(|p| p.parse().ok()) == Some(pgid)
+    })
 }
 
 /// Kills (and so resumes) the worker however the test ends: a stopped
@@ -47,7 +54,8 @@ async fn a_stopped_workers_command_is_ended_by_its_guard_before_the_job_may_be_r
         assert!(start.elapsed() < Duration::from_secs(20), "the command never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let group = rustix::process::getpgid(Pid::from_raw(pid)).expect("the command's group");
+    let group = rustix::process::getpgid(Pid::from_raw(pid)).expect("the command's group").as_raw_nonzero().get();
+    assert!(group_running(group));
     // Let renewals confirm for a while, then stop the worker.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     signal(&worker.0, Signal::STOP);
@@ -57,7 +65,7 @@ async fn a_stopped_workers_command_is_ended_by_its_guard_before_the_job_may_be_r
     let store = s.store().await;
     let renewed = store.job(id).await.unwrap().lease.expect("leased").heartbeat_at.expect("renewed").0;
     let ended = loop {
-        if gone(pid) && group_gone(group) {
+        if !group_running(group) {
             break wall_ms();
         }
         assert!(wall_ms() < stopped + 10_000, "the stopped worker's command still runs 10 s later");

@@ -13,7 +13,7 @@ mod steal;
 pub use evidence::{EvidenceKind, LivenessEvidence};
 pub use liveness::{LeaseLiveness, LivenessCheck, LivenessContext};
 pub use owner::{OwnerId, same_host_incarnation};
-pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, PolicyError, PolicyWarning};
+pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, PolicyError, PolicyWarning, WATCHDOG_LEAD_MS};
 pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,

@@ -34,6 +34,13 @@ use super::LeaseLiveness;
 use crate::supervision::{Cadence, Reconfirm, SupervisionPolicy};
 use crate::Millis;
 
+/// How long before a lease's [`LeasePolicy::exit_deadline`] a watchdog
+/// that ends the work from outside (the command-line guard) sends its final
+/// SIGKILL: 50 ms, for its own timer waking late on a loaded machine and the
+/// kernel tearing the processes down, so that they are gone by the deadline
+/// itself, which the lease budget keeps before any peer may reclaim.
+pub const WATCHDOG_LEAD_MS: u64 = 50;
+
 /// The exit grace a job runner takes when none is given, if it fits (see
 /// [`LeasePolicy::grace_room_ms`]): 5 000 ms.
 pub const DEFAULT_EXIT_GRACE_MS: u64 = 5_000;

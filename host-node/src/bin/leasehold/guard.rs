@@ -22,8 +22,10 @@
 //!   unmoved (the worker stopped, starved or partitioned from its database),
 //!   the guard ends the group itself: it writes [`ENDED`](crate::channel::ENDED) back on the
 //!   channel and a line starting [`ENDED_LINE`] on stderr, leaves the group
-//!   (joining its worker's), sends SIGTERM to the group and, once the
-//!   deadline itself comes, SIGKILL; then it reaps the command and exits with
+//!   (joining its worker's), sends SIGTERM to the group and, the core's
+//!   `WATCHDOG_LEAD_MS` before the deadline, SIGKILL (so the processes are
+//!   gone by the deadline even if the guard wakes late); then it reaps the
+//!   command and exits with
 //!   [`ENDED_CODE`]. The worker reads that outcome as "the lease lapsed", not
 //!   as the command's exit.
 //! - **The command's exit**: the guard exits as the command did (a signal
@@ -169,19 +171,26 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     };
     let mut deadline: Option<u64> = None;
     let mut ending: Option<Ending> = None;
+    // SIGTERM the grace before the deadline (when the worker's own lapse
+    // falls), SIGKILL a little before it, so the group is gone by then even
+    // with this process woken late.
+    let lead_ns = leasehold::core::lease::WATCHDOG_LEAD_MS * 1_000_000;
+    let grace_ns = args.grace_ns;
+    let term_at = move |at: u64| at.saturating_sub(grace_ns);
+    let kill_at = move |at: u64| at.saturating_sub(lead_ns).max(term_at(at));
     loop {
         let now = monotonic_ns();
         if let Some(at) = deadline {
             match &mut ending {
-                None if now >= at.saturating_sub(args.grace_ns) => {
+                None if now >= term_at(at) => {
                     ending = Some(Ending::begin(&mut args, at));
                     continue;
                 }
-                Some(end) if now >= at || end.group_gone(&mut child) => end.finish(&mut child),
+                Some(end) if now >= kill_at(at) || end.group_gone(&mut child) => end.finish(&mut child),
                 _ => {}
             }
         }
-        let wake_at = deadline.map(|at| if ending.is_some() { at } else { at.saturating_sub(args.grace_ns) });
+        let wake_at = deadline.map(|at| if ending.is_some() { kill_at(at) } else { term_at(at) });
         // While ending, look at the group every 20 ms: its last process
         // leaving sends the guard nothing once it left the group.
         let wait = match (wake_at, &ending) {
