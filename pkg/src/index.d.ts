@@ -510,7 +510,8 @@ export declare class LeaseLostError extends Error {
  * `writeToleranceMs` after the send time of the last confirmed renewal, where one `reconfirm`
  * bounded by one interval decides: renewed goes on (`onReconfirm`), otherwise `onLapse` and the end.
  * Its timers never keep a Node.js process alive.
- * @throws TypeError naming the option when an option has the wrong kind of value.
+ * @throws TypeError naming the option when an option has the wrong kind of value, or a key
+ *   is close to an option's name but not it (`Policy`, `onlapse`).
  * @throws RangeError naming the field or the relation when the policy is unsafe.
  */
 export declare function heartbeatLoop<Owner = OwnerId>(options: HeartbeatLoopOptions<Owner>): HeartbeatLoop;

@@ -428,6 +428,18 @@ test('a misspelt policy field is refused naming the field it was meant to be, be
   assert.deepEqual(s.calls, []);
 });
 
+test('a misspelt heartbeatLoop option is refused naming the option, before the store is touched', () => {
+  // Ignored, `Policy` would run on the default policy and `onlapse` without its hook, unsaid.
+  const s = scripted();
+  const options = { runId: 'run-1', owner: OWNER, store: s.store };
+  for (const [key, meant] of [['Policy', 'policy'], ['onlapse', 'onLapse'], ['runID', 'runId'], ['onReconfim', 'onReconfirm']]) {
+    const message = `heartbeatLoop: unknown option ${key}: did you mean ${meant}?`;
+    assert.throws(() => heartbeatLoop({ ...options, [key]: {} }), { name: 'TypeError', message });
+  }
+  heartbeatLoop({ ...options, purpose: 'a key far from every option is ignored' }).stop();
+  assert.deepEqual(s.calls, []);
+});
+
 test('a safe but wasteful policy is warned about once, through the logger, and runs', async (t) => {
   const log = recorder();
   const policy = { heartbeatIntervalMs: 2000, skewAllowanceMs: 1000, staleAfterMs: 15_000, writeToleranceMs: 1500 };

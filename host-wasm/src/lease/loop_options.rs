@@ -6,9 +6,15 @@
 //! ranges and relations are the core's ([`super::read_policy`]).
 
 use crate::options::kind_of;
+use crate::options::names::near_miss_of;
 use js_sys::Reflect;
 use leasehold_core::lease::LeasePolicy;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// The options `heartbeatLoop` reads: a key close to one of these but not it
+/// (`Policy`, `onlapse`) is refused, since ignoring it would run on the default
+/// policy, or without the hook, unsaid.
+const KNOWN: [&str; 8] = ["runId", "owner", "store", "policy", "onReconfirm", "onLapse", "logger", "now"];
 
 fn refuse(what: &str, expected: &str, value: &JsValue) -> JsValue {
     let got = kind_of(value);
@@ -35,7 +41,8 @@ fn optional_function(options: &JsValue, key: &str) -> Result<(), JsValue> {
 /// it is), `store` (an object with `heartbeat` and `reconfirm` functions).
 /// Optional (`undefined` or `null` when absent): `onReconfirm`, `onLapse`,
 /// `now` (functions), `logger` (a logger object, or a function answering
-/// one), `policy` (see [`super::read_policy`]).
+/// one), `policy` (see [`super::read_policy`]). A key that is a near miss of
+/// one of these ([`crate::options::names`]' rule) is refused; others are ignored.
 ///
 /// # Errors
 /// A `TypeError` naming the option for a value of the wrong kind; the
@@ -43,6 +50,13 @@ fn optional_function(options: &JsValue, key: &str) -> Result<(), JsValue> {
 pub fn read_loop_options(options: &JsValue) -> Result<(LeasePolicy, Vec<String>), JsValue> {
     if !options.is_object() {
         return Err(refuse("options", "an object", options));
+    }
+    for key in Reflect::own_keys(options.unchecked_ref())?.iter() {
+        let Some(key) = key.as_string() else { continue };
+        if let Some(option) = near_miss_of(&key, &KNOWN) {
+            let message = format!("heartbeatLoop: unknown option {key}: did you mean {option}?");
+            return Err(js_sys::TypeError::new(&message).into());
+        }
     }
     let run_id = get(options, "runId")?;
     if run_id.as_string().is_none() {
