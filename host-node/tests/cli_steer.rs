@@ -3,8 +3,6 @@
 //! its worker and `show` says who cancelled it and why (SQLite, and
 //! PostgreSQL when configured); a paused queue is not worked until resumed.
 
-#![cfg(feature = "cli")]
-
 mod cli_support;
 mod store_support;
 

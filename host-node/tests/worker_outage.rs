@@ -8,12 +8,12 @@
 mod store_support;
 
 use leasehold::runner::{AbortSignal, BoxError, JobRunner};
-use leasehold::store::{BackendKind, ClaimedJob, EnqueueOptions, JobState};
+use leasehold::store::{ClaimedJob, EnqueueOptions, JobState};
 use leasehold::worker::{Handler, Settlement, Worker};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use store_support::{TestDb, backends, wall_now};
+use store_support::{backends, lock, unlock, wall_now};
 use tokio::sync::Notify;
 
 /// The stale window; the lock is held for twice that (past SQLite's 10 s busy
@@ -40,45 +40,6 @@ impl Handler for Counted {
             self.go.notified().await;
         }
         Ok(Some(serde_json::json!({ "exitCode": 0 })))
-    }
-}
-
-/// Another connection that locks the database until dropped... or released.
-enum Lock {
-    Sqlite(sqlx::SqliteConnection),
-    #[cfg(feature = "postgres")]
-    Postgres(sqlx::PgConnection),
-}
-
-async fn lock(db: &TestDb) -> Lock {
-    use sqlx::Connection;
-    match db.kind {
-        BackendKind::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            sqlx::query("BEGIN EXCLUSIVE").execute(&mut c).await.unwrap();
-            Lock::Sqlite(c)
-        }
-        #[cfg(feature = "postgres")]
-        BackendKind::Postgres => {
-            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            sqlx::query("BEGIN").execute(&mut c).await.unwrap();
-            sqlx::query("LOCK TABLE leasehold_jobs IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
-            Lock::Postgres(c)
-        }
-        #[cfg(not(feature = "postgres"))]
-        BackendKind::Postgres => unreachable!("built without postgres"),
-    }
-}
-
-async fn unlock(lock: Lock) {
-    match lock {
-        Lock::Sqlite(mut c) => {
-            sqlx::query("ROLLBACK").execute(&mut c).await.unwrap();
-        }
-        #[cfg(feature = "postgres")]
-        Lock::Postgres(mut c) => {
-            sqlx::query("ROLLBACK").execute(&mut c).await.unwrap();
-        }
     }
 }
 

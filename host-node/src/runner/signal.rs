@@ -84,21 +84,48 @@ pub struct AbortSignal {
     slot: Arc<SlotSignal>,
     generation: u32,
     job: Arc<str>,
+    /// A host's own abort beside the runner's ([`AbortSignal::detached`]).
+    own: Option<Arc<SlotSignal>>,
 }
 
 impl AbortSignal {
     pub(crate) fn new(slot: Arc<SlotSignal>, generation: u32, job: Arc<str>) -> Self {
-        AbortSignal { slot, generation, job }
+        AbortSignal { slot, generation, job, own: None }
+    }
+
+    /// The same signal with an abort of its own, which the runner does not
+    /// fire: a host that may learn of a loss before the runner's next
+    /// renewal does (a job cancelled in the store) hands this one to the
+    /// work and fires it with [`Self::abort_lost`]. It fires on the
+    /// runner's aborts too, and has the runner's deadline.
+    pub(crate) fn detached(&self) -> AbortSignal {
+        AbortSignal { own: Some(Arc::default()), ..self.clone() }
+    }
+
+    /// Fires a [`Self::detached`] signal as a lost claim (the runner's own
+    /// signal is left alone; on any other signal this does nothing).
+    pub(crate) fn abort_lost(&self) {
+        if let Some(own) = &self.own {
+            own.abort(self.generation, false);
+        }
+    }
+
+    /// The runner's reason, else the host's own.
+    fn state(&self) -> u64 {
+        match self.slot.reason(self.generation) {
+            NOT_ABORTED => self.own.as_ref().map_or(NOT_ABORTED, |own| own.reason(self.generation)),
+            reason => reason,
+        }
     }
 
     /// Whether the claim was lost or lapsed.
     pub fn is_aborted(&self) -> bool {
-        self.slot.reason(self.generation) != NOT_ABORTED
+        self.state() != NOT_ABORTED
     }
 
     /// The reason, once aborted.
     pub fn reason(&self) -> Option<ClaimLost> {
-        match self.slot.reason(self.generation) {
+        match self.state() {
             NOT_ABORTED => None,
             r => Some(ClaimLost { job: self.job.clone(), lapsed: r == LAPSED }),
         }
@@ -109,10 +136,17 @@ impl AbortSignal {
     pub async fn aborted(&self) -> ClaimLost {
         loop {
             let notified = self.slot.notify.notified();
+            let own = self.own.as_ref().map(|own| own.notify.notified());
             if let Some(reason) = self.reason() {
                 return reason;
             }
-            notified.await;
+            match own {
+                Some(own) => tokio::select! {
+                    () = notified => {}
+                    () = own => {}
+                },
+                None => notified.await,
+            }
         }
     }
 

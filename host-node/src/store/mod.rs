@@ -133,6 +133,7 @@ pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
 pub use steer::{MAX_CANCEL_TEXT, PausedQueue};
+pub(crate) use steer::until_cancelled;
 pub use schedule::{LastRun, MAX_ROUND_SLOTS, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 
 use backend::{ClaimRequest, ClaimRound, OwnerParams, StaleCandidate, TakenOver, Takeover};

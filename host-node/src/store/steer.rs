@@ -21,9 +21,12 @@
 //! transaction, rolled back when fewer jobs changed than were named, and the
 //! first id at fault is named.
 
+use std::future::Future;
+
 use leasehold_core::Millis;
 
-use super::{Backend, JobId, JobState, Store, StoreError, StoreResult, steer_sql, validate};
+use super::{Backend, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, steer_sql, validate};
+use crate::runner::{AbortSignal, Clock};
 
 /// The longest `by` and `reason` a cancel records, in bytes.
 pub const MAX_CANCEL_TEXT: usize = 4096;
@@ -282,6 +285,72 @@ impl Store {
             option: "ids",
             reason: "a job changed state while this ran; nothing was changed, try again".to_owned(),
         }
+    }
+}
+
+/// Runs `work` (a handler of the claim `fence`) to its end. On PostgreSQL
+/// it meanwhile listens for the cancel NOTIFY of that claim and renews at
+/// once when one comes: a renewal that answers lost stops the work now,
+/// rather than at the runner's next renewal. The work gets a signal with
+/// an abort of its own for that ([`AbortSignal::detached`]; it fires on the
+/// runner's aborts too); once the work ended on a cancel, its answer waits for the
+/// runner's own renewal to find the claim lost (within one heartbeat), so
+/// the runner counts the item as lost and never as failed. The NOTIFY is
+/// only a hint (a lost LISTEN connection wakes every subscriber): the
+/// fenced renewal decides, and a failed one leaves it to the runner's
+/// renewals. On SQLite it is `work(signal).await`.
+pub(crate) async fn until_cancelled<T, F: Future<Output = T>>(
+    store: &Store,
+    fence: Fence,
+    clock: impl Clock,
+    signal: AbortSignal,
+    work: impl FnOnce(AbortSignal) -> F,
+) -> T {
+    let Some(notices) = store.cancel_notices(fence).await else {
+        return work(signal).await;
+    };
+    let own = signal.detached();
+    let mut work = std::pin::pin!(work(own.clone()));
+    let mut watch = std::pin::pin!(async {
+        loop {
+            notices.notified().await;
+            if store.heartbeat(fence, clock.now()).await.is_ok_and(|outcome| !outcome.is_updated()) {
+                return;
+            }
+        }
+    });
+    let mut cancelled = false;
+    loop {
+        tokio::select! {
+            answer = &mut work => {
+                if cancelled {
+                    signal.aborted().await;
+                }
+                return answer;
+            }
+            () = &mut watch, if !cancelled => {
+                cancelled = true;
+                own.abort_lost();
+            }
+        }
+    }
+}
+
+impl Store {
+    /// A subscription to the cancel NOTIFY of the claim `fence`
+    /// (`<schema>/cancel/<id>/<token>`), on PostgreSQL; `None` on SQLite, or
+    /// when the LISTEN connection cannot be opened (the renewals find out).
+    async fn cancel_notices(&self, fence: Fence) -> Option<Wakeups> {
+        #[cfg(feature = "postgres")]
+        #[allow(irrefutable_let_patterns)] // a postgres-only build has one backend
+        if let Backend::Postgres(pool) = &self.inner.backend {
+            self.ensure_listener(pool).await.ok()?;
+            let key = format!("cancel/{}/{}", fence.job.0, fence.token);
+            let notify = self.inner.wakers.subscribe(&key);
+            return Some(Wakeups { queue: key, notify, _store: self.inner.clone() });
+        }
+        let _ = fence;
+        None
     }
 }
 

@@ -297,7 +297,9 @@ impl<H: Handler> Job for Worker<H> {
     /// Runs the handler and holds what it answered for the settle; a
     /// handler that stopped on its signal settles nothing.
     async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
-        match reached(self.handler.handle(&job, signal).await) {
+        let handle = |signal| self.handler.handle(&job, signal);
+        let answer = crate::store::until_cancelled(&self.store, job.fence(), self.clock.clone(), signal, handle).await;
+        match reached(answer) {
             Ok(reached) => {
                 self.held.hold(job.id, job.token, reached);
                 Ok(())

@@ -195,3 +195,44 @@ pub async fn raw(db: &TestDb, sqlite: &str, postgres: &str) -> i64 {
         leasehold::store::BackendKind::Postgres => unreachable!("no PostgreSQL databases without the feature {}", pick(postgres)),
     }
 }
+
+/// Another connection holding the database locked (SQLite: `BEGIN
+/// EXCLUSIVE`; PostgreSQL: `LOCK TABLE leasehold_jobs IN ACCESS EXCLUSIVE
+/// MODE`) until dropped or released with [`unlock`].
+pub enum Lock {
+    Sqlite(sqlx::SqliteConnection),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgConnection),
+}
+
+pub async fn lock(db: &TestDb) -> Lock {
+    use sqlx::Connection;
+    match db.kind {
+        leasehold::store::BackendKind::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            sqlx::query("BEGIN EXCLUSIVE").execute(&mut c).await.unwrap();
+            Lock::Sqlite(c)
+        }
+        #[cfg(feature = "postgres")]
+        leasehold::store::BackendKind::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            sqlx::query("BEGIN").execute(&mut c).await.unwrap();
+            sqlx::query("LOCK TABLE leasehold_jobs IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
+            Lock::Postgres(c)
+        }
+        #[cfg(not(feature = "postgres"))]
+        leasehold::store::BackendKind::Postgres => unreachable!("built without postgres"),
+    }
+}
+
+pub async fn unlock(lock: Lock) {
+    match lock {
+        Lock::Sqlite(mut c) => {
+            sqlx::query("ROLLBACK").execute(&mut c).await.unwrap();
+        }
+        #[cfg(feature = "postgres")]
+        Lock::Postgres(mut c) => {
+            sqlx::query("ROLLBACK").execute(&mut c).await.unwrap();
+        }
+    }
+}
