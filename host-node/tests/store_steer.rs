@@ -9,7 +9,9 @@ mod store_support;
 use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
-use leasehold::store::{AttemptOutcome, EnqueueOptions, FailOutcome, JobId, JobState, StoreConfig, StoreError};
+use leasehold::store::{
+    AttemptOutcome, EnqueueOptions, FailOutcome, JobId, JobState, JournalCursor, SettlementOutcome, StoreConfig, StoreError,
+};
 use serde_json::json;
 use store_support::{backends, owner};
 
@@ -41,6 +43,11 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
         assert_eq!(attempt.outcome, AttemptOutcome::LeaseLost);
         assert_eq!(attempt.error.as_deref(), Some("cancelled by ops@box: wrong input"));
         assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "never retried");
+        let journal = s.settlements(&mut JournalCursor::default()).await.unwrap();
+        let [row] = journal.as_slice() else { panic!("{}: {journal:?}", db.label()) };
+        assert_eq!((row.job, row.outcome, row.token), (id, SettlementOutcome::Cancelled, job.token), "{}", db.label());
+        assert_eq!(row.owner.as_ref().map(|o| o.nonce.as_str()), Some("a"), "{}: the owner it was taken from", db.label());
+        assert_eq!(row.error.as_deref(), Some("cancelled by ops@box: wrong input"));
     }
 }
 
@@ -58,6 +65,9 @@ async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
         let counts = s.counts().await.unwrap();
         assert_eq!((counts[0].cancelled, counts[0].queued), (2, 0), "{}", db.label());
         assert_eq!(s.job(now).await.unwrap().cancellation.unwrap().reason, None);
+        let journal = s.settlements(&mut JournalCursor::default()).await.unwrap();
+        let cancelled: Vec<_> = journal.iter().map(|r| (r.job, r.outcome, r.owner.is_none())).collect();
+        assert_eq!(cancelled, [(now, SettlementOutcome::Cancelled, true), (scheduled, SettlementOutcome::Cancelled, true)], "{}", db.label());
     }
 }
 
@@ -100,6 +110,7 @@ async fn a_cancel_racing_the_completion_has_exactly_one_outcome() {
         let worker = db.second_store(StoreConfig::default()).await;
         let s = &db.store;
         let (mut succeeded, mut cancelled) = (0, 0);
+        let mut cursor = JournalCursor::default();
         for round in 0..ROUNDS {
             let id = s.enqueue("race", &json!(round), &EnqueueOptions::default(), db.now()).await.unwrap();
             let job = worker.claim("race", &owner("h", "w"), db.now(), LEASE).await.unwrap().expect("due");
@@ -109,17 +120,20 @@ async fn a_cancel_racing_the_completion_has_exactly_one_outcome() {
             let (completed, cancel) = tokio::join!(worker.complete(job.fence(), Some(&output), now), s.cancel(&ids, None, "me", now));
             let record = s.job(id).await.unwrap();
             let results = s.results(id).await.unwrap();
+            let journaled: Vec<_> = s.settlements(&mut cursor).await.unwrap().into_iter().map(|r| (r.job, r.outcome)).collect();
             match (completed.unwrap(), cancel) {
                 (FenceOutcome::Updated, Err(StoreError::WrongState { state: "succeeded", .. })) => {
                     succeeded += 1;
                     assert_eq!(record.state, JobState::Succeeded, "{}", db.label());
                     assert_eq!(results.len(), 1, "{}: the result is kept", db.label());
+                    assert_eq!(journaled, [(id, SettlementOutcome::Done)], "{}: round {round}", db.label());
                 }
                 (FenceOutcome::LostToNewerToken { .. }, Ok(ids)) => {
                     cancelled += 1;
                     assert_eq!(ids, vec![id]);
                     assert_eq!(record.state, JobState::Cancelled, "{}", db.label());
                     assert!(results.is_empty(), "{}: round {round} kept {results:?}", db.label());
+                    assert_eq!(journaled, [(id, SettlementOutcome::Cancelled)], "{}: round {round}", db.label());
                     assert!(record.attempt_log.iter().all(|a| a.outcome != AttemptOutcome::Succeeded));
                 }
                 (completed, cancel) => panic!("{}: round {round}: {completed:?} and {cancel:?}", db.label()),

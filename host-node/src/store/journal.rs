@@ -63,7 +63,7 @@ pub enum SettlementOutcome {
     /// Handed back unstarted: queued again at once, the attempt not counted.
     Released,
     /// Cancelled by an operator ([`Store::cancel`]); the error says who and
-    /// why. (The journal's schema takes it; cancels do not write it yet.)
+    /// why. A queued job's cancel is journaled too (no owner then).
     Cancelled,
 }
 

@@ -184,8 +184,8 @@ CREATE INDEX leasehold_schedules_due ON leasehold_schedules (queue, next_slot)
 /// statement (PostgreSQL) or transaction (SQLite) that settles it — `done`
 /// (completed, kept or deleted), `retrying` and `dead` (failed), `lost`
 /// (its lease taken over by another claimant), `released` (handed back
-/// unstarted; `cancelled` is reserved for the operator's cancel, which does
-/// not journal yet) — so every settlement the store holds can be listed, a
+/// unstarted; `cancelled`, the operator's cancel of a queued or running
+/// job) — so every settlement the store holds can be listed, a
 /// deleted job's too, and none depends on a worker living past its commit.
 /// Rows stay until `purge` removes those older than its cutoff.
 ///

@@ -7,7 +7,9 @@
 //! write of that attempt — a renewal, a completion or a failure with its
 //! result — is refused by the fence, so nothing of it is recorded (a
 //! result is written only by the settle statement itself). The attempt is
-//! logged as `lease-lost` with who cancelled it and why. A cancelled job is never retried unless asked.
+//! logged as `lease-lost` with who cancelled it and why; every cancelled job
+//! (queued or running) is journaled as `cancelled` in the same transaction.
+//! A cancelled job is never retried unless asked.
 //!
 //! A retry queues a dead-lettered or cancelled job again, due now, with a
 //! fresh attempt budget; its attempt log is kept (tokens keep growing, so
@@ -416,14 +418,16 @@ mod sqlite {
         let changed: Vec<(i64, String)> = match action {
             Action::Cancel { by, reason } => {
                 let note = cancel_note(by, reason);
-                sqlx::query(sql::LOG_CANCELLED)
-                    .bind(&ids)
-                    .bind(queue)
-                    .bind(&states)
-                    .bind(now)
-                    .bind(&note)
-                    .execute(&mut *tx)
-                    .await?;
+                for statement in [sql::LOG_CANCELLED, sql::JOURNAL_CANCELLED] {
+                    sqlx::query(statement)
+                        .bind(&ids)
+                        .bind(queue)
+                        .bind(&states)
+                        .bind(now)
+                        .bind(&note)
+                        .execute(&mut *tx)
+                        .await?;
+                }
                 sqlx::query_as(sql::CANCEL)
                     .bind(&ids)
                     .bind(queue)

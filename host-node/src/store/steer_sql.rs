@@ -23,6 +23,21 @@ pub(super) mod sqlite {
         WHERE (?1 IS NULL OR id IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR queue = ?2)
           AND state IN (SELECT value FROM json_each(?3)) AND state = 'running'";
 
+    /// Journals each job being cancelled as `cancelled` (`?5`: who and
+    /// why) under its current token, with its owner while it runs, in the
+    /// cancel's transaction (so journal ids commit in order).
+    pub const JOURNAL_CANCELLED: &str = "
+        INSERT INTO leasehold_settlements (job_id, token, queue, attempt, owner_host, owner_pid,
+            owner_nonce, outcome, error, at)
+        SELECT id, token, queue, attempts,
+            CASE WHEN state = 'running' THEN owner_host END,
+            CASE WHEN state = 'running' THEN owner_pid END,
+            CASE WHEN state = 'running' THEN owner_nonce END, 'cancelled', ?5, ?4
+        FROM leasehold_jobs
+        WHERE (?1 IS NULL OR id IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR queue = ?2)
+          AND state IN (SELECT value FROM json_each(?3))
+        ORDER BY id";
+
     /// Cancels: the token moves, so the owner's next renewal or settle of a
     /// running job answers lost. `?5` who, `?6` why.
     pub const CANCEL: &str = "
@@ -64,8 +79,9 @@ pub(super) mod postgres {
     //! Binds: `$1` ids (bigint[] or NULL), `$2` queue (or NULL), `$3` states
     //! (text[]), then per statement. Times are the database's clock.
 
-    /// Cancels in one statement: locks the jobs, logs the running attempts
-    /// as lost under their own token (`$6`: who cancelled and why), moves
+    /// Cancels in one statement: locks the jobs, journals each as
+    /// `cancelled` and logs the running attempts as lost, under their own
+    /// token (`$6`: who cancelled and why), moves
     /// the token (`$4` who, `$5` why), and
     /// NOTIFYs `<schema>/cancel/<id>/<token>` per running job so its owner
     /// can stop it at once. A completion racing it either committed first
@@ -74,8 +90,8 @@ pub(super) mod postgres {
         WITH clock AS MATERIALIZED (
             SELECT CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint) AS now),
         target AS MATERIALIZED (
-            SELECT id, token, state, owner_host, owner_pid, owner_nonce, owner_start_time,
-                owner_boot_id, claimed_at
+            SELECT id, queue, attempts, token, state, owner_host, owner_pid, owner_nonce,
+                owner_start_time, owner_boot_id, claimed_at
             FROM leasehold_jobs
             WHERE ($1::bigint[] IS NULL OR id = ANY($1)) AND ($2::text IS NULL OR queue = $2)
               AND state = ANY($3::text[])
@@ -93,6 +109,14 @@ pub(super) mod postgres {
             SELECT t.id, t.token, t.owner_host, t.owner_pid, t.owner_nonce, t.owner_start_time,
                 t.owner_boot_id, t.claimed_at, c.now, 'lease-lost', $6
             FROM target t, clock c WHERE t.state = 'running'),
+        journaled AS (
+            INSERT INTO leasehold_settlements (job_id, queue, attempt, token, owner_host, owner_pid,
+                owner_nonce, outcome, error, at)
+            SELECT t.id, t.queue, t.attempts, t.token,
+                CASE WHEN t.state = 'running' THEN t.owner_host END,
+                CASE WHEN t.state = 'running' THEN t.owner_pid END,
+                CASE WHEN t.state = 'running' THEN t.owner_nonce END, 'cancelled', $6, c.now
+            FROM target t, clock c),
         told AS (
             SELECT pg_notify('leasehold_jobs', current_schema() || '/cancel/' || t.id || '/' || t.token)
             FROM target t WHERE t.state = 'running')
