@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{Scratch, signal};
+use cli_support::Scratch;
 use rustix::process::{Pid, Signal};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -41,24 +41,85 @@ impl Drop for KillOnDrop {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_workers_command_is_ended_by_its_guard_before_the_job_may_be_reclaimed() {
+    stopped_worker(false).await;
+}
+
+/// The same with the worker leading a pid namespace of its own (as when its
+/// owner id names another host, so no peer's pid probe can speak for it): its
+/// process group is then one its guard cannot name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_worker_in_its_own_pid_namespace_has_its_command_ended_too() {
+    if !std::process::Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]).status().is_ok_and(|s| s.success()) {
+        eprintln!("skipped: unshare --pid --fork --mount-proc is not allowed here (it needs root)");
+        return;
+    }
+    stopped_worker(true).await;
+}
+
+/// The pid of the guard whose command line names `marker`.
+fn guard_of(marker: &str) -> i32 {
+    let procs = std::fs::read_dir("/proc").expect("/proc");
+    procs
+        .flatten()
+        .find_map(|entry| {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            (cmdline.contains("__guard") && cmdline.contains(marker)).then(|| entry.file_name().to_str()?.parse().ok())?
+        })
+        .expect("the command's guard")
+}
+
+/// The worker `unshare` forked: its pid.
+fn child_of(parent: u32) -> i32 {
+    let start = Instant::now();
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).unwrap_or_default();
+        if let Some(pid) = children.split_whitespace().next().and_then(|p| p.parse().ok()) {
+            return pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "unshare started no worker");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+async fn stopped_worker(namespaced: bool) {
     let s = Scratch::new();
     let pid_file = s.path("command.pid");
     let id = s.enqueue(&[], &format!("echo $$ > {}; exec sleep 30", pid_file.display()));
     // S = 3 s: renewals every 1 s, skew allowance 500 ms, grace 500 ms.
-    let worker = KillOnDrop(s.spawn(&["--stale-after", "3s", "work", "--concurrency", "1"]));
+    let args = ["--database", &s.url, "--events", &s.path("events").display().to_string(), "--stale-after", "3s", "work", "--concurrency", "1"]
+        .map(str::to_owned);
+    let bin = assert_cmd::cargo::cargo_bin("leasehold");
+    let launched = if namespaced {
+        std::process::Command::new("unshare")
+            .args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+            .arg(&bin)
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("unshare starts")
+    } else {
+        std::process::Command::new(&bin).args(&args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("leasehold starts")
+    };
+    let worker_pid = namespaced.then(|| child_of(launched.id()));
+    let worker = KillOnDrop(launched);
+    let target = worker_pid.unwrap_or(worker.0.id() as i32);
     let start = Instant::now();
-    let pid: i32 = loop {
+    // Started once it wrote its pid (its own namespace's, when the worker has one).
+    let _: i32 = loop {
         if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse().ok()) {
             break pid;
         }
         assert!(start.elapsed() < Duration::from_secs(20), "the command never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let group = rustix::process::getpgid(Pid::from_raw(pid)).expect("the command's group").as_raw_nonzero().get();
+    // The group the guard leads, by the guard's pid as this process sees it.
+    let group = guard_of(&pid_file.display().to_string());
     assert!(group_running(group));
     // Let renewals confirm for a while, then stop the worker.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    signal(&worker.0, Signal::STOP);
+    rustix::process::kill_process(Pid::from_raw(target).unwrap(), Signal::STOP).expect("stopped");
     let stopped = wall_ms();
     // The last renewal the store holds: a peer may reclaim once it is more
     // than S old (on a clock up to K ahead, S − K after it on ours).
@@ -71,7 +132,7 @@ async fn a_stopped_workers_command_is_ended_by_its_guard_before_the_job_may_be_r
         assert!(wall_ms() < stopped + 10_000, "the stopped worker's command still runs 10 s later");
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
-    signal(&worker.0, Signal::CONT);
+    let _ = rustix::process::kill_process(Pid::from_raw(target).unwrap(), Signal::CONT);
     drop(worker);
     let (stale_ms, skew_ms) = (3_000, 500);
     eprintln!(

@@ -232,6 +232,17 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     }
 }
 
+/// The process group of process `pid`, from `/proc/PID/stat` (`getpgid`
+/// answers 0 for a group led from outside this pid namespace, which rustix
+/// does not expect), or `None` when it cannot be named here.
+fn parent_group(pid: i32) -> Option<Pid> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let pgrp: i32 = rest.split_whitespace().nth(2)?.parse().ok()?;
+    Pid::from_raw(pgrp)
+}
+
 /// The guard ending its group at the deadline.
 struct Ending {
     /// The group's id: the guard's own pid.
@@ -254,10 +265,11 @@ impl Ending {
         );
         let group = rustix::process::getpid();
         // Into the worker's group (same session), so the SIGKILL below does
-        // not end the guard, which must still reap and report.
-        let left = rustix::process::getpgid(Pid::from_raw(args.parent))
-            .and_then(|worker| rustix::process::setpgid(None, Some(worker)))
-            .is_ok();
+        // not end the guard, which must still reap and report. A worker
+        // whose group this process cannot name (it leads a pid namespace
+        // whose group leader lives outside it) leaves the guard in the group:
+        // the SIGKILL then ends the guard too, its report already sent.
+        let left = parent_group(args.parent).is_some_and(|worker| rustix::process::setpgid(None, Some(worker)).is_ok());
         let _ = rustix::process::kill_process_group(group, Signal::TERM);
         Ending { group, left }
     }
