@@ -13,7 +13,7 @@ use leasehold::store::{
     AttemptOutcome, EnqueueOptions, FailOutcome, JobId, JobState, JournalCursor, SettlementOutcome, StoreConfig, StoreError,
 };
 use serde_json::json;
-use store_support::{backends, owner};
+use store_support::{backends, owner, raw};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -220,5 +220,18 @@ async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueu
         let job = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("resumed");
         assert_eq!(job.id, queued, "{}", db.label());
         assert!(s.paused_queues().await.unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_paused_queue_whose_jobs_were_all_deleted_can_still_be_resumed() {
+    for db in backends("steer_resume_emptied").await {
+        let s = &db.store;
+        s.enqueue("gone", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        s.pause_queue("gone", "me", db.now()).await.unwrap();
+        raw(&db, "DELETE FROM leasehold_jobs WHERE queue = 'gone'", "").await;
+        s.resume_queue("gone").await.unwrap();
+        assert!(s.paused_queues().await.unwrap().is_empty(), "{}", db.label());
+        assert!(matches!(s.resume_queue("gone").await, Err(StoreError::UnknownQueue(_))), "{}", db.label());
     }
 }

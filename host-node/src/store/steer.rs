@@ -171,13 +171,14 @@ impl Store {
         Ok(added == 1)
     }
 
-    /// Resumes a paused `queue`: its queued jobs are claimed again (idle
-    /// workers are woken).
+    /// Resumes a paused `queue` (even one whose jobs were all purged since):
+    /// its queued jobs are claimed again (idle workers are woken).
     ///
     /// # Errors
-    /// [`StoreError::UnknownQueue`], or [`StoreError::NotPaused`].
+    /// [`StoreError::UnknownQueue`] for a queue neither paused nor with a job
+    /// or schedule, [`StoreError::NotPaused`] for a known one not paused.
     pub async fn resume_queue(&self, queue: &str) -> StoreResult<()> {
-        self.known_queue(queue).await?;
+        validate::queue_name(queue)?;
         let removed = match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => sqlx::query(steer_sql::sqlite::RESUME).bind(queue).execute(pool).await?.rows_affected(),
@@ -185,6 +186,9 @@ impl Store {
             Backend::Postgres(pool) => sqlx::query(steer_sql::postgres::RESUME).bind(queue).execute(pool).await?.rows_affected(),
         };
         if removed == 0 {
+            // A paused queue is resumed even once its jobs are all gone;
+            // otherwise say which mistake it was.
+            self.known_queue(queue).await?;
             return Err(StoreError::NotPaused(queue.to_owned()));
         }
         self.inner.wakers.wake(queue);
