@@ -202,21 +202,16 @@ impl fmt::Display for OptionError {
                 every = n.heartbeat_every,
                 u = n.unit
             ),
-            OptionError::GraceDoesNotFit { abort_grace_ms, room_ms, stale_after_ms, heartbeat_every_ms, heartbeat_skew_ms, names: n } => {
-                write!(
-                    f,
-                    "{grace} ({abort_grace_ms}{u}) does not fit in {stale} ({stale_after_ms}{u}): \
-                     a stopped work must have ended before a peer may reclaim its claim, so with \
-                     {every} ({heartbeat_every_ms}{u}) and {skew} ({heartbeat_skew_ms}{u}) at most \
-                     {room_ms}{u} fits (the grace comes out of the write tolerance, and the lease \
-                     keeps two renewal intervals): shorten {grace} or lengthen {stale}",
-                    grace = n.abort_grace,
-                    stale = n.stale_after,
-                    every = n.heartbeat_every,
-                    skew = n.heartbeat_skew,
-                    u = n.unit
-                )
-            }
+            // One sentence: both options with their values, why, and the most that fits.
+            OptionError::GraceDoesNotFit { abort_grace_ms, room_ms, stale_after_ms, names: n, .. } => write!(
+                f,
+                "{grace} ({abort_grace_ms}{u}) does not fit in {stale} ({stale_after_ms}{u}): \
+                 the work must have ended before a peer may reclaim, so at most {room_ms}{u} of \
+                 grace fits (shorten {grace} or lengthen {stale})",
+                grace = n.abort_grace,
+                stale = n.stale_after,
+                u = n.unit
+            ),
         }
     }
 }

@@ -151,7 +151,7 @@ fn a_given_abort_grace_that_does_not_fit_is_refused_naming_both_options() {
     assert!(matches!(e, OptionError::GraceDoesNotFit { abort_grace_ms: 4_000, room_ms: 500, stale_after_ms: 3_000, .. }));
     let text = e.to_string();
     assert!(text.starts_with("abortGraceMs (4000) does not fit in staleAfterMs (3000)"), "{text}");
-    assert!(text.contains("at most 500 fits"), "{text}");
+    assert!(text.contains("at most 500 of grace fits"), "{text}");
     let fits = OptionsInput { abort_grace: AbortGrace::Ms(500.0), ..input }.validate().unwrap();
     assert_eq!(fits.abort_grace_ms, Some(500));
 }
@@ -168,7 +168,7 @@ fn refusals_name_the_options_as_the_host_calls_them() {
     let input = OptionsInput { stale_after_ms: 3_000.0, heartbeat: true, abort_grace: AbortGrace::Ms(4_000.0), names, ..base() };
     let text = input.validate().unwrap_err().to_string();
     assert!(text.starts_with("--grace (4000ms) does not fit in --stale-after (3000ms)"), "{text}");
-    assert!(text.ends_with("shorten --grace or lengthen --stale-after"), "{text}");
+    assert!(text.ends_with("at most 500ms of grace fits (shorten --grace or lengthen --stale-after)"), "{text}");
     let bad = OptionsInput { heartbeat_every_ms: Some(1_500.0), ..input }.validate().unwrap_err().to_string();
     assert!(bad.starts_with("--heartbeat-every (1500ms) must be under half of --stale-after (3000ms)"), "{bad}");
     let grace = OptionsInput { abort_grace: AbortGrace::Ms(-1.0), ..input }.validate().unwrap_err().to_string();

@@ -144,7 +144,7 @@ fn a_grace_that_does_not_fit_in_the_lease_is_refused_naming_both_options() {
     for args in [&["work", "--until-empty", "--stale-after", "3s", "--grace", "4s"][..], &["work", "--until-empty", "--stale-after", "3s", "--grace", "501ms"]] {
         fails_with(&s, args, "invalid lease timings: --grace (");
         fails_with(&s, args, "does not fit in --stale-after (3000ms)");
-        fails_with(&s, args, "at most 500ms fits");
+        fails_with(&s, args, "at most 500ms of grace fits (shorten --grace or lengthen --stale-after)");
     }
     let jobs = s.dir.path().join("jobs.txt");
     std::fs::write(&jobs, "true\n").unwrap();

@@ -100,7 +100,7 @@ async fn an_abort_grace_that_does_not_fit_in_the_lease_is_refused_naming_both_bu
     let error = plain("t.grace-long").abort_grace(Duration::from_millis(2_376)).spawn(job).unwrap_err();
     let text = error.to_string();
     assert!(text.starts_with("abort_grace (2376ms) does not fit in stale_after (3000ms)"), "{text}");
-    assert!(text.contains("at most 2375ms fits"), "{text}");
+    assert!(text.contains("at most 2375ms of grace fits"), "{text}");
 }
 
 #[tokio::test(start_paused = true)]

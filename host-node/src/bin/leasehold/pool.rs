@@ -9,7 +9,7 @@ use crate::events::Recorder;
 use crate::fail::CliError;
 use crate::handler::CommandHandler;
 use crate::turns::Turns;
-use leasehold::core::options::{AbortGrace, OptionError, OptionNames};
+use leasehold::core::options::{AbortGrace, OptionNames};
 use leasehold::core::Millis;
 use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Settled};
 use leasehold::store::Store;
@@ -132,9 +132,6 @@ pub fn check_timings(
         let mut message = e.to_string();
         if heartbeat_every.is_none() && message.contains(heartbeat) {
             message.push_str(" (a third of --stale-after, at least 250ms: lengthen --stale-after, or set --heartbeat-every, at least 100ms)");
-        }
-        if matches!(e, OptionError::GraceDoesNotFit { .. }) {
-            message.push_str(" (or renew more often with --heartbeat-every)");
         }
         refuse(message)
     })?;
