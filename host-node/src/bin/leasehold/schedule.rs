@@ -18,8 +18,8 @@ use std::time::Duration;
 const SCHEDULE_RULES: &str = "\
 Slots: a schedule's jobs are due at its slots. --every D fires at whole multiples of D since \
 1970-01-01T00:00:00Z (every 5m at :00, :05, …; every 1h on the hour), D from 1s to 366d. --cron \
-takes five fields (minute hour day-of-month month day-of-week), six with seconds first, or a \
-nickname (@hourly, @daily, @weekly, @monthly, @yearly), on the wall clock of --tz (an IANA zone \
+takes five fields (minute hour day-of-month month day-of-week), six with seconds first, seven \
+with seconds first and a year last, or a nickname (@hourly, @daily, @weekly, @monthly, @yearly), on the wall clock of --tz (an IANA zone \
 such as Europe/Berlin; default UTC).
 
 Daylight saving time: a fixed time that does not exist that day (02:30 when clocks jump from \
@@ -32,7 +32,8 @@ Who enqueues: every `leasehold work` of the schedule's queue (it looks about onc
 with any number of workers on any number of machines each slot is enqueued once, due at its \
 slot. Missed slots (no worker was running when they fell due), --catch-up: one (default) \
 enqueues the latest missed slot only, one catch-up run; all enqueues every missed slot; none \
-enqueues none (a slot is missed when first seen more than 10s after its time). --no-overlap \
+looks at the latest due slot only and enqueues it when a worker sees it within 10s of its time \
+(any earlier due slot is skipped, however recent). --no-overlap \
 skips a slot while the schedule's previous job is still queued or running. A paused schedule \
 skips its slots; resume starts from the next slot after the resume.
 
@@ -101,7 +102,8 @@ pub struct AddArgs {
     pub tz: Option<String>,
     #[command(flatten)]
     pub job: JobOptions,
-    /// Slots missed while no worker ran: one (the latest, once), all, or none.
+    /// Slots missed while no worker ran: one (the latest, once), all, or none (only the latest
+    /// due slot, and only when seen within 10s of its time).
     #[arg(long, value_enum, default_value = "one")]
     pub catch_up: CatchUpArg,
     /// Skip a slot while the schedule's previous job is still queued or running (by default
