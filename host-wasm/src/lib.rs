@@ -8,7 +8,7 @@
 //!   inputs (`start`, `tick`, `wake`, `stop`, `quiesce`, `dispose`,
 //!   `claimFound`, `claimEmpty`, `claimFailed`, `performed`, `failed`,
 //!   `renewed`, `renewFailed`, `timeout`, `drain`); its outputs are records in
-//!   an action buffer in wasm memory ([`protocol`]).
+//!   an action buffer in wasm memory ([`protocol`](mod@protocol)).
 //! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
 //!   hard-codes none of them.
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).

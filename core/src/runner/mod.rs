@@ -196,7 +196,8 @@ impl<E: Clone> Runner<E> {
         }
     }
 
-    /// Opts into the settle phase (see the [`settle`] module docs): the host
+    /// Opts into the settle phase (an outcome reached is written until the
+    /// store answers, and is never dropped by a lapse or a stop): the host
     /// answers a perform that reached an outcome with
     /// [`Runner::outcome_reached`] and writes it when asked by
     /// [`Action::Settle`], and hands declined claims back when asked by
