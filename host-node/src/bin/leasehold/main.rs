@@ -77,11 +77,17 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr; `LEASEHOLD_LOG` (a tracing filter) chooses how much.
 /// By default warnings, except the event log's and pump's, which say theirs
-/// on stderr themselves.
+/// on stderr themselves, and sqlx's slow-statement and slow-acquire ones: a
+/// lock or an outage makes every statement slow, and each warning is the
+/// whole SQL text; a statement that fails comes back as an error, which the
+/// commands report themselves.
 fn init_logging() {
     use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LEASEHOLD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,leasehold::eventlog=error,leasehold::pump=error"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LEASEHOLD_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(
+            "warn,leasehold::eventlog=error,leasehold::pump=error,sqlx::query=error,sqlx::pool::acquire=error",
+        )
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
