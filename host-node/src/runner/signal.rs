@@ -97,13 +97,16 @@ impl AbortSignal {
     /// fire: a host that may learn of a loss before the runner's next
     /// renewal does (a job cancelled in the store) hands this one to the
     /// work and fires it with [`Self::abort_lost`]. It fires on the
-    /// runner's aborts too, and has the runner's deadline.
+    /// runner's aborts too, and has the runner's deadline. Only the stores
+    /// use it, so a build without one leaves it out.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn detached(&self) -> AbortSignal {
         AbortSignal { own: Some(Arc::default()), ..self.clone() }
     }
 
     /// Fires a [`Self::detached`] signal as a lost claim (the runner's own
     /// signal is left alone; on any other signal this does nothing).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn abort_lost(&self) {
         if let Some(own) = &self.own {
             own.abort(self.generation, false);

@@ -233,8 +233,13 @@ impl Store {
         let changed = match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => sqlite::steer(pool, action, &selection, now_ms).await?,
+            // PostgreSQL stamps a steer with the server's clock (`now()`), as its
+            // purge does; `now` was still checked above.
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => postgres::steer(pool, action, &selection).await?,
+            Backend::Postgres(pool) => {
+                let _ = now_ms;
+                postgres::steer(pool, action, &selection).await?
+            }
         };
         let Some(mut changed) = changed else {
             return Err(self.refusal(&selection).await);
