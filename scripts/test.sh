@@ -129,10 +129,7 @@ section "chaos: the command-line tool under kill -9, pauses and database outages
 # The binary the workspace tests just built (cli + postgres). scripts/chaos.sh starts a
 # PostgreSQL cluster of its own and skips, with one line, what it cannot run here (no
 # PostgreSQL server binaries; unshare without root).
-# All but `pause`, which main does not pass yet: a paused worker's command still runs
-# beside its successor until its guard can end it on a deadline (being fixed); `--quick`
-# alone replaces this once it passes.
-run env LEASEHOLD_BIN="$root/target/debug/leasehold" scripts/chaos.sh --quick --skip pause
+run env LEASEHOLD_BIN="$root/target/debug/leasehold" scripts/chaos.sh --quick
 section_passed
 
 # ---------------------------------------------------------------------------------------
