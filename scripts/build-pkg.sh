@@ -19,6 +19,8 @@
 #   leasehold_node.cjs, leasehold_trace_node.cjs  wasm-bindgen --target nodejs (CommonJS)
 #   leasehold_web.mjs, leasehold_trace_web.mjs    wasm-bindgen --target web (ES modules)
 #   index.d.ts, index.d.mts  the types: CommonJS (no default export) and ES module views
+#   indexeddb.mjs, .cjs, -node.mjs, .d.ts, .d.mts  `leasehold/indexeddb`, with its glue
+#                            idb-*.js / idb-*.mjs (the job queue over IndexedDB)
 #   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
 #                            eventlog*.js and its own modules, nodejs target only:
 #                            leasehold_eventlog_bg.wasm (+ _node.cjs), leasehold_pump_bg.wasm
@@ -122,6 +124,17 @@ glue timing.js 'settle, attempt, unrefTimer, createDeadlineTimer' # shared by th
 glue runner.js 'createApi, JobClaimLostError, JOB_CLAIM_LOST'
 glue lease.js 'createLeaseApi, LeaseLostError, LEASE_LOST' # run leases
 glue trace.js createTraceApi  # the trace sink
+# `leasehold/indexeddb`: the job queue over IndexedDB. Entries: indexeddb.mjs (browsers,
+# over browser.mjs), indexeddb.cjs and indexeddb-node.mjs (Node.js, over index.cjs); its
+# glue as for the runner. Its types open with the queue API every store shares
+# (pkg/src/queue.d.ts), so each store's declarations stand alone.
+glue idb-input.js 'kindOf, checkKeys, checkName, checkInteger, checkIds, jsonData, enqueueFields'
+glue idb-open.js 'openQueueDatabase, QueueUnavailableError, SCHEMA_VERSION'
+glue idb-store.js 'createJobStore, shownState, QueueError'
+glue idb-queue.js createIndexedDbApi
+cp pkg/src/indexeddb.mjs pkg/src/indexeddb.cjs pkg/src/indexeddb-node.mjs "$dist/"
+cat pkg/src/queue.d.ts pkg/src/indexeddb.d.ts >"$dist/indexeddb.d.mts"
+cp "$dist/indexeddb.d.mts" "$dist/indexeddb.d.ts"
 
 status=0
 for module in "$dist"/*.wasm; do

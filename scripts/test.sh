@@ -270,6 +270,14 @@ else
   skip "npm package tests" "pkg/package.json has no test script yet"
 fi
 
+section "npm package: the IndexedDB queue in headless Chromium (tabs closed, reloaded, frozen mid-job)"
+if [[ ! -x /usr/bin/chromium ]]; then
+  skip "IndexedDB queue" "no Chromium at /usr/bin/chromium (scripts/install-tools.sh installs it as root)"
+else
+  (cd pkg && run node --test --test-concurrency=1 test/indexeddb/*.test.mjs)
+  section_passed
+fi
+
 section "npm package: as its users install it (pack, attw, publint, tsc, Node.js, bundlers in Chromium)"
 # Packs the tarball, lints it, installs it into a scratch project, and runs it from strict
 # TypeScript, Node.js programs and apps built with esbuild, Vite 5, current Vite and webpack 5.

@@ -79,3 +79,12 @@ const _: () = assert!(RECOVERY_PROBE_MAX_MS < 2_000.0);
 pub fn recovery_backoff(first_ms: f64) -> Backoff {
     Backoff { initial_ms: f64::min(first_ms, RECOVERY_PROBE_MAX_MS), max_ms: RECOVERY_PROBE_MAX_MS, multiplier: 2.0 }
 }
+
+/// The retry backoff of a job queue's failed attempts where the queue sets none: attempt
+/// `k` (from 1) that fails is queued again `delay_after(k)` ms later, 1 s doubling up to
+/// 1 h. Every store uses it (the native SQL stores, the npm package's IndexedDB store).
+pub const RETRY_BACKOFF: Backoff = Backoff { initial_ms: 1_000.0, max_ms: 3_600_000.0, multiplier: 2.0 };
+
+/// The claims a job may have in all where its enqueue sets no budget (as graphile-worker
+/// and Sidekiq): a fail on the last one, or a lease lost on it, dead-letters the job.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 25;

@@ -12,6 +12,8 @@
 //! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
 //!   hard-codes none of them.
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
+//! - [`queue_defaults`], [`retry_delay_ms`], [`recovery_delay_ms`]: a job queue's
+//!   defaults and backoffs, for the package's job stores (`leasehold/indexeddb`).
 //! - [`trace`] (`TraceRing`): the core's trace ring behind
 //!   `createJobTraceSink` / `resumeJobTrace`. With the features `runner` and
 //!   `trace` (both by default) one crate builds two modules:
@@ -104,6 +106,41 @@ pub fn job_backoff(interval_ms: f64) -> Object {
     set(&object, "maxMs", backoff.max_ms);
     set(&object, "multiplier", backoff.multiplier);
     object
+}
+
+/// A job queue's defaults, from the core, as the npm package's stores read them:
+/// `{ maxAttempts, retryBackoff: { initialMs, maxMs, multiplier } }` (ms).
+#[cfg(feature = "runner")]
+#[wasm_bindgen(js_name = queueDefaults)]
+pub fn queue_defaults() -> Object {
+    let backoff = leasehold_core::backoff::RETRY_BACKOFF;
+    let retry = Object::new();
+    set(&retry, "initialMs", backoff.initial_ms);
+    set(&retry, "maxMs", backoff.max_ms);
+    set(&retry, "multiplier", backoff.multiplier);
+    let out = Object::new();
+    set(&out, "maxAttempts", leasehold_core::backoff::DEFAULT_MAX_ATTEMPTS);
+    set(&out, "retryBackoff", retry);
+    out
+}
+
+/// How long a job whose attempt `attempt` (from 1; fractions truncated, below 1 counts as
+/// 1) failed waits before it is due again, whole ms: the core's retry backoff
+/// ([`leasehold_core::backoff::RETRY_BACKOFF`]).
+#[cfg(feature = "runner")]
+#[wasm_bindgen(js_name = retryDelayMs)]
+pub fn retry_delay_ms(attempt: f64) -> f64 {
+    // `as` saturates: NaN and negatives are 0, which delay_after counts as the first.
+    leasehold_core::backoff::RETRY_BACKOFF.delay_after(attempt as u32) as f64
+}
+
+/// How long a worker waits before it tries again to write a finished outcome whose write
+/// failed for the `failures`-th time in a row (from 1), whole ms: the core's settle retry
+/// ([`leasehold_core::runner::SETTLE_RETRY`], 100 ms doubling to 1.5 s).
+#[cfg(feature = "runner")]
+#[wasm_bindgen(js_name = recoveryDelayMs)]
+pub fn recovery_delay_ms(failures: f64) -> f64 {
+    leasehold_core::runner::SETTLE_RETRY.delay_after(failures as u32) as f64
 }
 
 /// The action-buffer protocol and constants, read once by the glue:

@@ -21,11 +21,13 @@ pub struct RetryBackoff {
 }
 
 impl Default for RetryBackoff {
-    /// 1 s doubling up to 1 h.
+    /// 1 s doubling up to 1 h: the core's [`leasehold_core::backoff::RETRY_BACKOFF`],
+    /// which every store shares.
     fn default() -> Self {
+        let core = leasehold_core::backoff::RETRY_BACKOFF;
         RetryBackoff {
-            initial: Duration::from_secs(1),
-            max: Duration::from_secs(3600),
+            initial: Duration::from_millis(core.initial_ms as u64),
+            max: Duration::from_millis(core.max_ms as u64),
         }
     }
 }

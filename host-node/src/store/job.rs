@@ -103,8 +103,9 @@ pub struct EnqueueOptions {
     pub timeout: Option<Duration>,
 }
 
-/// Default attempts of a job (as graphile-worker and Sidekiq).
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 25;
+/// Default attempts of a job (as graphile-worker and Sidekiq): the core's, which every
+/// store shares.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = leasehold_core::backoff::DEFAULT_MAX_ATTEMPTS;
 
 impl Default for EnqueueOptions {
     fn default() -> Self {

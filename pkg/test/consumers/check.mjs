@@ -1,7 +1,7 @@
 // Checks the npm package as its users get it: packs the tarball, lints it, installs it into
 // a scratch project and uses it from strict TypeScript, Node.js (ES module, CommonJS, and
 // bundled by esbuild) and browser apps built with esbuild, Vite 5, current Vite and webpack 5,
-// run in headless Chromium.
+// run in headless Chromium (the runner, and a job queue over IndexedDB).
 //
 //   node pkg/test/consumers/check.mjs     (after scripts/build-pkg.sh, and npm ci here)
 //
@@ -227,10 +227,11 @@ if (!existsSync(chromiumPath)) {
         check(errors.length === 0, `${name}: page errors ${errors}`);
         check(JSON.stringify(result.report) === JSON.stringify(expected), `${name}: report ${JSON.stringify(result.report)}`);
         check(result.done.length === 10 && result.traced.join() === '10', `${name}: ${JSON.stringify(result)}`);
+        check(JSON.stringify(result.queue) === '[10,20,30]', `${name}: leasehold/indexeddb answered ${JSON.stringify(result.queue)}`);
         check(result.fetched.atImport.length === 0 || name.startsWith('webpack'), `${name}: fetched ${result.fetched.atImport} on import`);
         check(result.fetched.afterInit.join() === 'leasehold_bg.wasm', `${name}: init fetched ${result.fetched.afterInit}`);
         if (result.early !== undefined) check(/await init\(\)/.test(result.early), `${name}: ${result.early}`);
-        console.log(`${name}: performed ${result.report.performed} of 10 in Chromium; init fetched ${result.fetched.afterInit}, the trace ring on initTrace`);
+        console.log(`${name}: performed ${result.report.performed} of 10 in Chromium; init fetched ${result.fetched.afterInit}, the trace ring on initTrace; leasehold/indexeddb worked 3 jobs`);
       } finally {
         await server.close();
       }

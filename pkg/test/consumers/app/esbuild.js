@@ -3,7 +3,8 @@
 import * as leasehold from 'leasehold';
 import wasmUrl from 'leasehold/leasehold_bg.wasm';
 import traceWasmUrl from 'leasehold/leasehold_trace_bg.wasm';
-import { run, fetchedWasm, report } from './run.js';
+import * as indexeddb from 'leasehold/indexeddb';
+import { run, runQueue, fetchedWasm, report } from './run.js';
 
 report(async () => {
   const atImport = fetchedWasm();
@@ -16,5 +17,5 @@ report(async () => {
   await leasehold.init(wasmUrl);
   const afterInit = fetchedWasm();
   await leasehold.initTrace(fetch(traceWasmUrl));
-  return { ...(await run(leasehold)), fetched: { atImport, afterInit }, early };
+  return { ...(await run(leasehold)), queue: await runQueue(indexeddb), fetched: { atImport, afterInit }, early };
 });

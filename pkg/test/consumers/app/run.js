@@ -44,3 +44,25 @@ export function report(main) {
     (error) => (globalThis.__result = { error: String((error && error.stack) || error) }),
   );
 }
+
+/**
+ * What every browser app does with `leasehold/indexeddb`: three jobs queued in the page's
+ * IndexedDB and worked by one worker; answers their results in id order.
+ */
+export async function runQueue(indexeddb) {
+  const queue = await indexeddb.connect({ name: `consumer-${Math.random()}` });
+  for (const n of [1, 2, 3]) await queue.enqueue('q', { n });
+  const working = queue.work('q', (payload) => payload.n * 10);
+  let results;
+  for (;;) {
+    const jobs = await Promise.all([1, 2, 3].map((id) => queue.job(id)));
+    if (jobs.every((job) => job.state === 'succeeded')) {
+      results = jobs.map((job) => job.result);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await working.dispose();
+  await queue.close();
+  return results;
+}

@@ -17,3 +17,18 @@ const runner = createJobRunner({
 });
 void auto.createJobRunner;
 void runner.tick();
+
+// leasehold/indexeddb: the queue API, typed.
+import { connect, QueueUnavailableError, type IndexedDbQueue, type WorkContext, type QueueCounts } from 'leasehold/indexeddb';
+
+const queue: IndexedDbQueue = await connect({ name: 'typed', durability: 'strict' });
+const { id, created } = await queue.enqueue('mail', { to: 'ada@example.com' }, { delayMs: 10, priority: -1, idempotencyKey: 'k' });
+const working = queue.work<{ to: string }>('mail', async (payload, { signal, job }: WorkContext) => {
+  signal.throwIfAborted();
+  return { sent: payload.to, attempt: job.attempt };
+}, { concurrency: 4, staleAfterMs: 10_000 });
+const counts: QueueCounts[] = await queue.counts();
+void [id, created, counts, QueueUnavailableError];
+await working.dispose();
+// @ts-expect-error connect needs a name
+await connect({});

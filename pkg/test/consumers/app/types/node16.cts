@@ -12,3 +12,8 @@ const runner = leasehold.createJobRunner({
 runner.start();
 // @ts-expect-error staleAfterMs is required with a heartbeat
 leasehold.createJobRunner({ name: 'x', intervalMs: 1, claim: () => 1, perform: () => {}, heartbeat: () => true });
+
+// leasehold/indexeddb, required.
+import indexeddb = require('leasehold/indexeddb');
+
+void indexeddb.connect({ name: 'typed-cjs' }).then((queue) => queue.pause('mail'));

@@ -17,3 +17,11 @@ const source: WasmSource = new URL('https://cdn.example/leasehold_bg.wasm');
 await init(source);
 await leasehold.initTrace();
 runner.start();
+
+// leasehold/indexeddb from Node.js (with an IndexedDB such as fake-indexeddb's).
+import { connect, type JobRecord } from 'leasehold/indexeddb';
+
+const queue = await connect({ name: 'typed-node' });
+const record: JobRecord | null = await queue.job(1);
+void record?.attemptsLog;
+await queue.close();

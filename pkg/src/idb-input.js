@@ -1,0 +1,157 @@
+'use strict';
+/*
+ * The checks `leasehold/indexeddb` makes on what it is given, before anything is written:
+ * option objects (a misspelt key is refused naming it), queue names, ids, enqueue options,
+ * and payloads and results (JSON data only). Each refusal is a TypeError or RangeError
+ * naming the argument and what was wrong with it.
+ *
+ * Shared by the Node.js build (CommonJS, as is) and the browser build (the build script
+ * wraps it as an ES module).
+ */
+
+/** A value's kind for messages: 'null', 'an array', 'a Map', 'a string', … */
+function kindOf(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  if (type === 'object') {
+    const name = Object.getPrototypeOf(value)?.constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  if (type === 'undefined') return 'undefined';
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+/** Edit distance of two short strings, case ignored (for "did you mean"). */
+function distance(a, b) {
+  a = a.toLowerCase();
+  b = b.toLowerCase();
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** Refuses `options` unless it is undefined or a plain object whose keys are all in `known`. */
+function checkKeys(where, options, known) {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${where}: options must be an object, got ${kindOf(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      const near = known.find((k) => distance(k, key) <= 2);
+      throw new TypeError(`${where}: unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; known: ${known.join(', ')}`);
+    }
+  }
+  return options;
+}
+
+function checkName(where, what, value) {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`${where}: ${what} must be a non-empty string, got ${typeof value === 'string' ? 'an empty string' : kindOf(value)}`);
+  }
+  return value;
+}
+
+/** An integer option in [min, max], or `fallback` when undefined. */
+function checkInteger(where, what, value, min, max, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new TypeError(`${where}: ${what} must be a finite number, got ${typeof value === 'number' ? value : kindOf(value)}`);
+  }
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${where}: ${what} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+/** A job id (a positive safe integer) or a list of them, as a non-empty list. */
+function checkIds(where, ids) {
+  const list = Array.isArray(ids) ? ids : [ids];
+  if (list.length === 0) throw new TypeError(`${where}: ids must name at least one job, got an empty array`);
+  list.forEach((id, i) => checkInteger(where, Array.isArray(ids) ? `ids[${i}]` : 'id', id, 1, Number.MAX_SAFE_INTEGER));
+  return [...new Set(list)];
+}
+
+const plain = new Set([Object.prototype, null, Array.prototype]);
+
+/*
+ * Refuses what JSON would drop or change without a word: functions, symbols, bigints,
+ * NaN and ±Infinity, cycles, and objects that are neither plain nor have a toJSON (a Map
+ * or Set becomes {} in JSON). Undefined object properties are dropped, as JSON does.
+ */
+function checkJsonValue(value, path, seen) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`${path} is ${value}, which JSON cannot hold`);
+      return;
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`${path} is ${kindOf(value)}, which JSON cannot hold`);
+  }
+  if (value === null || typeof value.toJSON === 'function') return;
+  if (!plain.has(Object.getPrototypeOf(value))) {
+    throw new TypeError(`${path} is ${kindOf(value)}, which JSON cannot hold (give plain objects, arrays, strings, numbers, booleans or null)`);
+  }
+  if (seen.has(value)) throw new TypeError(`${path} refers back to an object that contains it: JSON cannot hold a cycle`);
+  seen.add(value);
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkJsonValue(item, `${path}[${i}]`, seen));
+  } else {
+    for (const key of Object.keys(value)) {
+      if (value[key] !== undefined) checkJsonValue(value[key], `${path}.${key}`, seen);
+    }
+  }
+  seen.delete(value);
+}
+
+/** `value` as JSON data (a fresh copy, what a reader gets back), or a TypeError naming `path`. */
+function jsonData(value, path) {
+  checkJsonValue(value, path, new Set());
+  return JSON.parse(JSON.stringify(value));
+}
+
+const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'timeoutMs'];
+const I32 = 2 ** 31 - 1;
+
+/** The enqueue options as a job record's fields, given `now` and the default attempt budget. */
+function enqueueFields(options, now, defaultMaxAttempts) {
+  const where = 'enqueue';
+  const o = checkKeys(where, options, ENQUEUE_OPTIONS);
+  if (o.runAt !== undefined && o.delayMs !== undefined) {
+    throw new TypeError(`${where}: give runAt or delayMs, not both`);
+  }
+  let runAt = now;
+  if (o.runAt !== undefined) {
+    const at = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
+    if (typeof at !== 'number' || !Number.isFinite(at)) {
+      throw new TypeError(`${where}: runAt must be a Date or epoch milliseconds, got ${o.runAt instanceof Date ? 'an invalid Date' : kindOf(o.runAt)}`);
+    }
+    runAt = Math.trunc(at);
+  } else if (o.delayMs !== undefined) {
+    runAt = now + checkInteger(where, 'delayMs', o.delayMs, 0, Number.MAX_SAFE_INTEGER - now);
+  }
+  const key = o.idempotencyKey;
+  if (key !== undefined && typeof key !== 'string') {
+    throw new TypeError(`${where}: idempotencyKey must be a string, got ${kindOf(key)}`);
+  }
+  return {
+    runAt,
+    priority: checkInteger(where, 'priority', o.priority, -I32 - 1, I32, 0),
+    maxAttempts: checkInteger(where, 'maxAttempts', o.maxAttempts, 1, I32, defaultMaxAttempts),
+    idempotencyKey: key ?? null,
+    timeoutMs: checkInteger(where, 'timeoutMs', o.timeoutMs, 1, Number.MAX_SAFE_INTEGER, null),
+  };
+}
+
+module.exports = { kindOf, checkKeys, checkName, checkInteger, checkIds, jsonData, enqueueFields };

@@ -1,0 +1,20 @@
+'use strict';
+/* `leasehold/indexeddb` in Node.js (require and import alike: indexeddb-node.mjs re-exports
+   this module). Node.js has no IndexedDB of its own: this entry serves code that provides a
+   global `indexedDB` (the `fake-indexeddb` package, in tests) and shares the runner's wasm
+   instance with `leasehold`. Browsers get indexeddb.mjs. */
+const leasehold = require('./index.cjs');
+const wasm = require('./leasehold_node.cjs');
+
+module.exports = require('./idb-queue.js').createIndexedDbApi({
+  init: () => Promise.resolve(),
+  createJobRunner: leasehold.createJobRunner,
+  leaseLiveness: leasehold.leaseLiveness,
+  defaultBatchLimit: () => leasehold.DEFAULT_JOB_BATCH_LIMIT,
+  queueDefaults: wasm.queueDefaults,
+  retryDelayMs: wasm.retryDelayMs,
+  recoveryDelayMs: wasm.recoveryDelayMs,
+  input: require('./idb-input.js'),
+  open: require('./idb-open.js'),
+  store: require('./idb-store.js'),
+});

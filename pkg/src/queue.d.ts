@@ -1,0 +1,184 @@
+// ---------------------------------------------------------------------------
+// The job queue API that every store of the package answers (IndexedDB in browsers,
+// PostgreSQL and the embedded store in Node.js): enqueue, work, inspect, steer.
+// scripts/build-pkg.sh puts these declarations at the top of each store's own types.
+// Times are epoch milliseconds; spans are milliseconds and say so in their names.
+// ---------------------------------------------------------------------------
+
+/** How one job is queued. Every field is optional. */
+export interface EnqueueOptions {
+  /** When the job becomes due: a Date or epoch ms (fractions truncated). Exclusive with `delayMs`. Default: now. */
+  readonly runAt?: Date | number | undefined;
+  /** Due this many ms from now (an integer, at least 0). Exclusive with `runAt`. */
+  readonly delayMs?: number | undefined;
+  /** Lower runs first; ties go to the earlier due time, then the lower id. An integer in the 32-bit signed range; default 0. */
+  readonly priority?: number | undefined;
+  /** Claims the job may have in all, at least 1: a fail on the last one, or a lease lost on it, dead-letters the job. Default 25. */
+  readonly maxAttempts?: number | undefined;
+  /** At most one job per queue and key: a second enqueue with the key answers the first job (`created: false`) and writes nothing. */
+  readonly idempotencyKey?: string | undefined;
+  /** How long one attempt may run, ms (an integer, at least 1): past it the handler's signal aborts and the attempt fails. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** What an enqueue answered: the job's id (a positive safe integer, never reused) and whether this call made it. */
+export interface Enqueued {
+  readonly id: number;
+  /** False when a job with the same `idempotencyKey` was already queued: `id` is that job's. */
+  readonly created: boolean;
+}
+
+/**
+ * Where a job is: `queued` (due, never tried), `scheduled` (not due yet, never tried),
+ * `running` (claimed, under a lease: live or stale), `retrying` (failed before and queued
+ * again, due or not), `succeeded`, `dead` (failed on its last attempt, or its lease was lost on
+ * it), `cancelled`.
+ */
+export type JobState = 'queued' | 'scheduled' | 'running' | 'retrying' | 'succeeded' | 'dead' | 'cancelled';
+
+/** One attempt of a job, as its log keeps it. */
+export interface JobAttempt {
+  /** The fencing token of the claim that started it. */
+  readonly token: number;
+  /** Who claimed it (a worker's id). */
+  readonly owner: string;
+  readonly startedAt: number;
+  /** When it ended; null while it runs. */
+  readonly endedAt: number | null;
+  /** `succeeded`, `failed`, `lease-lost` (taken over after its lease went stale), `cancelled`. */
+  readonly outcome: string;
+  /** The failure's message, or why the attempt was ended; null for a success. */
+  readonly error: string | null;
+}
+
+/** A job as `job(id)` shows it. */
+export interface JobRecord {
+  readonly id: number;
+  readonly queue: string;
+  readonly state: JobState;
+  /** The payload as stored (JSON data). */
+  readonly payload: unknown;
+  readonly priority: number;
+  /** When it is (or was) due, epoch ms. */
+  readonly runAt: number;
+  /** Claims so far (a claim handed back unstarted is not counted). */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  /** What the handler answered, for a succeeded job (JSON data; null when it answered nothing). */
+  readonly result?: unknown;
+  /** The last failed attempt's error. */
+  readonly error?: string | null;
+  /** Every attempt, oldest first; a running one is not in it until it ends. */
+  readonly attemptsLog?: readonly JobAttempt[];
+}
+
+/** Jobs of one queue by state (see {@link JobState}), and whether the queue is paused. */
+export interface QueueCounts {
+  readonly queue: string;
+  readonly paused: boolean;
+  readonly queued: number;
+  readonly scheduled: number;
+  readonly running: number;
+  readonly retrying: number;
+  readonly succeeded: number;
+  readonly dead: number;
+  readonly cancelled: number;
+}
+
+/** What a handler gets beside the payload. */
+export interface WorkContext {
+  /**
+   * Aborts when this attempt must stop: its claim was taken over (its reason is a
+   * `JobClaimLostError`) or lapsed (`lapsed: true`), the job was cancelled, its `timeoutMs`
+   * passed, or the worker was disposed while it ran. Stop at once: nothing else ends the work.
+   */
+  readonly signal: AbortSignal;
+  readonly job: {
+    readonly id: number;
+    readonly queue: string;
+    /** The fencing token of this claim. */
+    readonly token: number;
+    /** Which attempt this is, from 1. */
+    readonly attempt: number;
+    readonly maxAttempts: number;
+  };
+  /** Which attempt this is, from 1 (as `job.attempt`). */
+  readonly attempt: number;
+}
+
+/**
+ * The work for one job. What it answers (JSON data, or nothing) completes the job and is kept
+ * as its `result`; throwing fails the attempt (queued again after the retry backoff, 1 s
+ * doubling up to 1 h, while attempts remain; dead-lettered on the last). Throwing the signal's
+ * reason after it aborted writes nothing.
+ */
+export type JobHandler<Payload = unknown> = (payload: Payload, context: WorkContext) => unknown | Promise<unknown>;
+
+/** How a queue is worked. */
+export interface WorkOptions {
+  /** Jobs performed at once, 1 to 64. Default 1. */
+  readonly concurrency?: number | undefined;
+  /**
+   * The lease, ms: a job whose owner has not renewed it for this long may be taken over by
+   * another worker. Default 30000. Renewals run every `heartbeatMs`.
+   */
+  readonly staleAfterMs?: number | undefined;
+  /** Renewal cadence, ms; under half of `staleAfterMs`. Default `max(250, ⌊staleAfterMs / 3⌋)`. */
+  readonly heartbeatMs?: number | undefined;
+  /** How often an idle worker looks for due work, ms (enqueues wake it at once). Default 1000. */
+  readonly pollMs?: number | undefined;
+  /** Jobs one claim takes (one transaction or statement), 1 to 500. Default `concurrency`. */
+  readonly pageSize?: number | undefined;
+  /** The runner's trace events (`createJobRunner`'s `onEvent`). */
+  readonly onEvent?: ((event: unknown) => void) | undefined;
+  /** Where failures are logged (`console` by default): an object with an `error` method, or a function answering one. */
+  readonly logger?: { error(message: string, meta: unknown): void } | (() => { error(message: string, meta: unknown): void }) | undefined;
+}
+
+declare global {
+  interface SymbolConstructor {
+    /** The symbol `await using` calls (explicit resource management), for TypeScript libs older than it. */
+    readonly asyncDispose: unique symbol;
+  }
+}
+
+/** A queue being worked. */
+export interface Working {
+  /**
+   * Stops claiming, waits for the running jobs to finish and their outcomes to be written (a
+   * finished outcome is never dropped), and hands claimed jobs that had not started back.
+   */
+  dispose(): Promise<void>;
+  /** `dispose()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** A job queue store. Bad arguments are refused with a TypeError or RangeError naming the argument, before anything is written. */
+export interface Queue {
+  /**
+   * Queues a job. `payload` must be JSON data (plain objects, arrays, strings, finite numbers,
+   * booleans, null; objects with a `toJSON`): anything else is refused with a TypeError naming
+   * where it is (`payload.when is a Map, …`), and nothing is queued.
+   */
+  enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<Enqueued>;
+  /** Works `queue` with `handler` until disposed. */
+  work<Payload = unknown>(queue: string, handler: JobHandler<Payload>, options?: WorkOptions): Working;
+  /** Every queue's jobs by state. */
+  counts(): Promise<QueueCounts[]>;
+  /** One job, or null when there is no such id. */
+  job(id: number): Promise<JobRecord | null>;
+  /**
+   * Cancels queued or running jobs, all or none (a running one's worker is told to abort, and
+   * its later writes are refused). Answers the ids cancelled; an unknown id or a job in another
+   * state is refused naming it, and nothing changes.
+   */
+  cancel(ids: number | readonly number[], options?: { readonly reason?: string | undefined }): Promise<number[]>;
+  /** Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is kept); all or none. */
+  retry(ids: number | readonly number[]): Promise<number[]>;
+  /** Stops claims from `queue` (running jobs finish; enqueues still land). Answers false when it was paused already. */
+  pause(queue: string): Promise<boolean>;
+  /** Lets claims take from `queue` again. */
+  resume(queue: string): Promise<void>;
+  /** Disposes this connection's workers (as `Working.dispose`) and closes it. */
+  close(): Promise<void>;
+}
