@@ -66,6 +66,9 @@ async fn enqueue_then_work_until_empty_runs_it_and_show_prints_its_output() {
     assert_eq!(job.state, JobState::Succeeded);
     assert_eq!(succeeded_attempts(&job), 1);
     assert_eq!(store.results(id).await.unwrap()[0].1["output"], "hello from leasehold\n");
+    let [worker] = store.workers().await.unwrap().try_into().expect("the worker recorded itself, its slots as one");
+    assert_eq!((worker.queue.as_str(), worker.counters.claimed, worker.counters.succeeded), ("q1", 2, 2), "{worker:?}");
+    assert!(worker.stopped_at.is_some(), "it said it stopped: {worker:?}");
     s.cmd(&["show", &id.to_string()])
         .assert()
         .success()
@@ -256,13 +259,13 @@ async fn purge_deletes_succeeded_jobs_then_with_dead_the_dead_letters_too() {
 
     // Nothing finished more than a day ago.
     s.cmd(&["purge", "--older-than", "1d", "--dead"]).assert().success().stdout(
-        "purged 0 jobs: succeeded or dead-lettered more than 1day ago\npurged 0 settlements from the events journal: settled more than 1day ago\n",
+        "purged 0 jobs: succeeded or dead-lettered more than 1day ago\npurged 0 settlements from the events journal: settled more than 1day ago\npurged 0 worker records: not seen for more than 1day\n",
     );
     s.cmd(&["purge", "--older-than", "0s", "--queue", "other"]).assert().success().stdout(
-        "purged 0 jobs on queue other: succeeded more than 0s ago\npurged 0 settlements from the events journal: settled more than 0s ago\n",
+        "purged 0 jobs on queue other: succeeded more than 0s ago\npurged 0 settlements from the events journal: settled more than 0s ago\npurged 0 worker records: not seen for more than 0s\n",
     );
     s.cmd(&["purge", "--older-than", "0s"]).assert().success().stdout(
-        "purged 2 jobs: succeeded more than 0s ago\npurged 3 settlements from the events journal: settled more than 0s ago\n",
+        "purged 2 jobs: succeeded more than 0s ago\npurged 3 settlements from the events journal: settled more than 0s ago\npurged 1 worker record: not seen for more than 0s\n",
     );
     let store = s.store().await;
     assert!(store.list_jobs(None, Some(JobState::Succeeded), 10).await.unwrap().is_empty());

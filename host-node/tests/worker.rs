@@ -4,7 +4,7 @@
 
 use leasehold::runner::{AbortSignal, BoxError, JobRunner};
 use leasehold::store::{ClaimedJob, EnqueueOptions, JobState, Store};
-use leasehold::worker::{Handler, Worker};
+use leasehold::worker::{Handler, Worker, WorkerStats};
 use leasehold::core::Millis;
 use std::time::Duration;
 
@@ -13,6 +13,10 @@ struct Echo;
 impl Handler for Echo {
     async fn handle(&self, job: &ClaimedJob, _signal: AbortSignal) -> Result<Option<serde_json::Value>, BoxError> {
         let n = job.payload["n"].as_i64().unwrap_or(0);
+        if n == 3 {
+            // Long enough for renewals.
+            tokio::time::sleep(Duration::from_millis(700)).await;
+        }
         if n % 5 == 0 {
             return Err(format!("job {n} refuses").into());
         }
@@ -204,4 +208,61 @@ async fn a_completion_the_database_refused_is_written_once_it_is_back() {
     assert_eq!(job.attempts, 1, "it ran once");
     assert_eq!(*settled.lock().unwrap(), vec![(id, "Completed".to_owned())]);
     runner.dispose().await;
+}
+
+#[tokio::test]
+async fn a_worker_counts_claims_steals_outcomes_and_renewals_and_records_them_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    let enqueue = |n: i64, max_attempts: u32| {
+        let store = store.clone();
+        async move {
+            let options = EnqueueOptions { max_attempts, ..EnqueueOptions::default() };
+            store.enqueue("work", &serde_json::json!({ "n": n }), &options, now()).await.unwrap()
+        }
+    };
+    // A job another worker claimed 5 s ago under a 1 s lease: stale.
+    let long_ago = EnqueueOptions { run_at: Some(Millis(now().0 - 10_000)), ..EnqueueOptions::default() };
+    let stale = store.enqueue("work", &serde_json::json!({ "n": 1 }), &long_ago, now()).await.unwrap();
+    let peer = leasehold::liveness::current_owner();
+    store.claim("work", &peer, Millis(now().0 - 5_000), Duration::from_secs(1)).await.unwrap().expect("claimed by the peer");
+    for n in [2, 3, 4] {
+        enqueue(n, 3).await;
+    }
+    enqueue(5, 2).await; // fails, retried later
+    enqueue(10, 1).await; // fails on its last attempt
+    let stats = WorkerStats::new();
+    let worker = Worker::new(store.clone(), "work", Echo)
+        .lease(Duration::from_secs(10))
+        .sharing_stats(stats.clone())
+        .record_every(Some(Duration::from_millis(100)));
+    let runner = JobRunner::builder("test.stats")
+        .stale_after(Duration::from_secs(10))
+        .heartbeat_every(Duration::from_millis(250))
+        .concurrency(2)
+        .batch_limit(100)
+        .spawn(worker)
+        .unwrap();
+    let report = runner.tick().await;
+    assert_eq!(report.claimed, 6);
+    assert_eq!(store.job(stale).await.unwrap().state, JobState::Succeeded);
+    let counted = stats.counters();
+    assert_eq!(
+        (counted.claimed, counted.steals, counted.succeeded, counted.failed, counted.dead_lettered),
+        (6, 1, 4, 1, 1),
+        "{counted:?}"
+    );
+    assert!(counted.renewals >= 1, "the 700 ms job was renewed every 250 ms: {counted:?}");
+    assert_eq!((counted.lapses, counted.losses), (0, 0));
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let [seen] = store.workers().await.unwrap().try_into().expect("one worker row");
+    assert_eq!((seen.queue.as_str(), seen.counters, seen.stopped_at), ("work", counted, None), "recorded while it runs");
+    runner.dispose().await;
+    stats.stop().await.unwrap();
+    let [stopped] = store.workers().await.unwrap().try_into().expect("one worker row");
+    assert!(stopped.stopped_at.is_some(), "a clean stop is recorded: {stopped:?}");
+    assert_eq!(stopped.owner.nonce, seen.owner.nonce);
+    assert!(stopped.last_seen >= seen.last_seen);
 }

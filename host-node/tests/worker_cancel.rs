@@ -8,7 +8,7 @@ mod store_support;
 
 use leasehold::runner::{AbortSignal, BoxError, ClaimLost, JobRunner};
 use leasehold::store::{AttemptOutcome, BackendKind, ClaimedJob, EnqueueOptions, JobState, StoreConfig};
-use leasehold::worker::{Handler, Settlement, Worker};
+use leasehold::worker::{Handler, Settlement, Worker, WorkerStats};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store_support::{backends, lock, pg_db, unlock, wall_now};
@@ -46,7 +46,8 @@ async fn on_postgres_a_cancel_stops_the_handler_before_the_next_renewal() {
     let id = store.enqueue("q", &serde_json::json!({}), &EnqueueOptions::default(), wall_now()).await.unwrap();
     let (handler, started, stopped, stopped_now) = stubborn();
     let lease = Duration::from_secs(90);
-    let worker = Worker::new(store.clone(), "q", handler).lease(lease);
+    let stats = WorkerStats::new();
+    let worker = Worker::new(store.clone(), "q", handler).lease(lease).sharing_stats(stats.clone());
     // Renewals every 30 s: the first one after the claim is far away.
     let runner = JobRunner::builder("test.cancel")
         .stale_after(lease)
@@ -64,6 +65,8 @@ async fn on_postgres_a_cancel_stops_the_handler_before_the_next_renewal() {
     let job = store.job(id).await.unwrap();
     assert_eq!(job.state, JobState::Cancelled);
     assert!(store.results(id).await.unwrap().is_empty(), "its answer is not recorded");
+    let counted = stats.counters();
+    assert_eq!((counted.losses, counted.lapses, counted.succeeded), (1, 0, 0), "one loss: {counted:?}");
 }
 
 /// The stale window; the database is locked for twice that.
@@ -76,7 +79,8 @@ async fn a_cancel_while_the_worker_is_cut_off_ends_the_work_by_its_lapse_and_ref
         let id = store.enqueue("q", &serde_json::json!({}), &EnqueueOptions::default(), wall_now()).await.unwrap();
         let (handler, started, stopped, stopped_now) = stubborn();
         let settled: Arc<Mutex<Vec<Settlement>>> = Arc::default();
-        let worker = Worker::new(db.second_store(StoreConfig::default()).await, "q", handler).lease(STALE).on_settled({
+        let stats = WorkerStats::new();
+        let worker = Worker::new(db.second_store(StoreConfig::default()).await, "q", handler).lease(STALE).sharing_stats(stats.clone()).on_settled({
             let settled = settled.clone();
             move |_, s| settled.lock().unwrap().push(s.clone())
         });
@@ -104,5 +108,15 @@ async fn a_cancel_while_the_worker_is_cut_off_ends_the_work_by_its_lapse_and_ref
         assert!(job.attempt_log.iter().all(|a| a.outcome != AttemptOutcome::Succeeded), "{}", db.label());
         let settled = settled.lock().unwrap().clone();
         assert!(matches!(settled.as_slice(), [Settlement::Lost { .. }]), "{}: refused once: {settled:?}", db.label());
+        let counted = stats.counters();
+        assert_eq!(
+            counted.lapses + counted.losses,
+            1,
+            "{}: the lapse and the refused settle that followed it are one loss: {counted:?}",
+            db.label()
+        );
+        if db.kind == BackendKind::Sqlite {
+            assert_eq!(counted.lapses, 1, "{counted:?}");
+        }
     }
 }

@@ -9,7 +9,7 @@ mod store_support;
 
 use leasehold::runner::{AbortSignal, BoxError, JobRunner};
 use leasehold::store::{ClaimedJob, EnqueueOptions, JobState};
-use leasehold::worker::{Handler, Settlement, Worker};
+use leasehold::worker::{Handler, Settlement, Worker, WorkerStats};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,7 +52,8 @@ async fn a_job_finished_while_the_database_is_locked_for_twice_the_stale_window_
         let (started, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
         let settled: Arc<Mutex<Vec<Settlement>>> = Arc::default();
         let handler = Counted { runs: runs.clone(), started: started.clone(), go: go.clone() };
-        let worker = Worker::new(store.clone(), "q", handler).lease(STALE).on_settled({
+        let stats = WorkerStats::new();
+        let worker = Worker::new(store.clone(), "q", handler).lease(STALE).sharing_stats(stats.clone()).on_settled({
             let settled = settled.clone();
             move |_, s| settled.lock().unwrap().push(s.clone())
         });
@@ -81,6 +82,13 @@ async fn a_job_finished_while_the_database_is_locked_for_twice_the_stale_window_
         assert_eq!(runs.lock().unwrap().get(&id.0), Some(&1), "{}: run once", db.label());
         assert_eq!(*settled.lock().unwrap(), vec![Settlement::Completed], "{}", db.label());
         assert_eq!(store.results(id).await.unwrap().len(), 1, "{}: its result recorded with it", db.label());
+        let counted = stats.counters();
+        assert_eq!(
+            (counted.claimed, counted.lapses, counted.losses, counted.succeeded),
+            (1, 0, 0, 1),
+            "{}: an outcome held through the outage is neither a lapse nor a loss: {counted:?}",
+            db.label()
+        );
     }
 }
 

@@ -7,7 +7,7 @@
 //! system calls and `/proc` reads, and keeps their decision in the pure
 //! [`classify`].
 
-mod owner;
+pub(crate) mod owner;
 mod pid;
 mod procfs;
 

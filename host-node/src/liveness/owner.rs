@@ -44,7 +44,7 @@ pub fn current_owner() -> OwnerId {
 }
 
 /// The host name from `uname` (unix); `None` where empty or not unix.
-fn host_name() -> Option<String> {
+pub(crate) fn host_name() -> Option<String> {
     #[cfg(unix)]
     {
         let uname = rustix::system::uname();

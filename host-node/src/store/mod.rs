@@ -42,6 +42,10 @@
 //!   (done, retrying, dead-lettered, lost to a takeover, released), written
 //!   by the settle itself and read in commit order with a [`JournalCursor`]
 //!   (see [`journal`]).
+//! - [`Store::record_worker`], [`Store::workers`]: the workers table, where
+//!   each [`crate::worker::Worker`] records itself every few seconds with
+//!   its counters (claims, outcomes, renewals, lapses, losses, steals); see
+//!   `workers`.
 //! - [`Store::purge`]: deletes succeeded / dead-lettered jobs that finished
 //!   longer ago than a retention span, with their attempt logs and results;
 //!   [`Store::purge_settlements`] the journal's rows older than a span.
@@ -103,6 +107,7 @@ mod schedule;
 mod schedule_sql;
 mod schema;
 mod steer;
+mod workers;
 mod steer_sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -133,6 +138,8 @@ pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
 pub use steer::{MAX_CANCEL_TEXT, PausedQueue};
+pub use workers::{WorkerCounters, WorkerRecord};
+pub(crate) use workers::Patience;
 pub(crate) use steer::until_cancelled;
 pub use schedule::{LastRun, MAX_ROUND_SLOTS, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 

@@ -26,7 +26,7 @@ use super::{
 pub(crate) const KIND: BackendKind = BackendKind::Sqlite;
 
 /// How long a writer waits for another process's write lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) async fn connect(
     url: &str,
@@ -109,7 +109,7 @@ async fn connect_read_only(url: &str, config: &StoreConfig) -> Result<SqlitePool
 }
 
 /// Whether SQLite answered SQLITE_BUSY (5) or SQLITE_LOCKED (6).
-fn is_busy(error: &sqlx::Error) -> bool {
+pub(crate) fn is_busy(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("5" | "6")))
 }
 

@@ -21,12 +21,15 @@
 //! [`Worker::on_settled`] hook instead.
 
 mod held;
+mod stats;
 
 pub use held::Unsettled;
+pub use stats::{DEFAULT_RECORD_EVERY, WorkerStats};
 
 use crate::runner::{AbortSignal, BoxError, ClaimLost, Clock, Job, JobError, Settled, TokioClock};
 use crate::store::{ClaimedJob, FailOutcome, Store, StoreError, StoreResult};
 use held::Reached;
+use stats::PerformEnd;
 use leasehold_core::lease::OwnerId;
 use leasehold_core::Millis;
 use std::collections::VecDeque;
@@ -150,6 +153,8 @@ pub struct Worker<H> {
     handler: H,
     held: Unsettled,
     on_settled: Option<SettledHook>,
+    stats: WorkerStats,
+    record_every: Option<Duration>,
 }
 
 impl<H: Handler> Worker<H> {
@@ -167,6 +172,8 @@ impl<H: Handler> Worker<H> {
             handler,
             held: Unsettled::new(),
             on_settled: None,
+            stats: WorkerStats::new(),
+            record_every: Some(DEFAULT_RECORD_EVERY),
         }
     }
 
@@ -193,6 +200,33 @@ impl<H: Handler> Worker<H> {
     pub fn sharing(mut self, held: Unsettled) -> Self {
         self.held = held;
         self
+    }
+
+    /// Counts into `stats`, shared with other workers of this process on
+    /// the same queue (the slots of one pool), which then appear as one
+    /// worker in the workers table. A worker has counters of its own
+    /// otherwise.
+    #[must_use]
+    pub fn sharing_stats(mut self, stats: WorkerStats) -> Self {
+        self.stats = stats;
+        self
+    }
+
+    /// How often the worker records itself, with its counters, in the
+    /// store's workers table ([`Store::workers`]): default every 5 s
+    /// ([`DEFAULT_RECORD_EVERY`]), at least every 100 ms; `None` records
+    /// nothing. Each record is one upsert, never a write per job. Workers
+    /// sharing counters record as the first of them to claim asks.
+    #[must_use]
+    pub fn record_every(mut self, every: Option<Duration>) -> Self {
+        self.record_every = every;
+        self
+    }
+
+    /// What this worker (and those sharing its counters) counted: claims,
+    /// outcomes, renewals, lapses, losses and steals.
+    pub fn stats(&self) -> &WorkerStats {
+        &self.stats
     }
 
     /// The outcomes this worker (and those sharing with it) holds
@@ -278,13 +312,19 @@ impl<H: Handler> Job for Worker<H> {
             if let Some((job, stale)) = self.take_from_page(at) {
                 // A job that waited in the page is renewed first, so its
                 // lease starts now as far as the runner knows.
-                if stale && !self.store.heartbeat(job.fence(), at).await?.is_updated() {
-                    continue;
+                if stale {
+                    if !self.store.heartbeat(job.fence(), at).await?.is_updated() {
+                        self.stats.lost();
+                        continue;
+                    }
+                    self.stats.renewed();
                 }
                 return Ok(Some(Arc::new(job)));
             }
+            self.stats.bind(&self.store, &self.queue, &self.owner, self.record_every);
             let held = self.held.jobs();
             let jobs = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held).await?;
+            self.stats.claimed(jobs.len(), jobs.iter().filter(|job| job.reclaimed).count());
             if jobs.is_empty() {
                 return Ok(None);
             }
@@ -297,14 +337,17 @@ impl<H: Handler> Job for Worker<H> {
     /// Runs the handler and holds what it answered for the settle; a
     /// handler that stopped on its signal settles nothing.
     async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
+        let watch = self.stats.watch(job.id, job.token, &signal);
         let handle = |signal| self.handler.handle(&job, signal);
         let answer = crate::store::until_cancelled(&self.store, job.fence(), self.clock.clone(), signal, handle).await;
         match reached(answer) {
             Ok(reached) => {
+                watch.ended(PerformEnd::Answered);
                 self.held.hold(job.id, job.token, reached);
                 Ok(())
             }
             Err(lost) => {
+                watch.ended(PerformEnd::Lost { lapsed: lost.lapsed });
                 self.settled(&job, Settlement::Lost { lapsed: lost.lapsed });
                 Err(lost.into())
             }
@@ -331,13 +374,18 @@ impl<H: Handler> Job for Worker<H> {
             }
         };
         self.held.release(job.id, job.token);
+        self.stats.settled(job.id, job.token, &settlement);
         let landed = !matches!(settlement, Settlement::Lost { .. });
         self.settled(&job, settlement);
         Ok(if landed { Settled::Landed } else { Settled::FenceRefused })
     }
 
     async fn heartbeat(&self, job: Arc<ClaimedJob>, at: Millis) -> Result<bool, BoxError> {
-        Ok(self.store.heartbeat(job.fence(), at).await?.is_updated())
+        let renewed = self.store.heartbeat(job.fence(), at).await?.is_updated();
+        if renewed {
+            self.stats.renewed();
+        }
+        Ok(renewed)
     }
 
     /// Hands a claim the runner declined back to the queue at once (fenced;

@@ -80,8 +80,8 @@ pub enum Command {
     Events(EventsArgs),
     /// Delete the jobs that succeeded (with --dead, the dead-lettered ones too) more than
     /// --older-than ago, of every queue or of --queue, with their attempts and output, and
-    /// the settlements `events` lists that are as old; print how many. Queued and running
-    /// jobs are never touched.
+    /// the settlements `events` lists that are as old, and the records of workers not seen for
+    /// as long; print how many. Queued and running jobs are never touched.
     Purge(PurgeArgs),
     /// Periodic and cron jobs: `schedule add NAME --every 5m -- COMMAND` or `--cron "0 3 * * *"
     /// [--tz Europe/Berlin]`; `schedule list`, `remove`, `pause`, `resume`. Every `work` of the

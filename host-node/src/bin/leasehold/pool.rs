@@ -13,7 +13,7 @@ use leasehold::core::options::{AbortGrace, OptionNames};
 use leasehold::core::Millis;
 use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Settled};
 use leasehold::store::Store;
-use leasehold::worker::{Unsettled, Worker};
+use leasehold::worker::{Unsettled, Worker, WorkerStats};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,6 +155,8 @@ pub struct Pool {
     waker: JoinHandle<()>,
     recorder: Recorder,
     unsettled: Unsettled,
+    /// The slots' counters, recorded as one worker in the workers table.
+    stats: WorkerStats,
 }
 
 impl Pool {
@@ -185,6 +187,7 @@ impl Pool {
         // The outcomes held unsettled, shared by the slots, so no slot
         // reclaims a job whose finished command another still settles.
         let unsettled = Unsettled::new();
+        let stats = WorkerStats::new();
         for slot in 1..=config.concurrency {
             let handler = CommandHandler::new(grace, stopped.clone());
             // Pages of one: a job claimed is a job started, so a drain (which
@@ -195,7 +198,8 @@ impl Pool {
                     .lease(config.stale_after)
                     // Job events come from the store's settlements journal.
                     .page_size(1)
-                    .sharing(unsettled.clone()),
+                    .sharing(unsettled.clone())
+                    .sharing_stats(stats.clone()),
                 claiming: Arc::clone(&claiming),
                 slot: slot as usize - 1,
                 turns: Arc::clone(&turns),
@@ -252,7 +256,7 @@ impl Pool {
                 }
             }
         });
-        Ok(Pool { runners, claiming, hard_stop, waker, recorder, unsettled })
+        Ok(Pool { runners, claiming, hard_stop, waker, recorder, unsettled, stats })
     }
 
     /// Stops claiming and waits for the commands in flight to finish and
@@ -297,6 +301,9 @@ impl Pool {
         }
         self.waker.abort();
         self.recorder.close().await;
+        if let Err(e) = self.stats.stop().await {
+            tracing::debug!("recording this worker's stop failed: {e}");
+        }
         ended
     }
 }

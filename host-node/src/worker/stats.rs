@@ -1,0 +1,267 @@
+//! What a worker counts, and its record in the store's workers table.
+//!
+//! Counting is a handful of relaxed atomic adds on paths that already make a
+//! database round trip; the record is one upsert per interval from a task of
+//! its own ([`Store::record_worker`]), never a write per job.
+
+use crate::runner::{AbortSignal, Clock, TokioClock};
+use crate::store::{JobId, Patience, Store, StoreResult, WorkerCounters};
+use leasehold_core::lease::OwnerId;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+/// How often a worker records itself by default.
+pub const DEFAULT_RECORD_EVERY: Duration = Duration::from_secs(5);
+
+/// The counters of one worker (or of several that share them, as the slots
+/// of the command-line tool's pool do), and its record in the store.
+///
+/// Cheap to clone: clones share the counters. The first [`super::Worker`]
+/// that claims with it binds it to its store, queue and owner and, unless
+/// recording is off ([`super::Worker::record_every`]), starts recording it
+/// in the workers table ([`Store::workers`]): at once, then every interval,
+/// until the last clone is dropped (then once more, marked stopped, if a
+/// tokio runtime is still there) or [`WorkerStats::stop`].
+#[derive(Clone, Debug, Default)]
+pub struct WorkerStats {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    claimed: AtomicU64,
+    succeeded: AtomicU64,
+    failed: AtomicU64,
+    dead_lettered: AtomicU64,
+    renewals: AtomicU64,
+    lapses: AtomicU64,
+    losses: AtomicU64,
+    steals: AtomicU64,
+    binding: OnceLock<Binding>,
+    stopped: AtomicBool,
+    /// The attempts whose handler answered, until their settle ends: the
+    /// perform's signal, to count a loss or lapse that comes while the
+    /// outcome is being written, or `None` when one was counted already
+    /// (so the refused settle that follows is not counted again).
+    settling: Mutex<HashMap<(JobId, u64), Option<AbortSignal>>>,
+}
+
+/// Where the record goes.
+#[derive(Debug)]
+struct Binding {
+    store: Store,
+    queue: String,
+    owner: OwnerId,
+    clock: TokioClock,
+}
+
+/// Counts how one perform ended: a loss or lapse when it stopped on one,
+/// when its signal fired before it answered, or when the runner dropped it
+/// after its signal fired (the grace ran out: nothing after the drop runs,
+/// so the count is taken as the watch is dropped with it).
+pub(crate) struct PerformWatch<'a> {
+    stats: &'a WorkerStats,
+    job: JobId,
+    token: u64,
+    signal: AbortSignal,
+    ended: bool,
+}
+
+impl PerformWatch<'_> {
+    /// The perform ended with `end`.
+    pub(crate) fn ended(mut self, end: PerformEnd) {
+        self.ended = true;
+        match end {
+            PerformEnd::Lost { lapsed } => self.stats.lost_or_lapsed(lapsed),
+            PerformEnd::Answered => {
+                let fired = self.signal.reason();
+                if let Some(reason) = &fired {
+                    self.stats.lost_or_lapsed(reason.lapsed);
+                }
+                let signal = fired.is_none().then(|| self.signal.clone());
+                self.stats.lock_settling().insert((self.job, self.token), signal);
+            }
+        }
+    }
+}
+
+impl Drop for PerformWatch<'_> {
+    fn drop(&mut self) {
+        if !self.ended
+            && let Some(reason) = self.signal.reason()
+        {
+            self.stats.lost_or_lapsed(reason.lapsed);
+        }
+    }
+}
+
+/// What a handler's perform ended with, for [`PerformWatch`].
+pub(crate) enum PerformEnd {
+    /// It answered an outcome (the signal may have fired meanwhile).
+    Answered,
+    /// It stopped on its claim's loss (`lapsed`: a lapse).
+    Lost { lapsed: bool },
+}
+
+impl WorkerStats {
+    /// New counters, all zero, bound to nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The counters now.
+    pub fn counters(&self) -> WorkerCounters {
+        self.shared.counters()
+    }
+
+    /// Stops recording and records once more, marked stopped, answering
+    /// when that write is done. Nothing when never bound (no claim was
+    /// made). Later records are not written.
+    ///
+    /// # Errors
+    /// The store's, as [`Store::record_worker`].
+    pub async fn stop(&self) -> StoreResult<()> {
+        self.shared.stopped.store(true, Ordering::SeqCst);
+        match self.shared.binding.get() {
+            Some(binding) => binding.record(self.counters(), true).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Binds to where the record goes (the first call wins) and, with
+    /// `every`, starts recording. Needs a tokio runtime (claims run on one).
+    pub(crate) fn bind(&self, store: &Store, queue: &str, owner: &OwnerId, every: Option<Duration>) {
+        if self.shared.binding.get().is_some() {
+            return;
+        }
+        let binding = Binding { store: store.clone(), queue: queue.to_owned(), owner: owner.clone(), clock: TokioClock::new() };
+        if self.shared.binding.set(binding).is_ok()
+            && let Some(every) = every
+        {
+            tokio::spawn(record_every(Arc::downgrade(&self.shared), every.max(Duration::from_millis(100))));
+        }
+    }
+
+    fn add(n: &AtomicU64) {
+        n.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A claim statement took `jobs`, `stolen` of them from stale owners.
+    pub(crate) fn claimed(&self, jobs: usize, stolen: usize) {
+        self.shared.claimed.fetch_add(jobs as u64, Ordering::Relaxed);
+        self.shared.steals.fetch_add(stolen as u64, Ordering::Relaxed);
+    }
+
+    /// A renewal landed.
+    pub(crate) fn renewed(&self) {
+        Self::add(&self.shared.renewals);
+    }
+
+    fn lost_or_lapsed(&self, lapsed: bool) {
+        Self::add(if lapsed { &self.shared.lapses } else { &self.shared.losses });
+    }
+
+    /// A claim was found lost outside a perform (a page's job whose renewal
+    /// was refused before it was handed over).
+    pub(crate) fn lost(&self) {
+        Self::add(&self.shared.losses);
+    }
+
+    /// Watches one perform of `job` under `token`: see [`PerformWatch`].
+    pub(crate) fn watch(&self, job: JobId, token: u64, signal: &AbortSignal) -> PerformWatch<'_> {
+        PerformWatch { stats: self, job, token, signal: signal.clone(), ended: false }
+    }
+
+    /// Counts a settle: landed as completed, retried or dead-lettered; or
+    /// a loss or lapse that its perform's signal reports since the handler
+    /// answered; or else, refused by the fence, a loss.
+    pub(crate) fn settled(&self, job: JobId, token: u64, settlement: &super::Settlement) {
+        let refused = matches!(settlement, super::Settlement::Lost { .. });
+        match self.lock_settling().remove(&(job, token)) {
+            // Counted as the perform ended.
+            Some(None) => {}
+            Some(Some(signal)) => match signal.reason() {
+                Some(reason) => self.lost_or_lapsed(reason.lapsed),
+                None if refused => self.lost_or_lapsed(false),
+                None => {}
+            },
+            None if refused => self.lost_or_lapsed(false),
+            None => {}
+        }
+        let landed = match settlement {
+            super::Settlement::Completed => &self.shared.succeeded,
+            super::Settlement::Retrying { .. } => &self.shared.failed,
+            super::Settlement::DeadLettered { .. } => &self.shared.dead_lettered,
+            super::Settlement::Lost { .. } => return,
+        };
+        Self::add(landed);
+    }
+
+    fn lock_settling(&self) -> std::sync::MutexGuard<'_, HashMap<(JobId, u64), Option<AbortSignal>>> {
+        self.shared.settling.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Shared {
+    fn counters(&self) -> WorkerCounters {
+        let get = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        WorkerCounters {
+            claimed: get(&self.claimed),
+            succeeded: get(&self.succeeded),
+            failed: get(&self.failed),
+            dead_lettered: get(&self.dead_lettered),
+            renewals: get(&self.renewals),
+            lapses: get(&self.lapses),
+            losses: get(&self.losses),
+            steals: get(&self.steals),
+        }
+    }
+}
+
+impl Binding {
+    async fn record(&self, counters: WorkerCounters, stopped: bool) -> StoreResult<()> {
+        self.store.record_worker(&self.queue, &self.owner, &counters, stopped, self.clock.now()).await
+    }
+}
+
+/// Records the worker at once and then every `every`, until its counters
+/// are dropped or stopped. A failed write is logged at debug level (the
+/// claims report an unreachable database) and the next one tries again.
+async fn record_every(shared: Weak<Shared>, every: Duration) {
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let (store, queue, owner, counters, now) = {
+            let Some(shared) = shared.upgrade() else { return };
+            if shared.stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            let Some(b) = shared.binding.get() else { return };
+            (b.store.clone(), b.queue.clone(), b.owner.clone(), shared.counters(), b.clock.now())
+        };
+        match store.record(&queue, &owner, &counters, false, now, Patience::IfIdle).await {
+            Ok(true) => {}
+            Ok(false) => tracing::debug!(target: "leasehold::worker", "the database is busy: this worker is recorded at the next turn"),
+            Err(e) => tracing::debug!(target: "leasehold::worker", "recording this worker failed (tried again in {every:?}): {e}"),
+        }
+    }
+}
+
+impl Drop for Shared {
+    /// The last clone is gone: record once more, marked stopped, if a tokio
+    /// runtime can run the write.
+    fn drop(&mut self) {
+        if self.stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(binding) = self.binding.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let counters = self.counters();
+        runtime.spawn(async move {
+            let _ = binding.record(counters, true).await;
+        });
+    }
+}
