@@ -11,10 +11,10 @@
  * - A claim takes a page of up to `pageSize` jobs in one transaction, under a Web Lock
  *   named `leasehold:NAME:claim` where the context has `navigator.locks` (the claim
  *   mutex: it is held for that one transaction, never for a job, so neither a closed tab
- *   nor a frozen one keeps it), and hands the runner one job per claim call. A job that
- *   waited in the page longer than PAGE_FRESH_MS is renewed before it is handed over, so
- *   the runner's lease never starts earlier than the store's: a job taken over meanwhile
- *   is skipped.
+ *   nor a frozen one keeps it), and hands the runner one job per claim call. Jobs that
+ *   waited in the page longer than PAGE_FRESH_MS are renewed (together, in one
+ *   transaction) before the next is handed over, so the runner's lease never starts
+ *   earlier than the store's: a job taken over meanwhile is skipped.
  * - The runner's heartbeats are fenced renewals of the lease deadline. A tab that closes
  *   or freezes stops renewing and its jobs are taken over once their lease is stale; a
  *   tab whose job was taken over hears it from its next renewal (the fence refuses), and
@@ -38,6 +38,12 @@ const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'p
 const DURABILITIES = ['default', 'strict', 'relaxed'];
 /** The most jobs one claim transaction takes. */
 const MAX_PAGE_SIZE = 500;
+/**
+ * Claims per runner pass. A pass ends once its claims are performed and the next one waits
+ * `pollMs`: with the runner's default of 25 a busy queue would idle every 25 jobs, so a pass
+ * goes on claiming while the queue has due work (as the command-line tool's workers do).
+ */
+const BATCH_LIMIT = 1_000_000;
 
 /** The reason a handler's signal aborts with when its job is cancelled. */
 class JobCancelledError extends Error {
@@ -220,11 +226,15 @@ function createIndexedDbApi(deps) {
 
       async function claim(at) {
         for (;;) {
-          const next = page.shift();
-          if (next !== undefined) {
-            if (at - pageClaimedAt > PAGE_FRESH_MS && !(await store.renew(next, at))) continue;
-            return next;
+          if (page.length !== 0 && at - pageClaimedAt > PAGE_FRESH_MS) {
+            // The rest of the page is renewed together; a job taken over meanwhile drops out.
+            const waiting = page.splice(0);
+            const held = await store.renewAll(waiting, at);
+            page.push(...waiting.filter((_, i) => held[i]));
+            pageClaimedAt = at;
           }
+          const next = page.shift();
+          if (next !== undefined) return next;
           if (stopping) return null;
           const jobs = await claimPage(queue, owner, staleAfterMs, pageSize, at);
           if (jobs.length === 0) return null;
@@ -277,7 +287,7 @@ function createIndexedDbApi(deps) {
           staleAfterMs,
           heartbeatEveryMs: options.heartbeatMs,
           concurrency,
-          batchLimit: Math.max(pageSize, deps.defaultBatchLimit()),
+          batchLimit: BATCH_LIMIT,
           logger: options.logger,
           onEvent: options.onEvent,
           claim,

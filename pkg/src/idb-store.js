@@ -33,19 +33,6 @@ function done(request) {
   });
 }
 
-/** Walks a cursor request: `visit(cursor)` answers the key to continue at, `false` to stop, or undefined for the next. */
-async function walk(request, visit) {
-  let cursor = await done(request);
-  while (cursor) {
-    const next = visit(cursor);
-    if (next === false) return;
-    const step = done(request);
-    if (next === undefined) cursor.continue();
-    else cursor.continue(next);
-    cursor = await step;
-  }
-}
-
 /**
  * A job set's error naming what was wrong: `code` 'UNKNOWN_JOB' (no such id), 'JOB_STATE'
  * (the job is not in a state the operation applies to), 'UNKNOWN_QUEUE' (never enqueued
@@ -169,10 +156,12 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
       const state = await done(queues.get(queue));
       if (state !== undefined && state.paused) return [];
       const claimed = [];
+      // Whole ranges in one request each (getAll), not a cursor step per job: each request
+      // is a round trip to the browser's storage process.
       const expired = IDBKeyRange.bound([queue, 'running', MIN], [queue, 'running', now], false, true);
-      await walk(jobs.index('lease').openCursor(expired), (cursor) => {
-        const job = cursor.value;
-        if (isAlive(job, now)) return undefined;
+      for (const job of await done(jobs.index('lease').getAll(expired))) {
+        if (claimed.length >= n) break;
+        if (isAlive(job, now)) continue;
         const lost = attemptOf(job, now, 'lease-lost', `the lease went stale: no renewal since ${job.heartbeatAt}`);
         job.log.push(lost);
         if (job.attempts < job.maxAttempts) {
@@ -185,20 +174,31 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
           job.lastError = `lease lost on the final attempt: ${lost.error}`;
           unlease(job);
         }
-        cursor.update(job);
-        return claimed.length < n ? undefined : false;
-      });
-      if (claimed.length >= n) return claimed;
-      const queued = IDBKeyRange.bound([queue, 'queued', MIN, MIN], [queue, 'queued', MAX, MAX]);
-      await walk(jobs.index('due').openCursor(queued), (cursor) => {
-        const job = cursor.value;
-        // Not due yet: the rest of this priority is later still; on to the next priority.
-        if (job.runAt > now) return [queue, 'queued', job.priority, MAX];
-        lease(job, owner, leaseMs, now);
-        cursor.update(job);
-        claimed.push(job);
-        return claimed.length < n ? undefined : false;
-      });
+        jobs.put(job);
+      }
+      // Due queued jobs in claim order. The index orders each priority's jobs by due time, so
+      // once one is not due yet the rest of its priority is not either. Claimed jobs leave the
+      // range (this transaction reads its own writes), so a full read goes on from the last
+      // job read, or past the last priority read when that one is not due yet.
+      let lower = [queue, 'queued', MIN, MIN];
+      while (claimed.length < n) {
+        const room = n - claimed.length;
+        const found = await done(jobs.index('due').getAll(IDBKeyRange.bound(lower, [queue, 'queued', MAX, MAX]), room));
+        let notDue; // the priority whose rest is not due yet
+        for (const job of found) {
+          if (job.priority === notDue) continue;
+          if (job.runAt > now) {
+            notDue = job.priority;
+            continue;
+          }
+          lease(job, owner, leaseMs, now);
+          jobs.put(job);
+          claimed.push(job);
+        }
+        if (found.length < room) break;
+        const last = found[found.length - 1];
+        lower = [queue, 'queued', last.priority, last.priority === notDue ? MAX : last.runAt];
+      }
       return claimed;
     });
   }
@@ -206,26 +206,31 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
   /* Applies `change(job)` to each fenced job still running under its token, in one transaction; answers a boolean per fence. */
   function fenced(fences, change) {
     return transaction('jobs', 'readwrite', async ({ jobs }) => {
-      const landed = [];
-      for (const fence of fences) {
-        const job = await done(jobs.get(fence.id));
+      // Every read at once (one round trip for all), then the writes.
+      const found = await Promise.all(fences.map((fence) => done(jobs.get(fence.id))));
+      return fences.map((fence, i) => {
+        const job = found[i];
         const held = job !== undefined && job.state === 'running' && job.token === fence.token;
         if (held) {
           change(job, fence);
           jobs.put(job);
         }
-        landed.push(held);
-      }
-      return landed;
+        return held;
+      });
     });
   }
 
-  /** Renews the lease of `fence` ({ id, token }) from `now`: true when it still held it. */
-  async function renew(fence, now) {
-    const [landed] = await fenced([fence], (job) => {
+  /** Renews the leases of `fences` ({ id, token } each) from `now`, in one transaction: per fence, whether it still held. */
+  function renewAll(fences, now) {
+    return fenced(fences, (job) => {
       job.heartbeatAt = now;
       job.expiresAt = now + job.leaseMs;
     });
+  }
+
+  /** Renews the lease of `fence` from `now`: true when it still held it. */
+  async function renew(fence, now) {
+    const [landed] = await renewAll([fence], now);
     return landed;
   }
 
@@ -352,7 +357,7 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
     return transaction('jobs', 'readonly', ({ jobs }) => done(jobs.get(id)));
   }
 
-  return { enqueue, claim, renew, settle, release, cancel, retry, setPaused, counts, get, close: () => db.close() };
+  return { enqueue, claim, renew, renewAll, settle, release, cancel, retry, setPaused, counts, get, close: () => db.close() };
 }
 
 /** The state a job is shown in: a queued job that failed before is 'retrying', one not due yet 'scheduled'. */

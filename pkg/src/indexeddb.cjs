@@ -10,7 +10,6 @@ module.exports = require('./idb-queue.js').createIndexedDbApi({
   init: () => Promise.resolve(),
   createJobRunner: leasehold.createJobRunner,
   leaseLiveness: leasehold.leaseLiveness,
-  defaultBatchLimit: () => leasehold.DEFAULT_JOB_BATCH_LIMIT,
   queueDefaults: wasm.queueDefaults,
   retryDelayMs: wasm.retryDelayMs,
   recoveryDelayMs: wasm.recoveryDelayMs,

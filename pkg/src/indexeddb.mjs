@@ -2,7 +2,7 @@
    worked by the runner of `leasehold` (its entry, browser.mjs: one wasm instance for both).
    `connect()` runs `init()` first; a page whose bundler needs the .wasm URL calls
    `init(url)` itself before. Importing this module fetches nothing. */
-import { init, createJobRunner, leaseLiveness, DEFAULT_JOB_BATCH_LIMIT } from './browser.mjs';
+import { init, createJobRunner, leaseLiveness } from './browser.mjs';
 import * as wasm from './leasehold_web.mjs';
 import * as input from './idb-input.mjs';
 import * as open from './idb-open.mjs';
@@ -13,7 +13,6 @@ const api = createIndexedDbApi({
   init: () => init(),
   createJobRunner,
   leaseLiveness,
-  defaultBatchLimit: () => DEFAULT_JOB_BATCH_LIMIT,
   queueDefaults: () => wasm.queueDefaults(),
   retryDelayMs: (attempt) => wasm.retryDelayMs(attempt),
   recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),
