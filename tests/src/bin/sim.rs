@@ -6,7 +6,7 @@
 //! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-//!     [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]
+//!     [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]
 //! ```
 //!
 //! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
@@ -25,8 +25,9 @@
 //!   keeps clocks in a band of `K/2`: the standard profile without the two
 //!   faults that exposed the (since fixed) core defects, for bisecting.
 //!
-//! - `--reclaim-own-stale` turns the proposed store rule on: an owner may
-//!   re-claim its own stale item on the lease alone (known defect 3).
+//! - `--no-reclaim-own-stale` turns off the store rule that an owner may
+//!   re-claim its own stale item on the lease alone (on by default, as in
+//!   the real stores): with `--hosts 1` that shows defect 3 again.
 //!
 //! - `--mutations` runs every broken variant until a seed catches it and
 //!   prints how many seeds that took.
@@ -58,7 +59,7 @@ struct Args {
     no_late_claims: bool,
     half_band: bool,
     no_budget: bool,
-    reclaim_own: bool,
+    no_reclaim_own: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -79,7 +80,7 @@ fn parse() -> Result<Args, String> {
         no_late_claims: false,
         half_band: false,
         no_budget: false,
-        reclaim_own: false,
+        no_reclaim_own: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -131,7 +132,7 @@ fn parse() -> Result<Args, String> {
             "--no-late-claims" => args.no_late_claims = true,
             "--half-skew-band" => args.half_band = true,
             "--no-budget-check" => args.no_budget = true,
-            "--reclaim-own-stale" => args.reclaim_own = true,
+            "--no-reclaim-own-stale" => args.no_reclaim_own = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -164,7 +165,7 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
         cfg.params.exit_grace_ms = grace;
     }
     cfg.budget_check = !args.no_budget;
-    cfg.reclaim_own_stale |= args.reclaim_own;
+    cfg.reclaim_own_stale &= !args.no_reclaim_own;
     cfg
 }
 
@@ -192,8 +193,8 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     if args.no_budget {
         line += " --no-budget-check";
     }
-    if args.reclaim_own {
-        line += " --reclaim-own-stale";
+    if args.no_reclaim_own {
+        line += " --no-reclaim-own-stale";
     }
     if let Some(hosts) = args.hosts {
         line += &format!(" --hosts {hosts}");
@@ -263,7 +264,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--reclaim-own-stale]"
+                 [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]"
             );
             return ExitCode::from(2);
         }

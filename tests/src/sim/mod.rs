@@ -11,7 +11,8 @@
 //!   `leasehold_core::lease::steal::check_steal`, as the real stores do.
 //! - [`exit`]: the work apart from its worker (executions, exit latency,
 //!   the guard's exit deadline).
-//! - [`world`]: the event loop and the hosts.
+//! - [`world`]: the event loop, the hosts, the network, the faults and the
+//!   beliefs checked (one file each under `world/`).
 //! - [`check`]: the invariants and their predicates.
 //! - [`trace`]: the trace and its hash.
 //! - [`run`]: running seeds, shrinking a counterexample.
@@ -30,10 +31,11 @@
 //!
 //! # Defects found
 //!
-//! Two core defects this simulator found are fixed in the core; the
-//! standard profile runs the faults that exposed them (claims answered or
-//! applied late, clocks stepping across the whole skew allowance `K`), and
-//! `tests/sim_found_defects.rs` turns each fault up as a regression:
+//! Three defects this simulator found are fixed: two in the core, one in
+//! the stores. The standard profile runs the faults that exposed the first
+//! two (claims answered or applied late, clocks stepping across the whole
+//! skew allowance `K`), and `tests/sim_found_defects.rs` turns each fault
+//! up as a regression:
 //!
 //! 1. **A claim answered late was performed past its lease**: the runner
 //!    now declines a claim heard `W` or more after its `at` (`claimLost`,
@@ -45,17 +47,16 @@
 //!    bound is now `deadline + R`, and a deadline handled after it lapses at
 //!    once.
 //!
-//! One store gap stays open (`tests/sim_known_defects.rs`, ignored):
-//!
-//! 3. **Pid liveness strands an item whose claim answer was lost**
+//! 3. **Pid liveness stranded an item whose claim answer was lost**
 //!    ([`SimConfig::hosts`] = 1): the claim landed, the claimant saw an
-//!    error; same-host peers' pid probe finds the owner alive and refuses,
-//!    and the steal rules refuse the owner itself (`ClaimantIsOwner`), so
-//!    only a worker on another host can ever take the item. Replay:
-//!    `sim --replay 0 --hosts 1`. The proposed rule — an owner may re-claim
-//!    its own stale item on the lease alone — is modelled behind
-//!    [`SimConfig::reclaim_own_stale`] (`--reclaim-own-stale`), and holds
-//!    every invariant on one host.
+//!    error; same-host peers' pid probe found the owner alive and refused,
+//!    and the steal rules refused the owner itself (`ClaimantIsOwner`), so
+//!    only a worker on another host could ever take the item. The store
+//!    rule that closes it — an owner may re-claim its own stale item on the
+//!    lease alone — is in the real stores and on in the simulated one
+//!    ([`SimConfig::reclaim_own_stale`]); `tests/sim_one_host.rs` checks
+//!    both sides, and `sim --replay 0 --hosts 1 --no-reclaim-own-stale`
+//!    shows the defect again.
 
 pub mod check;
 pub mod config;

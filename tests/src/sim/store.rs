@@ -6,10 +6,9 @@
 //!   claimant's liveness check finds gone, and the steal rules permit
 //!   ([`steal_allowed`]). Each claim counts an attempt; the claim after the
 //!   last allowed attempt dead-letters the item instead.
-//! - With [`Store::reclaim_own_stale`] (a proposed rule, off by default as in
-//!   the real stores), a claimant may also re-claim a stale item whose
-//!   recorded owner is its own incarnation, on the lease alone
-//!   ([`own_reclaim_allowed`]).
+//! - With [`Store::reclaim_own_stale`] (on in every profile, as in the real
+//!   stores), a claimant may also re-claim a stale item whose recorded owner
+//!   is its own incarnation, on the lease alone ([`own_reclaim_allowed`]).
 //! - Renew, settle and release are fenced: they land only under the item's
 //!   current token (unless the `unfenced-store` mutation is on).
 //! - A renewal stamps the lease with the renewal's `at` (the owner's clock at
@@ -162,7 +161,7 @@ pub struct Store {
     eperm_as_dead: bool,
     /// Mutation: the probe ignores the recorded start time.
     pub start_time_ignored: bool,
-    /// The proposed own-reclaim rule ([`own_reclaim_allowed`]) is in force.
+    /// The own-reclaim rule ([`own_reclaim_allowed`]) is in force.
     pub reclaim_own_stale: bool,
     /// Items dead-lettered so far.
     pub dead_lettered: u32,

@@ -4,7 +4,8 @@
 //! exit deadline passes unmoved. `executions-exclusive` is checked whenever
 //! one starts.
 
-use super::{Ev, World, EPOCH};
+use super::queue::Ev;
+use super::{World, EPOCH};
 use crate::sim::check::Invariant;
 use crate::sim::config::Mutation;
 use crate::sim::exit::ExecId;
