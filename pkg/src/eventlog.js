@@ -7,77 +7,26 @@
  * it finds (take it over, cut a torn tail, or set it aside and start a new
  * epoch) are the wasm module's (host-wasm/src/eventlog.rs over
  * leasehold-core's pump::frame and pump::recovery). What lives here: the
- * file operations, the writer lock (eventlog-lock.js), checking the caller's
- * input, and JSON.
+ * log's state and the order of its operations, over the file operations
+ * (eventlog-files.js), the writer lock (eventlog-lock.js), checking the
+ * caller's input (eventlog-input.js), and JSON.
  *
  * Numbers: sequence numbers, positions and lengths are JS numbers; epochs
  * (nanoseconds since the Unix epoch) are BigInts.
  */
 const fs = require('node:fs');
-const nodePath = require('node:path');
 const { promisify } = require('node:util');
 const { WriterLock } = require('./eventlog-lock.js');
 const { EventLogError, eventPayload, checkMarks, marksOf } = require('./eventlog-input.js');
+const { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath } = require('./eventlog-files.js');
 
 const fdatasync = promisify(fs.fdatasync);
-
-const ioError = (op, path, cause) =>
-  new EventLogError(`event log ${path}: ${op} failed: ${cause.message}`, 'EVENTLOG_IO', { op, path, cause });
 
 /* The wall clock in nanoseconds since the Unix epoch, for new epochs. */
 const nowNs = () => BigInt(Date.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
 
-function readOrMissing(path) {
-  try {
-    return fs.readFileSync(path);
-  } catch (error) {
-    if (error.code === 'ENOENT') return undefined;
-    throw ioError('read', path, error);
-  }
-}
-
-/* Writes `bytes` to a new file at `file` (replacing one there) and syncs it. */
-function writeDurably(file, bytes) {
-  const fd = fs.openSync(file, 'w');
-  try {
-    fs.writeSync(fd, bytes);
-    fs.fdatasyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function syncDir(dir) {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 function createEventLogApi(wasm) {
   const K = wasm.eventLogConstants();
-
-  /* Checks the path and its folder before anything is touched. */
-  function checkPath(path) {
-    if (typeof path !== 'string' || path === '') {
-      throw new EventLogError('EventLog.open: path must be a non-empty string', 'EVENTLOG_BAD_INPUT');
-    }
-    const dir = nodePath.dirname(nodePath.resolve(path));
-    let stat;
-    try {
-      stat = fs.statSync(dir);
-    } catch (error) {
-      throw new EventLogError(`event log ${path}: folder ${dir} does not exist`, 'EVENTLOG_BAD_INPUT', { path, cause: error });
-    }
-    if (!stat.isDirectory()) throw new EventLogError(`event log ${path}: ${dir} is not a folder`, 'EVENTLOG_BAD_INPUT', { path });
-    try {
-      fs.accessSync(dir, fs.constants.W_OK);
-    } catch (error) {
-      throw new EventLogError(`event log ${path}: folder ${dir} is not writable`, 'EVENTLOG_BAD_INPUT', { path, cause: error });
-    }
-  }
 
   function checkMaxBatch(value) {
     if (value === undefined) return K.defaultChunkSize;
@@ -265,8 +214,7 @@ function createEventLogApi(wasm) {
       try {
         writeDurably(temp, header);
         fs.renameSync(temp, path);
-        syncDir(nodePath.dirname(nodePath.resolve(path)));
-        this.#fd = fs.openSync(path, 'a');
+        this.#fd = reopenRenamed(path);
       } catch (error) {
         throw ioError('create', temp, error);
       }
@@ -519,8 +467,7 @@ function createEventLogApi(wasm) {
       this.#len = out.length;
       this.#tail = out.slice(out.length - K.tailLen);
       try {
-        syncDir(nodePath.dirname(nodePath.resolve(path)));
-        this.#fd = fs.openSync(path, 'a');
+        this.#fd = reopenRenamed(path);
       } catch (error) {
         throw ioError('reopen after compaction', path, error);
       }
