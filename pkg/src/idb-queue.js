@@ -226,6 +226,7 @@ function createIndexedDbApi(deps) {
 
       async function claim(at) {
         for (;;) {
+          if (stopping) return null; // what is left of the page is handed back by dispose
           if (page.length !== 0 && at - pageClaimedAt > PAGE_FRESH_MS) {
             // The rest of the page is renewed together; a job taken over meanwhile drops out.
             const waiting = page.splice(0);
@@ -235,7 +236,6 @@ function createIndexedDbApi(deps) {
           }
           const next = page.shift();
           if (next !== undefined) return next;
-          if (stopping) return null;
           const jobs = await claimPage(queue, owner, staleAfterMs, pageSize, at);
           if (jobs.length === 0) return null;
           page.push(...jobs);
@@ -352,6 +352,7 @@ function createIndexedDbApi(deps) {
       return done;
     }
 
+    /* A queue nothing was enqueued to yet can be paused too: its first jobs then wait. */
     async function pause(queue) {
       checkName('pause', 'queue', queue);
       live('pause');

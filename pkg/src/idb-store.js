@@ -35,8 +35,7 @@ function done(request) {
 
 /**
  * A job set's error naming what was wrong: `code` 'UNKNOWN_JOB' (no such id), 'JOB_STATE'
- * (the job is not in a state the operation applies to), 'UNKNOWN_QUEUE' (never enqueued
- * to): nothing was changed. 'QUEUE_CLOSED': the connection is closed (by `close()`, or
+ * (the job is not in a state the operation applies to): nothing was changed. 'QUEUE_CLOSED': the connection is closed (by `close()`, or
  * because another page opened a newer version of the database).
  */
 class QueueError extends Error {
@@ -325,12 +324,14 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
     });
   }
 
-  /** Sets a queue's paused flag; answers whether it changed. An unknown queue is refused. */
+  /**
+   * Sets a queue's paused flag; answers whether it changed. A queue nothing was enqueued to
+   * yet can be paused (its first jobs then wait for the resume).
+   */
   function setPaused(queue, paused) {
     return transaction('queues', 'readwrite', async ({ queues }) => {
       const known = await done(queues.get(queue));
-      if (known === undefined) throw new QueueError('UNKNOWN_QUEUE', `leasehold/indexeddb: there is no queue "${queue}" (nothing was ever enqueued to it)`);
-      if (known.paused === paused) return false;
+      if ((known?.paused ?? false) === paused) return false;
       queues.put({ queue, paused });
       return true;
     });

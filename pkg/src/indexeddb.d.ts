@@ -45,13 +45,12 @@ export declare class QueueUnavailableError extends Error {
 
 /**
  * A refused queue operation; nothing was changed. `code`: `UNKNOWN_JOB` (no such id),
- * `JOB_STATE` (cancel of a finished job, retry of one that is not dead or cancelled),
- * `UNKNOWN_QUEUE` (pause or resume of a queue nothing was ever enqueued to), `QUEUE_CLOSED`
+ * `JOB_STATE` (cancel of a finished job, retry of one that is not dead or cancelled), `QUEUE_CLOSED`
  * (the connection was closed, by `close()` or because another page opened a newer version).
  */
 export declare class QueueError extends Error {
   readonly name: 'QueueError';
-  readonly code: 'UNKNOWN_JOB' | 'JOB_STATE' | 'UNKNOWN_QUEUE' | 'QUEUE_CLOSED';
+  readonly code: 'UNKNOWN_JOB' | 'JOB_STATE' | 'QUEUE_CLOSED';
 }
 
 /** The reason a handler's signal aborts with when its job is cancelled. */

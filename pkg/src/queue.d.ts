@@ -175,9 +175,12 @@ export interface Queue {
   cancel(ids: number | readonly number[], options?: { readonly reason?: string | undefined }): Promise<number[]>;
   /** Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is kept); all or none. */
   retry(ids: number | readonly number[]): Promise<number[]>;
-  /** Stops claims from `queue` (running jobs finish; enqueues still land). Answers false when it was paused already. */
+  /**
+   * Stops claims from `queue` (running jobs finish; enqueues still land). Answers false when it
+   * was paused already.
+   */
   pause(queue: string): Promise<boolean>;
-  /** Lets claims take from `queue` again. */
+  /** Lets claims take from `queue` again (and wakes its workers). */
   resume(queue: string): Promise<void>;
   /** Disposes this connection's workers (as `Working.dispose`) and closes it. */
   close(): Promise<void>;

@@ -5,9 +5,19 @@ import path from 'node:path';
 
 const types = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 
-/** Serves `root`; answers its origin and a closer. Paths outside `root` get 403, missing files 404. */
-export async function serve(root) {
+/**
+ * Serves `root`; answers its origin and a closer. Paths outside `root` get 403, missing files
+ * 404. With `onPost(path, headers, body)`, a POST gets the status it answers (default 201).
+ */
+export async function serve(root, { onPost } = {}) {
   const server = http.createServer(async (req, res) => {
+    if (req.method === 'POST' && onPost) {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const status = onPost(new URL(req.url, 'http://x').pathname, req.headers, Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(status ?? 201).end();
+      return;
+    }
     const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     try {

@@ -11,10 +11,10 @@ export const chromiumPath = '/usr/bin/chromium';
 export const missing = existsSync(chromiumPath) ? false : `no Chromium at ${chromiumPath}`;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Launches Chromium; answers `{ origin, context, tab(query), close() }`. */
-export async function launch() {
+/** Launches Chromium; answers `{ origin, context, tab(query), close() }`. `serving`: as serve.mjs takes. */
+export async function launch(serving) {
   const { chromium } = await import('playwright-core');
-  const server = await serve(root);
+  const server = await serve(root, serving);
   const profile = mkdtempSync(path.join(tmpdir(), 'leasehold-idb-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
@@ -26,11 +26,11 @@ export async function launch() {
       '--disable-backgrounding-occluded-windows'],
   });
   const errors = [];
-  /** Opens pkg/test/indexeddb/tab.html?QUERY and waits for its module to be ready. */
-  async function tab(query = '') {
+  /** Opens pkg/test/indexeddb/PAGE?QUERY and waits for its module to be ready. */
+  async function tab(query = '', file = 'tab.html') {
     const page = await context.newPage();
     page.on('pageerror', (error) => errors.push(String(error)));
-    await page.goto(`${server.origin}/test/indexeddb/tab.html?${query}`);
+    await page.goto(`${server.origin}/test/indexeddb/${file}?${query}`);
     await page.waitForFunction(() => window.ready === true, undefined, { timeout: 30_000 });
     return page;
   }

@@ -354,7 +354,7 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
     out.cancelReason = cancelReason;
     out.cancelledJob = await q.job(long);
     out.refused = [];
-    for (const fn of [() => q.cancel([later, 999]), () => q.retry(later), () => q.pause('nope'), () => q.cancel(0)]) {
+    for (const fn of [() => q.cancel([later, 999]), () => q.retry(later), () => q.cancel(0)]) {
       try {
         await fn();
         out.refused.push('no error');
@@ -368,7 +368,8 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
     out.retriedJob = await q.job(long);
     await working.dispose();
     out.order = order;
-    out.counts = (await q.counts())[0];
+    out.fresh = [await q.pause('fresh'), await q.resume('fresh'), await q.resume('never')];
+    out.counts = await q.counts();
     return out;
   });
   assert.equal(result.pausedNow, true);
@@ -387,14 +388,18 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
   assert.deepEqual(result.refused, [
     'QueueError UNKNOWN_JOB: leasehold/indexeddb: there is no job 999',
     'QueueError JOB_STATE: leasehold/indexeddb: job 7 is queued; only dead or cancelled jobs can be retried',
-    'QueueError UNKNOWN_QUEUE: leasehold/indexeddb: there is no queue "nope" (nothing was ever enqueued to it)',
     'RangeError : cancel: id must be an integer from 1 to 9007199254740991, got 0',
   ]);
   assert.equal(result.laterStill, 'scheduled', 'a refused cancel of several ids changed none of them');
   assert.deepEqual(result.retried, [2]);
   assert.equal(result.retriedJob.result, 'ok');
   assert.deepEqual(result.retriedJob.attemptsLog.map((a) => a.outcome), ['cancelled', 'succeeded']);
-  assert.deepEqual({ ...result.counts }, { queue: 'q', paused: false, queued: 0, scheduled: 1, running: 0, retrying: 0, succeeded: 6, dead: 0, cancelled: 0 });
+  assert.deepEqual(result.fresh, [true, undefined, undefined], 'a queue nothing was enqueued to can be paused and resumed');
+  const none = { queued: 0, scheduled: 0, running: 0, retrying: 0, succeeded: 0, dead: 0, cancelled: 0 };
+  assert.deepEqual(result.counts, [
+    { queue: 'fresh', paused: false, ...none },
+    { queue: 'q', paused: false, ...none, scheduled: 1, succeeded: 6 },
+  ]);
   await page.close();
 });
 
@@ -418,5 +423,33 @@ test('jobs survive a reload: queued before, worked after', { skip, timeout: 60_0
     return { before, seen };
   });
   assert.deepEqual(result, { before: 5, seen: [0, 1, 2, 3, 4] });
+  await page.close();
+});
+
+test('dispose lets the running job finish and record its outcome, and hands the unstarted rest of its page back', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.tab();
+  const result = await page.evaluate(async () => {
+    const q = await lh.connect({ name: 'dispose' });
+    for (let i = 0; i < 10; i++) await q.enqueue('jobs', { i });
+    let started;
+    const first = new Promise((resolve) => (started = resolve));
+    const working = q.work('jobs', async (payload) => {
+      started();
+      await sleep(200);
+      return payload.i;
+    }, { pageSize: 10 });
+    await first;
+    await working.dispose();
+    const jobs = [];
+    for (let id = 1; id <= 10; id++) jobs.push(await q.job(id));
+    return { counts: (await q.counts())[0], jobs };
+  });
+  assert.equal(result.counts.succeeded, 1, 'the running job finished and its outcome was written');
+  assert.equal(result.counts.queued, 9, 'the nine claimed but unstarted jobs are queued again');
+  assert.equal(result.counts.running, 0);
+  for (const job of result.jobs.slice(1)) {
+    assert.equal(job.attempts, 0, `job ${job.id}: a claim handed back unstarted is not counted`);
+    assert.deepEqual(job.attemptsLog, []);
+  }
   await page.close();
 });
