@@ -84,9 +84,7 @@ async fn job_not_yet_due_is_not_claimed() {
 async fn claim_only_sees_its_own_queue() {
     for db in backends("claim_queue_scope").await {
         let s = &db.store;
-        s.enqueue("other", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
+        db.enqueue("other", json!(1)).await;
         assert!(
             s.claim("q", &owner("h", "n"), db.now(), LEASE)
                 .await
@@ -109,11 +107,7 @@ async fn claim_hands_out_payload_attempt_timeout_and_a_first_token() {
             .enqueue("q", &json!({"to": "a@b"}), &opts, db.now())
             .await
             .unwrap();
-        let job = s
-            .claim("q", &owner("h", "n"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = db.claim("q", &owner("h", "n"), LEASE).await;
         assert_eq!(job.id, id);
         assert_eq!(job.payload, json!({"to": "a@b"}));
         assert_eq!((job.attempt, job.max_attempts, job.token), (1, 3, 1));
@@ -180,15 +174,8 @@ async fn page_size_outside_bounds_is_refused() {
 async fn stale_lease_is_reclaimed_with_a_greater_token() {
     for db in backends("claim_reclaim_stale").await {
         let s = &db.store;
-        let id = s
-            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        let first = s
-            .claim("q", &owner("h1", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        let first = db.claim("q", &owner("h1", "a"), LEASE).await;
         // Inside the window: nobody else may take it.
         db.advance(LEASE / 2).await;
         assert!(
@@ -198,11 +185,7 @@ async fn stale_lease_is_reclaimed_with_a_greater_token() {
                 .is_none()
         );
         db.advance(LEASE).await;
-        let second = s
-            .claim("q", &owner("h2", "b"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let second = db.claim("q", &owner("h2", "b"), LEASE).await;
         assert_eq!(second.id, id, "{}", db.label());
         assert!(second.token > first.token);
         assert!(second.reclaimed);
@@ -229,18 +212,9 @@ async fn stale_lease_is_reclaimed_with_a_greater_token() {
 async fn stale_jobs_come_before_queued_ones_in_a_page() {
     for db in backends("claim_stale_first").await {
         let s = &db.store;
-        let old = s
-            .enqueue("q", &json!("old"), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        s.claim("q", &owner("h1", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
-        let fresh = s
-            .enqueue("q", &json!("new"), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
+        let old = db.enqueue("q", json!("old")).await;
+        db.claim("q", &owner("h1", "a"), LEASE).await;
+        let fresh = db.enqueue("q", json!("new")).await;
         db.advance(LEASE * 2).await;
         let page = s
             .claim_page("q", &owner("h2", "b"), db.now(), LEASE, 1)
@@ -290,18 +264,9 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
     let config = StoreConfig::default().with_liveness(check.clone());
     for db in backends_with("claim_liveness_refuses", config).await {
         let s = &db.store;
-        let held = s
-            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        s.claim("q", &owner("h1", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
-        let other = s
-            .enqueue("q", &json!(2), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
+        let held = db.enqueue("q", json!(1)).await;
+        db.claim("q", &owner("h1", "a"), LEASE).await;
+        let other = db.enqueue("q", json!(2)).await;
         db.advance(LEASE * 2).await;
         let asked_before = check.asked.load(std::sync::atomic::Ordering::SeqCst);
         // A page of one: the refused stale job must not starve the queue.
@@ -312,11 +277,7 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
         let job = match job {
             Some(job) => job,
             // The refused candidate took this page's slot; the next claim skips it.
-            None => s
-                .claim("q", &owner("h2", "b"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .unwrap(),
+            None => db.claim("q", &owner("h2", "b"), LEASE).await,
         };
         assert_eq!(job.id, other, "{}", db.label());
         assert_eq!(
@@ -497,7 +458,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
             .map(|i| (json!(i), EnqueueOptions::default()))
             .collect();
         let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
-        let lost = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let lost = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let thief = owner("h2", "b");
         let taken = s.claim("q", &thief, db.now(), LEASE).await.unwrap().unwrap();
@@ -534,9 +495,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
 async fn stale_one_second_after_a_look(db: &store_support::TestDb) -> leasehold::store::ClaimedJob {
     let s = &db.store;
     assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
-    s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-        .await
-        .unwrap();
+    db.enqueue("q", json!(1)).await;
     let first = s
         .claim("q", &owner("h1", "a"), db.now(), Duration::from_millis(500))
         .await

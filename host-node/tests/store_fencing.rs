@@ -24,15 +24,8 @@ const LEASE: Duration = Duration::from_secs(1);
 async fn heartbeat_renews_the_lease_so_no_one_can_reclaim() {
     for db in backends("fence_heartbeat_renews").await {
         let s = &db.store;
-        let id = s
-            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        let job = s
-            .claim("q", &owner("h", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        let job = db.claim("q", &owner("h", "a"), LEASE).await;
         for _ in 0..3 {
             db.advance(LEASE / 2).await;
             assert_eq!(
@@ -58,14 +51,8 @@ async fn heartbeat_renews_the_lease_so_no_one_can_reclaim() {
 async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job() {
     for db in backends("fence_heartbeat_late").await {
         let s = &db.store;
-        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        let job = s
-            .claim("q", &owner("h", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        db.enqueue("q", json!(1)).await;
+        let job = db.claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         assert_eq!(
             s.heartbeat(job.fence(), db.now()).await.unwrap(),
@@ -80,21 +67,10 @@ async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job() {
 async fn old_token_can_neither_renew_nor_settle() {
     for db in backends("fence_old_token").await {
         let s = &db.store;
-        let id = s
-            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        let old = s
-            .claim("q", &owner("h1", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        let old = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
-        let new = s
-            .claim("q", &owner("h2", "b"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let new = db.claim("q", &owner("h2", "b"), LEASE).await;
         assert!(new.token > old.token);
         let lost = FenceOutcome::LostToNewerToken;
         assert_eq!(
@@ -132,15 +108,8 @@ async fn old_token_can_neither_renew_nor_settle() {
 async fn complete_settles_once_and_a_second_complete_is_not_running() {
     for db in backends("fence_complete_once").await {
         let s = &db.store;
-        let id = s
-            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        let job = s
-            .claim("q", &owner("h", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        let job = db.claim("q", &owner("h", "a"), LEASE).await;
         assert_eq!(
             s.complete(job.fence(), None, db.now()).await.unwrap(),
             FenceOutcome::Updated
@@ -202,14 +171,8 @@ async fn fenced_write_about_an_unknown_job_says_missing() {
 async fn reconfirm_needs_the_same_owner_as_well_as_the_token() {
     for db in backends("fence_reconfirm_owner").await {
         let s = &db.store;
-        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        let job = s
-            .claim("q", &owner("h", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        db.enqueue("q", json!(1)).await;
+        let job = db.claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE / 2).await;
         assert_eq!(
             s.reconfirm(job.fence(), &owner("h", "a"), db.now())
@@ -280,7 +243,7 @@ async fn batched_writes_are_fenced_one_by_one() {
 async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
     for db in backends("fence_mixed_tokens").await {
         let s = &db.store;
-        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        db.enqueue("q", json!(1)).await;
         let me = owner("h", "a");
         let old = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         db.advance(LEASE * 2).await;
@@ -422,7 +385,7 @@ async fn a_result_is_written_only_by_a_settle_whose_fence_holds() {
         let s = &db.store;
         let thrice = EnqueueOptions { max_attempts: 3, ..Default::default() };
         let id = s.enqueue("q", &json!(1), &thrice, db.now()).await.unwrap();
-        let old = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let old = db.claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
         let left = json!({"exitCode": 1, "output": "late"});

@@ -85,24 +85,12 @@ async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
             .await
             .unwrap();
         // Attempt 1 fails, attempt 2 is lost to a reclaim, attempt 3 succeeds.
-        let a1 = s
-            .claim("q", &owner("h1", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let a1 = db.claim("q", &owner("h1", "a"), LEASE).await;
         s.fail(a1.fence(), "first error", None, db.now()).await.unwrap();
         db.advance(Duration::from_secs(2)).await;
-        let a2 = s
-            .claim("q", &owner("h2", "b"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let a2 = db.claim("q", &owner("h2", "b"), LEASE).await;
         db.advance(LEASE * 2).await;
-        let a3 = s
-            .claim("q", &owner("h3", "c"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let a3 = db.claim("q", &owner("h3", "c"), LEASE).await;
         let running = s.job(id).await.unwrap();
         assert_eq!(
             running.attempt_log.last().unwrap().outcome,

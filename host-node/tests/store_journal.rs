@@ -107,8 +107,8 @@ async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
 async fn a_settle_whose_fence_is_refused_appends_nothing() {
     for db in backends_with("journal_refused", StoreConfig::default()).await {
         let s = &db.store;
-        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
-        let old = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        db.enqueue("q", json!(1)).await;
+        let old = db.claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
         let mut cursor = JournalCursor::default();
@@ -165,7 +165,7 @@ async fn a_cursor_reads_each_row_once_across_a_purge_that_empties_the_journal() 
         let mut cursor = JournalCursor::default();
         let mut seen = Vec::new();
         for round in 0..3 {
-            let id = s.enqueue("q", &json!(round), &EnqueueOptions::default(), db.now()).await.unwrap();
+            let id = db.enqueue("q", json!(round)).await;
             let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
             assert!(s.complete(job.fence(), None, db.now()).await.unwrap().is_updated());
             let rows = s.settlements(&mut cursor).await.unwrap();

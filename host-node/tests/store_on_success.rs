@@ -70,10 +70,10 @@ async fn a_completion_deletes_the_job_with_its_attempt_log_and_results() {
 async fn a_stale_token_cannot_delete_the_job() {
     for db in backends_with("on_success_stale", deleting()).await {
         let s = &db.store;
-        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
-        let old = s.claim("q", &owner("h1", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        let old = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
-        let new = s.claim("q", &owner("h2", "b"), db.now(), LEASE).await.unwrap().unwrap();
+        let new = db.claim("q", &owner("h2", "b"), LEASE).await;
         assert_eq!((new.id, new.token > old.token), (id, true), "{}", db.label());
 
         assert_eq!(s.complete(old.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostToNewerToken, "{}", db.label());
@@ -163,8 +163,8 @@ async fn the_default_keeps_succeeded_jobs() {
     assert_eq!(StoreConfig::default().on_success, OnSuccess::Keep);
     for db in backends_with("on_success_keep", StoreConfig::default()).await {
         let s = &db.store;
-        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
-        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        let job = db.claim("q", &owner("h", "a"), LEASE).await;
         s.complete(job.fence(), None, db.now()).await.unwrap();
         assert_eq!(s.job(id).await.unwrap().state, JobState::Succeeded, "{}", db.label());
         assert_eq!(finished(&db).await, (1, 0), "{}", db.label());
@@ -223,7 +223,7 @@ async fn a_tally_counts_the_deleted_jobs_apart() {
         let s = &db.store;
         let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
         let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
-        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().unwrap();
+        let job = db.claim("q", &owner("h", "a"), LEASE).await;
         s.complete(job.fence(), None, db.now()).await.unwrap();
         let listed_twice = [ids.as_slice(), &ids[..1]].concat();
         let tally = s.tally(&listed_twice).await.unwrap();

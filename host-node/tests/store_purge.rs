@@ -56,8 +56,8 @@ async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
         db.advance(Duration::from_millis(1500)).await;
         let (new_done, new_dead) = finish(&db, 4).await;
         // Still to be worked: one queued, one running.
-        let waiting = s.enqueue("q", &json!("waiting"), &EnqueueOptions::default(), db.now()).await.unwrap();
-        let running = s.enqueue("q", &json!("running"), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let waiting = db.enqueue("q", json!("waiting")).await;
+        let running = db.enqueue("q", json!("running")).await;
         s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1).await.unwrap();
 
         let purged = s.purge(None, &[JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
@@ -175,7 +175,7 @@ async fn a_purge_walks_past_its_first_range_of_ids() {
 async fn a_purge_of_jobs_still_to_be_worked_is_refused() {
     for db in backends("purge_refused").await {
         let s = &db.store;
-        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let id = db.enqueue("q", json!(1)).await;
         for states in [&[JobState::Queued][..], &[JobState::Succeeded, JobState::Running], &[]] {
             let err = s.purge(None, states, Duration::ZERO, db.now()).await.unwrap_err();
             assert!(

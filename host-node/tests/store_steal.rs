@@ -20,11 +20,7 @@ async fn stale_job(db: &TestDb) -> (JobId, leasehold::store::ClaimedJob) {
     let s = &db.store;
     let opts = EnqueueOptions::default();
     let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
-    let job = s
-        .claim("q", &owner("h1", "a"), db.now(), LEASE)
-        .await
-        .unwrap()
-        .unwrap();
+    let job = db.claim("q", &owner("h1", "a"), LEASE).await;
     db.advance(LEASE * 2).await;
     (id, job)
 }
@@ -155,14 +151,8 @@ async fn evidence_probed_before_the_steal_instant_is_refused() {
 async fn live_lease_cannot_be_stolen_with_any_evidence() {
     for db in backends("steal_live_lease").await {
         let s = &db.store;
-        let id = s
-            .enqueue("q", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
-        s.claim("q", &owner("h1", "a"), db.now(), LEASE)
-            .await
-            .unwrap()
-            .unwrap();
+        let id = db.enqueue("q", json!(1)).await;
+        db.claim("q", &owner("h1", "a"), LEASE).await;
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
         let now = db.now();
         for (kind, thief) in [

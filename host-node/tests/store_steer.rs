@@ -21,7 +21,7 @@ const LEASE: Duration = Duration::from_secs(30);
 async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_attempt() {
     for db in backends("steer_cancel_running").await {
         let s = &db.store;
-        let id = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let id = db.enqueue("q", json!(1)).await;
         let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
         let cancelled = s.cancel(&[id], Some("wrong input"), "ops@box", db.now()).await.unwrap();
         assert_eq!(cancelled, vec![id], "{}", db.label());
@@ -55,7 +55,7 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
 async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
     for db in backends("steer_cancel_queued").await {
         let s = &db.store;
-        let now = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let now = db.enqueue("q", json!(1)).await;
         let later = EnqueueOptions { delay: Some(Duration::from_secs(1)), ..Default::default() };
         let scheduled = s.enqueue("q", &json!(2), &later, db.now()).await.unwrap();
         let both = s.cancel(&[scheduled, now, now], None, "me", db.now()).await.unwrap();
@@ -75,7 +75,7 @@ async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
 async fn cancelling_a_finished_or_unknown_job_names_it_and_changes_nothing() {
     for db in backends("steer_cancel_refused").await {
         let s = &db.store;
-        let queued = s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let queued = db.enqueue("q", json!(1)).await;
         let done = s.enqueue("q", &json!(2), &EnqueueOptions { priority: -1, ..Default::default() }, db.now()).await.unwrap();
         let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
         assert_eq!(job.id, done);
@@ -112,7 +112,7 @@ async fn a_cancel_racing_the_completion_has_exactly_one_outcome() {
         let (mut succeeded, mut cancelled) = (0, 0);
         let mut cursor = JournalCursor::default();
         for round in 0..ROUNDS {
-            let id = s.enqueue("race", &json!(round), &EnqueueOptions::default(), db.now()).await.unwrap();
+            let id = db.enqueue("race", json!(round)).await;
             let job = worker.claim("race", &owner("h", "w"), db.now(), LEASE).await.unwrap().expect("due");
             let now = db.now();
             let ids = [id];
@@ -201,12 +201,12 @@ async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueu
     for db in backends("steer_pause").await {
         let s = &db.store;
         assert!(matches!(s.pause_queue("q", "me", db.now()).await, Err(StoreError::UnknownQueue(_))));
-        s.enqueue("q", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        db.enqueue("q", json!(1)).await;
         let running = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
         assert!(s.pause_queue("q", "me", db.now()).await.unwrap(), "{}", db.label());
         assert!(!s.pause_queue("q", "me", db.now()).await.unwrap(), "paused already");
-        let queued = s.enqueue("q", &json!(2), &EnqueueOptions::default(), db.now()).await.unwrap();
-        s.enqueue("elsewhere", &json!(3), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let queued = db.enqueue("q", json!(2)).await;
+        db.enqueue("elsewhere", json!(3)).await;
 
         assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
         assert!(s.claim("elsewhere", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_some());
@@ -227,7 +227,7 @@ async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueu
 async fn a_paused_queue_whose_jobs_were_all_deleted_can_still_be_resumed() {
     for db in backends("steer_resume_emptied").await {
         let s = &db.store;
-        s.enqueue("gone", &json!(1), &EnqueueOptions::default(), db.now()).await.unwrap();
+        db.enqueue("gone", json!(1)).await;
         s.pause_queue("gone", "me", db.now()).await.unwrap();
         raw(&db, "DELETE FROM leasehold_jobs WHERE queue = 'gone'", "").await;
         s.resume_queue("gone").await.unwrap();

@@ -21,9 +21,7 @@ async fn enqueue_of_due_work_wakes_local_subscribers_of_that_queue() {
         let s = &db.store;
         let mail = s.listen("mail").await.unwrap();
         let other = s.listen("other").await.unwrap();
-        s.enqueue("mail", &json!(1), &EnqueueOptions::default(), db.now())
-            .await
-            .unwrap();
+        db.enqueue("mail", json!(1)).await;
         tokio::time::timeout(SOON, mail.notified())
             .await
             .expect("woken");
@@ -62,9 +60,7 @@ async fn wakes_arriving_while_nobody_waits_coalesce_into_one() {
         let s = &db.store;
         let mail = s.listen("mail").await.unwrap();
         for i in 0..5 {
-            s.enqueue("mail", &json!(i), &EnqueueOptions::default(), db.now())
-                .await
-                .unwrap();
+            db.enqueue("mail", json!(i)).await;
         }
         // Let PostgreSQL's notifications arrive too before checking.
         tokio::time::sleep(QUIET).await;

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use leasehold::core::Millis;
 use leasehold::core::lease::OwnerId;
-use leasehold::store::{BackendKind, Store, StoreConfig};
+use leasehold::store::{BackendKind, ClaimedJob, EnqueueOptions, JobId, Store, StoreConfig};
 
 /// The env var naming the throwaway PostgreSQL cluster.
 pub const PG_URL_VAR: &str = "LEASEHOLD_TEST_PG_URL";
@@ -65,6 +65,25 @@ impl TestDb {
         Store::connect_with(&self.url, config)
             .await
             .expect("second store connects")
+    }
+
+    /// Enqueues `payload` on `queue`, due now, with the default options:
+    /// the job's id.
+    pub async fn enqueue(&self, queue: &str, payload: serde_json::Value) -> JobId {
+        self.store
+            .enqueue(queue, &payload, &EnqueueOptions::default(), self.now())
+            .await
+            .expect("enqueue")
+    }
+
+    /// `claimant`'s claim on `queue` now, for `lease`, which must find a
+    /// job.
+    pub async fn claim(&self, queue: &str, claimant: &OwnerId, lease: Duration) -> ClaimedJob {
+        self.store
+            .claim(queue, claimant, self.now(), lease)
+            .await
+            .expect("claim")
+            .expect("a job to claim")
     }
 
     /// A label for assertion messages.
