@@ -96,6 +96,11 @@ run scripts/check-user-text.sh
 section_passed
 
 # ---------------------------------------------------------------------------------------
+section "docs point at code that is there"
+run scripts/check-docs.sh
+section_passed
+
+# ---------------------------------------------------------------------------------------
 section "PostgreSQL for the store tests"
 if [[ -n ${LEASEHOLD_TEST_PG_URL:-} ]]; then
   echo "using LEASEHOLD_TEST_PG_URL from the environment"

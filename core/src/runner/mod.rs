@@ -69,8 +69,8 @@ pub enum LogKind {
 }
 
 impl LogKind {
-    /// The message suffix after the runner name: `work failed` or
-    /// `claim failed`.
+    /// The message suffix after the runner name: `work failed`, `claim
+    /// failed`, `settle failed` or `release failed`.
     pub fn suffix(self) -> &'static str {
         match self {
             LogKind::WorkFailed => "work failed",
