@@ -146,7 +146,7 @@ section_passed
 section "crates: every feature combination of leasehold builds without warnings"
 # `cargo check` replays the warnings of units it does not rebuild, so a warning is seen
 # whether or not this run compiled the crate. Dependencies' warnings are not shown.
-for features in "" sqlite postgres cli "sqlite postgres cli"; do
+for features in "" sqlite postgres metrics "sqlite metrics" cli "sqlite postgres cli"; do
   printf '+ cargo check -p leasehold --no-default-features --features "%s"\n' "$features"
   out=$(cargo check -p leasehold --no-default-features --features "$features" --message-format short 2>&1) || {
     echo "$out"

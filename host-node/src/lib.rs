@@ -73,6 +73,8 @@
 //! - `sqlite` (default): the embedded store, a SQLite file and no server.
 //! - `postgres`: the scale-out store (many workers on many machines over one
 //!   database: `FOR UPDATE SKIP LOCKED` claims, `LISTEN/NOTIFY` wake-ups).
+//! - `metrics`: Prometheus metrics of a queue and of a worker process
+//!   ([`metrics`], with a store).
 //! - `cli`: the `leasehold` command-line tool (`cargo install leasehold
 //!   --features cli`); turns on both stores and the tool's own dependencies.
 #![deny(unsafe_code)]
@@ -98,3 +100,6 @@ pub mod worker;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod schedule;
+
+#[cfg(all(feature = "metrics", any(feature = "sqlite", feature = "postgres")))]
+pub mod metrics;

@@ -107,6 +107,7 @@ mod schedule;
 mod schedule_sql;
 mod schema;
 mod steer;
+mod totals;
 mod workers;
 mod steer_sql;
 #[cfg(feature = "sqlite")]
@@ -138,6 +139,7 @@ pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
 pub use steer::{MAX_CANCEL_TEXT, PausedQueue};
+pub use totals::SettlementTotal;
 pub use workers::{WorkerCounters, WorkerRecord};
 pub(crate) use workers::Patience;
 pub(crate) use steer::until_cancelled;

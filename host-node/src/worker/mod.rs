@@ -25,11 +25,15 @@ mod stats;
 
 pub use held::Unsettled;
 pub use stats::{DEFAULT_RECORD_EVERY, WorkerStats};
+#[cfg(feature = "metrics")]
+pub(crate) use stats::Count;
+pub(crate) use stats::Took;
 
 use crate::runner::{AbortSignal, BoxError, ClaimLost, Clock, Job, JobError, Settled, TokioClock};
 use crate::store::{ClaimedJob, FailOutcome, Store, StoreError, StoreResult};
 use held::Reached;
 use stats::PerformEnd;
+use std::time::Instant;
 use leasehold_core::lease::OwnerId;
 use leasehold_core::Millis;
 use std::collections::VecDeque;
@@ -155,6 +159,8 @@ pub struct Worker<H> {
     on_settled: Option<SettledHook>,
     stats: WorkerStats,
     record_every: Option<Duration>,
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::metrics::WorkerMetrics>,
 }
 
 impl<H: Handler> Worker<H> {
@@ -174,6 +180,8 @@ impl<H: Handler> Worker<H> {
             on_settled: None,
             stats: WorkerStats::new(),
             record_every: Some(DEFAULT_RECORD_EVERY),
+            #[cfg(feature = "metrics")]
+            metrics: None,
         }
     }
 
@@ -220,6 +228,19 @@ impl<H: Handler> Worker<H> {
     #[must_use]
     pub fn record_every(mut self, every: Option<Duration>) -> Self {
         self.record_every = every;
+        self
+    }
+
+    /// Records into `metrics` too (feature `metrics`): how long claims,
+    /// performs and renewals take, and the counters, under this worker's
+    /// queue. Give every worker of the process the same one and serve
+    /// [`crate::metrics::WorkerMetrics::render`]. Workers sharing counters
+    /// ([`Worker::sharing_stats`]) record as the first of them to claim
+    /// was told.
+    #[cfg(feature = "metrics")]
+    #[must_use]
+    pub fn metrics(mut self, metrics: &crate::metrics::WorkerMetrics) -> Self {
+        self.metrics = Some(metrics.clone());
         self
     }
 
@@ -313,7 +334,10 @@ impl<H: Handler> Job for Worker<H> {
                 // A job that waited in the page is renewed first, so its
                 // lease starts now as far as the runner knows.
                 if stale {
-                    if !self.store.heartbeat(job.fence(), at).await?.is_updated() {
+                    let started = Instant::now();
+                    let renewed = self.store.heartbeat(job.fence(), at).await?.is_updated();
+                    self.stats.took(Took::Renewal, started.elapsed());
+                    if !renewed {
                         self.stats.lost();
                         continue;
                     }
@@ -322,8 +346,15 @@ impl<H: Handler> Job for Worker<H> {
                 return Ok(Some(Arc::new(job)));
             }
             self.stats.bind(&self.store, &self.queue, &self.owner, self.record_every);
+            #[cfg(feature = "metrics")]
+            if let Some(metrics) = &self.metrics {
+                self.stats.attach(metrics, &self.queue);
+            }
             let held = self.held.jobs();
-            let jobs = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held).await?;
+            let started = Instant::now();
+            let jobs = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held).await;
+            self.stats.took(Took::Claim, started.elapsed());
+            let jobs = jobs?;
             self.stats.claimed(jobs.len(), jobs.iter().filter(|job| job.reclaimed).count());
             if jobs.is_empty() {
                 return Ok(None);
@@ -339,9 +370,11 @@ impl<H: Handler> Job for Worker<H> {
     async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
         let watch = self.stats.watch(job.id, job.token, &signal);
         let handle = |signal| self.handler.handle(&job, signal);
+        let started = Instant::now();
         let answer = crate::store::until_cancelled(&self.store, job.fence(), self.clock.clone(), signal, handle).await;
         match reached(answer) {
             Ok(reached) => {
+                self.stats.took(Took::Perform, started.elapsed());
                 watch.ended(PerformEnd::Answered);
                 self.held.hold(job.id, job.token, reached);
                 Ok(())
@@ -381,7 +414,10 @@ impl<H: Handler> Job for Worker<H> {
     }
 
     async fn heartbeat(&self, job: Arc<ClaimedJob>, at: Millis) -> Result<bool, BoxError> {
-        let renewed = self.store.heartbeat(job.fence(), at).await?.is_updated();
+        let started = Instant::now();
+        let renewed = self.store.heartbeat(job.fence(), at).await;
+        self.stats.took(Took::Renewal, started.elapsed());
+        let renewed = renewed?.is_updated();
         if renewed {
             self.stats.renewed();
         }

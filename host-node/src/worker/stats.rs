@@ -31,14 +31,11 @@ pub struct WorkerStats {
 
 #[derive(Debug, Default)]
 struct Shared {
-    claimed: AtomicU64,
-    succeeded: AtomicU64,
-    failed: AtomicU64,
-    dead_lettered: AtomicU64,
-    renewals: AtomicU64,
-    lapses: AtomicU64,
-    losses: AtomicU64,
-    steals: AtomicU64,
+    /// In [`Count`] order.
+    counts: [AtomicU64; 8],
+    /// The process's metrics of this queue, if the worker was given them.
+    #[cfg(feature = "metrics")]
+    metrics: OnceLock<crate::metrics::QueueMetrics>,
     binding: OnceLock<Binding>,
     stopped: AtomicBool,
     /// The attempts whose handler answered, until their settle ends: the
@@ -97,6 +94,30 @@ impl Drop for PerformWatch<'_> {
     }
 }
 
+/// One of the counters, as an index (the order of [`WorkerCounters`]'s fields).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Count {
+    Claimed = 0,
+    Succeeded,
+    Failed,
+    DeadLettered,
+    Renewals,
+    Lapses,
+    Losses,
+    Steals,
+}
+
+/// What a duration measured (the metrics' histograms).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Took {
+    /// One claim statement.
+    Claim,
+    /// One handler run that answered.
+    Perform,
+    /// One renewal.
+    Renewal,
+}
+
 /// What a handler's perform ended with, for [`PerformWatch`].
 pub(crate) enum PerformEnd {
     /// It answered an outcome (the signal may have fired meanwhile).
@@ -144,29 +165,55 @@ impl WorkerStats {
         }
     }
 
-    fn add(n: &AtomicU64) {
-        n.fetch_add(1, Ordering::Relaxed);
+    /// Hands the worker's records to `metrics` too, under `queue` (the
+    /// first call wins).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn attach(&self, metrics: &crate::metrics::WorkerMetrics, queue: &str) {
+        if self.shared.metrics.get().is_none() {
+            let _ = self.shared.metrics.set(metrics.for_queue(queue));
+        }
+    }
+
+    fn add(&self, count: Count, n: u64) {
+        self.shared.counts[count as usize].fetch_add(n, Ordering::Relaxed);
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = self.shared.metrics.get() {
+            metrics.add(count, n);
+        }
+    }
+
+    /// Records how long a claim, a perform or a renewal took (in the
+    /// metrics' histograms, if any).
+    pub(crate) fn took(&self, took: Took, span: Duration) {
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = self.shared.metrics.get() {
+            metrics.observe(took, span);
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = (took, span);
     }
 
     /// A claim statement took `jobs`, `stolen` of them from stale owners.
     pub(crate) fn claimed(&self, jobs: usize, stolen: usize) {
-        self.shared.claimed.fetch_add(jobs as u64, Ordering::Relaxed);
-        self.shared.steals.fetch_add(stolen as u64, Ordering::Relaxed);
+        self.add(Count::Claimed, jobs as u64);
+        if stolen > 0 {
+            self.add(Count::Steals, stolen as u64);
+        }
     }
 
     /// A renewal landed.
     pub(crate) fn renewed(&self) {
-        Self::add(&self.shared.renewals);
+        self.add(Count::Renewals, 1);
     }
 
     fn lost_or_lapsed(&self, lapsed: bool) {
-        Self::add(if lapsed { &self.shared.lapses } else { &self.shared.losses });
+        self.add(if lapsed { Count::Lapses } else { Count::Losses }, 1);
     }
 
     /// A claim was found lost outside a perform (a page's job whose renewal
     /// was refused before it was handed over).
     pub(crate) fn lost(&self) {
-        Self::add(&self.shared.losses);
+        self.add(Count::Losses, 1);
     }
 
     /// Watches one perform of `job` under `token`: see [`PerformWatch`].
@@ -191,12 +238,12 @@ impl WorkerStats {
             None => {}
         }
         let landed = match settlement {
-            super::Settlement::Completed => &self.shared.succeeded,
-            super::Settlement::Retrying { .. } => &self.shared.failed,
-            super::Settlement::DeadLettered { .. } => &self.shared.dead_lettered,
+            super::Settlement::Completed => Count::Succeeded,
+            super::Settlement::Retrying { .. } => Count::Failed,
+            super::Settlement::DeadLettered { .. } => Count::DeadLettered,
             super::Settlement::Lost { .. } => return,
         };
-        Self::add(landed);
+        self.add(landed, 1);
     }
 
     fn lock_settling(&self) -> std::sync::MutexGuard<'_, HashMap<(JobId, u64), Option<AbortSignal>>> {
@@ -206,16 +253,16 @@ impl WorkerStats {
 
 impl Shared {
     fn counters(&self) -> WorkerCounters {
-        let get = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let get = |count: Count| self.counts[count as usize].load(Ordering::Relaxed);
         WorkerCounters {
-            claimed: get(&self.claimed),
-            succeeded: get(&self.succeeded),
-            failed: get(&self.failed),
-            dead_lettered: get(&self.dead_lettered),
-            renewals: get(&self.renewals),
-            lapses: get(&self.lapses),
-            losses: get(&self.losses),
-            steals: get(&self.steals),
+            claimed: get(Count::Claimed),
+            succeeded: get(Count::Succeeded),
+            failed: get(Count::Failed),
+            dead_lettered: get(Count::DeadLettered),
+            renewals: get(Count::Renewals),
+            lapses: get(Count::Lapses),
+            losses: get(Count::Losses),
+            steals: get(Count::Steals),
         }
     }
 }

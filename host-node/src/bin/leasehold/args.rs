@@ -180,6 +180,12 @@ pub struct WorkArgs {
     /// dead-lettered jobs are kept either way.
     #[arg(long)]
     pub delete_succeeded: bool,
+    /// Serve this worker's metrics at http://ADDR/metrics in the Prometheus text format:
+    /// how long its claims, commands and renewals take (histograms), and what it counted
+    /// (claimed, succeeded, failed, dead-lettered, renewals, lapses, losses, steals), by
+    /// queue. E.g. 127.0.0.1:9187 (port 0: any free port, said on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// `leasehold jobs`.

@@ -18,6 +18,7 @@ mod pool;
 mod purge;
 mod run;
 mod schedule;
+mod serve_metrics;
 mod steer;
 mod turns;
 
@@ -284,6 +285,11 @@ async fn work(
     events: &std::path::Path,
     interrupts: &mut Interrupts,
 ) -> Result<(), CliError> {
+    let metrics = args.metrics.map(|addr| (addr, leasehold::metrics::WorkerMetrics::new()));
+    let server = match &metrics {
+        Some((addr, metrics)) => Some(serve_metrics::serve(*addr, metrics.clone()).await?),
+        None => None,
+    };
     let pool = Pool::start(store, PoolConfig {
         queue: &args.queue,
         concurrency: args.worker.concurrency.unwrap_or_else(default_concurrency),
@@ -291,6 +297,7 @@ async fn work(
         stale_after: global.stale_after,
         heartbeat_every: global.heartbeat_every,
         events,
+        metrics: metrics.as_ref().map(|(_, metrics)| metrics),
     })
     .await?;
     // The queue's schedules: enqueued by this worker (and every other one),
@@ -330,5 +337,8 @@ async fn work(
     }
     schedules.abort();
     pool.drain(interrupts).await;
+    if let Some(server) = server {
+        server.abort();
+    }
     Ok(())
 }

@@ -47,6 +47,8 @@ pub struct PoolConfig<'a> {
     pub heartbeat_every: Option<Duration>,
     /// The event log folder.
     pub events: &'a Path,
+    /// Where the slots record their durations and counters (`work --metrics`).
+    pub metrics: Option<&'a leasehold::metrics::WorkerMetrics>,
 }
 
 /// SIGINT and SIGTERM, as one stream of interrupts.
@@ -193,13 +195,17 @@ impl Pool {
             // Pages of one: a job claimed is a job started, so a drain (which
             // stops claiming) never strands claimed-but-unstarted jobs in a
             // page until their leases go stale.
+            let mut inner = Worker::new(store.clone(), config.queue, handler)
+                .lease(config.stale_after)
+                // Job events come from the store's settlements journal.
+                .page_size(1)
+                .sharing(unsettled.clone())
+                .sharing_stats(stats.clone());
+            if let Some(metrics) = config.metrics {
+                inner = inner.metrics(metrics);
+            }
             let worker = Draining {
-                inner: Worker::new(store.clone(), config.queue, handler)
-                    .lease(config.stale_after)
-                    // Job events come from the store's settlements journal.
-                    .page_size(1)
-                    .sharing(unsettled.clone())
-                    .sharing_stats(stats.clone()),
+                inner,
                 claiming: Arc::clone(&claiming),
                 slot: slot as usize - 1,
                 turns: Arc::clone(&turns),

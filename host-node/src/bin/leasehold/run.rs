@@ -80,6 +80,7 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
         stale_after: global.stale_after,
         heartbeat_every: global.heartbeat_every,
         events,
+        metrics: None,
     })
     .await?;
     let mut progress = Progress::new(ids.len() as u64);

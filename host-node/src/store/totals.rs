@@ -1,0 +1,48 @@
+//! Totals over the settlements journal, for metrics and dashboards.
+
+use super::rows::DecodeRow;
+use super::validate::unsigned;
+use super::{Backend, Store, StoreResult};
+
+/// How many settlements of one queue have one outcome
+/// ([`Store::settlement_totals`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SettlementTotal {
+    /// The queue.
+    pub queue: String,
+    /// The outcome as the journal stores it: `done`, `retrying`, `dead`,
+    /// `lost`, `released` or `cancelled` (see
+    /// [`super::SettlementOutcome`]).
+    pub outcome: String,
+    /// Rows in the journal with that queue and outcome.
+    pub count: u64,
+}
+
+/// Grouped counts; the same SQL on both backends.
+const TOTALS: &str = "SELECT queue, outcome, count(*) AS n FROM leasehold_settlements
+     GROUP BY queue, outcome ORDER BY queue, outcome";
+
+impl Store {
+    /// The settlements journal's rows counted by queue and outcome, queues
+    /// and outcomes in name order. One statement, a scan of the journal:
+    /// its cost grows with the rows kept (`purge` removes old ones).
+    ///
+    /// # Errors
+    /// [`super::StoreError::Database`], [`super::StoreError::CorruptRow`].
+    pub async fn settlement_totals(&self) -> StoreResult<Vec<SettlementTotal>> {
+        match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
+        }
+    }
+}
+
+fn total(row: &impl DecodeRow) -> StoreResult<SettlementTotal> {
+    Ok(SettlementTotal {
+        queue: row.text("queue")?,
+        outcome: row.text("outcome")?,
+        count: unsigned("leasehold_settlements", "count", row.int("n")?)?,
+    })
+}
