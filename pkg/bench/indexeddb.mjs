@@ -1,12 +1,12 @@
 // The IndexedDB queue's throughput in one headless Chromium tab: N no-op jobs enqueued, then
 // worked by one worker until every one has succeeded. A benchmark, not a test: it prints
 // figures. Build the package first (scripts/build-pkg.sh).
-const HELP = `usage: node bench/indexeddb.mjs [--n N] [--runs R] [--strict]
+const HELP = `usage: node bench/indexeddb.mjs [--n N] [--runs R] [--durability D]
 
 --n N      jobs per run (default 5000)
 --runs R   runs per configuration (default 3); the median is printed
---strict   connect with durability 'strict' (every commit flushed to disk) instead of the
-           browser's default
+--durability D  connect with durability D: strict (every commit flushed to disk), relaxed,
+           or default (the browser's; the default)
 
 Prints, per configuration (concurrency c, page size p: jobs one claim transaction takes),
 the median no-op jobs/s from the first claim to the last settle committed (every job
@@ -26,7 +26,7 @@ const option = (name, fallback) => {
 };
 const n = option('--n', 5000);
 const runs = option('--runs', 3);
-const durability = args.includes('--strict') ? 'strict' : undefined;
+const durability = args.includes('--durability') ? args[args.indexOf('--durability') + 1] : undefined;
 if (missing) {
   console.log(`SKIP: ${missing}`);
   process.exit(0);

@@ -353,6 +353,7 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
     while (cancelReason === undefined) await sleep(10);
     out.cancelReason = cancelReason;
     out.cancelledJob = await q.job(long);
+    out.defaultAttempts = (await q.job(later)).maxAttempts;
     out.refused = [];
     for (const fn of [() => q.cancel([later, 999]), () => q.retry(later), () => q.cancel(0)]) {
       try {
@@ -383,6 +384,7 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
   assert.deepEqual(result.cancelled, [2]);
   assert.deepEqual(result.cancelReason, { name: 'JobCancelledError', code: 'JOB_CANCELLED', job: 2 });
   assert.equal(result.cancelledJob.state, 'cancelled');
+  assert.equal(result.defaultAttempts, 25, 'the core default attempt budget');
   assert.deepEqual(result.cancelledJob.cancellation.reason, 'changed my mind');
   assert.deepEqual(result.cancelledJob.attemptsLog.map((a) => a.outcome), ['cancelled']);
   assert.deepEqual(result.refused, [
