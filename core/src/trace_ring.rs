@@ -95,7 +95,6 @@ pub struct PassSpan {
     #[cfg_attr(feature = "serde", serde(with = "millis"))]
     pub end: Millis,
     /// The pass's report (derived from the items when the pass was abandoned).
-    #[cfg_attr(feature = "serde", serde(with = "report"))]
     pub report: PassReport,
     /// The delay scheduled after the pass, in ms (0 when abandoned).
     pub next_delay_ms: u64,
@@ -406,26 +405,3 @@ mod millis {
     }
 }
 
-/// `PassReport` as `{"claimed","performed","failed","claimLost"}` (the reference implementation's
-/// `JobPassReport` field names), without touching the event module.
-#[cfg(feature = "serde")]
-mod report {
-    use crate::event::PassReport;
-
-    #[derive(serde::Serialize, serde::Deserialize)]
-    #[serde(remote = "PassReport", rename_all = "camelCase")]
-    struct Shape {
-        claimed: u32,
-        performed: u32,
-        failed: u32,
-        claim_lost: u32,
-    }
-
-    pub fn serialize<S: serde::Serializer>(value: &PassReport, s: S) -> Result<S::Ok, S::Error> {
-        Shape::serialize(value, s)
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PassReport, D::Error> {
-        Shape::deserialize(d)
-    }
-}

@@ -11,7 +11,8 @@
 //! the token its claim got. At the end every checksum is verified again.
 
 use leasehold::core::Millis;
-use leasehold::runner::{AbortSignal, BoxError, Job, JobEvent, JobRunner};
+use leasehold::core::Event;
+use leasehold::runner::{AbortSignal, BoxError, Job, JobRunner};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -110,7 +111,7 @@ async fn main() -> Result<(), BoxError> {
         .on_event({
             let passes = passes.clone();
             move |e| {
-                if let JobEvent::PassEnd { report, .. } = e {
+                if let Event::PassEnd { report, .. } = &e.event {
                     passes.fetch_add(1, Ordering::Relaxed);
                     println!("pass: claimed {} performed {} failed {} claim-lost {}", report.claimed, report.performed, report.failed, report.claim_lost);
                 }

@@ -5,46 +5,12 @@
 use std::fmt::Display;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use leasehold_core::Millis;
-use leasehold_core::event::{Event, PassReport as CorePassReport};
+use leasehold_core::event::Event;
 pub use leasehold_core::trace_ring::{
     DEFAULT_TRACE_CAPACITY, ItemOutcome, ItemSpan, PassSpan, SavedTrace, TraceRing, TraceRingError,
 };
 
-use crate::runner::{JobError, JobEvent};
-
-/// The runner name and the core event a host [`JobEvent`] carries (its error
-/// by reference), so the sinks below take the runner's `on_event` as it is.
-pub(crate) fn core_event(event: &JobEvent) -> (&str, Event<&JobError>) {
-    match event {
-        JobEvent::PassStart { name, at } => (name, Event::PassStart { at: Millis(*at) }),
-        JobEvent::PassEnd { name, at, report, next_delay_ms } => {
-            let report = CorePassReport {
-                claimed: report.claimed,
-                performed: report.performed,
-                failed: report.failed,
-                claim_lost: report.claim_lost,
-            };
-            (name, Event::PassEnd { at: Millis(*at), report, next_delay_ms: *next_delay_ms })
-        }
-        JobEvent::Claimed { name, at, item } => (name, Event::Claimed { at: Millis(*at), item: *item }),
-        JobEvent::ClaimFailed { name, at, error } => (name, Event::ClaimFailed { at: Millis(*at), error }),
-        JobEvent::Performed { name, at, item, duration_ms } => {
-            (name, Event::Performed { at: Millis(*at), item: *item, duration_ms: *duration_ms })
-        }
-        JobEvent::ItemFailed { name, at, item, error } => {
-            (name, Event::ItemFailed { at: Millis(*at), item: *item, error })
-        }
-        JobEvent::Heartbeat { name, at, item } => (name, Event::Heartbeat { at: Millis(*at), item: *item }),
-        JobEvent::HeartbeatFailed { name, at, item, error } => {
-            (name, Event::HeartbeatFailed { at: Millis(*at), item: *item, error })
-        }
-        JobEvent::ClaimLost { name, at, item, lapsed, unconfirmed_ms } => (
-            name,
-            Event::ClaimLost { at: Millis(*at), item: *item, lapsed: *lapsed, unconfirmed_ms: *unconfirmed_ms },
-        ),
-    }
-}
+use crate::runner::{JobError, Observer};
 
 /// Restoring a saved trace failed.
 #[derive(Debug, thiserror::Error)]
@@ -60,17 +26,14 @@ pub enum TraceSinkError {
 
 /// A runner trace sink: records every pass that claimed something as a span
 /// in a bounded ring (the oldest goes first). Share it behind an `Arc` and
-/// hand [`TraceSink::on_job_event`] to the runner:
+/// hand it to the runner as an [`Observer`]:
 ///
 /// ```no_run
 /// # use std::sync::Arc;
 /// # use leasehold::trace_ring::{TraceSink, DEFAULT_TRACE_CAPACITY};
 /// # use leasehold::runner::JobRunner;
 /// let sink = Arc::new(TraceSink::new(DEFAULT_TRACE_CAPACITY).unwrap().forward_to_tracing(true));
-/// let builder = JobRunner::builder("mailer").on_event({
-///     let sink = Arc::clone(&sink);
-///     move |event| sink.on_job_event(event)
-/// });
+/// let builder = JobRunner::builder("mailer").observe(sink.clone());
 /// ```
 #[derive(Debug)]
 pub struct TraceSink {
@@ -130,13 +93,6 @@ impl TraceSink {
         }
     }
 
-    /// The runner's `on_event` sink: records a [`JobEvent`] under the
-    /// runner name it carries.
-    pub fn on_job_event(&self, event: &JobEvent) {
-        let (runner, event) = core_event(event);
-        self.record(runner, &event);
-    }
-
     /// The finished spans, oldest first.
     pub fn spans(&self) -> Vec<PassSpan> {
         self.lock().spans().cloned().collect()
@@ -157,6 +113,12 @@ impl TraceSink {
     pub fn to_json(&self) -> String {
         // Plain data with string keys: serialisation can not fail.
         serde_json::to_string(&self.save()).unwrap_or_default()
+    }
+}
+
+impl Observer for TraceSink {
+    fn observe(&self, runner: &str, event: &Event<JobError>) {
+        self.record(runner, event);
     }
 }
 

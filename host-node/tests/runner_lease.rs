@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use leasehold::runner::{JobEvent, JobRunner, PassReport};
+use leasehold::core::Event;
+use leasehold::runner::{JobRunner, PassReport};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ async fn a_renewal_answering_false_aborts_the_signal_with_claim_lost() {
     let runner = builder("t.lost").on_event(sink).spawn(job).unwrap();
     assert_eq!(runner.tick().await, report(1, 0, 0, 1));
     assert_eq!(*counters.reasons.lock().unwrap(), vec![(0, false)]);
-    assert!(events.lock().unwrap().iter().any(|e| matches!(e, JobEvent::ClaimLost { lapsed: false, .. })));
+    assert!(events.lock().unwrap().iter().any(|e| matches!(&e.event, Event::ClaimLost { lapsed: false, .. })));
     assert!(!types(&events).contains(&"item-failed"), "a lost claim is not a failure");
 }
 
@@ -59,7 +60,7 @@ async fn renewals_that_hang_lapse_the_claim_before_a_peer_could_reclaim_it() {
     assert_eq!(started.elapsed(), Duration::from_millis(2_624));
     assert_eq!(*counters.reasons.lock().unwrap(), vec![(0, true)]);
     let ev = events.lock().unwrap();
-    assert!(ev.iter().any(|e| matches!(e, JobEvent::ClaimLost { lapsed: true, unconfirmed_ms: 2_624, .. })));
+    assert!(ev.iter().any(|e| matches!(&e.event, Event::ClaimLost { lapsed: true, unconfirmed_ms: 2_624, .. })));
 }
 
 #[tokio::test(start_paused = true)]

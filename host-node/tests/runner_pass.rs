@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use leasehold::runner::{job_backoff, JobEvent, JobRunner, PassReport};
+use leasehold::core::{Event, Millis};
+use leasehold::runner::{job_backoff, JobError, JobRunner, Observer, PassReport};
 use std::time::Duration;
 
 fn report(claimed: u32, performed: u32, failed: u32, claim_lost: u32) -> PassReport {
@@ -18,8 +19,8 @@ async fn one_pass_claims_until_nothing_is_left_and_traces_in_order() {
     assert_eq!(runner.tick().await, report(3, 3, 0, 0));
     assert_eq!(load(&counters.claims), 4);
     assert_eq!(types(&events), ["pass-start", "claimed", "performed", "claimed", "performed", "claimed", "performed", "pass-end"]);
-    let durations: Vec<u64> = events.lock().unwrap().iter().filter_map(|e| match e {
-        JobEvent::Performed { duration_ms, .. } => Some(*duration_ms),
+    let durations: Vec<u64> = events.lock().unwrap().iter().filter_map(|e| match &e.event {
+        Event::Performed { duration_ms, .. } => Some(*duration_ms),
         _ => None,
     }).collect();
     assert_eq!(durations, vec![5, 5, 5]);
@@ -62,8 +63,8 @@ async fn a_failing_item_is_isolated_counted_and_traced() {
     let (events, sink) = recorder();
     let runner = JobRunner::builder("t.iso").on_event(sink).spawn(job).unwrap();
     assert_eq!(runner.tick().await, report(4, 3, 1, 0));
-    let failed: Vec<String> = events.lock().unwrap().iter().filter_map(|e| match e {
-        JobEvent::ItemFailed { error, item, .. } => Some(format!("{item}: {error}")),
+    let failed: Vec<String> = events.lock().unwrap().iter().filter_map(|e| match &e.event {
+        Event::ItemFailed { error, item, .. } => Some(format!("{item}: {error}")),
         _ => None,
     }).collect();
     assert_eq!(failed, vec!["1: item 1 failed"]);
@@ -90,8 +91,8 @@ async fn a_raising_claim_ends_the_pass_and_backs_off() {
     assert_eq!(runner.tick().await, report(2, 2, 0, 0));
     assert_eq!(load(&counters.claims), 3);
     let ev = events.lock().unwrap();
-    assert!(ev.iter().any(|e| matches!(e, JobEvent::ClaimFailed { error, .. } if error.to_string() == "db down")));
-    assert!(matches!(ev.last(), Some(JobEvent::PassEnd { next_delay_ms: 100, .. })));
+    assert!(ev.iter().any(|e| matches!(&e.event, Event::ClaimFailed { error, .. } if error.to_string() == "db down")));
+    assert!(matches!(ev.last().map(|e| &e.event), Some(Event::PassEnd { next_delay_ms: 100, .. })));
 }
 
 #[tokio::test(start_paused = true)]
@@ -99,6 +100,23 @@ async fn a_throwing_sink_costs_the_pass_nothing() {
     let (job, _) = TestJob::new(3, |_| Work::Sleep(0));
     let runner = JobRunner::builder("t.sink").on_event(|_| panic!("sink")).spawn(job).unwrap();
     assert_eq!(runner.tick().await.performed, 3);
+}
+
+struct Panicking;
+
+impl Observer for Panicking {
+    fn observe(&self, _runner: &str, _event: &Event<JobError>) {
+        panic!("observer");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_observer_costs_the_pass_and_the_next_observer_nothing() {
+    let (job, _) = TestJob::new(3, |_| Work::Sleep(0));
+    let (events, sink) = recorder();
+    let runner = JobRunner::builder("t.obs").observe(Arc::new(Panicking)).on_event(sink).spawn(job).unwrap();
+    assert_eq!(runner.tick().await.performed, 3);
+    assert_eq!(types(&events).len(), 8, "the sink after it still hears every event");
 }
 
 #[tokio::test(start_paused = true)]
@@ -176,13 +194,13 @@ async fn pass_end_carries_the_report_and_next_delay_and_times_come_from_the_cloc
         .unwrap();
     runner.tick().await;
     let ev = events.lock().unwrap();
-    assert!(matches!(ev[0], JobEvent::PassStart { at: 1_000, .. }));
-    let durations: Vec<u64> = ev.iter().filter_map(|e| match e {
-        JobEvent::Performed { duration_ms, .. } => Some(*duration_ms),
+    assert!(matches!(&ev[0].event, Event::PassStart { at: Millis(1_000) }));
+    let durations: Vec<u64> = ev.iter().filter_map(|e| match &e.event {
+        Event::Performed { duration_ms, .. } => Some(*duration_ms),
         _ => None,
     }).collect();
     assert_eq!(durations, vec![7, 7]);
-    assert!(matches!(ev.last(), Some(JobEvent::PassEnd { at: 1_014, next_delay_ms: 250, report, .. }) if *report == report_of(2, 2)));
+    assert!(matches!(ev.last().map(|e| &e.event), Some(Event::PassEnd { at: Millis(1_014), next_delay_ms: 250, report }) if *report == report_of(2, 2)));
 }
 
 fn report_of(claimed: u32, performed: u32) -> PassReport {

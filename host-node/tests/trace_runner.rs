@@ -1,4 +1,4 @@
-//! The runner's `on_event` feeding the trace sink (spans) and the trace
+//! The runner's observers: the trace sink (spans) and the trace
 //! journal (job history through the pump), end to end in virtual time.
 
 mod eventlog_support;
@@ -43,14 +43,10 @@ async fn a_runner_pass_becomes_a_span_and_its_events_reach_the_log() {
     let pump = builder.open().await.unwrap();
     let sink = Arc::new(TraceSink::new(8).unwrap());
 
+    // Both consume the core's events inside the process, no sink between.
     let runner = JobRunner::builder("mailer")
-        .on_event({
-            let (sink, journal) = (Arc::clone(&sink), Arc::clone(&journal));
-            move |event| {
-                sink.on_job_event(event);
-                journal.on_job_event(event);
-            }
-        })
+        .observe(Arc::clone(&sink) as _)
+        .observe(Arc::clone(&journal) as _)
         .spawn(ThreeItems { next: AtomicU64::new(0) })
         .unwrap();
     let report = runner.tick().await;

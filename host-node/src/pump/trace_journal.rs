@@ -7,11 +7,11 @@ use std::fmt::Display;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use leasehold_core::event::Event;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::{EventDraft, EventSource, Kicker};
-use crate::runner::JobEvent;
-use crate::trace_ring::core_event;
+use crate::runner::{JobError, Observer};
 
 /// Entries a journal holds before the pump logged them when none is given.
 pub const DEFAULT_TRACE_JOURNAL_CAPACITY: usize = 65_536;
@@ -35,9 +35,12 @@ struct Entries {
 ///
 /// Each event becomes one record: `type` is the reference implementation's event type
 /// (`pass-start`, `performed`, …), `at` the event's time, `identity`
-/// `{"runner": name}`, and `body` the event's fields in camelCase
-/// (`item`, `durationMs`, `report`, `nextDelayMs`, `error`, `lapsed`,
-/// `unconfirmedMs`).
+/// `{"runner": name}`, and `body` the event's other fields in their serde
+/// form (camelCase: `item`, `durationMs`, `report`, `nextDelayMs`, `error`,
+/// `lapsed`, `unconfirmedMs` of a lapsed claim; `null` for `pass-start`).
+///
+/// Hand it to the runner as an [`Observer`]
+/// ([`crate::runner::JobRunnerBuilder::observe`]).
 pub struct TraceJournal {
     runner: String,
     source: String,
@@ -82,19 +85,12 @@ impl TraceJournal {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The runner's `on_event` sink: appends a [`JobEvent`] (feed one
-    /// journal the events of one runner: its name is the journal's) and kicks
-    /// the pump.
-    pub fn on_job_event(&self, event: &JobEvent) {
-        self.record(&core_event(event).1);
-    }
-
-    /// [`TraceJournal::on_job_event`] for one of several runners of the same
-    /// name feeding this journal (the command-line tool runs one per slot):
-    /// the event's identity gains `"slot": slot` (1-based), which tells their
-    /// passes apart. Like `on_job_event`, a runner's event sink.
-    pub fn on_job_event_of(&self, slot: u32, event: &JobEvent) {
-        self.note(draft_of(&core_event(event).1).identity("slot", Value::from(slot)));
+    /// [`TraceJournal::record`] for one of several runners of the same name
+    /// feeding this journal (the command-line tool runs one per slot): the
+    /// event's identity gains `"slot": slot` (1-based), which tells their
+    /// passes apart.
+    pub fn record_of_slot<E: Display>(&self, slot: u32, event: &Event<E>) {
+        self.note(draft_of(event).identity("slot", Value::from(slot)));
     }
 
     /// Appends a core `event` (errors shown through `Display`) and kicks the
@@ -123,27 +119,30 @@ impl TraceJournal {
     }
 }
 
-/// One record's draft for a trace event.
+impl Observer for TraceJournal {
+    fn observe(&self, _runner: &str, event: &Event<JobError>) {
+        self.record(event);
+    }
+}
+
+/// An error payload in its serde form: its display string.
+struct Text<'a, E>(&'a E);
+
+impl<E: Display> Serialize for Text<'_, E> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self.0)
+    }
+}
+
+/// One record's draft for a trace event: its serde form, with `type` and
+/// `at` taken out as the record's own.
 fn draft_of<E: Display>(event: &Event<E>) -> EventDraft {
-    let body = match event {
-        Event::PassStart { .. } => Value::Null,
-        Event::PassEnd { report, next_delay_ms, .. } => json!({
-            "report": {
-                "claimed": report.claimed,
-                "performed": report.performed,
-                "failed": report.failed,
-                "claimLost": report.claim_lost,
-            },
-            "nextDelayMs": next_delay_ms,
-        }),
-        Event::Claimed { item, .. } | Event::Heartbeat { item, .. } => json!({ "item": item }),
-        Event::ClaimFailed { error, .. } => json!({ "error": error.to_string() }),
-        Event::Performed { item, duration_ms, .. } => json!({ "item": item, "durationMs": duration_ms }),
-        Event::ItemFailed { item, error, .. } | Event::HeartbeatFailed { item, error, .. } => {
-            json!({ "item": item, "error": error.to_string() })
-        }
-        Event::ClaimLost { item, lapsed, unconfirmed_ms, .. } => {
-            json!({ "item": item, "lapsed": lapsed, "unconfirmedMs": unconfirmed_ms })
+    // Plain data with string keys: serialisation can not fail.
+    let body = match serde_json::to_value(event.map_error(Text)) {
+        Ok(Value::Object(mut fields)) => {
+            fields.remove("type");
+            fields.remove("at");
+            if fields.is_empty() { Value::Null } else { Value::Object(fields) }
         }
         _ => Value::Null,
     };

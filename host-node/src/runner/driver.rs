@@ -8,7 +8,7 @@ use super::event::{JobEvent, PassReport};
 use super::job::{BoxError, Job, JobError, Settled};
 use super::signal::{AbortSignal, ClaimLost, SlotSignal};
 use super::wakers::{bits, ReadySet};
-use super::Sink;
+use super::Sinks;
 use futures_util::FutureExt;
 use leasehold_core::runner::{Action, ItemKey, PassId, Runner, SettleAnswer, Ticket};
 use leasehold_core::supervision::CallId;
@@ -90,7 +90,7 @@ struct Driver<'j, J: Job, MC, MP, MR, MF, C, P, R, F> {
     make_finish: MF,
     name: Arc<str>,
     clock: Arc<dyn Clock>,
-    sink: Option<Sink>,
+    sinks: Sinks,
     core: Runner<JobError>,
     ready: ReadySet,
     claim: Slot<C>,
@@ -118,7 +118,7 @@ pub(crate) async fn drive<J: Job>(
     core: Runner<JobError>,
     name: Arc<str>,
     clock: Arc<dyn Clock>,
-    sink: Option<Sink>,
+    sinks: Sinks,
     commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let job: &J = &job;
@@ -149,7 +149,7 @@ pub(crate) async fn drive<J: Job>(
         make_finish,
         name,
         clock,
-        sink,
+        sinks,
         core,
         ready: ReadySet::new(pool),
         renewal_calls: vec![0; pool],
@@ -236,7 +236,7 @@ where
                 Command::Start => self.core.start(now),
                 Command::Tick(reply) => match self.core.tick(now) {
                     Ticket::Done(report) => {
-                        let _ = reply.send(report.into());
+                        let _ = reply.send(report);
                     }
                     Ticket::Pass(pass) => self.ticks.push((pass, reply)),
                 },
@@ -461,7 +461,6 @@ where
                 }
                 Action::Emit(event) => self.emit(event),
                 Action::PassEnded { pass, report } => {
-                    let report = PassReport::from(report);
                     for (_, reply) in extract(&mut self.ticks, |(p, _)| *p == pass) {
                         let _ = reply.send(report);
                     }
@@ -473,10 +472,14 @@ where
         }
     }
 
+    /// Hands the event to the observers, then to the user's sink. One that
+    /// panics is the observer's defect: the pass goes on.
     fn emit(&self, event: leasehold_core::Event<JobError>) {
-        let Some(sink) = &self.sink else { return };
-        let Some(event) = JobEvent::from_core(&self.name, event) else { return };
-        // A sink that panics is the observer's defect: the pass goes on.
+        for observer in &self.sinks.observers {
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| observer.observe(&self.name, &event)));
+        }
+        let Some(sink) = &self.sinks.sink else { return };
+        let event = JobEvent { name: self.name.clone(), event };
         let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink(&event)));
     }
 }

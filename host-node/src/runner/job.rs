@@ -117,6 +117,13 @@ impl fmt::Display for JobError {
     }
 }
 
+/// As its display string, as JS shows a thrown error's text.
+impl serde::Serialize for JobError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Debug for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)

@@ -35,7 +35,7 @@ mod signal;
 mod wakers;
 
 pub use clock::{Clock, TokioClock};
-pub use event::{JobEvent, PassReport};
+pub use event::{JobEvent, Observer, PassReport};
 pub use job::{BoxError, Job, JobError, Settled};
 pub use leasehold_core::backoff::{job_backoff, Backoff};
 pub use leasehold_core::options::{OptionError, DEFAULT_JOB_BATCH_LIMIT};
@@ -62,13 +62,27 @@ use tokio::sync::{mpsc, oneshot};
 /// nothing.
 pub type Sink = Arc<dyn Fn(&JobEvent) + Send + Sync>;
 
+/// Where a runner's events go: the observers inside the process, then the
+/// user's sink. With neither, the core builds no event.
+#[derive(Clone, Default)]
+pub(crate) struct Sinks {
+    pub(crate) observers: Vec<Arc<dyn Observer>>,
+    pub(crate) sink: Option<Sink>,
+}
+
+impl Sinks {
+    fn any(&self) -> bool {
+        self.sink.is_some() || !self.observers.is_empty()
+    }
+}
+
 /// Builds a [`JobRunner`].
 #[must_use]
 pub struct JobRunnerBuilder {
     name: Arc<str>,
     options: OptionsInput,
     clock: Option<Arc<dyn Clock>>,
-    sink: Option<Sink>,
+    sinks: Sinks,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -152,9 +166,18 @@ impl JobRunnerBuilder {
         self
     }
 
-    /// The trace sink. Without one no event is built.
+    /// The trace sink: each event as a [`JobEvent`]. Without it or an
+    /// [`JobRunnerBuilder::observe`]r no event is built.
     pub fn on_event(mut self, sink: impl Fn(&JobEvent) + Send + Sync + 'static) -> Self {
-        self.sink = Some(Arc::new(sink));
+        self.sinks.sink = Some(Arc::new(sink));
+        self
+    }
+
+    /// Adds an observer that sees each event as the core emits it (a
+    /// [`crate::trace_ring::TraceSink`], a [`crate::pump::TraceJournal`]),
+    /// before the [`JobRunnerBuilder::on_event`] sink; call once per observer.
+    pub fn observe(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.sinks.observers.push(observer);
         self
     }
 
@@ -172,13 +195,13 @@ impl JobRunnerBuilder {
     pub fn spawn<J: Job>(mut self, job: J) -> Result<JobRunner, OptionError> {
         self.options.heartbeat = J::HEARTBEAT;
         let config = self.options.validate()?;
-        let mut core = Runner::new(config, self.sink.is_some());
+        let mut core = Runner::new(config, self.sinks.any());
         if J::SETTLES {
             core = core.with_settle_phase();
         }
         let clock = self.clock.unwrap_or_else(|| Arc::new(TokioClock::new()));
         let (commands, receiver) = mpsc::unbounded_channel();
-        tokio::spawn(driver::drive(Arc::new(job), core, self.name.clone(), clock, self.sink, receiver));
+        tokio::spawn(driver::drive(Arc::new(job), core, self.name.clone(), clock, self.sinks, receiver));
         Ok(JobRunner { name: self.name, commands })
     }
 }
@@ -205,7 +228,7 @@ impl JobRunner {
                 ..OptionsInput::default()
             },
             clock: None,
-            sink: None,
+            sinks: Sinks::default(),
         }
     }
 

@@ -148,7 +148,7 @@ pub fn recorder() -> (Arc<Mutex<Vec<JobEvent>>>, impl Fn(&JobEvent) + Send + Syn
 }
 
 pub fn types(events: &Mutex<Vec<JobEvent>>) -> Vec<&'static str> {
-    events.lock().unwrap().iter().map(JobEvent::type_name).collect()
+    events.lock().unwrap().iter().map(|e| e.event.type_name()).collect()
 }
 
 pub fn load(c: &AtomicUsize) -> usize {

@@ -11,7 +11,9 @@ use crate::handler::CommandHandler;
 use crate::turns::Turns;
 use leasehold::core::options::{AbortGrace, OptionNames};
 use leasehold::core::Millis;
-use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Settled};
+use leasehold::core::Event;
+use leasehold::pump::TraceJournal;
+use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Observer, Settled};
 use leasehold::store::Store;
 use leasehold::worker::{Unsettled, Worker, WorkerStats};
 use std::path::Path;
@@ -221,7 +223,7 @@ impl Pool {
                 // is given up on then too (dropping it kills the group), so
                 // the whole exit fits in the lease.
                 .abort_grace(grace)
-                .on_event(move |event| journal.on_job_event_of(slot, event));
+                .observe(Arc::new(SlotJournal { journal, slot }));
             if let Some(every) = config.heartbeat_every {
                 builder = builder.heartbeat_every(every);
             }
@@ -371,5 +373,18 @@ mod tests {
         for failures in [2, 5, 10, 1_000, u32::MAX] {
             assert!(backoff.delay_after(failures) < 2_000, "after {failures} failures: {}ms", backoff.delay_after(failures));
         }
+    }
+}
+
+/// One slot's runner feeding the process's journal: its events carry the
+/// slot, which tells the passes of the slots' runners apart.
+struct SlotJournal {
+    journal: Arc<TraceJournal>,
+    slot: u32,
+}
+
+impl Observer for SlotJournal {
+    fn observe(&self, _runner: &str, event: &Event<JobError>) {
+        self.journal.record_of_slot(self.slot, event);
     }
 }
