@@ -38,6 +38,10 @@
 //! `--vacuum-every N` sets the workers' `StoreConfig::vacuum_every` (0: the
 //! jobs table is left to autovacuum), to compare.
 //!
+//! Each worker process records itself in the workers table every 5 s, as a
+//! `Worker` does (`BENCH_RECORD_EVERY_MS` in the environment changes the
+//! interval; 0 turns it off).
+//!
 //! The PostgreSQL URL comes from `--pg-url` or `LEASEHOLD_TEST_PG_URL`; without
 //! one the PostgreSQL runs are skipped (one line says so).
 
@@ -49,7 +53,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use leasehold::core::Millis;
 use leasehold::core::lease::{FenceOutcome, OwnerId};
-use leasehold::store::{ClaimedJob, Coalescer, EnqueueOptions, OnSuccess, Store, StoreConfig};
+use leasehold::store::{ClaimedJob, Coalescer, EnqueueOptions, OnSuccess, Store, StoreConfig, WorkerCounters};
 use tokio::sync::{Semaphore, mpsc};
 
 const QUEUE: &str = "bench";
@@ -467,11 +471,28 @@ fn worker_main(args: Vec<String>) {
             boot_id: None,
         };
         let stats = Arc::new(Stats::default());
+        // Each worker records itself in the workers table as a `Worker`
+        // does (every 5 s; BENCH_RECORD_EVERY_MS to change, 0: never).
+        let every: u64 = std::env::var("BENCH_RECORD_EVERY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5_000);
+        let recorder = (every > 0).then(|| {
+            let (store, me, stats) = (store.clone(), me.clone(), stats.clone());
+            tokio::spawn(async move {
+                let mut ticker = tokio::time::interval(Duration::from_millis(every));
+                loop {
+                    ticker.tick().await;
+                    let counters = WorkerCounters { claimed: stats.completed.load(Ordering::Relaxed), ..Default::default() };
+                    store.record_worker(QUEUE, &me, &counters, false, now()).await.expect("worker record");
+                }
+            })
+        });
         match mode.as_str() {
             "pages" => work_pages(&store, &me, inflight, page, &stats).await,
             "single" => work_single(&store, &me, inflight, &stats, false).await,
             "fused" => work_single(&store, &me, inflight, &stats, true).await,
             other => panic!("unknown mode {other}"),
+        }
+        if let Some(recorder) = recorder {
+            recorder.abort();
         }
         store.close().await;
         stats
