@@ -24,6 +24,7 @@
 #   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
 #                            eventlog*.js and its own modules, nodejs target only:
 #                            leasehold_eventlog_bg.wasm (+ _node.cjs), leasehold_pump_bg.wasm
+#   otel.js, otel.mjs, otel.d.ts, .d.mts  `leasehold/otel`: trace events as OpenTelemetry spans
 # Each .wasm goes through `wasm-opt -O3`; the script prints its gzipped size and fails above
 # the budget (60 KiB gzipped, per module). It also copies the licence texts into pkg/.
 set -euo pipefail
@@ -103,6 +104,7 @@ types() { # name in pkg/src, without .d.ts
 }
 types index
 types eventlog
+types otel
 cp LICENSE-MIT LICENSE-APACHE pkg/
 cp pkg/src/eventlog*.js pkg/src/eventlog.cjs pkg/src/eventlog.mjs "$dist/"
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES
@@ -124,6 +126,7 @@ glue timing.js 'settle, attempt, unrefTimer, createDeadlineTimer' # shared by th
 glue runner.js 'createApi, JobClaimLostError, JOB_CLAIM_LOST'
 glue lease.js 'createLeaseApi, LeaseLostError, LEASE_LOST' # run leases
 glue trace.js createTraceApi  # the trace sink
+glue otel.js 'jobEventSpans, LEASE_LOST' # `leasehold/otel`: events as OpenTelemetry spans
 # `leasehold/indexeddb`: the job queue over IndexedDB. Entries: indexeddb.mjs (browsers,
 # over browser.mjs), indexeddb.cjs and indexeddb-node.mjs (Node.js, over index.cjs); its
 # glue as for the runner. Its types open with the queue API every store shares

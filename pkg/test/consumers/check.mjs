@@ -132,6 +132,14 @@ function nodeRun(file) {
 }
 nodeRun('node-esm.mjs');
 nodeRun('node-cjs.cjs');
+{
+  const run = spawnSync(process.execPath, ['node-otel.mjs'], { cwd: app, encoding: 'utf8', timeout: 20_000 });
+  check(run.status === 0, `node-otel.mjs exited ${run.status ?? run.signal}: ${run.stderr}`);
+  const spans = JSON.parse(run.stdout).map((s) => `${s.name}/${s.kind}/${s.links}/${s.ended}`).sort();
+  const want = ['process consumer.otel/4/1/true', 'process consumer.otel/4/1/true', 'receive consumer.otel/2/0/true'];
+  check(JSON.stringify(spans) === JSON.stringify(want), `node-otel.mjs: leasehold/otel made ${spans}`);
+  console.log(`node-otel.mjs: leasehold/otel made ${spans.length} spans (a receive, a process per item, linked)`);
+}
 
 // --- bundlers ----------------------------------------------------------------------------
 const builds = []; // [name, folder with index.html]

@@ -32,3 +32,9 @@ void [id, created, counts, QueueUnavailableError];
 await working.dispose();
 // @ts-expect-error connect needs a name
 await connect({});
+
+// leasehold/otel in a bundled app.
+import { trace } from '@opentelemetry/api';
+import { jobEventSpans } from 'leasehold/otel';
+
+void createJobRunner({ name: 'traced', intervalMs: 100, claim: () => null, perform: () => undefined, onEvent: jobEventSpans({ tracer: trace.getTracer('app') }) });

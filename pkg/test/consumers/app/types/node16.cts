@@ -17,3 +17,10 @@ leasehold.createJobRunner({ name: 'x', intervalMs: 1, claim: () => 1, perform: (
 import indexeddb = require('leasehold/indexeddb');
 
 void indexeddb.connect({ name: 'typed-cjs' }).then((queue) => queue.pause('mail'));
+
+// leasehold/otel, required.
+import otel = require('leasehold/otel');
+import api = require('@opentelemetry/api');
+
+const sink: (event: leasehold.JobEvent) => void = otel.jobEventSpans({ tracer: api.trace.getTracer('typed-cjs'), destination: 'mail' });
+void sink;

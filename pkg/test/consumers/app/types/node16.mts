@@ -25,3 +25,13 @@ const queue = await connect({ name: 'typed-node' });
 const record: JobRecord | null = await queue.job(1);
 void record?.attemptsLog;
 await queue.close();
+
+// leasehold/otel: the runner's events as spans of an @opentelemetry/api tracer.
+import { trace } from '@opentelemetry/api';
+import { jobEventSpans, LEASE_LOST } from 'leasehold/otel';
+
+createJobRunner({ name: 'traced', intervalMs: 100, claim: () => null, perform: () => {}, onEvent: jobEventSpans({ tracer: trace.getTracer('typed') }) });
+const lost: 'lease_lost' = LEASE_LOST;
+void lost;
+// @ts-expect-error a tracer is required
+jobEventSpans({});
