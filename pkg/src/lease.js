@@ -85,6 +85,8 @@ function createLeaseApi(wasm, timing) {
   const OP_RECONFIRMED = P.ops.reconfirmed;
   const OP_LOST = P.ops.lost;
   const OP_LAPSED = P.ops.lapsed;
+  /* The log messages, in the core's words (leasehold-core's lease::Notice). */
+  const NOTICE = P.notices;
 
   function heartbeatLoop(options) {
     // Throws a TypeError/RangeError naming the option or the broken relation.
@@ -142,7 +144,7 @@ function createLeaseApi(wasm, timing) {
         else if (code === OP_RECONFIRM) send('reconfirm', records[b + 1], records[b + 2]);
         else if (code === OP_FAILED) {
           if (records[b + 3] === 1) {
-            const message = answered.kind === 'reconfirm' ? 'run lease reconfirm failed' : 'run heartbeat write failed';
+            const message = answered.kind === 'reconfirm' ? NOTICE.reconfirmFailed : NOTICE.renewalFailed;
             warn(message, { runId, owner, sentAt: records[b + 2], err: answered.error });
           }
         } else if (code === OP_RECONFIRMED) startReceipt(records[b + 1], records[b + 2]);
@@ -182,7 +184,7 @@ function createLeaseApi(wasm, timing) {
         warn(message, error === undefined ? { runId, owner, unconfirmedMs } : { runId, owner, unconfirmedMs, err: error });
         apply(supervisor.receiptFailed(time()), undefined);
       };
-      receiptTimer = unrefTimer(() => failed('run lease reconfirm receipt overran the lease budget'), budgetMs);
+      receiptTimer = unrefTimer(() => failed(NOTICE.receiptOverran), budgetMs);
       settle(
         attempt(onReconfirm, unconfirmedMs),
         () => {
@@ -190,21 +192,21 @@ function createLeaseApi(wasm, timing) {
           clearTimeout(receiptTimer);
           receiptTimer = undefined;
         },
-        (error) => failed('run lease reconfirm receipt failed', error),
+        (error) => failed(NOTICE.receiptFailed, error),
       );
     }
 
     /* Warn, run `onLapse(unconfirmedMs)`, then interrupt. */
     function lapse(unconfirmedMs) {
       close();
-      warn('run lease lapsed; interrupting owned work', { runId, owner, unconfirmedMs });
+      warn(NOTICE.lapsed, { runId, owner, unconfirmedMs });
       const end = Object.freeze({ type: 'lapsed', unconfirmedMs });
       const hook = onLapse === undefined ? undefined : attempt(onLapse, unconfirmedMs);
       settle(
         hook,
         () => finish(end),
         (error) => {
-          warn('run lease onLapse hook failed', { runId, owner, unconfirmedMs, err: error });
+          warn(NOTICE.lapseHookFailed, { runId, owner, unconfirmedMs, err: error });
           finish(end);
         },
       );

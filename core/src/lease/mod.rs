@@ -1,17 +1,20 @@
 //! Run ownership: owner identity, the lease policy and its
-//! validator, liveness evidence and its acceptance rules.
+//! validator, liveness evidence and its acceptance rules, and what a
+//! heartbeat loop logs.
 //!
 //! The heartbeat supervision state machine that keeps a lease renewed lives in
 //! [`crate::supervision`], shared with the job runner.
 
 mod evidence;
 mod liveness;
+mod notice;
 mod owner;
 mod policy;
 mod steal;
 
 pub use evidence::{EvidenceKind, LivenessEvidence};
 pub use liveness::{LeaseLiveness, LivenessCheck, LivenessContext};
+pub use notice::Notice;
 pub use owner::{OwnerId, same_host_incarnation};
 pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, PolicyError, PolicyWarning, WATCHDOG_LEAD_MS};
 pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};

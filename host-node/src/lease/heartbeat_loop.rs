@@ -4,7 +4,7 @@
 use super::options::{HeartbeatLoopOptions, HookError};
 use super::{Clock, LeaseStore};
 use leasehold_core::Millis;
-use leasehold_core::lease::{FenceOutcome, LeasePolicy, OwnerId, PolicyError};
+use leasehold_core::lease::{FenceOutcome, LeasePolicy, Notice, OwnerId, PolicyError};
 use leasehold_core::supervision::{Answer, CallId, Cadence, Reconfirm, Step, SupervisionPolicy, Supervisor};
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
@@ -163,29 +163,29 @@ async fn drive<S: LeaseStore, C: Clock>(
         let now = clock.now();
         let mut push = |step| steps.push(step);
         // The answer being fed, kept for the steps it produces.
-        let mut answered: Option<(&str, Result<FenceOutcome, S::Error>)> = None;
+        let mut answered: Option<(Notice, Result<FenceOutcome, S::Error>)> = None;
         match wake {
             Wake::Timer => supervisor.handle_timeout(now, &mut push),
             Wake::Pulse(result) => {
                 pulse.set(None);
                 supervisor.answer(now, pulse_call, answer_of(&result), &mut push);
-                answered = Some(("run heartbeat write failed", result));
+                answered = Some((Notice::RenewalFailed, result));
             }
             Wake::Reconfirm(result) => {
                 reconfirm.set(None);
                 supervisor.answer(now, reconfirm_call, answer_of(&result), &mut push);
-                answered = Some(("run lease reconfirm failed", result));
+                answered = Some((Notice::ReconfirmFailed, result));
             }
             Wake::Receipt(done) => {
                 receipt.set(None);
                 match done {
                     Ok(Ok(())) => {}
                     Ok(Err(error)) => {
-                        tracing::warn!(run_id, %owner, %error, "run lease reconfirm receipt failed");
+                        tracing::warn!(run_id, %owner, %error, "{}", Notice::ReceiptFailed.text());
                         supervisor.receipt_failed(now, &mut push);
                     }
                     Err(_elapsed) => {
-                        tracing::warn!(run_id, %owner, "run lease reconfirm receipt overran the lease budget");
+                        tracing::warn!(run_id, %owner, "{}", Notice::ReceiptOverran.text());
                         supervisor.receipt_failed(now, &mut push);
                     }
                 }
@@ -206,8 +206,8 @@ async fn drive<S: LeaseStore, C: Clock>(
                 }
                 Step::Confirmed { .. } => {}
                 Step::Failed { at, first_in_outage, .. } => {
-                    if let (true, Some((message, Err(error)))) = (first_in_outage, &answered) {
-                        tracing::warn!(run_id, %owner, sent_at = at.0, %error, "{message}");
+                    if let (true, Some((notice, Err(error)))) = (first_in_outage, &answered) {
+                        tracing::warn!(run_id, %owner, sent_at = at.0, %error, "{}", notice.text());
                     }
                 }
                 Step::Reconfirmed { unconfirmed_ms, budget_ms } => {
@@ -224,7 +224,7 @@ async fn drive<S: LeaseStore, C: Clock>(
                         // outcome other than `Updated` maps to `Answer::Lost`.
                         _ => FenceOutcome::LostMissing,
                     };
-                    tracing::debug!(run_id, %owner, sent_at = at.0, ?outcome, "run lease lost; interrupting owned work");
+                    tracing::debug!(run_id, %owner, sent_at = at.0, ?outcome, "{}", Notice::Lost.text());
                     return LeaseEnded::Lost { outcome, at };
                 }
                 Step::Lapsed { unconfirmed_ms } => {
@@ -232,7 +232,7 @@ async fn drive<S: LeaseStore, C: Clock>(
                     pulse.set(None);
                     reconfirm.set(None);
                     receipt.set(None);
-                    tracing::warn!(run_id, %owner, unconfirmed_ms, "run lease lapsed; interrupting owned work");
+                    tracing::warn!(run_id, %owner, unconfirmed_ms, "{}", Notice::Lapsed.text());
                     let unconfirmed = Duration::from_millis(unconfirmed_ms);
                     if let Some(hook) = options.on_lapse.take() {
                         hook(unconfirmed).await;

@@ -28,7 +28,7 @@
 
 use js_sys::{Array, Float64Array, Object, Reflect};
 use leasehold_core::supervision::{Answer, Cadence, Reconfirm, Step, SupervisionPolicy, Supervisor};
-use leasehold_core::lease::LeasePolicy;
+use leasehold_core::lease::{LeasePolicy, Notice};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
 
@@ -189,8 +189,10 @@ impl LeaseSupervisor {
 }
 
 /// The step protocol, read once by the glue: `{ stride, maxDelayMs, ops: {
-/// renew, reconfirm, confirmed, failed, reconfirmed, lost, lapsed } }`
-/// (`maxDelayMs`: the longest `setTimeout` delay, 2^31 − 1).
+/// renew, reconfirm, confirmed, failed, reconfirmed, lost, lapsed }, notices:
+/// { renewalFailed, reconfirmFailed, receiptFailed, receiptOverran, lapsed,
+/// lapseHookFailed, lost } }` (`maxDelayMs`: the longest `setTimeout` delay,
+/// 2^31 − 1; `notices`: the core's log messages, [`Notice::text`]).
 #[wasm_bindgen(js_name = supervisorProtocol)]
 pub fn supervisor_protocol() -> Object {
     let ops = Object::new();
@@ -209,5 +211,10 @@ pub fn supervisor_protocol() -> Object {
     crate::set(&out, "stride", STRIDE as u32);
     crate::set(&out, "maxDelayMs", leasehold_core::backoff::MAX_DELAY_MS as f64);
     crate::set(&out, "ops", ops);
+    let notices = Object::new();
+    for notice in Notice::ALL {
+        crate::set(&notices, notice.js_name(), notice.text());
+    }
+    crate::set(&out, "notices", notices);
     out
 }
