@@ -211,7 +211,7 @@ fn xid(text: &str) -> StoreResult<u64> {
 }
 
 /// One journal row as read.
-fn record(row: &impl DecodeRow) -> StoreResult<SettlementRecord> {
+pub(super) fn record(row: &impl DecodeRow) -> StoreResult<SettlementRecord> {
     let outcome = row.text("outcome")?;
     let outcome = match outcome.as_str() {
         "done" => SettlementOutcome::Done,

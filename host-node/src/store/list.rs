@@ -54,6 +54,7 @@ macro_rules! job_columns {
         )
     };
 }
+pub(crate) use job_columns;
 
 /// The tally's counts by state, over the ids matched by `$ids`.
 macro_rules! tally_states {

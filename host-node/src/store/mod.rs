@@ -92,6 +92,8 @@
 mod backend;
 mod batch;
 mod config;
+pub mod dashboard;
+mod dashboard_sql;
 mod error;
 mod job;
 pub mod journal;

@@ -29,8 +29,25 @@ pub const QUEUE_MIGRATIONS: MigrationSet = MigrationSet {
         Migration { number: 5, name: "0005_schedules", sqlite: SQLITE_0005, postgres: POSTGRES_0005 },
         Migration { number: 6, name: "0006_steering", sqlite: SQLITE_0006, postgres: POSTGRES_0006 },
         Migration { number: 7, name: "0007_workers_and_trace_context", sqlite: SQLITE_0007, postgres: POSTGRES_0007 },
+        Migration { number: 8, name: "0008_parked_jobs_index", sqlite: SQLITE_0008, postgres: POSTGRES_0008 },
     ],
 };
+
+/// The dead-lettered and cancelled jobs by queue, for what a dashboard
+/// counts and lists (`store::dashboard`): without it, counting a queue's dead
+/// jobs or listing them reads the whole table. Partial, so the hot path (a
+/// job going from queued to running to succeeded) never writes to it; on
+/// PostgreSQL with the id, so a queue's dead jobs are listed newest first
+/// off the index.
+const SQLITE_0008: &str = r#"
+CREATE INDEX leasehold_jobs_parked ON leasehold_jobs (queue, state)
+    WHERE state IN ('dead', 'cancelled');
+"#;
+
+const POSTGRES_0008: &str = r#"
+CREATE INDEX leasehold_jobs_parked ON leasehold_jobs (queue, state, id)
+    WHERE state IN ('dead', 'cancelled');
+"#;
 
 /// Workers (`store::workers`): one row per worker incarnation and queue,
 /// keyed by the owner's nonce (fresh per process start) and the queue, with
