@@ -3,7 +3,7 @@
 // execution with its job, token, tab, start, and end once it ended), so that a tab that is
 // closed or reloaded mid-job leaves its start behind.
 //
-// ?work=NAME&tab=ID&ms=N&stale=MS&concurrency=C: works queue `jobs` of queue set NAME; each
+// ?work=NAME&tab=ID&ms=N&stale=MS&concurrency=C&poll=MS: works queue `jobs` of queue set NAME; each
 // job takes N ms (or the payload's `ms`), honours its signal, and answers `done by ID`.
 // With &ignoreAbort=1 the handler records the abort and answers anyway (the fence must refuse it).
 import * as lh from '../../dist/indexeddb.mjs';
@@ -86,7 +86,7 @@ if (name !== null) {
   }, {
     concurrency: Number(params.get('concurrency') ?? 1),
     staleAfterMs: Number(params.get('stale') ?? 1000),
-    pollMs: 100,
+    pollMs: Number(params.get('poll') ?? 100),
     logger: { error() {} },
   });
 }

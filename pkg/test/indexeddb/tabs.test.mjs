@@ -456,3 +456,21 @@ test('dispose lets the running job finish and record its outcome, and hands the 
   }
   await page.close();
 });
+
+test('an enqueue in one tab wakes an idle worker in another at once (BroadcastChannel), not at its next poll', { skip, timeout: 60_000 }, async () => {
+  // The worker polls once a minute: only the wake can bring it the job within the test's time.
+  const worker = await browser.tab(`work=wake&tab=idle&ms=1&poll=60000&stale=${STALE_MS}`);
+  await worker.evaluate(() => sleep(300)); // its first pass found nothing; it now sleeps
+  const producer = await browser.tab();
+  const job = await producer.evaluate(async () => {
+    const q = await lh.connect({ name: 'wake' });
+    const { id } = await q.enqueue('jobs', {});
+    for (;;) {
+      const job = await q.job(id);
+      if (job.state === 'succeeded') return job;
+      await sleep(20);
+    }
+  });
+  assert.equal(job.result, 'done by idle');
+  for (const page of [worker, producer]) await page.close();
+});
