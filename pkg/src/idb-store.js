@@ -361,10 +361,13 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
   return { enqueue, claim, renew, renewAll, settle, release, cancel, retry, setPaused, counts, get, close: () => db.close() };
 }
 
-/** The state a job is shown in: a queued job that failed before is 'retrying', one not due yet 'scheduled'. */
+/**
+ * The state a job is shown in, as the native stores show it: a queued job with attempts
+ * counted is 'retrying', one with none and not due yet 'scheduled'.
+ */
 function shownState(job, now) {
   if (job.state !== 'queued') return job.state;
-  if (job.attempts > 0 || job.log.length > 0) return 'retrying';
+  if (job.attempts > 0) return 'retrying';
   return job.runAt > now ? 'scheduled' : 'queued';
 }
 

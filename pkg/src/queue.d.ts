@@ -30,8 +30,8 @@ export interface Enqueued {
 
 /**
  * Where a job is: `queued` (due, never tried), `scheduled` (not due yet, never tried),
- * `running` (claimed, under a lease: live or stale), `retrying` (failed before and queued
- * again, due or not), `succeeded`, `dead` (failed on its last attempt, or its lease was lost on
+ * `running` (claimed, under a lease: live or stale), `retrying` (queued again with attempts
+ * counted: it failed or lost its lease before; due or not), `succeeded`, `dead` (failed on its last attempt, or its lease was lost on
  * it), `cancelled`.
  */
 export type JobState = 'queued' | 'scheduled' | 'running' | 'retrying' | 'succeeded' | 'dead' | 'cancelled';

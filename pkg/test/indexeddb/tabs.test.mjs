@@ -298,13 +298,15 @@ test('failed attempts wait the core retry backoff and are dead-lettered after ma
       return { answer: 42 };
     }, { pollMs: 50 });
     let job;
+    let between; // the job and its queue's counts while it waits for its second attempt
     for (;;) {
       job = await q.job(id);
       if (job.state === 'dead') break;
+      if (between === undefined && job.state === 'retrying') between = { state: job.state, counts: (await q.counts())[0] };
       await sleep(50);
     }
     await working.dispose();
-    return { job, ok: await q.job(ok), counts: await q.counts() };
+    return { job, between, ok: await q.job(ok), counts: await q.counts() };
   });
   const { job } = result;
   assert.equal(job.error, 'attempt 3 of 3 failed');
@@ -316,6 +318,7 @@ test('failed attempts wait the core retry backoff and are dead-lettered after ma
   // (The upper bounds only tell the two steps apart: a claim may come late, never early.)
   assert.ok(a2.startedAt - a1.endedAt >= 1000 && a2.startedAt - a1.endedAt < 2000, `first wait ${a2.startedAt - a1.endedAt} ms`);
   assert.ok(a3.startedAt - a2.endedAt >= 2000 && a3.startedAt - a2.endedAt < 4000, `second wait ${a3.startedAt - a2.endedAt} ms`);
+  assert.equal(result.between.counts.retrying, 1, 'a job that failed and waits for its retry is counted as retrying');
   assert.deepEqual(result.ok.result, { answer: 42 });
   assert.equal(result.ok.state, 'succeeded');
   assert.deepEqual(result.counts, [{ queue: 'q', paused: false, queued: 0, scheduled: 0, running: 0, retrying: 0, succeeded: 1, dead: 1, cancelled: 0 }]);
