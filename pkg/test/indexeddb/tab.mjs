@@ -3,8 +3,8 @@
 // execution with its job, token, tab, start, and end once it ended), so that a tab that is
 // closed or reloaded mid-job leaves its start behind.
 //
-// ?work=NAME&tab=ID&ms=N&stale=MS&concurrency=C&poll=MS: works queue `jobs` of queue set NAME; each
-// job takes N ms (or the payload's `ms`), honours its signal, and answers `done by ID`.
+// ?work=NAME&tab=ID&ms=N&stale=MS&concurrency=C&poll=MS&slow=K: works queue `jobs` of queue set NAME; each
+// job takes N ms (or the payload's `ms`) times K, honours its signal, and answers `done by ID`.
 // With &ignoreAbort=1 the handler records the abort and answers anyway (the fence must refuse it).
 import * as lh from '../../dist/indexeddb.mjs';
 
@@ -60,18 +60,21 @@ const sleep = (ms, signal) => new Promise((resolve) => {
 window.lh = lh;
 window.ledger = ledger;
 window.sleep = sleep;
-window.running = 0;
+window.running = 0; // handlers running
+window.recorded = 0; // of them, those whose start is in the ledger
 
 const name = params.get('work');
 if (name !== null) {
   const ms = Number(params.get('ms') ?? 50);
+  const slow = Number(params.get('slow') ?? 1); // every job takes this many times as long
   const ignoreAbort = params.get('ignoreAbort') === '1';
   window.queue = await lh.connect({ name });
   window.working = window.queue.work('jobs', async (payload, { signal, job }) => {
     window.running += 1;
     const run = await ledger.start(job.id, job.token);
+    window.recorded += 1;
     try {
-      await sleep(payload?.ms ?? ms, signal);
+      await sleep((payload?.ms ?? ms) * slow, signal);
       if (signal.aborted) {
         const reason = signal.reason;
         await ledger.end(run, 'aborted', { code: reason?.code, lapsed: reason?.lapsed ?? null });
@@ -81,6 +84,7 @@ if (name !== null) {
       }
       return `done by ${tab}`;
     } finally {
+      window.recorded -= 1;
       window.running -= 1;
     }
   }, {
