@@ -19,6 +19,12 @@ export interface ConnectOptions {
 export interface IndexedDbQueue extends Queue {
   /** The `name` it was connected with. */
   readonly name: string;
+  /**
+   * As {@link Queue.pause}, and a queue nothing was enqueued to yet can be paused too (its
+   * first jobs then wait for the resume; an offline outbox pauses before its first request);
+   * `resume` of such a queue does nothing.
+   */
+  pause(queue: string): Promise<boolean>;
 }
 
 /**
