@@ -125,8 +125,8 @@ fi
 # leasehold-tests (cross-crate tests, the simulator) runs in release below, once.
 section "cargo test --workspace (debug)"
 # The postgres feature is on so its tests compile (they skip without LEASEHOLD_TEST_PG_URL),
-# and cli so the command-line tool and its end-to-end tests build.
-run cargo test --workspace --exclude leasehold-tests --features leasehold/postgres,leasehold/cli
+# cli so the command-line tool and its end-to-end tests build, otel so its spans are tested.
+run cargo test --workspace --exclude leasehold-tests --features leasehold/postgres,leasehold/cli,leasehold/otel
 section_passed
 
 # ---------------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ section_passed
 section "crates: every feature combination of leasehold builds without warnings"
 # `cargo check` replays the warnings of units it does not rebuild, so a warning is seen
 # whether or not this run compiled the crate. Dependencies' warnings are not shown.
-for features in "" sqlite postgres metrics "sqlite metrics" cli "sqlite postgres cli"; do
+for features in "" sqlite postgres metrics "sqlite metrics" otel "sqlite otel" cli "sqlite postgres cli"; do
   printf '+ cargo check -p leasehold --no-default-features --features "%s"\n' "$features"
   out=$(cargo check -p leasehold --no-default-features --features "$features" --message-format short 2>&1) || {
     echo "$out"

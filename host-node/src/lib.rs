@@ -75,6 +75,10 @@
 //!   database: `FOR UPDATE SKIP LOCKED` claims, `LISTEN/NOTIFY` wake-ups).
 //! - `metrics`: Prometheus metrics of a queue and of a worker process
 //!   ([`metrics`], with a store).
+//! - `otel`: OpenTelemetry spans of enqueues, claims, performs and settles
+//!   through `tracing` (read them with `tracing-opentelemetry`), following
+//!   the messaging semantic conventions; each job keeps its enqueue's trace
+//!   context and the spans of its attempts link to it.
 //! - `cli`: the `leasehold` command-line tool (`cargo install leasehold
 //!   --features cli`); turns on both stores and the tool's own dependencies.
 #![deny(unsafe_code)]
@@ -103,3 +107,6 @@ pub mod schedule;
 
 #[cfg(all(feature = "metrics", any(feature = "sqlite", feature = "postgres")))]
 pub mod metrics;
+
+#[cfg(all(feature = "otel", any(feature = "sqlite", feature = "postgres")))]
+mod otel;

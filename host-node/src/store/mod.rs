@@ -110,6 +110,8 @@ mod schedule_sql;
 mod schema;
 mod steer;
 mod totals;
+#[cfg(feature = "otel")]
+mod trace_context;
 mod workers;
 mod steer_sql;
 #[cfg(feature = "sqlite")]
@@ -393,6 +395,21 @@ impl Store {
         let due_now = jobs
             .iter()
             .any(|j| j.run_at.is_none_or(|at| at <= now_ms) && j.delay_ms == 0);
+        #[cfg(feature = "otel")]
+        let span = crate::otel::send(queue, jobs.len());
+        #[cfg(feature = "otel")]
+        let ids = {
+            use tracing::Instrument;
+            let ids = self.insert(queue, &jobs, now_ms).instrument(span.clone()).await?;
+            if let [id] = ids.as_slice() {
+                span.record("messaging.message.id", id.0.to_string());
+            }
+            if let Some(traceparent) = crate::otel::traceparent(&span) {
+                self.set_trace_context(&ids, &traceparent).instrument(span).await?;
+            }
+            ids
+        };
+        #[cfg(not(feature = "otel"))]
         let ids = self.insert(queue, &jobs, now_ms).await?;
         if due_now {
             self.inner.wakers.wake(queue);

@@ -161,6 +161,9 @@ pub struct Worker<H> {
     record_every: Option<Duration>,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::WorkerMetrics>,
+    /// The enqueue trace contexts of the claimed jobs not yet performed.
+    #[cfg(feature = "otel")]
+    traced: Mutex<std::collections::HashMap<crate::store::JobId, String>>,
 }
 
 impl<H: Handler> Worker<H> {
@@ -182,6 +185,8 @@ impl<H: Handler> Worker<H> {
             record_every: Some(DEFAULT_RECORD_EVERY),
             #[cfg(feature = "metrics")]
             metrics: None,
+            #[cfg(feature = "otel")]
+            traced: Mutex::default(),
         }
     }
 
@@ -299,6 +304,22 @@ impl<H: Handler> Worker<H> {
         &self.store
     }
 
+    /// Records a claim's batch size on its span and, when a tracer records
+    /// it, keeps the claimed jobs' enqueue trace contexts for their process
+    /// spans (a failed read only loses the links).
+    #[cfg(feature = "otel")]
+    async fn trace_claimed(&self, span: &tracing::Span, jobs: &[ClaimedJob]) {
+        crate::otel::received(span, jobs.len());
+        if jobs.is_empty() || crate::otel::traceparent(span).is_none() {
+            return;
+        }
+        let ids: Vec<_> = jobs.iter().map(|job| job.id).collect();
+        match self.store.trace_contexts(&ids).await {
+            Ok(found) => self.traced.lock().unwrap().extend(found),
+            Err(e) => tracing::debug!(target: "leasehold::otel", "reading the claimed jobs' trace contexts failed: {e}"),
+        }
+    }
+
     fn take_from_page(&self, at: Millis) -> Option<(ClaimedJob, bool)> {
         let mut page = self.page.lock().unwrap();
         let job = page.jobs.pop_front()?;
@@ -352,9 +373,16 @@ impl<H: Handler> Job for Worker<H> {
             }
             let held = self.held.jobs();
             let started = Instant::now();
-            let jobs = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held).await;
+            let claim = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held);
+            #[cfg(feature = "otel")]
+            let span = crate::otel::receive(&self.queue);
+            #[cfg(feature = "otel")]
+            let claim = tracing::Instrument::instrument(claim, span.clone());
+            let jobs = claim.await;
             self.stats.took(Took::Claim, started.elapsed());
             let jobs = jobs?;
+            #[cfg(feature = "otel")]
+            self.trace_claimed(&span, &jobs).await;
             self.stats.claimed(jobs.len(), jobs.iter().filter(|job| job.reclaimed).count());
             if jobs.is_empty() {
                 return Ok(None);
@@ -369,9 +397,27 @@ impl<H: Handler> Job for Worker<H> {
     /// handler that stopped on its signal settles nothing.
     async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
         let watch = self.stats.watch(job.id, job.token, &signal);
+        #[cfg(feature = "otel")]
+        let span = {
+            let enqueued = self.traced.lock().unwrap().remove(&job.id);
+            crate::otel::process(&self.queue, job.id.0, enqueued.as_deref())
+        };
+        #[cfg(feature = "otel")]
+        let lease_signal = signal.clone();
         let handle = |signal| self.handler.handle(&job, signal);
         let started = Instant::now();
-        let answer = crate::store::until_cancelled(&self.store, job.fence(), self.clock.clone(), signal, handle).await;
+        let answer = crate::store::until_cancelled(&self.store, job.fence(), self.clock, signal, handle);
+        #[cfg(feature = "otel")]
+        let answer = tracing::Instrument::instrument(answer, span.clone());
+        let answer = answer.await;
+        #[cfg(feature = "otel")]
+        if let Some(lost) = lease_signal.reason() {
+            crate::otel::lease_lost(&span, lost.lapsed);
+        } else if let Err(error) = &answer
+            && let Some(lost) = error.downcast_ref::<ClaimLost>()
+        {
+            crate::otel::lease_lost(&span, lost.lapsed);
+        }
         match reached(answer) {
             Ok(reached) => {
                 self.stats.took(Took::Perform, started.elapsed());
@@ -397,7 +443,10 @@ impl<H: Handler> Job for Worker<H> {
             error: outcome.err().map_or_else(|| "the handler's outcome was not kept".to_owned(), |e| e.to_string()),
             result: None,
         });
-        let settlement = match self.write(&job, &reached).await {
+        let write = self.write(&job, &reached);
+        #[cfg(feature = "otel")]
+        let write = tracing::Instrument::instrument(write, crate::otel::settle(&self.queue, job.id.0));
+        let settlement = match write.await {
             Ok(Some(settlement)) => settlement,
             Ok(None) => Settlement::Lost { lapsed: false },
             Err(StoreError::Database(error)) => return Err(StoreError::Database(error).into()),

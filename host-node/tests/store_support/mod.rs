@@ -173,7 +173,9 @@ pub async fn backends_with(name: &str, config: StoreConfig) -> Vec<TestDb> {
 }
 
 /// Completions of `fences` with no result, for [`Store::complete_many`].
-pub fn without_results(fences: &[leasehold::store::Fence]) -> Vec<(leasehold::store::Fence, Option<&'static serde_json::Value>)> {
+pub fn without_results(
+    fences: &[leasehold::store::Fence],
+) -> Vec<(leasehold::store::Fence, Option<&'static serde_json::Value>)> {
     fences.iter().map(|fence| (*fence, None)).collect()
 }
 
@@ -192,26 +194,48 @@ pub fn owner(host: &str, nonce: &str) -> OwnerId {
 /// database (the store's own reads join the job row, which is gone).
 pub async fn raw_rows(db: &TestDb, ids: &[i64], table: &str) -> i64 {
     let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-    raw(db, &format!("SELECT count(*) FROM {table} WHERE job_id IN ({list})"), "").await
+    raw(
+        db,
+        &format!("SELECT count(*) FROM {table} WHERE job_id IN ({list})"),
+        "",
+    )
+    .await
 }
 
 /// Runs `sql` straight on the database (`sqlite` or `postgres`, whichever
 /// is not empty, for statements the two spell apart); answers its first
 /// column as a number (0 when it returns no row).
 pub async fn raw(db: &TestDb, sqlite: &str, postgres: &str) -> i64 {
-    let pick = |own: &str| if own.is_empty() { sqlite.to_owned() } else { own.to_owned() };
+    let pick = |own: &str| {
+        if own.is_empty() {
+            sqlite.to_owned()
+        } else {
+            own.to_owned()
+        }
+    };
     match db.kind {
         leasehold::store::BackendKind::Sqlite => {
             let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sqlite.to_owned())).fetch_optional(&pool).await.unwrap().unwrap_or(0)
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sqlite.to_owned()))
+                .fetch_optional(&pool)
+                .await
+                .unwrap()
+                .unwrap_or(0)
         }
         #[cfg(feature = "postgres")]
         leasehold::store::BackendKind::Postgres => {
             let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sqlx::AssertSqlSafe(pick(postgres))).fetch_optional(&pool).await.unwrap().unwrap_or(0)
+            sqlx::query_scalar(sqlx::AssertSqlSafe(pick(postgres)))
+                .fetch_optional(&pool)
+                .await
+                .unwrap()
+                .unwrap_or(0)
         }
         #[cfg(not(feature = "postgres"))]
-        leasehold::store::BackendKind::Postgres => unreachable!("no PostgreSQL databases without the feature {}", pick(postgres)),
+        leasehold::store::BackendKind::Postgres => unreachable!(
+            "no PostgreSQL databases without the feature {}",
+            pick(postgres)
+        ),
     }
 }
 
@@ -229,14 +253,20 @@ pub async fn lock(db: &TestDb) -> Lock {
     match db.kind {
         leasehold::store::BackendKind::Sqlite => {
             let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            sqlx::query("BEGIN EXCLUSIVE").execute(&mut c).await.unwrap();
+            sqlx::query("BEGIN EXCLUSIVE")
+                .execute(&mut c)
+                .await
+                .unwrap();
             Lock::Sqlite(c)
         }
         #[cfg(feature = "postgres")]
         leasehold::store::BackendKind::Postgres => {
             let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
             sqlx::query("BEGIN").execute(&mut c).await.unwrap();
-            sqlx::query("LOCK TABLE leasehold_jobs IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
+            sqlx::query("LOCK TABLE leasehold_jobs IN ACCESS EXCLUSIVE MODE")
+                .execute(&mut c)
+                .await
+                .unwrap();
             Lock::Postgres(c)
         }
         #[cfg(not(feature = "postgres"))]
