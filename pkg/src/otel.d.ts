@@ -47,6 +47,7 @@ export interface JobEventSpansOptions {
  * An `onEvent` sink that records the runner's passes and items as spans
  * (see the module docs). One sink may serve several runners: passes are
  * told apart by the runner's name. Throws a `TypeError` naming the option
- * when `options.tracer` is not a tracer or `destination` not a string.
+ * when `options.tracer` is not a tracer, `destination` not a string, or a key
+ * is neither (`unknown option Destination (did you mean destination?)`).
  */
 export declare function jobEventSpans(options: JobEventSpansOptions): (event: JobEvent) => void;

@@ -14,6 +14,9 @@ const ERROR = 2;
 /** The `error.type` of a lost or lapsed claim. */
 const LEASE_LOST = 'lease_lost';
 
+/** The keys `jobEventSpans` takes. */
+const OPTIONS = ['tracer', 'destination'];
+
 function errorType(error) {
   if (error && typeof error === 'object') {
     if (typeof error.code === 'string' && error.code) return error.code;
@@ -33,6 +36,13 @@ function errorMessage(error) {
 function jobEventSpans(options) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('jobEventSpans(options): options must be an object with a tracer');
+  }
+  // An unknown key is refused, as every other options object of the package refuses it: a
+  // misspelt `Destination` would otherwise name the spans after the runner without a word.
+  for (const key of Object.keys(options)) {
+    if (OPTIONS.includes(key)) continue;
+    const near = OPTIONS.find((known) => known.toLowerCase() === key.toLowerCase());
+    throw new TypeError(`jobEventSpans(options): unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; known: ${OPTIONS.join(', ')}`);
   }
   const { tracer, destination } = options;
   if (!tracer || typeof tracer.startSpan !== 'function') {

@@ -86,3 +86,12 @@ test('bad options are refused naming the option', () => {
   const { tracer } = tracing();
   assert.throws(() => jobEventSpans({ tracer, destination: 5 }), { name: 'TypeError', message: /options\.destination/ });
 });
+
+test('a misspelt or unknown option is refused naming it, not ignored', () => {
+  const { tracer } = tracing();
+  // `Destination` used to be dropped without a word: the spans then carried the runner's name.
+  assert.throws(() => jobEventSpans({ tracer, Destination: 'mail' }), {
+    name: 'TypeError', message: /unknown option Destination \(did you mean destination\?\); known: tracer, destination/,
+  });
+  assert.throws(() => jobEventSpans({ tracer, queue: 'mail' }), { name: 'TypeError', message: /unknown option queue; known/ });
+});
