@@ -5,6 +5,8 @@
 // Times are epoch milliseconds; spans are milliseconds and say so in their names.
 // ---------------------------------------------------------------------------
 
+import type { JobEvent } from 'leasehold';
+
 /** How one job is queued. Every field is optional. */
 export interface EnqueueOptions {
   /** When the job becomes due: a Date or epoch ms (fractions truncated). Exclusive with `delayMs`. Default: now. */
@@ -129,8 +131,8 @@ export interface WorkOptions {
   readonly pollMs?: number | undefined;
   /** Jobs one claim takes (one transaction or statement), 1 to 500. Default `concurrency`. */
   readonly pageSize?: number | undefined;
-  /** The runner's trace events (`createJobRunner`'s `onEvent`). */
-  readonly onEvent?: ((event: unknown) => void) | undefined;
+  /** The runner's trace events, as `createJobRunner`'s `onEvent` gets them (`jobEventSpans` of `leasehold/otel` fits). */
+  readonly onEvent?: ((event: JobEvent) => void) | undefined;
   /** Where failures are logged (`console` by default): an object with an `error` method, or a function answering one. */
   readonly logger?: { error(message: string, meta: unknown): void } | (() => { error(message: string, meta: unknown): void }) | undefined;
 }
