@@ -91,8 +91,9 @@ export interface QueueCounts {
 export interface WorkContext {
   /**
    * Aborts when this attempt must stop: its claim was taken over (its reason is a
-   * `JobClaimLostError`) or lapsed (`lapsed: true`), the job was cancelled, its `timeoutMs`
-   * passed, or the worker was disposed while it ran. Stop at once: nothing else ends the work.
+   * `JobClaimLostError`) or lapsed (`lapsed: true`), the job was cancelled, or its `timeoutMs`
+   * passed. Stop at once: nothing else ends the work. `Working.dispose()` and `close()` do not
+   * abort it: they wait for the handler to answer and record its outcome.
    */
   readonly signal: AbortSignal;
   readonly job: {

@@ -443,18 +443,21 @@ test('dispose lets the running job finish and record its outcome, and hands the 
     const q = await lh.connect({ name: 'dispose' });
     for (let i = 0; i < 10; i++) await q.enqueue('jobs', { i });
     let started;
+    let abortedWhileDisposing = null;
     const first = new Promise((resolve) => (started = resolve));
-    const working = q.work('jobs', async (payload) => {
+    const working = q.work('jobs', async (payload, { signal }) => {
       started();
       await sleep(200);
+      abortedWhileDisposing = signal.aborted;
       return payload.i;
     }, { pageSize: 10 });
     await first;
     await working.dispose();
     const jobs = [];
     for (let id = 1; id <= 10; id++) jobs.push(await q.job(id));
-    return { counts: (await q.counts())[0], jobs };
+    return { counts: (await q.counts())[0], jobs, abortedWhileDisposing };
   });
+  assert.equal(result.abortedWhileDisposing, false, 'dispose waits for the handler without aborting its signal (as the types say)');
   assert.equal(result.counts.succeeded, 1, 'the running job finished and its outcome was written');
   assert.equal(result.counts.queued, 9, 'the nine claimed but unstarted jobs are queued again');
   assert.equal(result.counts.running, 0);
