@@ -51,6 +51,12 @@ pub struct Global {
     /// ./leasehold.events otherwise).
     #[arg(long, global = true)]
     pub events: Option<PathBuf>,
+    /// Export OpenTelemetry spans (enqueues, claims, commands, settles; messaging
+    /// conventions) over OTLP/HTTP to this collector, e.g. http://localhost:4318 (sent to
+    /// its /v1/traces). OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+    /// turns the export on too; without either, nothing is exported.
+    #[arg(long, global = true, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 /// The commands.

@@ -14,6 +14,7 @@ mod fail;
 mod guard;
 mod handler;
 mod inspect;
+mod otlp;
 mod pool;
 mod purge;
 mod run;
@@ -61,7 +62,10 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    init_logging();
+    let exporting = match init_logging(cli.global.otlp_endpoint.as_deref()) {
+        Ok(exporting) => exporting,
+        Err(e) => return e.report(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return CliError::input(format!("cannot start the async runtime: {e}")).report(),
@@ -70,6 +74,12 @@ fn main() -> ExitCode {
     // Background tasks (a PostgreSQL LISTEN connection, the pump) are not
     // waited for: the jobs are settled in the database by now.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    // The spans still in the batch go out now (the exporter's own timeout bounds it).
+    if let Some(provider) = exporting
+        && let Err(e) = provider.shutdown()
+    {
+        eprintln!("leasehold: exporting the last spans failed: {e}");
+    }
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => e.report(),
@@ -81,19 +91,29 @@ fn main() -> ExitCode {
 /// on stderr themselves, and sqlx's slow-statement and slow-acquire ones: a
 /// lock or an outage makes every statement slow, and each warning is the
 /// whole SQL text; a statement that fails comes back as an error, which the
-/// commands report themselves.
-fn init_logging() {
+/// commands report themselves; and the OpenTelemetry span events (a lost
+/// lease), which only the OTLP export (`otlp_endpoint`, see [`otlp`]) is
+/// for. Answers the export's provider, to flush at the end.
+fn init_logging(otlp_endpoint: Option<&str>) -> Result<Option<opentelemetry_sdk::trace::SdkTracerProvider>, CliError> {
     use std::io::IsTerminal;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_env("LEASEHOLD_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(
-            "warn,leasehold::eventlog=error,leasehold::pump=error,sqlx::query=error,sqlx::pool::acquire=error",
+            "warn,leasehold::eventlog=error,leasehold::pump=error,leasehold::otel=off,sqlx::query=error,sqlx::pool::acquire=error",
         )
     });
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .with_filter(filter);
+    let (spans, provider) = match otlp::layer(otlp_endpoint)? {
+        Some((layer, provider)) => (Some(layer), Some(provider)),
+        None => (None, None),
+    };
+    let _ = tracing_subscriber::registry().with(logs).with(spans).try_init();
+    Ok(provider)
 }
 
 /// The default concurrency: the machine's CPUs, at most 64.
