@@ -261,22 +261,28 @@ function createIndexedDbApi(deps) {
           attempt: job.attempts,
         };
         let outcome;
+        let failure; // what the runner is told a failed attempt raised
         try {
           const value = await handler(job.payload, ctx);
-          outcome = timedOut ? { ok: false, error: timedOut.message } : { ok: true, result: value === undefined ? null : jsonData(value, 'the handler\'s result') };
+          if (timedOut) failure = timedOut;
+          else outcome = { ok: true, result: value === undefined ? null : jsonData(value, 'the handler\'s result') };
         } catch (error) {
           const reason = controller.signal.reason;
           const stopped = controller.signal.aborted && reason !== timedOut && (error === reason || error?.code === reason?.code);
           // Cancelled: the cancel wrote the outcome. Claim lost or lapsed: the runner knows; nothing to write.
           if (stopped && reason instanceof JobCancelledError) return;
           if (stopped) throw error;
-          outcome = { ok: false, error: timedOut ? timedOut.message : errorText(error) };
+          failure = timedOut ?? error;
         } finally {
           if (timer !== undefined) clearTimeout(timer);
           signal.removeEventListener('abort', follow);
           running.delete(job.id);
         }
+        if (outcome === undefined) outcome = { ok: false, error: failure === timedOut ? timedOut.message : errorText(failure) };
         await settle(job, outcome, logLine('settling a job failed; trying again'));
+        // Once recorded, a failed attempt is raised to the runner, so that its report counts it
+        // `failed` and its onEvent (leasehold/otel's spans) shows `item-failed` with the error.
+        if (!outcome.ok) throw failure;
       }
 
       let runner;

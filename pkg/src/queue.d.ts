@@ -132,9 +132,17 @@ export interface WorkOptions {
   readonly pollMs?: number | undefined;
   /** Jobs one claim takes (one transaction or statement), 1 to 500. Default `concurrency`. */
   readonly pageSize?: number | undefined;
-  /** The runner's trace events, as `createJobRunner`'s `onEvent` gets them (`jobEventSpans` of `leasehold/otel` fits). */
+  /**
+   * The runner's trace events, as `createJobRunner`'s `onEvent` gets them (`jobEventSpans` of
+   * `leasehold/otel` fits): an attempt that failed (the handler threw, timed out, or answered
+   * what JSON cannot hold) is an `item-failed` with that error, once its failure is recorded.
+   */
   readonly onEvent?: ((event: JobEvent) => void) | undefined;
-  /** Where failures are logged (`console` by default): an object with an `error` method, or a function answering one. */
+  /**
+   * Where failures are logged (`console` by default): an object with an `error` method, or a
+   * function answering one. A failed attempt is logged as `NAME/QUEUE work failed` (the
+   * connection's name and the queue) with `{ module, err }`.
+   */
   readonly logger?: { error(message: string, meta: unknown): void } | (() => { error(message: string, meta: unknown): void }) | undefined;
 }
 

@@ -330,6 +330,37 @@ test('failed attempts wait the core retry backoff and are dead-lettered after ma
   await page.close();
 });
 
+test('a handler that throws, times out or answers what JSON cannot hold reaches onEvent as item-failed, not performed', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.tab();
+  const result = await page.evaluate(async () => {
+    const q = await lh.connect({ name: 'failure-events' });
+    const events = [];
+    const { id: thrown } = await q.enqueue('q', { kind: 'throw' }, { maxAttempts: 1 });
+    await q.enqueue('q', { kind: 'bigint' }, { maxAttempts: 1 });
+    await q.enqueue('q', { kind: 'slow' }, { maxAttempts: 1, timeoutMs: 50 });
+    const { id: ok } = await q.enqueue('q', { kind: 'ok' });
+    const working = q.work('q', async ({ kind }) => {
+      if (kind === 'throw') throw Object.assign(new Error('smtp down'), { code: 'ESMTP' });
+      if (kind === 'bigint') return 1n;
+      if (kind === 'slow') await sleep(200); // ignores its signal: the attempt still fails
+      return kind;
+    }, { pollMs: 50, onEvent: (event) => events.push(event), logger: { error() {} } });
+    while ((await q.counts())[0].dead + (await q.counts())[0].succeeded < 4) await sleep(50);
+    await working.dispose();
+    return {
+      ends: events.filter((e) => e.type === 'performed' || e.type === 'item-failed')
+        .map((e) => [e.type, e.error?.code ?? e.error?.name ?? null]),
+      thrown: (await q.job(thrown)).state, ok: (await q.job(ok)).state,
+    };
+  });
+  // Each attempt's outcome is what the tracing sinks (leasehold/otel's spans) show: a failed
+  // attempt traced as performed would leave its span without an error.
+  assert.deepEqual(result.ends, [['item-failed', 'ESMTP'], ['item-failed', 'TypeError'], ['item-failed', 'TimeoutError'], ['performed', null]]);
+  assert.equal(result.thrown, 'dead');
+  assert.equal(result.ok, 'succeeded');
+  await page.close();
+});
+
 test('steering: cancel a running job (its signal aborts), retry it, pause and resume, priorities, idempotency keys, scheduled jobs', { skip, timeout: 60_000 }, async () => {
   const page = await browser.tab();
   const result = await page.evaluate(async () => {
