@@ -45,7 +45,10 @@ pub mod eventlog;
 #[cfg(feature = "runner")]
 pub mod lease;
 pub mod options;
+#[cfg(feature = "runner")]
 pub mod protocol;
+#[cfg(feature = "runner")]
+pub mod record;
 #[cfg(feature = "pump")]
 pub mod pump;
 #[cfg(feature = "runner")]
@@ -145,8 +148,11 @@ pub fn recovery_delay_ms(failures: f64) -> f64 {
 
 /// The action-buffer protocol and constants, read once by the glue:
 /// `{ stride, header, capacity, end, deadline, ops: { claim, perform, renew,
-/// abort, drop, log, passEnded, more, event }, events: [type strings by
-/// opcode − ops.event], logMessages: [suffix by log code],
+/// abort, drop, log, passEnded, more, event }, kinds: { claim: { code, at },
+/// perform: { code, slot, gen }, … } (every record kind's code and field
+/// offsets, [`record::kinds_table`]), events: [type strings by opcode −
+/// ops.event], eventKinds: [{ type, code, fields: [[name, offset, kind]] }]
+/// ([`record::event_table`]), logMessages: [suffix by log code],
 /// defaultBatchLimit, maxDelayMs }`.
 #[cfg(feature = "runner")]
 #[wasm_bindgen]
@@ -166,7 +172,7 @@ pub fn protocol() -> Object {
     ] {
         set(&ops, name, code);
     }
-    let events: Array = protocol::EVENTS.iter().map(|e| JsValue::from_str(e.type_name())).collect();
+    let events: Array = leasehold_core::event::EVENT_KINDS.iter().map(|k| JsValue::from_str(k.type_name)).collect();
     let logs: Array = protocol::LOG_KINDS.iter().map(|k| JsValue::from_str(k.suffix())).collect();
     let out = Object::new();
     set(&out, "stride", protocol::STRIDE as u32);
@@ -176,6 +182,8 @@ pub fn protocol() -> Object {
     set(&out, "deadline", protocol::DEADLINE as u32);
     set(&out, "ops", ops);
     set(&out, "events", events);
+    set(&out, "kinds", record::kinds_table(&protocol::KINDS));
+    set(&out, "eventKinds", record::event_table());
     set(&out, "logMessages", logs);
     set(&out, "defaultBatchLimit", DEFAULT_JOB_BATCH_LIMIT);
     set(&out, "maxDelayMs", MAX_DELAY_MS as f64);

@@ -23,12 +23,11 @@
 use core::fmt;
 
 use leasehold_core::Millis;
-use leasehold_core::event::{Event, PassReport};
+use leasehold_core::event::{Event, PassReport, EVENT_KINDS};
 use leasehold_core::trace_ring::{DEFAULT_TRACE_CAPACITY, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError};
 use wasm_bindgen::prelude::*;
 
 use crate::options::kind_of;
-use crate::protocol;
 
 #[wasm_bindgen]
 extern "C" {
@@ -246,7 +245,7 @@ fn describe(error: &JsValue) -> String {
 /// JS strings (`===`) costs one call; copying one into wasm memory costs
 /// several, and these two would be copied for every event.
 struct EventReader {
-    /// The `type` strings, in [`protocol::EVENTS`] order.
+    /// The `type` strings, in [`EVENT_KINDS`] order.
     types: Vec<JsValue>,
     /// The last runner name read, as JS and Rust strings.
     name: Option<(JsValue, String)>,
@@ -254,7 +253,7 @@ struct EventReader {
 
 impl EventReader {
     fn new() -> Self {
-        EventReader { types: protocol::EVENTS.iter().map(|e| JsValue::from_str(e.type_name())).collect(), name: None }
+        EventReader { types: EVENT_KINDS.iter().map(|k| JsValue::from_str(k.type_name)).collect(), name: None }
     }
 
     /// The runner event `value` as the core's [`Event`], with the event
@@ -281,24 +280,24 @@ impl EventReader {
         }
         let at = count("event.at", event.at(), millis)?;
         let item = || count("event.item", event.item(), u32_of);
-        let read = match protocol::EVENTS.get(index) {
-            Some(Event::PassStart { .. }) => Event::PassStart { at },
-            Some(Event::PassEnd { .. }) => Event::PassEnd {
+        let read = match EVENT_KINDS.get(index).map(|k| k.type_name) {
+            Some("pass-start") => Event::PassStart { at },
+            Some("pass-end") => Event::PassEnd {
                 at,
                 report: read_report(&field("event.report", event.report())?)?,
                 next_delay_ms: count("event.nextDelayMs", event.next_delay_ms(), u64_of)?,
             },
-            Some(Event::Claimed { .. }) => Event::Claimed { at, item: item()? },
-            Some(Event::ClaimFailed { .. }) => Event::ClaimFailed { at, error: event },
-            Some(Event::Performed { .. }) => Event::Performed {
+            Some("claimed") => Event::Claimed { at, item: item()? },
+            Some("claim-failed") => Event::ClaimFailed { at, error: event },
+            Some("performed") => Event::Performed {
                 at,
                 item: item()?,
                 duration_ms: count("event.durationMs", event.duration_ms(), u64_of)?,
             },
-            Some(Event::ItemFailed { .. }) => Event::ItemFailed { at, item: item()?, error: event },
-            Some(Event::Heartbeat { .. }) => Event::Heartbeat { at, item: item()? },
-            Some(Event::HeartbeatFailed { .. }) => Event::HeartbeatFailed { at, item: item()?, error: event },
-            Some(Event::ClaimLost { .. }) => {
+            Some("item-failed") => Event::ItemFailed { at, item: item()?, error: event },
+            Some("heartbeat") => Event::Heartbeat { at, item: item()? },
+            Some("heartbeat-failed") => Event::HeartbeatFailed { at, item: item()?, error: event },
+            Some("claim-lost") => {
                 let unconfirmed = field("event.unconfirmedMs", event.unconfirmed_ms())?;
                 Event::ClaimLost {
                     at,

@@ -4,6 +4,12 @@
 mod common;
 use common::*;
 use leasehold_wasm::protocol::{op, CAPACITY};
+
+/// The code of the event of type `type_name`: its place in the core's listing after `op::EVENT`.
+fn ev(type_name: &str) -> u8 {
+    let index = leasehold_core::event::EVENT_KINDS.iter().position(|k| k.type_name == type_name).expect("an event type");
+    op::EVENT + index as u8
+}
 use leasehold_wasm::Core;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -56,16 +62,16 @@ fn with_a_sink_events_are_records_with_their_fields() {
     take(&mut core);
     core.claim_found(1001.0);
     let records = take(&mut core);
-    assert_eq!(ops(&records), vec![op::PASS_START, op::CLAIMED, op::PERFORM]);
+    assert_eq!(ops(&records), vec![ev("pass-start"), ev("claimed"), op::PERFORM]);
     assert_eq!(records[0].fields[0], 1000.0, "pass-start carries the time read at the head of the pass");
     assert_eq!(records[1].fields[..2], [1001.0, 0.0], "claimed: at, item 0");
     core.performed(1008.0, 0, 0);
     let records = take(&mut core);
-    assert_eq!(ops(&records), vec![op::PERFORMED, op::CLAIM]);
+    assert_eq!(ops(&records), vec![ev("performed"), op::CLAIM]);
     assert_eq!(records[0].fields[..3], [1008.0, 0.0, 7.0], "performed: at, item, durationMs");
     core.claim_empty(1009.0);
     let records = take(&mut core);
-    assert_eq!(ops(&records), vec![op::PASS_END, op::PASS_ENDED]);
+    assert_eq!(ops(&records), vec![ev("pass-end"), op::PASS_ENDED]);
     assert_eq!(records[0].fields[..6], [1009.0, 1.0, 1.0, 0.0, 0.0, 1000.0], "at, report, nextDelayMs");
 }
 
@@ -77,12 +83,12 @@ fn errors_travel_as_the_token_the_glue_chose() {
     take(&mut core);
     core.failed(2.0, 0, 0, 41);
     let records = take(&mut core);
-    assert_eq!(ops(&records), vec![op::LOG, op::ITEM_FAILED, op::CLAIM]);
+    assert_eq!(ops(&records), vec![op::LOG, ev("item-failed"), op::CLAIM]);
     assert_eq!(records[0].fields[..2], [0.0, 41.0], "work failed, token 41");
     assert_eq!(records[1].fields[..3], [2.0, 0.0, 41.0], "item-failed: at, item, token");
     core.claim_failed(3.0, 42);
     let records = take(&mut core);
-    assert_eq!(ops(&records), vec![op::LOG, op::CLAIM_FAILED, op::PASS_END, op::PASS_ENDED]);
+    assert_eq!(ops(&records), vec![op::LOG, ev("claim-failed"), ev("pass-end"), op::PASS_ENDED]);
     assert_eq!(records[0].fields[..2], [1.0, 42.0], "claim failed, token 42");
 }
 
@@ -121,7 +127,7 @@ fn a_renewal_answering_false_aborts_the_item_and_its_failure_counts_as_claim_los
     assert_eq!((slot, generation, at), (0.0, 0.0, 1250.0));
     core.renewed(1260.0, 0, 0, call as u32, false);
     let records = take(&mut core);
-    assert_eq!(ops(&records), vec![op::CLAIM_LOST, op::ABORT]);
+    assert_eq!(ops(&records), vec![ev("claim-lost"), op::ABORT]);
     assert_eq!(records[0].fields[..3], [1250.0, 0.0, 0.0], "claim-lost at the renewal's send time, not lapsed");
     assert_eq!(records[1].fields[..3], [0.0, 0.0, 0.0], "abort slot 0 gen 0, not lapsed");
     core.failed(1270.0, 0, 0, 3);
@@ -225,7 +231,7 @@ fn times_are_truncated_and_unreadable_times_count_as_zero() {
     assert_eq!(take(&mut core)[0].fields[0], 1000.0);
     core.claim_found(f64::NAN);
     let records = take(&mut core);
-    assert_eq!(records[1].op, op::CLAIMED);
+    assert_eq!(records[1].op, ev("claimed"));
     assert_eq!(records[1].fields[0], 0.0);
     core.performed(-5.0, 0, 0);
     assert_eq!(take(&mut core)[0].fields[0], 0.0);

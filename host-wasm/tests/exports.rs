@@ -65,6 +65,23 @@ fn the_protocol_names_the_layout_and_every_opcode() {
             "claim-lost"
         ]
     );
+    let kinds = get(&p, "kinds");
+    let renew = get(&kinds, "renew");
+    let offsets: Vec<f64> = ["code", "slot", "gen", "call", "at"].iter().map(|k| num(&renew, k)).collect();
+    assert_eq!(offsets, [f64::from(op::RENEW), 1.0, 2.0, 3.0, 4.0], "fields by name, at their slots");
+    let event_kinds: Array = get(&p, "eventKinds").unchecked_into();
+    let performed = event_kinds.get(4);
+    assert_eq!(get(&performed, "type").as_string().as_deref(), Some("performed"));
+    assert_eq!(num(&performed, "code"), f64::from(op::EVENT) + 4.0);
+    let fields: Vec<String> = get(&performed, "fields")
+        .unchecked_into::<Array>()
+        .iter()
+        .map(|row| {
+            let row: Array = row.unchecked_into();
+            format!("{}@{}:{}", row.get(0).as_string().unwrap_or_default(), row.get(1).as_f64().unwrap_or(-1.0), row.get(2).as_string().unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(fields, ["at@1:number", "item@2:number", "durationMs@3:number"]);
     let logs: Vec<String> = get(&p, "logMessages").unchecked_into::<Array>().iter().filter_map(|v| v.as_string()).collect();
     assert_eq!(logs, ["work failed", "claim failed"]);
 }

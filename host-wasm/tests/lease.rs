@@ -5,6 +5,7 @@
 mod common;
 use common::{func, set, thrown};
 use js_sys::{Array, Float64Array, Object, Reflect};
+use leasehold_wasm::record::STRIDE;
 use leasehold_wasm::lease::{
     lease_is_alive, lease_liveness_window, lease_policy, same_host_incarnation, supervisor_protocol, LeaseSupervisor,
 };
@@ -52,11 +53,17 @@ fn refusal(options: &JsValue) -> (&'static str, String) {
     }
 }
 
-/// Records as `[op, a, b, c]` rows.
+/// Records as `[op, a, b, c]` rows (no step has more than three fields; the
+/// rest of each record is zeros).
 fn rows(records: Float64Array) -> Vec<[f64; 4]> {
     let flat = records.to_vec();
-    assert_eq!(flat.len() % 4, 0, "whole records");
-    flat.chunks(4).map(|r| [r[0], r[1], r[2], r[3]]).collect()
+    assert_eq!(flat.len() % STRIDE, 0, "whole records");
+    flat.chunks(STRIDE)
+        .map(|r| {
+            assert!(r[4..].iter().all(|v| *v == 0.0), "three fields at most");
+            [r[0], r[1], r[2], r[3]]
+        })
+        .collect()
 }
 
 fn get(target: &JsValue, key: &str) -> JsValue {
@@ -76,11 +83,17 @@ fn started(options: &JsValue, now: f64) -> LeaseSupervisor {
 #[wasm_bindgen_test]
 fn the_protocol_names_each_step_opcode_and_the_record_stride() {
     let p: JsValue = supervisor_protocol().into();
-    assert_eq!(get(&p, "stride").as_f64(), Some(4.0));
+    assert_eq!(get(&p, "stride").as_f64(), Some(STRIDE as f64), "the codec's stride, as the runner's");
     assert_eq!(get(&p, "maxDelayMs").as_f64(), Some(2_147_483_647.0));
     let names = ["renew", "reconfirm", "confirmed", "failed", "reconfirmed", "lost", "lapsed"];
     let codes: Vec<f64> = names.iter().map(|n| op(n)).collect();
-    assert_eq!(codes, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    assert_eq!(codes, [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0], "apart from the runner's codes");
+    let kinds = get(&p, "kinds");
+    let failed = get(&kinds, "failed");
+    let offsets: Vec<f64> = ["code", "call", "at", "first"].iter().map(|k| get(&failed, k).as_f64().expect("a number")).collect();
+    assert_eq!(offsets, [23.0, 1.0, 2.0, 3.0], "fields by name, at their slots");
+    let notices = get(&p, "notices");
+    assert_eq!(get(&notices, "renewalFailed").as_string().as_deref(), Some("run heartbeat write failed"));
 }
 
 #[wasm_bindgen_test]

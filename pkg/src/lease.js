@@ -79,12 +79,11 @@ function createLeaseApi(wasm, timing) {
   const P = wasm.supervisorProtocol();
   const STRIDE = P.stride;
   const MAX_DELAY_MS = P.maxDelayMs;
-  const OP_RENEW = P.ops.renew;
-  const OP_RECONFIRM = P.ops.reconfirm;
-  const OP_FAILED = P.ops.failed;
-  const OP_RECONFIRMED = P.ops.reconfirmed;
-  const OP_LOST = P.ops.lost;
-  const OP_LAPSED = P.ops.lapsed;
+  /* Codes and field offsets by name (host-wasm's record codec exports them). */
+  const K = P.kinds;
+  const [OP_RENEW, OP_RECONFIRM, OP_FAILED, OP_RECONFIRMED, OP_LOST, OP_LAPSED] = [
+    K.renew, K.reconfirm, K.failed, K.reconfirmed, K.lost, K.lapsed,
+  ].map((kind) => kind.code);
   /* The log messages, in the core's words (leasehold-core's lease::Notice). */
   const NOTICE = P.notices;
 
@@ -140,16 +139,16 @@ function createLeaseApi(wasm, timing) {
     function apply(records, answered, followUp = true) {
       for (let b = 0; b < records.length && !over; b += STRIDE) {
         const code = records[b];
-        if (code === OP_RENEW) send('heartbeat', records[b + 1], records[b + 2]);
-        else if (code === OP_RECONFIRM) send('reconfirm', records[b + 1], records[b + 2]);
+        if (code === OP_RENEW) send('heartbeat', records[b + K.renew.call], records[b + K.renew.at]);
+        else if (code === OP_RECONFIRM) send('reconfirm', records[b + K.reconfirm.call], records[b + K.reconfirm.at]);
         else if (code === OP_FAILED) {
-          if (records[b + 3] === 1) {
+          if (records[b + K.failed.first] === 1) {
             const message = answered.kind === 'reconfirm' ? NOTICE.reconfirmFailed : NOTICE.renewalFailed;
-            warn(message, { runId, owner, sentAt: records[b + 2], err: answered.error });
+            warn(message, { runId, owner, sentAt: records[b + K.failed.at], err: answered.error });
           }
-        } else if (code === OP_RECONFIRMED) startReceipt(records[b + 1], records[b + 2]);
-        else if (code === OP_LOST) finish(Object.freeze({ type: 'lost', outcome: answered.outcome, at: records[b + 1] }));
-        else if (code === OP_LAPSED) lapse(records[b + 1]);
+        } else if (code === OP_RECONFIRMED) startReceipt(records[b + K.reconfirmed.unconfirmedMs], records[b + K.reconfirmed.budgetMs]);
+        else if (code === OP_LOST) finish(Object.freeze({ type: 'lost', outcome: answered.outcome, at: records[b + K.lost.at] }));
+        else if (code === OP_LAPSED) lapse(records[b + K.lapsed.unconfirmedMs]);
       }
       if (over) return;
       const deadline = supervisor.deadline();

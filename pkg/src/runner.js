@@ -52,32 +52,114 @@ function loggerOf(option) {
   return () => option;
 }
 
+/* A report's four counts, in the order the record codec writes them from slot `o`. */
+const reportAt = (f, o) => ({ claimed: f[o], performed: f[o + 1], failed: f[o + 2], claimLost: f[o + 3] });
+
+/*
+ * The core's event listing (protocol().eventKinds: `[{ type, code, fields:
+ * [[name, offset, kind]] }]`) by type: `{ code, [field]: offset }`.
+ */
+function eventTable(kinds) {
+  const table = {};
+  for (const kind of kinds) {
+    const entry = { code: kind.code };
+    for (const [field, offset] of kind.fields) entry[field] = offset;
+    table[kind.type] = entry;
+  }
+  return table;
+}
+
+/*
+ * Checks, once at load, that the event objects `event(f, b)` builds are the
+ * core's listing: for each kind, a record of distinct numbers built into an
+ * event must carry exactly the listed fields, each read from its listed
+ * slot. The builders are object literals (one allocation per event, the
+ * runner's hot path with a sink); this keeps them from drifting from the
+ * listing. Throws naming the kind that drifted.
+ */
+function checkEvents(kinds, event) {
+  for (const kind of kinds) {
+    const f = new Float64Array(16);
+    for (let i = 1; i < f.length; i += 1) f[i] = 100 + i;
+    f[0] = kind.code;
+    const lapsed = kind.fields.find(([, , how]) => how === 'flag');
+    if (lapsed !== undefined) f[lapsed[1]] = 1;
+    const e = event(f, 0);
+    const want = ['type', 'name', ...kind.fields.map(([field]) => field)];
+    const fieldsMatch = e !== undefined && e.type === kind.type && Object.keys(e).join() === want.join();
+    const slotsMatch = fieldsMatch && kind.fields.every(([field, offset, how]) => {
+      if (how === 'number' || how === 'whenLapsed') return e[field] === f[offset];
+      if (how === 'report') return e[field].claimed === f[offset] && e[field].claimLost === f[offset + 3];
+      if (how === 'flag') return e[field] === true;
+      return true;
+    });
+    if (!slotsMatch) throw new Error(`leasehold: the runner glue builds '${kind.type}' events unlike the core's listing`);
+  }
+}
+
 /* `timing`: timing.js, handed over by the entry (the browser build has no require). */
 function createApi(wasm, timing) {
   const { settle, createDeadlineTimer } = timing;
   const P = wasm.protocol();
   const { stride: STRIDE, header: HEADER, end: END, deadline: DEADLINE } = P;
   const LEN = HEADER + P.capacity * STRIDE;
-  const OP_CLAIM = P.ops.claim;
-  const OP_PERFORM = P.ops.perform;
-  const OP_RENEW = P.ops.renew;
-  const OP_ABORT = P.ops.abort;
-  const OP_DROP = P.ops.drop;
-  const OP_LOG = P.ops.log;
-  const OP_PASS_ENDED = P.ops.passEnded;
-  const OP_MORE = P.ops.more;
+  /* Every code and field offset by name, read once here (host-wasm's record
+     codec exports them): `K.renew.at` is where a renew record keeps its time. */
+  const K = P.kinds;
+  const { code: OP_CLAIM, at: CLAIM_AT } = K.claim;
+  const { code: OP_PERFORM, slot: PERFORM_SLOT, gen: PERFORM_GEN } = K.perform;
+  const { code: OP_RENEW, slot: RENEW_SLOT, gen: RENEW_GEN, call: RENEW_CALL, at: RENEW_AT } = K.renew;
+  const { code: OP_ABORT, slot: ABORT_SLOT, gen: ABORT_GEN, lapsed: ABORT_LAPSED } = K.abort;
+  const { code: OP_DROP, slot: DROP_SLOT } = K.drop;
+  const { code: OP_LOG, kind: LOG_KIND, token: LOG_TOKEN } = K.log;
+  const { code: OP_PASS_ENDED, pass: PASS_ENDED_PASS, claimed: PASS_ENDED_REPORT } = K.passEnded;
+  const { code: OP_MORE } = K.more;
   const OP_EVENT = P.ops.event;
-  /* Event opcodes by the seed's type strings (the core's `Event::type_name`). */
-  const eventOp = (type) => OP_EVENT + P.events.indexOf(type);
-  const EV_PASS_START = eventOp('pass-start');
-  const EV_PASS_END = eventOp('pass-end');
-  const EV_CLAIMED = eventOp('claimed');
-  const EV_CLAIM_FAILED = eventOp('claim-failed');
-  const EV_PERFORMED = eventOp('performed');
-  const EV_ITEM_FAILED = eventOp('item-failed');
-  const EV_HEARTBEAT = eventOp('heartbeat');
-  const EV_HEARTBEAT_FAILED = eventOp('heartbeat-failed');
-  const EV_CLAIM_LOST = eventOp('claim-lost');
+  /* Each event kind's code and field offsets, by type and field name. */
+  const E = eventTable(P.eventKinds);
+  const { code: EV_PASS_START, at: PASS_START_AT } = E['pass-start'];
+  const { code: EV_PASS_END, at: PASS_END_AT, report: PASS_END_REPORT, nextDelayMs: PASS_END_NEXT } = E['pass-end'];
+  const { code: EV_CLAIMED, at: CLAIMED_AT, item: CLAIMED_ITEM } = E.claimed;
+  const { code: EV_CLAIM_FAILED, at: CLAIM_FAILED_AT, error: CLAIM_FAILED_ERROR } = E['claim-failed'];
+  const { code: EV_PERFORMED, at: PERFORMED_AT, item: PERFORMED_ITEM, durationMs: PERFORMED_DURATION } = E.performed;
+  const { code: EV_ITEM_FAILED, at: ITEM_FAILED_AT, item: ITEM_FAILED_ITEM, error: ITEM_FAILED_ERROR } = E['item-failed'];
+  const { code: EV_HEARTBEAT, at: HEARTBEAT_AT, item: HEARTBEAT_ITEM } = E.heartbeat;
+  const { code: EV_HEARTBEAT_FAILED, at: HEARTBEAT_FAILED_AT, item: HEARTBEAT_FAILED_ITEM, error: HEARTBEAT_FAILED_ERROR } = E['heartbeat-failed'];
+  const {
+    code: EV_CLAIM_LOST, at: CLAIM_LOST_AT, item: CLAIM_LOST_ITEM, lapsed: CLAIM_LOST_LAPSED, unconfirmedMs: CLAIM_LOST_UNCONFIRMED,
+  } = E['claim-lost'];
+
+  /* The event a record of the runner `name` describes, or undefined for one
+     this glue does not know; `errors` holds the errors of the drain in
+     progress, which `error` slots index. The per-item events come first:
+     they are most of the records. */
+  function eventOf(name, errors, f, b) {
+    switch (f[b]) {
+      case EV_CLAIMED:
+        return { type: 'claimed', name, at: f[b + CLAIMED_AT], item: f[b + CLAIMED_ITEM] };
+      case EV_PERFORMED:
+        return { type: 'performed', name, at: f[b + PERFORMED_AT], item: f[b + PERFORMED_ITEM], durationMs: f[b + PERFORMED_DURATION] };
+      case EV_HEARTBEAT:
+        return { type: 'heartbeat', name, at: f[b + HEARTBEAT_AT], item: f[b + HEARTBEAT_ITEM] };
+      case EV_PASS_START:
+        return { type: 'pass-start', name, at: f[b + PASS_START_AT] };
+      case EV_PASS_END:
+        return { type: 'pass-end', name, at: f[b + PASS_END_AT], report: reportAt(f, b + PASS_END_REPORT), nextDelayMs: f[b + PASS_END_NEXT] };
+      case EV_CLAIM_FAILED:
+        return { type: 'claim-failed', name, at: f[b + CLAIM_FAILED_AT], error: errors[f[b + CLAIM_FAILED_ERROR]] };
+      case EV_ITEM_FAILED:
+        return { type: 'item-failed', name, at: f[b + ITEM_FAILED_AT], item: f[b + ITEM_FAILED_ITEM], error: errors[f[b + ITEM_FAILED_ERROR]] };
+      case EV_HEARTBEAT_FAILED:
+        return { type: 'heartbeat-failed', name, at: f[b + HEARTBEAT_FAILED_AT], item: f[b + HEARTBEAT_FAILED_ITEM], error: errors[f[b + HEARTBEAT_FAILED_ERROR]] };
+      case EV_CLAIM_LOST:
+        return f[b + CLAIM_LOST_LAPSED] === 1
+          ? { type: 'claim-lost', name, at: f[b + CLAIM_LOST_AT], item: f[b + CLAIM_LOST_ITEM], lapsed: true, unconfirmedMs: f[b + CLAIM_LOST_UNCONFIRMED] }
+          : { type: 'claim-lost', name, at: f[b + CLAIM_LOST_AT], item: f[b + CLAIM_LOST_ITEM], lapsed: false };
+      default:
+        return undefined;
+    }
+  }
+  checkEvents(P.eventKinds, (f, b) => eventOf('check', [], f, b));
   const MAX_DELAY_MS = P.maxDelayMs;
 
   function jobBackoff(intervalMs) {
@@ -122,7 +204,6 @@ function createApi(wasm, timing) {
     });
     const time = timer.time;
 
-    const report = (b, f) => ({ claimed: f[b], performed: f[b + 1], failed: f[b + 2], claimLost: f[b + 3] });
 
     function emit(event) {
       if (event === undefined) return;
@@ -141,36 +222,6 @@ function createApi(wasm, timing) {
       }
     }
 
-    /* The event a record describes, or undefined for one this glue does not know.
-       The per-item events come first: they are most of the records. */
-    function event(f, b) {
-      const code = f[b];
-      const at = f[b + 1];
-      switch (code) {
-        case EV_CLAIMED:
-          return { type: 'claimed', name, at, item: f[b + 2] };
-        case EV_PERFORMED:
-          return { type: 'performed', name, at, item: f[b + 2], durationMs: f[b + 3] };
-        case EV_HEARTBEAT:
-          return { type: 'heartbeat', name, at, item: f[b + 2] };
-        case EV_PASS_START:
-          return { type: 'pass-start', name, at };
-        case EV_PASS_END:
-          return { type: 'pass-end', name, at, report: report(b + 2, f), nextDelayMs: f[b + 6] };
-        case EV_CLAIM_FAILED:
-          return { type: 'claim-failed', name, at, error: errors[f[b + 2]] };
-        case EV_ITEM_FAILED:
-          return { type: 'item-failed', name, at, item: f[b + 2], error: errors[f[b + 3]] };
-        case EV_HEARTBEAT_FAILED:
-          return { type: 'heartbeat-failed', name, at, item: f[b + 2], error: errors[f[b + 3]] };
-        case EV_CLAIM_LOST:
-          return f[b + 3] === 1
-            ? { type: 'claim-lost', name, at, item: f[b + 2], lapsed: true, unconfirmedMs: f[b + 4] }
-            : { type: 'claim-lost', name, at, item: f[b + 2], lapsed: false };
-        default:
-          return undefined;
-      }
-    }
 
     function startClaim(at) {
       let answer;
@@ -260,7 +311,7 @@ function createApi(wasm, timing) {
       const waiter = waiters.get(pass);
       if (waiter === undefined) return;
       waiters.delete(pass);
-      waiter.resolve(report(b, f));
+      waiter.resolve(reportAt(f, b));
     }
 
     function waitFor(pass) {
@@ -297,18 +348,18 @@ function createApi(wasm, timing) {
           const b = HEADER + r * STRIDE;
           r += 1;
           const code = f[b];
-          if (code === OP_PERFORM) startPerform(f[b + 1], f[b + 2]);
-          else if (code === OP_CLAIM) startClaim(f[b + 1]);
+          if (code === OP_PERFORM) startPerform(f[b + PERFORM_SLOT], f[b + PERFORM_GEN]);
+          else if (code === OP_CLAIM) startClaim(f[b + CLAIM_AT]);
           else if (code >= OP_EVENT) {
-            if (sink !== undefined) emit(event(f, b));
-          } else if (code === OP_PASS_ENDED) passEnded(f[b + 1], b + 2, f);
-          else if (code === OP_RENEW) startRenewal(f[b + 1], f[b + 2], f[b + 3], f[b + 4]);
-          else if (code === OP_ABORT) abort(f[b + 1], f[b + 2], f[b + 3] === 1);
-          else if (code === OP_LOG) log(f[b + 1], errors[f[b + 2]]);
+            if (sink !== undefined) emit(eventOf(name, errors, f, b));
+          } else if (code === OP_PASS_ENDED) passEnded(f[b + PASS_ENDED_PASS], b + PASS_ENDED_REPORT, f);
+          else if (code === OP_RENEW) startRenewal(f[b + RENEW_SLOT], f[b + RENEW_GEN], f[b + RENEW_CALL], f[b + RENEW_AT]);
+          else if (code === OP_ABORT) abort(f[b + ABORT_SLOT], f[b + ABORT_GEN], f[b + ABORT_LAPSED] === 1);
+          else if (code === OP_LOG) log(f[b + LOG_KIND], errors[f[b + LOG_TOKEN]]);
           else if (code === OP_MORE) more = true;
           else if (code === OP_DROP) {
-            items[f[b + 1]] = undefined;
-            controllers[f[b + 1]] = undefined;
+            items[f[b + DROP_SLOT]] = undefined;
+            controllers[f[b + DROP_SLOT]] = undefined;
           }
         }
       } finally {

@@ -5,22 +5,23 @@
 //! the deadline ([`Reconfirm::Separate`]) — driven by the JS glue with time
 //! passed in.
 //!
-//! Each input answers the steps it produced as a `Float64Array` of records,
-//! [`STRIDE`] numbers each, `[op, a, b, c]`:
+//! Each input answers the steps it produced as a `Float64Array` of records
+//! in the codec every wasm machine speaks ([`crate::record`]: [`STRIDE`]
+//! numbers each, `[code, fields…]`):
 //!
-//! | op | step | fields |
+//! | code | kind | fields |
 //! |---|---|---|
-//! | 1 | renew | `call, at`: call `store.heartbeat(runId, owner, at)` |
-//! | 2 | reconfirm | `call, at`: call `store.reconfirm(runId, owner, at)` |
-//! | 3 | confirmed | `call, at`: the call sent at `at` renewed the lease |
-//! | 4 | failed | `call, at, first`: it raised; `first` is 1 for the first failure of an outage (warn then) |
-//! | 5 | reconfirmed | `unconfirmedMs, budgetMs`: run `onReconfirm(unconfirmedMs)` bounded by `budgetMs` |
-//! | 6 | lost | `at`: the call sent at `at` answered a lost fence; supervision ended |
-//! | 7 | lapsed | `unconfirmedMs`: run `onLapse`, then end; supervision ended |
+//! | 20 | `renew` | `call, at`: call `store.heartbeat(runId, owner, at)` |
+//! | 21 | `reconfirm` | `call, at`: call `store.reconfirm(runId, owner, at)` |
+//! | 22 | `confirmed` | `call, at`: the call sent at `at` renewed the lease |
+//! | 23 | `failed` | `call, at, first`: it raised; `first` is 1 for the first failure of an outage (warn then) |
+//! | 24 | `reconfirmed` | `unconfirmedMs, budgetMs`: run `onReconfirm(unconfirmedMs)` bounded by `budgetMs` |
+//! | 25 | `lost` | `at`: the call sent at `at` answered a lost fence; supervision ended |
+//! | 26 | `lapsed` | `unconfirmedMs`: run `onLapse`, then end; supervision ended |
 //!
 //! Few steps per input and one input per store answer or timer: a copied
 //! array costs less than the glue would spend keeping a view of wasm memory.
-//! The opcodes reach the glue through [`supervisor_protocol`].
+//! The codes and field offsets reach the glue through [`supervisor_protocol`].
 //!
 //! Times are the glue's `now()` readings in ms: fractions truncated, NaN and
 //! negatives 0. Call ids are the ones a renew/reconfirm record gave; an
@@ -32,26 +33,37 @@ use leasehold_core::lease::{LeasePolicy, Notice};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
 
-/// Numbers per step record.
-pub const STRIDE: usize = 4;
+pub use crate::record::STRIDE;
+use crate::record::{self, Kind};
 
-/// Step opcodes (see the module docs for their fields).
+/// Step codes (see the module docs for their fields).
 pub mod op {
     /// Send a renewal (`store.heartbeat`).
-    pub const RENEW: u8 = 1;
+    pub const RENEW: u8 = 20;
     /// Send the reconfirmation (`store.reconfirm`).
-    pub const RECONFIRM: u8 = 2;
+    pub const RECONFIRM: u8 = 21;
     /// A call confirmed.
-    pub const CONFIRMED: u8 = 3;
+    pub const CONFIRMED: u8 = 22;
     /// A call raised.
-    pub const FAILED: u8 = 4;
+    pub const FAILED: u8 = 23;
     /// A reconfirmation renewed the lease after a gap.
-    pub const RECONFIRMED: u8 = 5;
+    pub const RECONFIRMED: u8 = 24;
     /// The fence was lost.
-    pub const LOST: u8 = 6;
+    pub const LOST: u8 = 25;
     /// The lease lapsed.
-    pub const LAPSED: u8 = 7;
+    pub const LAPSED: u8 = 26;
 }
+
+const RENEW: Kind = Kind { name: "renew", code: op::RENEW, fields: &["call", "at"] };
+const RECONFIRM: Kind = Kind { name: "reconfirm", code: op::RECONFIRM, fields: &["call", "at"] };
+const CONFIRMED: Kind = Kind { name: "confirmed", code: op::CONFIRMED, fields: &["call", "at"] };
+const FAILED: Kind = Kind { name: "failed", code: op::FAILED, fields: &["call", "at", "first"] };
+const RECONFIRMED: Kind = Kind { name: "reconfirmed", code: op::RECONFIRMED, fields: &["unconfirmedMs", "budgetMs"] };
+const LOST: Kind = Kind { name: "lost", code: op::LOST, fields: &["at"] };
+const LAPSED: Kind = Kind { name: "lapsed", code: op::LAPSED, fields: &["unconfirmedMs"] };
+
+/// The supervisor's record kinds.
+pub const KINDS: [Kind; 7] = [RENEW, RECONFIRM, CONFIRMED, FAILED, RECONFIRMED, LOST, LAPSED];
 
 fn at(now: f64) -> Millis {
     // `as` truncates fractions and saturates: NaN and negatives are 0.
@@ -62,21 +74,22 @@ fn ms(value: u64) -> f64 {
     value as f64
 }
 
-/// One step as a record (exactly [`STRIDE`] numbers), or `None` for a step
-/// this host does not know.
-pub fn encode(step: Step) -> Option<[f64; STRIDE]> {
-    let record = |code: u8, a: f64, b: f64, c: f64| [f64::from(code), a, b, c];
-    Some(match step {
-        Step::Renew { call, at } => record(op::RENEW, f64::from(call), ms(at.0), 0.0),
-        Step::Reconfirm { call, at } => record(op::RECONFIRM, f64::from(call), ms(at.0), 0.0),
-        Step::Confirmed { call, at } => record(op::CONFIRMED, f64::from(call), ms(at.0), 0.0),
+/// One step as a record (exactly [`STRIDE`] numbers).
+pub fn encode(step: Step) -> [f64; STRIDE] {
+    let mut out = [0.0; STRIDE];
+    let (kind, values): (&Kind, &[f64]) = match step {
+        Step::Renew { call, at } => (&RENEW, &[f64::from(call), ms(at.0)]),
+        Step::Reconfirm { call, at } => (&RECONFIRM, &[f64::from(call), ms(at.0)]),
+        Step::Confirmed { call, at } => (&CONFIRMED, &[f64::from(call), ms(at.0)]),
         Step::Failed { call, at, first_in_outage } => {
-            record(op::FAILED, f64::from(call), ms(at.0), if first_in_outage { 1.0 } else { 0.0 })
+            (&FAILED, &[f64::from(call), ms(at.0), if first_in_outage { 1.0 } else { 0.0 }])
         }
-        Step::Reconfirmed { unconfirmed_ms, budget_ms } => record(op::RECONFIRMED, ms(unconfirmed_ms), ms(budget_ms), 0.0),
-        Step::Lost { at } => record(op::LOST, ms(at.0), 0.0, 0.0),
-        Step::Lapsed { unconfirmed_ms } => record(op::LAPSED, ms(unconfirmed_ms), 0.0, 0.0),
-    })
+        Step::Reconfirmed { unconfirmed_ms, budget_ms } => (&RECONFIRMED, &[ms(unconfirmed_ms), ms(budget_ms)]),
+        Step::Lost { at } => (&LOST, &[ms(at.0)]),
+        Step::Lapsed { unconfirmed_ms } => (&LAPSED, &[ms(unconfirmed_ms)]),
+    };
+    record::put(&mut out, kind, values);
+    out
 }
 
 /// Whether a store answered `Updated`: the string `'Updated'`, or
@@ -175,9 +188,7 @@ impl LeaseSupervisor {
     fn run(&mut self, input: impl FnOnce(&mut Supervisor, &mut dyn FnMut(Step))) -> Float64Array {
         let mut records: Vec<f64> = Vec::with_capacity(2 * STRIDE);
         input(&mut self.supervisor, &mut |step| {
-            if let Some(record) = encode(step) {
-                records.extend_from_slice(&record);
-            }
+            records.extend_from_slice(&encode(step));
         });
         Float64Array::from(&records[..])
     }
@@ -189,28 +200,23 @@ impl LeaseSupervisor {
 }
 
 /// The step protocol, read once by the glue: `{ stride, maxDelayMs, ops: {
-/// renew, reconfirm, confirmed, failed, reconfirmed, lost, lapsed }, notices:
+/// renew, reconfirm, confirmed, failed, reconfirmed, lost, lapsed }, kinds:
+/// { renew: { code, call, at }, … } (codes and field offsets,
+/// [`record::kinds_table`]), notices:
 /// { renewalFailed, reconfirmFailed, receiptFailed, receiptOverran, lapsed,
 /// lapseHookFailed, lost } }` (`maxDelayMs`: the longest `setTimeout` delay,
 /// 2^31 − 1; `notices`: the core's log messages, [`Notice::text`]).
 #[wasm_bindgen(js_name = supervisorProtocol)]
 pub fn supervisor_protocol() -> Object {
     let ops = Object::new();
-    for (name, code) in [
-        ("renew", op::RENEW),
-        ("reconfirm", op::RECONFIRM),
-        ("confirmed", op::CONFIRMED),
-        ("failed", op::FAILED),
-        ("reconfirmed", op::RECONFIRMED),
-        ("lost", op::LOST),
-        ("lapsed", op::LAPSED),
-    ] {
-        crate::set(&ops, name, code);
+    for kind in &KINDS {
+        crate::set(&ops, kind.name, kind.code);
     }
     let out = Object::new();
     crate::set(&out, "stride", STRIDE as u32);
     crate::set(&out, "maxDelayMs", leasehold_core::backoff::MAX_DELAY_MS as f64);
     crate::set(&out, "ops", ops);
+    crate::set(&out, "kinds", record::kinds_table(&KINDS));
     let notices = Object::new();
     for notice in Notice::ALL {
         crate::set(&notices, notice.js_name(), notice.text());
