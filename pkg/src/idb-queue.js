@@ -70,10 +70,11 @@ function randomId() {
   return Math.random().toString(16).slice(2, 10);
 }
 
-/* The runner's option names in its refusals, as this API calls them. */
+/* The runner's refusals as this API's: its option names, and `work` as the call refused. */
 function renamed(error) {
   if (error instanceof Error) {
-    error.message = error.message.replace(/\bheartbeatEveryMs\b/g, 'heartbeatMs').replace(/\bintervalMs\b/g, 'pollMs');
+    error.message = error.message.replace(/^createJobRunner: /, 'work: ')
+      .replace(/\bheartbeatEveryMs\b/g, 'heartbeatMs').replace(/\bintervalMs\b/g, 'pollMs');
   }
   return error;
 }
@@ -205,6 +206,9 @@ function createIndexedDbApi(deps) {
       const concurrency = checkInteger('work', 'concurrency', o.concurrency, 1, 64, 1);
       const pageSize = checkInteger('work', 'pageSize', o.pageSize, 1, MAX_PAGE_SIZE, concurrency);
       const staleAfterMs = checkInteger('work', 'staleAfterMs', o.staleAfterMs, 1, 2 ** 31 - 1, 30_000);
+      // At least 2: the runner's clock-skew allowance is half the cadence, and must be 1 ms or
+      // more (refused otherwise naming heartbeatSkewMs, an option work() does not have).
+      checkInteger('work', 'heartbeatMs', o.heartbeatMs, 2, 2 ** 31 - 1, undefined);
       return startWorker({ queue, handler, concurrency, pageSize, staleAfterMs, options: o });
     }
 

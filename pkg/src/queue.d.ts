@@ -126,7 +126,7 @@ export interface WorkOptions {
    * another worker. Default 30000. Renewals run every `heartbeatMs`.
    */
   readonly staleAfterMs?: number | undefined;
-  /** Renewal cadence, ms; under half of `staleAfterMs`. Default `max(250, ⌊staleAfterMs / 3⌋)`. */
+  /** Renewal cadence, ms: an integer, at least 2, under half of `staleAfterMs`. Default `max(250, ⌊staleAfterMs / 3⌋)`. */
   readonly heartbeatMs?: number | undefined;
   /** How often an idle worker looks for due work, ms (enqueues wake it at once). Default 1000. */
   readonly pollMs?: number | undefined;

@@ -258,6 +258,9 @@ test('refusals: no IndexedDB, a refused or blocked open, a newer or foreign data
       await refusal(() => q.work('q', () => {}, { staleAfterMS: 1000 })),
       await refusal(() => q.work('q', () => {}, { staleAfterMs: 1000, heartbeatMs: 900 })),
       await refusal(() => q.work('q', 'not a function')),
+      await refusal(() => q.work('q', () => {}, { heartbeatMs: 0 })),
+      await refusal(() => q.work('q', () => {}, { heartbeatMs: 1 })),
+      await refusal(() => q.work('q', () => {}, { onEvent: 5 })),
     ];
     out.counts = await q.counts();
     await q.close();
@@ -287,6 +290,12 @@ test('refusals: no IndexedDB, a refused or blocked open, a newer or foreign data
   assert.match(result.work[1], /^RangeError : .*heartbeatMs/);
   assert.doesNotMatch(result.work[1], /heartbeatEveryMs/);
   assert.match(result.work[2], /^TypeError : work: handler must be a function, got a string/);
+  // A renewal cadence too short to leave a clock-skew allowance is refused naming heartbeatMs,
+  // the option given (it named heartbeatSkewMs, which work() has not), and as work's.
+  assert.match(result.work[3], /^RangeError : work: heartbeatMs must be an integer from 2 to 2147483647, got 0/);
+  assert.match(result.work[4], /^RangeError : work: heartbeatMs must be an integer from 2 to 2147483647, got 1/);
+  assert.match(result.work[1], /^RangeError : work: heartbeatMs \(900\) must be under half of staleAfterMs/);
+  assert.match(result.work[5], /^TypeError : work: onEvent must be a function/);
   assert.deepEqual(result.counts, [], 'nothing was queued');
   assert.match(result.closed, /^QueueError QUEUE_CLOSED: .*closed/);
   await page.close();
