@@ -36,7 +36,7 @@ function done(request) {
 /**
  * A job set's error naming what was wrong: `code` 'UNKNOWN_JOB' (no such id), 'JOB_STATE'
  * (the job is not in a state the operation applies to): nothing was changed. 'QUEUE_CLOSED': the connection is closed (by `close()`, or
- * because another page opened a newer version of the database).
+ * because another page opened a newer version of the database, or deleted it).
  */
 class QueueError extends Error {
   constructor(code, message) {
@@ -71,8 +71,11 @@ function unlease(job) {
  */
 function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
   let closed;
-  db.onversionchange = () => {
-    closed = 'another page opened a newer version of the database, so this connection closed itself';
+  db.onversionchange = (event) => {
+    // A delete is a version change to null: say which, as the two call for different fixes.
+    closed = event.newVersion === null
+      ? `the database "${db.name}" was deleted (indexedDB.deleteDatabase, or the site's data was cleared), so this connection closed itself`
+      : 'another page opened a newer version of the database, so this connection closed itself';
     db.close();
     if (onClosed) onClosed();
   };

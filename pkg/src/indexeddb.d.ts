@@ -52,7 +52,8 @@ export declare class QueueUnavailableError extends Error {
 /**
  * A refused queue operation; nothing was changed. `code`: `UNKNOWN_JOB` (no such id),
  * `JOB_STATE` (cancel of a finished job, retry of one that is not dead or cancelled), `QUEUE_CLOSED`
- * (the connection was closed, by `close()` or because another page opened a newer version).
+ * (the connection was closed, by `close()`, because another page opened a newer version, or
+ * because the database was deleted: the message says which).
  */
 export declare class QueueError extends Error {
   readonly name: 'QueueError';

@@ -370,6 +370,28 @@ test('a handler that throws, times out or answers what JSON cannot hold reaches 
   await page.close();
 });
 
+test('a connection whose database is deleted says so: QUEUE_CLOSED naming the deletion, not a newer version', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.tab();
+  const message = await page.evaluate(async () => {
+    const q = await lh.connect({ name: 'deleted' });
+    await q.enqueue('q', {});
+    await new Promise((resolve, reject) => {
+      const request = indexedDB.deleteDatabase('leasehold:deleted');
+      request.onsuccess = resolve;
+      request.onerror = () => reject(request.error);
+      request.onblocked = () => reject(new Error('the delete was blocked: the connection did not close itself'));
+    });
+    try {
+      await q.enqueue('q', {});
+      return 'enqueued';
+    } catch (error) {
+      return `${error.name} ${error.code}: ${error.message}`;
+    }
+  });
+  assert.match(message, /^QueueError QUEUE_CLOSED: leasehold\/indexeddb: the database "leasehold:deleted" was deleted/);
+  await page.close();
+});
+
 test('steering: cancel a running job (its signal aborts), retry it, pause and resume, priorities, idempotency keys, scheduled jobs', { skip, timeout: 60_000 }, async () => {
   const page = await browser.tab();
   const result = await page.evaluate(async () => {
