@@ -21,9 +21,9 @@
 //!   `heartbeatLoop` makes a separate `reconfirm` store call, which may run
 //!   while a renewal write hangs.
 //!
-//! Inputs: [`Supervisor::handle_timeout`], [`Supervisor::answer`],
+//! Inputs: [`Supervisor::handle_timeout`], [`Supervisor::handle_answer`],
 //! [`Supervisor::receipt_failed`]. Outputs: [`Step`]s handed to a callback, and
-//! [`Supervisor::next_deadline`], the one instant the host must wake it at.
+//! [`Supervisor::poll_timeout`], the one instant the host must wake it at.
 
 use crate::Millis;
 
@@ -82,7 +82,7 @@ pub enum Answer {
 #[allow(missing_docs)] // each variant's doc names its fields and units
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Send a renewal stamped `at`; answer with [`Supervisor::answer`].
+    /// Send a renewal stamped `at`; answer with [`Supervisor::handle_answer`].
     Renew { call: CallId, at: Millis },
     /// Send a separate reconfirm stamped `at` ([`Reconfirm::Separate`] only).
     Reconfirm { call: CallId, at: Millis },
@@ -148,8 +148,43 @@ pub struct Supervisor {
     failing: bool,
     next_call: CallId,
     ended: bool,
+    out: Outbox,
     #[cfg(feature = "mutations")]
     mutation: Mutation,
+}
+
+/// The steps not yet polled: one input makes at most three, and the host
+/// polls them all after each input, so a few places on the stack (no
+/// allocation per supervised item) hold them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Outbox {
+    steps: [Option<Step>; 8],
+    head: usize,
+    len: usize,
+}
+
+impl Outbox {
+    fn push(&mut self, step: Step) {
+        // Full only for a host that stopped polling for several inputs; the
+        // oldest step then goes, so the latest (the one that ends
+        // supervision) is never the one lost.
+        if self.len == self.steps.len() {
+            self.head = (self.head + 1) % self.steps.len();
+            self.len -= 1;
+        }
+        self.steps[(self.head + self.len) % self.steps.len()] = Some(step);
+        self.len += 1;
+    }
+
+    fn pop(&mut self) -> Option<Step> {
+        if self.len == 0 {
+            return None;
+        }
+        let step = self.steps[self.head].take();
+        self.head = (self.head + 1) % self.steps.len();
+        self.len -= 1;
+        step
+    }
 }
 
 impl Supervisor {
@@ -167,6 +202,7 @@ impl Supervisor {
             failing: false,
             next_call: 0,
             ended: false,
+            out: Outbox::default(),
             #[cfg(feature = "mutations")]
             mutation: Mutation::None,
         }
@@ -199,6 +235,12 @@ impl Supervisor {
         sent_at
     }
 
+    /// The next step the inputs so far produced, oldest first; `None` once
+    /// all were taken. Poll until `None` after each input.
+    pub fn poll_output(&mut self) -> Option<Step> {
+        self.out.pop()
+    }
+
     /// Whether supervision ended (lost or lapsed).
     pub fn ended(&self) -> bool {
         self.ended
@@ -215,7 +257,7 @@ impl Supervisor {
 
     /// The one instant the host must call [`Supervisor::handle_timeout`] at,
     /// or `None` once supervision ended.
-    pub fn next_deadline(&self) -> Option<Millis> {
+    pub fn poll_timeout(&self) -> Option<Millis> {
         if self.ended {
             return None;
         }
@@ -238,14 +280,14 @@ impl Supervisor {
     }
 
     /// Timers due at `now`: the deadline first (it decides), then a pulse.
-    pub fn handle_timeout(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
+    pub fn handle_timeout(&mut self, now: Millis) {
         if self.ended {
             return;
         }
         match self.reconfirming {
             _ if !self.lapses() => {}
-            Some(r) if now >= r.bound => return self.lapse(now, out),
-            None if now >= self.deadline() => self.begin_reconfirm(now, out),
+            Some(r) if now >= r.bound => return self.lapse(now),
+            None if now >= self.deadline() => self.begin_reconfirm(now),
             _ => {}
         }
         if self.ended {
@@ -280,10 +322,10 @@ impl Supervisor {
         }
         let id = self.call_id();
         self.pulse = Some(Call { id, sent_at: now });
-        out(Step::Renew { call: id, at: now });
+        self.out.push(Step::Renew { call: id, at: now });
     }
 
-    fn begin_reconfirm(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
+    fn begin_reconfirm(&mut self, now: Millis) {
         let bound = match self.policy.reconfirm {
             // The runner's bound is fixed by the lease, not by when the
             // deadline was handled: a late timer or a clock that stepped
@@ -294,20 +336,20 @@ impl Supervisor {
             Reconfirm::Separate => now.after(self.policy.reconfirm_ms),
         };
         if bound <= now {
-            return self.lapse(now, out);
+            return self.lapse(now);
         }
         let call = match (self.policy.reconfirm, self.pulse) {
             (Reconfirm::Renewal, Some(pulse)) => pulse.id,
             (Reconfirm::Renewal, None) => {
                 let id = self.call_id();
                 self.pulse = Some(Call { id, sent_at: now });
-                out(Step::Renew { call: id, at: now });
+                self.out.push(Step::Renew { call: id, at: now });
                 id
             }
             (Reconfirm::Separate, _) => {
                 let id = self.call_id();
                 self.reconfirm_call = Some(Call { id, sent_at: now });
-                out(Step::Reconfirm { call: id, at: now });
+                self.out.push(Step::Reconfirm { call: id, at: now });
                 id
             }
         };
@@ -315,14 +357,14 @@ impl Supervisor {
         self.reconfirming = Some(Reconfirming { call, bound, unconfirmed_ms });
     }
 
-    fn lapse(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
+    fn lapse(&mut self, now: Millis) {
         self.ended = true;
-        out(Step::Lapsed { unconfirmed_ms: now.since(self.last_confirmed) });
+        self.out.push(Step::Lapsed { unconfirmed_ms: now.since(self.last_confirmed) });
     }
 
     /// Records the answer of call `call` at `now`. Answers to unknown calls
     /// (abandoned, or after supervision ended) are ignored.
-    pub fn answer(&mut self, now: Millis, call: CallId, answer: Answer, out: &mut impl FnMut(Step)) {
+    pub fn handle_answer(&mut self, now: Millis, call: CallId, answer: Answer) {
         if self.ended {
             return;
         }
@@ -345,33 +387,33 @@ impl Supervisor {
             Answer::Lost => {
                 // Durable evidence that someone else holds the lease.
                 self.ended = true;
-                out(Step::Lost { at: sent.sent_at });
+                self.out.push(Step::Lost { at: sent.sent_at });
             }
             Answer::Failed => {
-                out(Step::Failed { call, at: sent.sent_at, first_in_outage: !self.failing });
+                self.out.push(Step::Failed { call, at: sent.sent_at, first_in_outage: !self.failing });
                 self.failing = true;
                 if deciding {
-                    self.lapse(now, out);
+                    self.lapse(now);
                 }
             }
             Answer::Updated => {
                 self.last_confirmed = self.last_confirmed.max(self.confirmed_from(sent.sent_at, now));
                 self.failing = false;
-                out(Step::Confirmed { call, at: sent.sent_at });
+                self.out.push(Step::Confirmed { call, at: sent.sent_at });
                 if let Some(reconfirming) = self.reconfirming {
                     // The renewed budget runs from the send time; a reply that
                     // arrives after it was spent grants nothing.
                     let deadline = self.deadline();
                     if now >= deadline {
                         if deciding {
-                            self.lapse(now, out);
+                            self.lapse(now);
                         }
                         return;
                     }
                     // A separate reconfirm still in flight keeps its call id: if
                     // it answers lost, that is still a lost fence.
                     self.reconfirming = None;
-                    out(Step::Reconfirmed {
+                    self.out.push(Step::Reconfirmed {
                         unconfirmed_ms: reconfirming.unconfirmed_ms,
                         budget_ms: deadline.since(now),
                     });
@@ -382,9 +424,9 @@ impl Supervisor {
 
     /// The host's receipt hook for [`Step::Reconfirmed`] failed or overran its
     /// budget: the lease lapses.
-    pub fn receipt_failed(&mut self, now: Millis, out: &mut impl FnMut(Step)) {
+    pub fn handle_receipt_failed(&mut self, now: Millis) {
         if !self.ended {
-            self.lapse(now, out);
+            self.lapse(now);
         }
     }
 }

@@ -464,7 +464,10 @@ impl<E: Clone> Runner<E> {
             Err(_) => Answer::Failed,
         };
         let mut steps = StepBuffer::default();
-        supervisor.answer(now, call, answer, &mut |s| steps.push(s));
+        supervisor.handle_answer(now, call, answer);
+        while let Some(step) = supervisor.poll_output() {
+            steps.push(step);
+        }
         let mut error = outcome.err();
         for step in steps.iter() {
             if let (Step::Failed { at, .. }, true) = (step, self.tracing) {
@@ -674,11 +677,14 @@ impl<E: Clone> Runner<E> {
         }
         let item = busy.ordinal;
         let Some(supervisor) = busy.supervisor.as_mut() else { return };
-        if supervisor.next_deadline().is_none_or(|at| at > now) {
+        if supervisor.poll_timeout().is_none_or(|at| at > now) {
             return;
         }
         let mut steps = StepBuffer::default();
-        supervisor.handle_timeout(now, &mut |s| steps.push(s));
+        supervisor.handle_timeout(now);
+        while let Some(step) = supervisor.poll_output() {
+            steps.push(step);
+        }
         for step in steps.iter() {
             self.apply_step(now, key, item, step);
         }
@@ -717,7 +723,8 @@ impl<E: Clone> Runner<E> {
     }
 }
 
-/// Steps from one supervisor call: at most a handful, kept on the stack.
+/// Steps polled from one supervisor input (at most three), kept on the
+/// stack while the runner applies them.
 #[derive(Default)]
 struct StepBuffer {
     steps: [Option<Step>; 4],

@@ -68,7 +68,7 @@ impl<E> Slot<E> {
     /// The earliest instant this slot needs a timeout at.
     pub fn deadline(&self) -> Option<Millis> {
         let busy = self.busy.as_ref()?;
-        let supervision = busy.supervisor.as_ref().and_then(Supervisor::next_deadline);
+        let supervision = busy.supervisor.as_ref().and_then(Supervisor::poll_timeout);
         let own = match &busy.phase {
             Phase::Performing => busy.drop_at,
             Phase::Settling { retry_at, .. } => *retry_at,

@@ -121,7 +121,6 @@ async fn drive<S: LeaseStore, C: Clock>(
     // Seed 003: the lease as it stands counts as confirmed when supervision
     // starts (the caller has just claimed or renewed it).
     let mut supervisor = Supervisor::new(policy, start, start);
-    let mut steps: Vec<Step> = Vec::with_capacity(4);
     // The calls in flight live in this one future, never spawned, so a
     // reconfirmation runs while a renewal hangs and dropping the loop
     // abandons both. A call slot's type is inferred from the store call it holds.
@@ -135,7 +134,7 @@ async fn drive<S: LeaseStore, C: Clock>(
     loop {
         // The supervisor answers `None` only once ended, and the loop returns
         // as it ends; the cap turns that into a harmless far wake.
-        let deadline = supervisor.next_deadline().unwrap_or(Millis::MAX);
+        let deadline = supervisor.poll_timeout().unwrap_or(Millis::MAX);
         let wait = deadline.since(clock.now()).min(MAX_WAIT_MS);
         timer.as_mut().reset(Instant::now() + Duration::from_millis(wait));
 
@@ -161,19 +160,18 @@ async fn drive<S: LeaseStore, C: Clock>(
         .await;
 
         let now = clock.now();
-        let mut push = |step| steps.push(step);
         // The answer being fed, kept for the steps it produces.
         let mut answered: Option<(Notice, Result<FenceOutcome, S::Error>)> = None;
         match wake {
-            Wake::Timer => supervisor.handle_timeout(now, &mut push),
+            Wake::Timer => supervisor.handle_timeout(now),
             Wake::Pulse(result) => {
                 pulse.set(None);
-                supervisor.answer(now, pulse_call, answer_of(&result), &mut push);
+                supervisor.handle_answer(now, pulse_call, answer_of(&result));
                 answered = Some((Notice::RenewalFailed, result));
             }
             Wake::Reconfirm(result) => {
                 reconfirm.set(None);
-                supervisor.answer(now, reconfirm_call, answer_of(&result), &mut push);
+                supervisor.handle_answer(now, reconfirm_call, answer_of(&result));
                 answered = Some((Notice::ReconfirmFailed, result));
             }
             Wake::Receipt(done) => {
@@ -182,17 +180,17 @@ async fn drive<S: LeaseStore, C: Clock>(
                     Ok(Ok(())) => {}
                     Ok(Err(error)) => {
                         tracing::warn!(run_id, %owner, %error, "{}", Notice::ReceiptFailed.text());
-                        supervisor.receipt_failed(now, &mut push);
+                        supervisor.handle_receipt_failed(now);
                     }
                     Err(_elapsed) => {
                         tracing::warn!(run_id, %owner, "{}", Notice::ReceiptOverran.text());
-                        supervisor.receipt_failed(now, &mut push);
+                        supervisor.handle_receipt_failed(now);
                     }
                 }
             }
         }
 
-        for step in steps.drain(..) {
+        while let Some(step) = supervisor.poll_output() {
             match step {
                 Step::Renew { call, at } => {
                     pulse_call = call;

@@ -142,12 +142,12 @@ impl LeaseSupervisor {
     /// When to call [`LeaseSupervisor::timeout`] next, ms; `-1` once
     /// supervision ended.
     pub fn deadline(&self) -> f64 {
-        self.supervisor.next_deadline().map_or(-1.0, |m| ms(m.0))
+        self.supervisor.poll_timeout().map_or(-1.0, |m| ms(m.0))
     }
 
     /// The timer set for [`LeaseSupervisor::deadline`] fired at `now`.
     pub fn timeout(&mut self, now: f64) -> Float64Array {
-        self.run(|s, mut out| s.handle_timeout(at(now), &mut out))
+        self.run(|s| s.handle_timeout(at(now)))
     }
 
     /// Call `call` (a renewal or the reconfirmation) resolved with `outcome`:
@@ -155,19 +155,19 @@ impl LeaseSupervisor {
     /// `{ _tag: 'Updated' }` object), else a lost fence.
     pub fn answered(&mut self, now: f64, call: u32, outcome: &JsValue) -> Float64Array {
         let answer = if is_updated(outcome) { Answer::Updated } else { Answer::Lost };
-        self.run(|s, mut out| s.answer(at(now), call, answer, &mut out))
+        self.run(|s| s.handle_answer(at(now), call, answer))
     }
 
     /// Call `call` threw or rejected: the lease is as it was.
     pub fn raised(&mut self, now: f64, call: u32) -> Float64Array {
-        self.run(|s, mut out| s.answer(at(now), call, Answer::Failed, &mut out))
+        self.run(|s| s.handle_answer(at(now), call, Answer::Failed))
     }
 
     /// The `onReconfirm` receipt threw, rejected, or overran its budget: the
     /// lease lapses.
     #[wasm_bindgen(js_name = receiptFailed)]
     pub fn receipt_failed(&mut self, now: f64) -> Float64Array {
-        self.run(|s, mut out| s.receipt_failed(at(now), &mut out))
+        self.run(|s| s.handle_receipt_failed(at(now)))
     }
 
     /// Whether supervision ended (lost or lapsed).
@@ -185,11 +185,12 @@ impl LeaseSupervisor {
     }
 
     /// Feeds one input and collects its steps as records.
-    fn run(&mut self, input: impl FnOnce(&mut Supervisor, &mut dyn FnMut(Step))) -> Float64Array {
+    fn run(&mut self, input: impl FnOnce(&mut Supervisor)) -> Float64Array {
         let mut records: Vec<f64> = Vec::with_capacity(2 * STRIDE);
-        input(&mut self.supervisor, &mut |step| {
+        input(&mut self.supervisor);
+        while let Some(step) = self.supervisor.poll_output() {
             records.extend_from_slice(&encode(step));
-        });
+        }
         Float64Array::from(&records[..])
     }
 
