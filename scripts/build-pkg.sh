@@ -21,6 +21,10 @@
 #   index.d.ts, index.d.mts  the types: CommonJS (no default export) and ES module views
 #   indexeddb.mjs, .cjs, -node.mjs, .d.ts, .d.mts  `leasehold/indexeddb`, with its glue
 #                            idb-*.js / idb-*.mjs (the job queue over IndexedDB)
+#   postgres.cjs, .mjs, .d.ts, .d.mts  `leasehold/postgres` (Node.js only): the job queue over a
+#                            node-postgres pool, with its glue queue*.js, postgres.js and
+#                            postgres-sql.cjs, the statements of core/sql/postgres (scripts/pkg-sql.mjs)
+#   pglite.cjs, .mjs, .d.ts, .d.mts  `leasehold/pglite` (Node.js only): the same queue on PGlite
 #   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
 #                            eventlog*.js and its own modules, nodejs target only:
 #                            leasehold_eventlog_bg.wasm (+ _node.cjs), leasehold_pump_bg.wasm
@@ -105,6 +109,18 @@ types() { # name in pkg/src, without .d.ts
 types index
 types eventlog
 types otel
+# `leasehold/postgres` and `leasehold/pglite` (Node.js only): the job queue over the Rust
+# store's tables. Its statements are core/sql/postgres as one generated module, loaded only by
+# these entries (no SQL text reaches a browser bundle); its types open with the queue API
+# every store shares (pkg/src/queue.d.ts), so each entry's declarations stand alone.
+node scripts/pkg-sql.mjs core/sql/postgres "$dist/postgres-sql.cjs"
+cp pkg/src/queue*.js pkg/src/postgres.js pkg/src/pglite.js pkg/src/postgres.cjs pkg/src/postgres.mjs \
+  pkg/src/pglite.cjs pkg/src/pglite.mjs "$dist/"
+for entry in postgres pglite; do
+  cat pkg/src/queue.d.ts "pkg/src/$entry.d.ts" >"$dist/$entry.d.mts"
+  awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
+    "$dist/$entry.d.mts" >"$dist/$entry.d.ts"
+done
 cp LICENSE-MIT LICENSE-APACHE pkg/
 cp pkg/src/eventlog*.js pkg/src/eventlog.cjs pkg/src/eventlog.mjs "$dist/"
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES

@@ -283,6 +283,17 @@ else
   section_passed
 fi
 
+section "npm package: leasehold/postgres and the leasehold CLI on one queue, each killed with kill -9"
+# Node.js workers of leasehold/postgres and `leasehold work` (the binary the workspace tests
+# built with cli + postgres) drain one queue while each is killed with SIGKILL in turn:
+# nothing lost, no overlapping executions, no double success. About 15 s.
+if [[ -z ${LEASEHOLD_TEST_PG_URL:-} ]]; then
+  skip "leasehold/postgres with the CLI" "no PostgreSQL cluster (LEASEHOLD_TEST_PG_URL unset)"
+else
+  (cd pkg && run env LEASEHOLD_BIN="$root/target/debug/leasehold" node --test --test-concurrency=1 test/postgres/*.test.mjs)
+  section_passed
+fi
+
 section "npm package: as its users install it (pack, attw, publint, tsc, Node.js, bundlers in Chromium)"
 # Packs the tarball, lints it, installs it into a scratch project, and runs it from strict
 # TypeScript, Node.js programs and apps built with esbuild, Vite 5, current Vite and webpack 5.

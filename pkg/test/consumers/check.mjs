@@ -206,6 +206,14 @@ if (has('webpack')) {
   builds.push([`webpack ${webpack.version}`, out]);
 } else skip('webpack', 'not installed in pkg/test/consumers (npm ci there)');
 
+step('the browser bundles carry no SQL (the queue statements load only in leasehold/postgres and leasehold/pglite)');
+for (const [name, folder] of builds) {
+  const scripts = readdirSync(folder, { recursive: true }).filter((f) => String(f).endsWith('.js'));
+  const sql = scripts.filter((f) => readFileSync(path.join(folder, String(f)), 'utf8').includes('leasehold_jobs'));
+  check(sql.length === 0, `${name}: SQL of the queue in ${sql}`);
+  console.log(`${name}: ${scripts.length} scripts, none with SQL`);
+}
+
 // --- the built apps in a browser -------------------------------------------------------------
 step('the built apps in headless Chromium');
 if (!existsSync(chromiumPath)) {

@@ -24,3 +24,11 @@ import api = require('@opentelemetry/api');
 
 const sink: (event: leasehold.JobEvent) => void = otel.jobEventSpans({ tracer: api.trace.getTracer('typed-cjs'), destination: 'mail' });
 void sink;
+
+// The job queue from CommonJS.
+import postgres = require('leasehold/postgres');
+import pgliteQueue = require('leasehold/pglite');
+
+declare const pool: { query(): unknown; connect(): unknown; end(): unknown; readonly totalCount: number; readonly idleCount: number };
+void postgres.connect(pool).then((queue) => queue.enqueue('mail', { to: 'ada' }));
+void pgliteQueue.connect({ dataDir: '/tmp/queue' }).then((queue) => queue.cancel([1, 2], { reason: 'typed' }));

@@ -35,3 +35,25 @@ const lost: 'lease_lost' = LEASE_LOST;
 void lost;
 // @ts-expect-error a tracer is required
 jobEventSpans({});
+
+// The job queue of `leasehold/postgres` and `leasehold/pglite` (Node.js entries).
+import { connect as connectPostgres, LeaseholdSchemaError, type Queue } from 'leasehold/postgres';
+import pglite from 'leasehold/pglite';
+
+declare const pool: { query(): unknown; connect(): unknown; end(): unknown; readonly totalCount: number; readonly idleCount: number };
+const pgQueue: Queue = await connectPostgres(pool, { migrate: true });
+const { id, created } = await pgQueue.enqueue('mail', { to: 'ada' }, { delayMs: 1000, idempotencyKey: 'ada' });
+const working = pgQueue.work<{ to: string }>(
+  'mail',
+  async (payload, { signal, job }) => {
+    signal.throwIfAborted();
+    return { length: payload.to.length, attempt: job.attempt };
+  },
+  { concurrency: 4, staleAfterMs: 30_000 },
+);
+await working.dispose();
+void [id, created, (await pgQueue.counts())[0]?.succeeded, new LeaseholdSchemaError('x').name];
+const lite = await pglite.connect({ dataDir: '/tmp/queue' });
+// @ts-expect-error delay is not an option (delayMs is)
+await lite.enqueue('mail', 1, { delay: 5 });
+await lite.close();

@@ -1,0 +1,151 @@
+// Jobs per second of `leasehold/postgres` as full worker loops, beside the Rust `Worker`
+// (also full loops) and graphile-worker, on one PostgreSQL database in one run: each round
+// queues N no-op jobs for each contender in turn, on a fresh schema after a CHECKPOINT, and
+// times its worker from start until all N have succeeded. Prints one line per round and
+// the medians; the figure the project watches is Node.js / Rust (target at least 0.8).
+//
+//   eval "$(scripts/pg-cluster.sh start)"
+//   cargo build --release -p leasehold --features postgres --example worker_bench
+//   scripts/build-pkg.sh
+//   cd pkg && node bench/postgres-queue.mjs [--jobs 20000] [--rounds 3] [--concurrency 10] [--page 100]
+//        [--graphile DIR]   # a folder where `npm install graphile-worker@0.17` ran (outside the repo)
+//
+// Environment: LEASEHOLD_TEST_PG_URL (the database), WORKER_BENCH (the Rust example's binary;
+// default ../target/release/examples/worker_bench).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { connect } from 'leasehold/postgres';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = { jobs: 20_000, rounds: 3, concurrency: 10, page: 100, graphile: undefined };
+for (let i = 2; i < process.argv.length; i += 2) {
+  const key = process.argv[i].replace(/^--/, '');
+  if (!(key in args)) throw new Error(`unknown argument ${process.argv[i]} (see the header of this file)`);
+  args[key] = key === 'graphile' ? process.argv[i + 1] : Number(process.argv[i + 1]);
+}
+const url = process.env.LEASEHOLD_TEST_PG_URL;
+if (!url) throw new Error('LEASEHOLD_TEST_PG_URL is not set: eval "$(scripts/pg-cluster.sh start)"');
+const rustBin = process.env.WORKER_BENCH ?? path.resolve(here, '../../target/release/examples/worker_bench');
+const SCHEMA = 'bench_queue';
+const QUEUE = 'bench';
+const admin = new pg.Pool({ connectionString: url, max: 2 });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fresh schema with the queue's tables and N due jobs; answers a pool on it. */
+async function freshLeasehold() {
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE; CREATE SCHEMA ${SCHEMA}`);
+  const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${SCHEMA}`, max: 12 });
+  const queue = await connect(pool); // migrates
+  await queue.close();
+  await pool.query(
+    `INSERT INTO leasehold_jobs (queue, payload, priority, run_at, max_attempts, created_at)
+     SELECT $1, '{}'::jsonb, 0, t.now, 25, t.now
+     FROM generate_series(1, $2), (SELECT CAST(floor(extract(epoch FROM now()) * 1000) AS bigint) AS now) t`,
+    [QUEUE, args.jobs],
+  );
+  await admin.query('VACUUM ANALYZE');
+  await admin.query('CHECKPOINT');
+  return pool;
+}
+
+async function rust() {
+  const pool = await freshLeasehold();
+  await pool.end();
+  const out = spawnSync(rustBin, [`${url}&options[search_path]=${SCHEMA}`, QUEUE, String(args.jobs), String(args.concurrency), String(args.page)], {
+    encoding: 'utf8',
+  });
+  if (out.status !== 0) throw new Error(`worker_bench failed: ${out.stderr}`);
+  return JSON.parse(out.stdout.trim().split('\n').pop()).jobsPerSecond;
+}
+
+async function node() {
+  const pool = await freshLeasehold();
+  const queue = await connect(pool);
+  const started = performance.now();
+  const working = queue.work(QUEUE, () => undefined, { concurrency: args.concurrency, pageSize: args.page, pollMs: 20 });
+  for (;;) {
+    const counts = (await queue.counts()).find((c) => c.queue === QUEUE);
+    if ((counts?.succeeded ?? 0) >= args.jobs) break;
+    await sleep(10);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await working.dispose();
+  await queue.close();
+  await pool.end();
+  return args.jobs / seconds;
+}
+
+/** graphile-worker with a local queue of a page's size and batched completions, as its performance guide sets it up. */
+async function graphile() {
+  const require = createRequire(path.join(path.resolve(args.graphile), 'package.json'));
+  const { run, runMigrations } = require('graphile-worker');
+  await admin.query('DROP SCHEMA IF EXISTS graphile_worker CASCADE');
+  const pool = new pg.Pool({ connectionString: url, max: 12 });
+  await runMigrations({ pgPool: pool, logger: quiet(require) });
+  await pool.query(
+    `SELECT graphile_worker.add_jobs(ARRAY(SELECT ('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec
+       FROM generate_series(1, $1)))`,
+    [args.jobs],
+  );
+  await admin.query('VACUUM ANALYZE');
+  await admin.query('CHECKPOINT');
+  const started = performance.now();
+  const runner = await run({
+    pgPool: pool,
+    concurrency: args.concurrency,
+    noHandleSignals: true,
+    pollInterval: 20,
+    taskList: { noop: async () => undefined },
+    logger: quiet(require),
+    preset: { worker: { localQueue: { size: args.page }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+  });
+  for (;;) {
+    const { rows } = await admin.query('SELECT count(*)::int AS n FROM graphile_worker._private_jobs');
+    if (rows[0].n === 0) break;
+    await sleep(10);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await runner.stop();
+  await pool.end();
+  return args.jobs / seconds;
+}
+
+function quiet(require) {
+  const { Logger } = require('graphile-worker');
+  return new Logger(() => () => undefined);
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const contenders = [
+  ['rust Worker', rust, existsSync(rustBin) ? undefined : `${rustBin} is missing (cargo build --release -p leasehold --features postgres --example worker_bench)`],
+  ['leasehold/postgres', node, undefined],
+  ['graphile-worker', graphile, args.graphile ? undefined : 'pass --graphile DIR (a folder where `npm install graphile-worker@0.17` ran)'],
+];
+console.log(`postgres-queue bench: ${args.jobs} no-op jobs per run, concurrency ${args.concurrency}, pages of ${args.page}, ${args.rounds} rounds`);
+const figures = new Map(contenders.map(([name]) => [name, []]));
+for (let round = 1; round <= args.rounds; round += 1) {
+  const line = [];
+  for (const [name, measure, missing] of contenders) {
+    if (missing) continue;
+    const rate = await measure();
+    figures.get(name).push(rate);
+    line.push(`${name} ${Math.round(rate)}`);
+  }
+  console.log(`round ${round}: ${line.join(', ')} jobs/s`);
+}
+for (const [name, , missing] of contenders) {
+  if (missing) console.log(`${name}: skipped, ${missing}`);
+  else console.log(`${name}: median ${Math.round(median(figures.get(name)))} jobs/s (${figures.get(name).map(Math.round).join(', ')})`);
+}
+const [r, n] = [figures.get('rust Worker'), figures.get('leasehold/postgres')];
+if (r.length && n.length) {
+  const ratios = r.map((x, i) => n[i] / x);
+  console.log(`leasehold/postgres / rust Worker: median ${median(ratios).toFixed(2)} (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; target 0.80)`);
+}
+const g = figures.get('graphile-worker');
+if (g.length && n.length) console.log(`leasehold/postgres / graphile-worker: median ${(median(n) / median(g)).toFixed(2)}`);
+await admin.end();

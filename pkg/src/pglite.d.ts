@@ -1,0 +1,38 @@
+// ---------------------------------------------------------------------------
+// leasehold/pglite: the durable job queue of leasehold/postgres with no server, on PGlite
+// (PostgreSQL compiled to WebAssembly): a folder per queue database, one process at a time.
+// ---------------------------------------------------------------------------
+
+/** What `connect` takes besides the database. */
+export interface PgliteConnectOptions {
+  /** Whether `connect` brings the queue's tables up to date. Default true (see `leasehold/postgres`). */
+  readonly migrate?: boolean | undefined;
+}
+
+/** The shape `connect` recognises as a PGlite instance (`new PGlite(...)` or `await PGlite.create(...)`). */
+export interface PGliteLike {
+  query(...args: any[]): any;
+  exec(...args: any[]): any;
+  transaction(...args: any[]): any;
+  listen(...args: any[]): any;
+}
+
+/**
+ * The queue in the folder `dataDir` (created on first use, opened with
+ * `PGlite.create(dataDir)` from the installed `@electric-sql/pglite`, closed by the queue's
+ * `close()`), or over a PGlite instance the caller made (left open). One process at a time
+ * may open a folder.
+ * @throws TypeError for anything else, or an unknown option.
+ * @throws LeaseholdSchemaError as `leasehold/postgres`'s `connect`.
+ */
+export declare function connect(target: { readonly dataDir: string } | PGliteLike, options?: PgliteConnectOptions): Promise<Queue>;
+
+/** A database whose queue tables this package cannot use as they are; the message says why and what to do. */
+export declare class LeaseholdSchemaError extends Error {
+  readonly name: 'LeaseholdSchemaError';
+}
+
+// <esm-only>
+declare const pglite: { connect: typeof connect; LeaseholdSchemaError: typeof LeaseholdSchemaError };
+export default pglite;
+// </esm-only>

@@ -1,0 +1,90 @@
+'use strict';
+/*
+ * `leasehold/pglite`: the same queue with no server, on PGlite (`@electric-sql/pglite`,
+ * PostgreSQL compiled to WebAssembly, a peer dependency the user installs): a folder per
+ * queue database, opened by one process at a time. It speaks PostgreSQL, so it runs the
+ * very statements `leasehold/postgres` runs (and the Rust store's): no third dialect.
+ *
+ * Why PGlite and not SQLite: `node:sqlite` needs Node.js 22.5 or later, and better-sqlite3
+ * compiles a native module at install; PGlite is plain JS and wasm from the npm registry.
+ *
+ * `connect({ dataDir })` opens (or creates) the folder and closes it on `close()`;
+ * `connect(db)` takes a PGlite instance the caller made (memory, a folder, extensions) and
+ * leaves it open. PGlite is one connection: its transactions hold it exclusively, and a
+ * LISTEN costs nothing extra.
+ */
+
+const { createQueue } = require('./queue.js');
+
+function isPGlite(db) {
+  return (
+    db !== null &&
+    typeof db === 'object' &&
+    typeof db.query === 'function' &&
+    typeof db.exec === 'function' &&
+    typeof db.transaction === 'function' &&
+    typeof db.listen === 'function'
+  );
+}
+
+function pgliteAdapter(db, owned) {
+  const rows = (result) => result.rows;
+  const on = (tx) => {
+    const via = (statement, values) => tx.query(statement.text, values).then(rows);
+    via.script = (text) => tx.exec(text);
+    return via;
+  };
+  return {
+    run: (statement, values) => db.query(statement.text, values).then(rows),
+    transaction: (fn) => db.transaction((tx) => fn(on(tx))),
+    // One connection: a transaction is a consistent read already (nothing else runs in it).
+    snapshot: (_begin, fn) => db.transaction((tx) => fn(on(tx))),
+    async listen(channel, onPayload) {
+      return db.listen(channel, onPayload);
+    },
+    close: () => (owned ? db.close() : Promise.resolve()),
+  };
+}
+
+function createPgliteApi(deps) {
+  /**
+   * Answers the queue over `target`: `{ dataDir }` (a folder, created if missing, opened
+   * with `PGlite.create(dataDir)` from the installed `@electric-sql/pglite`; closed by the
+   * queue's `close()`), or a PGlite instance (left open). The schema is migrated unless
+   * `options.migrate` is false.
+   */
+  async function connect(target, options = {}) {
+    if (options === null || typeof options !== 'object') throw new TypeError('connect: options must be an object');
+    for (const name of Object.keys(options)) {
+      if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);
+    }
+    let db;
+    let owned = false;
+    if (isPGlite(target)) {
+      db = target;
+    } else if (target !== null && typeof target === 'object' && typeof target.dataDir === 'string' && target.dataDir !== '') {
+      for (const name of Object.keys(target)) {
+        if (name !== 'dataDir') throw new TypeError(`connect: unknown field ${JSON.stringify(name)} (give { dataDir } or a PGlite instance)`);
+      }
+      let PGlite;
+      try {
+        ({ PGlite } = await import('@electric-sql/pglite'));
+      } catch (error) {
+        throw new Error(`connect: leasehold/pglite needs the package @electric-sql/pglite (npm install @electric-sql/pglite): ${error.message}`);
+      }
+      db = await PGlite.create(target.dataDir);
+      owned = true;
+    } else {
+      throw new TypeError('connect: give { dataDir: "folder" } or a PGlite instance (new PGlite(...) from @electric-sql/pglite)');
+    }
+    try {
+      return await createQueue(pgliteAdapter(db, owned), deps, { owned }).open({ migrate: options.migrate !== false });
+    } catch (error) {
+      if (owned) await db.close().catch(() => undefined);
+      throw error;
+    }
+  }
+  return { connect };
+}
+
+module.exports = { createPgliteApi, isPGlite };

@@ -1,0 +1,110 @@
+'use strict';
+/*
+ * What the Node.js queues (`leasehold/postgres`, `leasehold/pglite`) accept, checked before
+ * anything is written: queue names, enqueue options, payloads and results as the stored JSON
+ * text. The rules are the Rust store's (the same database, the same rows): a queue name is
+ * 1 to 128 bytes of A-Z a-z 0-9 _ - . :, a payload is JSON without the NUL character
+ * (PostgreSQL's jsonb cannot store it), an idempotency key is 1 to 512 bytes. A refusal is a
+ * TypeError or RangeError naming the argument; nothing is queued.
+ */
+
+/** Longest queue name, in bytes. */
+const MAX_QUEUE_NAME = 128;
+/** Longest idempotency key, in bytes. */
+const MAX_KEY = 512;
+const INT32_MAX = 2 ** 31 - 1;
+const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'timeoutMs'];
+
+const kind = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
+
+function queueName(where, name) {
+  if (typeof name !== 'string') throw new TypeError(`${where}: queue must be a string, got ${kind(name)}`);
+  const why =
+    name.length === 0
+      ? 'is empty'
+      : Buffer.byteLength(name) > MAX_QUEUE_NAME
+        ? `is longer than ${MAX_QUEUE_NAME} bytes`
+        : /^[A-Za-z0-9_.:-]+$/.test(name)
+          ? undefined
+          : 'may hold only A-Z a-z 0-9 _ - . :';
+  if (why) throw new RangeError(`${where}: queue ${JSON.stringify(name)} ${why}`);
+  return name;
+}
+
+/**
+ * `value` as the JSON text a row stores, or a TypeError naming `what`: undefined, a
+ * function, a symbol or a BigInt (anywhere in it), a cycle, or a string or key holding
+ * U+0000. `undefined` answers `null` when `optional` (a handler that returned nothing).
+ */
+function jsonText(where, what, value, optional = false) {
+  if (value === undefined && optional) return null;
+  let text;
+  try {
+    text = JSON.stringify(value, function check(key, v) {
+      if (key.includes('\0') || (typeof v === 'string' && v.includes('\0'))) {
+        throw new TypeError('holds the NUL character (\\u0000) in a string or key, which PostgreSQL cannot store');
+      }
+      if (typeof v === 'bigint') throw new TypeError('holds a BigInt, which JSON cannot represent');
+      return v;
+    });
+  } catch (error) {
+    throw new TypeError(`${where}: ${what} is not storable as JSON: ${error.message}`);
+  }
+  if (text === undefined) throw new TypeError(`${where}: ${what} is not storable as JSON: ${kind(value)} has no JSON form`);
+  return text;
+}
+
+function integer(where, name, value, min, max) {
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`${where}: ${name} must be an integer, got ${typeof value === 'number' ? value : kind(value)}`);
+  }
+  if (value < min || value > max) throw new RangeError(`${where}: ${name} must be ${min}..${max}, got ${value}`);
+  return value;
+}
+
+/** Enqueue options as the enqueue statement binds them (`defaultMaxAttempts`: the core's); refuses unknown names. */
+function enqueueOptions(options, defaultMaxAttempts) {
+  const where = 'enqueue';
+  if (options === undefined || options === null) options = {};
+  if (typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`${where}: options must be an object, got ${kind(options)}`);
+  for (const name of Object.keys(options)) {
+    if (!ENQUEUE_OPTIONS.includes(name)) {
+      throw new TypeError(`${where}: unknown option ${JSON.stringify(name)} (known: ${ENQUEUE_OPTIONS.join(', ')})`);
+    }
+  }
+  const { runAt, delayMs, priority = 0, maxAttempts = defaultMaxAttempts, idempotencyKey, timeoutMs } = options;
+  if (runAt !== undefined && delayMs !== undefined) throw new TypeError(`${where}: give runAt or delayMs, not both`);
+  let at = null;
+  if (runAt !== undefined) {
+    at = runAt instanceof Date ? runAt.getTime() : runAt;
+    integer(where, 'runAt (ms since the Unix epoch, or a Date)', at, 0, Number.MAX_SAFE_INTEGER);
+  }
+  const delay = delayMs === undefined ? 0 : integer(where, 'delayMs', delayMs, 0, Number.MAX_SAFE_INTEGER);
+  if (idempotencyKey !== undefined) {
+    if (typeof idempotencyKey !== 'string') throw new TypeError(`${where}: idempotencyKey must be a string, got ${kind(idempotencyKey)}`);
+    if (idempotencyKey.length === 0) throw new RangeError(`${where}: idempotencyKey must not be empty`);
+    if (Buffer.byteLength(idempotencyKey) > MAX_KEY) throw new RangeError(`${where}: idempotencyKey is longer than ${MAX_KEY} bytes`);
+    if (idempotencyKey.includes('\0')) throw new TypeError(`${where}: idempotencyKey holds the NUL character (\\u0000)`);
+  }
+  return {
+    runAt: at,
+    delayMs: delay,
+    priority: integer(where, 'priority', priority, -INT32_MAX - 1, INT32_MAX),
+    maxAttempts: integer(where, 'maxAttempts', maxAttempts, 1, INT32_MAX),
+    key: idempotencyKey ?? null,
+    timeoutMs: timeoutMs === undefined ? null : integer(where, 'timeoutMs', timeoutMs, 1, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** Job ids: one safe positive integer or a non-empty array of them. */
+function jobIds(where, ids) {
+  const list = Array.isArray(ids) ? ids : [ids];
+  if (list.length === 0) throw new RangeError(`${where}: no job ids given`);
+  for (const id of list) integer(where, 'a job id', id, 1, Number.MAX_SAFE_INTEGER);
+  return list;
+}
+
+/** Text for a text column: PostgreSQL refuses U+0000 there, so it becomes U+FFFD. */
+const storableText = (text) => String(text).replaceAll('\0', '\uFFFD');
+
+module.exports = { queueName, jsonText, enqueueOptions, jobIds, integer, storableText, kind };

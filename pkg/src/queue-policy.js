@@ -1,0 +1,28 @@
+'use strict';
+/*
+ * The queue policy of the Node.js stores, from the core through the runner's wasm module
+ * (read once per process): the retry delays a failed attempt's fail statement binds, the
+ * wait before a settle the database did not answer is tried again, the default attempt
+ * budget. How often a claim looks for stale leases is the Rust store's default (1 s, or
+ * once per lease where that is shorter).
+ */
+function queuePolicy(wasm) {
+  const defaults = wasm.queueDefaults();
+  // The fail statement picks element k - 1 for failed attempt k, the last one for every
+  // later attempt: the core's retry backoff, up to where it stops growing.
+  const retryDelaysMs = [];
+  for (let attempt = 1; attempt <= 64; attempt += 1) {
+    const delay = wasm.retryDelayMs(attempt);
+    if (retryDelaysMs.length > 0 && delay === retryDelaysMs[retryDelaysMs.length - 1]) break;
+    retryDelaysMs.push(delay);
+    if (delay >= defaults.retryBackoff.maxMs) break;
+  }
+  return Object.freeze({
+    retryDelaysMs,
+    maxAttempts: defaults.maxAttempts,
+    /** The wait before settle try `failures + 1`, ms. */
+    recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),
+    reclaimEveryMs: 1_000,
+  });
+}
+module.exports = { queuePolicy };

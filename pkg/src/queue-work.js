@@ -1,0 +1,272 @@
+'use strict';
+/*
+ * `queue.work(queue, handler, options)`: a queue's jobs performed by the package's job
+ * runner (runner.js over the core: passes, leases, heartbeats, supervision, abort), with
+ * claims, renewals and settles through the store's fenced statements.
+ *
+ * - One runner per slot (`concurrency` of them, each performing one job at a time), as the
+ *   `leasehold` command-line tool does: a slot that finishes claims the next job at once,
+ *   whatever its neighbours are doing, and a long job holds up nobody's pass.
+ * - Claims take a page of `pageSize` jobs in one statement, shared by the slots; a page
+ *   that waited longer than PAGE_FRESH_MS is renewed (one statement for all its jobs) before
+ *   its next job is handed over, so a job's lease starts when its work does. Stale running jobs the claim names are taken over with
+ *   the store's compare-and-swap (liveness here is lease-only: a stale lease is enough).
+ * - The work and the write of its outcome are two phases. The handler's answer (a result,
+ *   or a thrown error) is held and written with the fenced complete / fail, tried again
+ *   while the database does not answer (the core's recovery backoff) however long that
+ *   takes, lapse or not: it lands if nobody took the job meanwhile, and only a refused
+ *   fence gives it up. A handler that throws its signal's reason (the claim was lost or
+ *   lapsed) settles nothing. Meanwhile claims leave the held jobs alone. The slot takes
+ *   its next job while the outcome is written (see `perform`); dispose waits for them all.
+ * - Completions from all slots are coalesced: one statement per flush, each still fenced.
+ * - LISTEN/NOTIFY (queue.js) wakes every slot when work arrives; polling every `pollMs`
+ *   is the backstop.
+ */
+
+const { jsonText, storableText } = require('./queue-input.js');
+
+/** Page items older than this (ms since their page was claimed) are renewed first. */
+const PAGE_FRESH_MS = 100;
+const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'pageSize', 'onEvent', 'logger'];
+
+/**
+ * @param {object} store  the queue's statements (queue.js `createStore`)
+ * @param {object} api    the package's runner API (createJobRunner, JOB_CLAIM_LOST)
+ * @param {object} policy the core's decisions (recovery delays)
+ */
+function startWork(store, api, policy, queue, handler, options = {}) {
+  const where = 'work';
+  if (typeof handler !== 'function') throw new TypeError(`${where}: handler must be a function, got ${typeof handler}`);
+  if (options === null || typeof options !== 'object') throw new TypeError(`${where}: options must be an object`);
+  for (const name of Object.keys(options)) {
+    if (!WORK_OPTIONS.includes(name)) throw new TypeError(`${where}: unknown option ${JSON.stringify(name)} (known: ${WORK_OPTIONS.join(', ')})`);
+  }
+  const { concurrency = 1, staleAfterMs = 30_000, heartbeatMs, pollMs = 1_000, onEvent, logger } = options;
+  const slots = store.integer(where, 'concurrency', concurrency, 1, 64);
+  const pageSize = store.integer(where, 'pageSize', options.pageSize ?? slots, 1, 500);
+  const leaseMs = store.integer(where, 'staleAfterMs', staleAfterMs, 1, 2 ** 31 - 1);
+
+  /** Claimed jobs not yet handed to a slot, each with when its lease was last stamped (`at`). */
+  const page = [];
+  let paging; // the page claim (or renewal) in flight, which every slot without a job waits on
+  /** Jobs whose outcome is held, not yet settled: claims leave them alone. */
+  const held = new Set();
+  /** The settles in flight, and how many may be before a slot waits for its own. */
+  const settles = new Set();
+  const backlog = 2 * Math.max(slots, pageSize);
+  /** The jobs being performed, by id: their token and how to abort them (a cancel). */
+  const running = new Map();
+  const completions = store.completer();
+
+  async function claimPage() {
+    const jobs = await store.claimPage(queue, pageSize, leaseMs, [...held]);
+    const at = Date.now();
+    for (const job of jobs) page.push({ job, at });
+    return jobs.length;
+  }
+
+  /** Starts the next page's claim (or a renewal of the waiting page), shared by every slot. */
+  function turn(work) {
+    if (paging === undefined) paging = work().finally(() => (paging = undefined));
+    return paging;
+  }
+
+  async function claim() {
+    for (;;) {
+      const next = page[0];
+      if (next === undefined) {
+        if ((await turn(claimPage)) === 0 && page.length === 0) return null;
+        continue;
+      }
+      // A job that waited is renewed (with the rest of the page, one statement) before it
+      // is handed over: its lease then starts, as far as the runner knows, when its work does.
+      if (Date.now() - next.at > PAGE_FRESH_MS) {
+        await turn(refreshPage);
+        continue;
+      }
+      page.shift();
+      // Pages larger than the slots (claims ahead, for short jobs) are followed by the next
+      // one while the last few jobs are handed out, so slots do not wait on its claim. With
+      // pages of `concurrency` (the default) nothing is claimed before a slot is free: a busy
+      // worker holds no jobs an idle one could run.
+      if (pageSize > slots && page.length < slots) void turn(claimPage).catch(() => undefined);
+      return next.job;
+    }
+  }
+
+  /** Renews the jobs waiting in the page; drops the ones whose fence no longer holds. */
+  async function refreshPage() {
+    const waiting = page.slice();
+    if (waiting.length === 0) return 0;
+    const renewed = new Set(await store.renewMany(waiting.map((entry) => entry.job)));
+    const at = Date.now();
+    for (const entry of waiting) {
+      if (renewed.has(entry.job.id)) entry.at = at;
+      else page.splice(page.indexOf(entry), 1);
+    }
+    return waiting.length;
+  }
+
+  async function perform(job, signal) {
+    const ctx = contextOf(job, signal, running);
+    let reached;
+    try {
+      const result = await handler(job.payload, ctx.value);
+      reached = ctx.timedOut() ? failure(ctx.timedOut()) : success(result);
+    } catch (error) {
+      // Stopped on its signal with no outcome: nothing is written, as in the Rust worker
+      // (a cancelled job is nobody's now: that is no failure of this worker's).
+      if (ctx.signal.aborted && error === ctx.signal.reason && !ctx.timedOut()) {
+        if (error instanceof CancelledError) return;
+        throw error;
+      }
+      reached = failure(ctx.timedOut() ?? error);
+    } finally {
+      ctx.done();
+    }
+    // The slot is free for the next job while the outcome is written: the write is
+    // coalesced with the other slots' and lands within one statement, long before the
+    // lease (renewed up to the handler's end) goes stale. More than `backlog` outcomes
+    // waiting (a database that stopped answering) hold the slots until they land.
+    held.add(job.id);
+    const settling = settle(job, reached).finally(() => {
+      held.delete(job.id);
+      settles.delete(settling);
+    });
+    settles.add(settling);
+    if (settles.size > backlog) await settling;
+  }
+
+  /** Writes the held outcome until the store answers; a refused fence gives it up. */
+  async function settle(job, reached) {
+    for (let failures = 0; ; failures += 1) {
+      try {
+        return await (reached.ok ? completions.complete(job, reached.result) : store.fail(job, reached.error));
+      } catch (error) {
+        // The queue was closed under it: nothing can land any more.
+        if (store.closed) throw error;
+        await sleep(policy.recoveryDelayMs(failures + 1));
+      }
+    }
+  }
+
+  /** A result the database cannot store (not JSON, a NUL character) fails the attempt. */
+  function success(result) {
+    try {
+      return { ok: true, result: jsonText(where, "the handler's result", result, true) };
+    } catch (error) {
+      return failure(error);
+    }
+  }
+
+  function failure(error) {
+    const message = error instanceof Error ? error.message || String(error) : typeof error === 'string' ? error : safeText(error);
+    return { ok: false, error: storableText(message) };
+  }
+
+  const runners = [];
+  for (let i = 0; i < slots; i += 1) {
+    runners.push(
+      api.createJobRunner({
+        name: `${queue}#${i + 1}`,
+        intervalMs: pollMs,
+        staleAfterMs: leaseMs,
+        ...(heartbeatMs === undefined ? {} : { heartbeatEveryMs: heartbeatMs }),
+        concurrency: 1,
+        batchLimit: Number.MAX_SAFE_INTEGER,
+        claim,
+        perform,
+        heartbeat: (job) => store.renew(job),
+        ...(onEvent === undefined ? {} : { onEvent }),
+        ...(logger === undefined ? {} : { logger }),
+      }),
+    );
+  }
+  const wake = () => {
+    for (const runner of runners) runner.wake();
+  };
+  // A cancel of a job this worker performs aborts its handler at once; its settle, if any,
+  // is refused by the fence (the cancel moved the token).
+  const cancelled = (id, token) => {
+    const job = running.get(id);
+    if (job !== undefined && job.token === token) job.cancel(new CancelledError(id));
+  };
+  const unsubscribe = store.subscribe(queue, wake, cancelled);
+  for (const runner of runners) runner.start();
+
+  let disposing;
+  async function dispose() {
+    disposing ??= (async () => {
+      unsubscribe();
+      await Promise.all(runners.map((runner) => runner.dispose()));
+      // Every outcome reached is written (or refused by its fence) before dispose resolves.
+      while (settles.size > 0) await Promise.allSettled([...settles]);
+      await completions.flush();
+      // Jobs claimed in a page and never started go back to the queue at once.
+      if (paging !== undefined) await paging.catch(() => undefined);
+      const left = page.splice(0).map((entry) => entry.job);
+      if (left.length > 0) await store.release(left).catch(() => undefined);
+    })();
+    return disposing;
+  }
+  const working = { dispose, wake };
+  if (typeof Symbol.asyncDispose === 'symbol') working[Symbol.asyncDispose] = dispose;
+  return working;
+}
+
+/**
+ * The handler's second argument: `{ signal, job, attempt }`. The signal is the runner's
+ * (claim lost or lapsed, dispose) joined with the job's cancel (a NOTIFY naming its id and
+ * token) and, when the job has a timeout, the timeout's.
+ */
+function contextOf(job, runnerSignal, running) {
+  const info = { id: job.id, queue: job.queue, token: job.token, attempt: job.attempt, maxAttempts: job.maxAttempts };
+  const controller = new AbortController();
+  let timedOut;
+  const forward = () => controller.abort(runnerSignal.reason);
+  if (runnerSignal.aborted) forward();
+  else runnerSignal.addEventListener('abort', forward, { once: true });
+  running.set(job.id, { token: job.token, cancel: (reason) => controller.abort(reason) });
+  let timer;
+  if (job.timeoutMs !== null) {
+    timer = setTimeout(() => {
+      timedOut = new Error(`timed out after ${job.timeoutMs} ms`);
+      controller.abort(timedOut);
+    }, job.timeoutMs);
+    timer.unref?.();
+  }
+  return {
+    value: { signal: controller.signal, job: info, attempt: job.attempt },
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    done() {
+      clearTimeout(timer);
+      runnerSignal.removeEventListener('abort', forward);
+      if (running.get(job.id)?.token === job.token) running.delete(job.id);
+    },
+  };
+}
+
+/** The reason a cancelled job's signal aborts with. */
+class CancelledError extends Error {
+  constructor(id) {
+    super(`job ${id} was cancelled`);
+    this.name = 'JobCancelledError';
+    this.job = id;
+  }
+}
+
+function safeText(value) {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+const sleep = (ms) =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms);
+  });
+
+module.exports = { startWork, PAGE_FRESH_MS };

@@ -1,0 +1,47 @@
+// `leasehold/pglite`: the queue of `leasehold/postgres` with no server. A folder's jobs outlive
+// the process that queued them; a PGlite instance given is left open; bad targets are refused.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { connect } from 'leasehold/pglite';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('jobs queued in a folder are worked once it is opened again, by a PGlite instance given (left open)', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'leasehold-pglite-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await connect({ dataDir });
+  const ids = [];
+  for (let i = 0; i < 20; i += 1) ids.push((await first.enqueue('files', { i }, { priority: i % 2 })).id);
+  await assert.rejects(first.enqueue('files', 'a\u0000b'), /NUL character/);
+  await first.close(); // closes the folder it opened
+
+  // Each PGlite start costs seconds: the instance given is the same folder, opened again.
+  const db = await PGlite.create(dataDir);
+  t.after(() => db.close());
+  const again = await connect(db);
+  const done = [];
+  const working = again.work('files', (payload) => {
+    done.push(payload.i);
+    return { twice: payload.i * 2 };
+  }, { concurrency: 4, pageSize: 5 });
+  for (let waited = 0; (await again.counts())[0].succeeded < 20; waited += 20) {
+    assert.ok(waited < 30_000, 'the 20 jobs were worked within 30 s');
+    await sleep(20);
+  }
+  await working.dispose();
+  assert.deepEqual([...done].sort((a, b) => a - b), [...Array(20).keys()], 'each job once, none of the refused one');
+  assert.deepEqual((await again.job(ids[3])).result, { twice: 6 });
+  await again.close();
+  assert.equal((await db.query('SELECT count(*)::int AS n FROM leasehold_jobs')).rows[0].n, 20, 'the instance is left open');
+});
+
+test('a target that is neither a folder nor a PGlite instance is refused', async () => {
+  await assert.rejects(connect('/tmp/folder'), /give \{ dataDir: "folder" \} or a PGlite instance/);
+  await assert.rejects(connect({ dataDir: '' }), /give \{ dataDir/);
+  await assert.rejects(connect({ dataDir: '/tmp/x', mode: 'rw' }), /unknown field "mode"/);
+  await assert.rejects(connect({ dataDir: '/tmp/x' }, { migrat: false }), /unknown option "migrat"/);
+});

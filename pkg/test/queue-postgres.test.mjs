@@ -1,0 +1,144 @@
+// `leasehold/postgres` against a real PostgreSQL (LEASEHOLD_TEST_PG_URL; skipped without it):
+// the queue's API, its refusals (nothing queued), its schema checks, cancel and retry.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { connect, LeaseholdSchemaError } from 'leasehold/postgres';
+
+const url = process.env.LEASEHOLD_TEST_PG_URL;
+const skip = url ? false : 'LEASEHOLD_TEST_PG_URL is not set (scripts/pg-cluster.sh start): leasehold/postgres tests skipped';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A pool on a fresh schema of its own, and `open(options)` connecting a queue to it; all closed and dropped after the test. */
+async function freshPool(t, name) {
+  const schema = `nodepg_${name}_${process.pid}`;
+  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+  const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}` });
+  const queues = [];
+  const open = async (options) => {
+    const queue = await connect(pool, options);
+    queues.push(queue);
+    return queue;
+  };
+  t.after(async () => {
+    for (const queue of queues) await queue.close();
+    await pool.end();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+  return { pool, schema, admin, open };
+}
+
+async function until(what, check, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+test('a job enqueued is worked once, its result kept, its failure retried after the core backoff', { skip }, async (t) => {
+  const { open } = await freshPool(t, 'roundtrip');
+  const queue = await open();
+  const first = await queue.enqueue('mail', { to: 'ada' });
+  const flaky = await queue.enqueue('mail', { to: 'bob' }, { idempotencyKey: 'bob', priority: -1 });
+  assert.deepEqual(await queue.enqueue('mail', { to: 'bob' }, { idempotencyKey: 'bob' }), { id: flaky.id, created: false });
+  const seen = [];
+  const working = queue.work('mail', async (payload, { job, attempt, signal }) => {
+    assert.ok(signal instanceof AbortSignal);
+    seen.push([payload.to, attempt, job.id]);
+    if (payload.to === 'bob' && attempt === 1) throw new Error('smtp down');
+    return { sent: payload.to };
+  });
+  await until('both jobs to succeed', async () => (await queue.counts())[0]?.succeeded === 2);
+  await working.dispose();
+  assert.deepEqual(seen.map(([to, attempt]) => `${to}#${attempt}`), ['bob#1', 'ada#1', 'bob#2'], 'lower priority first, the retry later');
+  const job = await queue.job(flaky.id);
+  assert.equal(job.state, 'succeeded');
+  assert.deepEqual(job.result, { sent: 'bob' });
+  assert.deepEqual(job.attemptsLog.map((a) => [a.outcome, a.error]), [['failed', 'smtp down'], ['succeeded', null]]);
+  // The retry waited the core's first backoff step (1 s) after the failure.
+  assert.ok(job.attemptsLog[1].startedAt - job.attemptsLog[0].endedAt >= 990, JSON.stringify(job.attemptsLog));
+  assert.equal((await queue.job(first.id)).attempts, 1);
+  assert.equal(await queue.job(999_999), null);
+});
+
+test('bad input is refused naming the cause, and nothing is queued', { skip }, async (t) => {
+  const { pool, open } = await freshPool(t, 'badinput');
+  await assert.rejects(connect({ query() {}, connect() {}, end() {} }), /pool must be a pg\.Pool.*pg\.Client/);
+  await assert.rejects(connect('postgres://x'), /pool must be a pg\.Pool.*got a string/);
+  await assert.rejects(connect(pool, { migrat: true }), /unknown option "migrat"/);
+  const queue = await open();
+  const cycle = {};
+  cycle.self = cycle;
+  const refusals = [
+    [['bad name', {}], /queue "bad name" may hold only/],
+    [['mail', { at: 1n }], /payload is not storable as JSON: holds a BigInt/],
+    [['mail', { text: 'a\u0000b' }], /payload is not storable as JSON: holds the NUL character/],
+    [['mail', { ['k\u0000']: 1 }], /NUL character/],
+    [['mail', cycle], /payload is not storable as JSON/],
+    [['mail', undefined], /payload is not storable as JSON: undefined/],
+    [['mail', () => 1], /payload is not storable as JSON/],
+    [['mail', {}, { delay: 5 }], /unknown option "delay"/],
+    [['mail', {}, { runAt: 1, delayMs: 1 }], /runAt or delayMs, not both/],
+    [['mail', {}, { maxAttempts: 0 }], /maxAttempts must be 1\.\./],
+    [['mail', {}, { priority: 1.5 }], /priority must be an integer/],
+    [['mail', {}, { idempotencyKey: '' }], /idempotencyKey must not be empty/],
+    [['mail', {}, { timeoutMs: 0 }], /timeoutMs must be 1\.\./],
+  ];
+  for (const [args, message] of refusals) await assert.rejects(queue.enqueue(...args), message, JSON.stringify(args.slice(0, 1)));
+  assert.deepEqual(await queue.counts(), [], 'nothing was queued');
+  assert.throws(() => queue.work('mail', 'not a function'), /handler must be a function/);
+  assert.throws(() => queue.work('mail', () => 1, { concurency: 2 }), /unknown option "concurency"/);
+  await assert.rejects(queue.cancel([]), /no job ids/);
+});
+
+test('a schema missing, older or newer is migrated or refused saying what to do', { skip }, async (t) => {
+  const { pool, schema, admin, open } = await freshPool(t, 'schema');
+  await assert.rejects(connect(pool, { migrate: false }), (error) => error instanceof LeaseholdSchemaError && /no leasehold schema/.test(error.message) && /migrate: true/.test(error.message));
+  await open();
+  await open({ migrate: false });
+  // Older: the last migration not recorded (as a database an older build made).
+  const { rows } = await admin.query(`SELECT max(id) AS id FROM ${schema}.leasehold_migrations`);
+  const last = Number(rows[0].id);
+  const saved = await admin.query(`DELETE FROM ${schema}.leasehold_migrations WHERE id = $1 RETURNING *`, [last]);
+  await assert.rejects(connect(pool, { migrate: false }), /schema is older than this package's.*not applied/);
+  await admin.query(`INSERT INTO ${schema}.leasehold_migrations SELECT * FROM json_populate_record(null::${schema}.leasehold_migrations, $1)`, [saved.rows[0]]);
+  // Newer: a migration this package does not know.
+  await admin.query(`INSERT INTO ${schema}.leasehold_migrations VALUES (1999, 'leasehold-queue', '0999_future', 0)`);
+  await assert.rejects(connect(pool), /newer than this package knows: migration 1999 \(0999_future\)/);
+});
+
+test('a cancel stops the running handler at once and nothing of its attempt is written; retry queues it again', { skip }, async (t) => {
+  const { open } = await freshPool(t, 'cancel');
+  const queue = await open();
+  const { id } = await queue.enqueue('slow', { n: 1 });
+  let started;
+  const aborted = new Promise((resolve) => {
+    started = queue.work('slow', (payload, { signal }) => {
+      signal.addEventListener('abort', () => resolve(signal.reason));
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    });
+  });
+  await until('the job to run', async () => (await queue.counts())[0]?.running === 1);
+  const t0 = Date.now();
+  assert.deepEqual(await queue.cancel(id, { reason: 'wrong input' }), [id]);
+  const reason = await aborted;
+  assert.ok(Date.now() - t0 < 5_000, 'aborted by the NOTIFY, before any renewal');
+  assert.match(String(reason?.message), /cancelled/);
+  await started.dispose();
+  const job = await queue.job(id);
+  assert.equal(job.state, 'cancelled');
+  assert.equal(job.attempts, 1);
+  await assert.rejects(queue.cancel(id), /job \d+ is cancelled/);
+  assert.deepEqual(await queue.retry([id]), [id]);
+  assert.equal((await queue.job(id)).state, 'queued');
+  assert.equal(await queue.pause('slow'), true);
+  assert.equal(await queue.pause('slow'), false);
+  assert.equal((await queue.counts())[0].paused, true);
+  await queue.resume('slow');
+  assert.equal((await queue.counts())[0].paused, false);
+});
