@@ -70,7 +70,7 @@ async function node() {
   for (;;) {
     const counts = (await queue.counts()).find((c) => c.queue === QUEUE);
     if ((counts?.succeeded ?? 0) >= args.jobs) break;
-    await sleep(10);
+    await sleep(50);
   }
   const seconds = (performance.now() - started) / 1000;
   await working.dispose();
@@ -106,7 +106,7 @@ async function graphile() {
   for (;;) {
     const { rows } = await admin.query('SELECT count(*)::int AS n FROM graphile_worker._private_jobs');
     if (rows[0].n === 0) break;
-    await sleep(10);
+    await sleep(50);
   }
   const seconds = (performance.now() - started) / 1000;
   await runner.stop();

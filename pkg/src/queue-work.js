@@ -89,7 +89,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
       // one while the last few jobs are handed out, so slots do not wait on its claim. With
       // pages of `concurrency` (the default) nothing is claimed before a slot is free: a busy
       // worker holds no jobs an idle one could run.
-      if (pageSize > slots && page.length < slots) void turn(claimPage).catch(() => undefined);
+      if (pageSize > slots && page.length < Math.max(slots, pageSize / 2)) void turn(claimPage).catch(() => undefined);
       return next.job;
     }
   }
