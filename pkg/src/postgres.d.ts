@@ -24,10 +24,11 @@ export interface PgPoolLike {
 }
 
 /**
- * The queue over `pool` (a `pg.Pool`, recognised by its shape). Statements run as named
+ * The queue over `pool` (a `pg.Pool` of at least 2 connections, recognised by its shape). Statements run as named
  * prepared statements on the pool's connections; while some `work` runs, one connection is
  * held for LISTEN (wake-ups from any process's enqueue). `close()` leaves the pool open.
- * @throws TypeError when `pool` is not a pool (a `pg.Client` is named as such) or an option is unknown.
+ * @throws TypeError when `pool` is not a pool (a `pg.Client` is named as such) or an option is unknown;
+ *   RangeError when the pool allows fewer than 2 connections.
  * @throws LeaseholdSchemaError when the database's queue tables are newer than this package
  *   knows, were not made by leasehold, or (with `migrate: false`) are missing or older.
  */

@@ -116,6 +116,10 @@ function createPostgresApi(deps) {
     if (!isPool(pool)) {
       throw new TypeError(`connect: pool must be a pg.Pool (new pg.Pool({ connectionString })), got ${describe(pool)}`);
     }
+    const max = pool.options?.max;
+    if (typeof max === 'number' && max < 2) {
+      throw new RangeError(`connect: the pool allows ${max} connection${max === 1 ? '' : 's'}; the queue needs at least 2 (its LISTEN holds one while some work() runs)`);
+    }
     if (options === null || typeof options !== 'object') throw new TypeError('connect: options must be an object');
     for (const name of Object.keys(options)) {
       if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);

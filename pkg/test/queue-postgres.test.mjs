@@ -71,6 +71,9 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   await assert.rejects(connect({ query() {}, connect() {}, end() {} }), /pool must be a pg\.Pool.*pg\.Client/);
   await assert.rejects(connect('postgres://x'), /pool must be a pg\.Pool.*got a string/);
   await assert.rejects(connect(pool, { migrat: true }), /unknown option "migrat"/);
+  const single = new pg.Pool({ connectionString: url, max: 1 });
+  await assert.rejects(connect(single), /the pool allows 1 connection; the queue needs at least 2/);
+  await single.end();
   const queue = await open();
   const cycle = {};
   cycle.self = cycle;
