@@ -53,7 +53,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const held = new Set();
   /** The settles in flight, and how many may be before a slot waits for its own. */
   const settles = new Set();
-  const backlog = 2 * Math.max(slots, pageSize);
+  const backlog = 4 * Math.max(slots, pageSize);
   /** The jobs being performed, by id: their token and how to abort them (a cancel). */
   const running = new Map();
   const completions = store.completer();

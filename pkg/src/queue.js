@@ -367,32 +367,32 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
 /**
  * Coalesces concurrent writes into one statement per flush, without a timer: the first
- * write goes out at once; writes arriving while a statement is in flight wait for the
- * next one, so under load batches grow by themselves and an idle queue adds no latency.
+ * write goes out at once; writes arriving while `depth` statements are in flight wait for
+ * the next one, so under load batches grow by themselves and an idle queue adds no latency.
  * `flushBatch(items)` answers one outcome per item; a failed statement rejects every write
- * in it (none of them landed).
+ * in it (none of them landed). Two flushes in flight never share a job (each write is one
+ * job's, sent once) and each locks its rows in id order, so they cannot deadlock.
  */
-function coalescer(flushBatch, max = 500) {
+function coalescer(flushBatch, { max = 500, depth = 2 } = {}) {
   const waiting = [];
-  let inFlight;
+  let inFlight = 0;
   const idle = [];
   function pump() {
-    if (inFlight !== undefined) return;
-    if (waiting.length === 0) {
-      for (const resolve of idle.splice(0)) resolve();
-      return;
+    while (inFlight < depth && waiting.length > 0) {
+      const batch = waiting.splice(0, max);
+      inFlight += 1;
+      Promise.resolve()
+        .then(() => flushBatch(batch.map((w) => w.item)))
+        .then(
+          (answers) => batch.forEach((w, i) => w.resolve(answers[i])),
+          (error) => batch.forEach((w) => w.reject(error)),
+        )
+        .finally(() => {
+          inFlight -= 1;
+          pump();
+        });
     }
-    const batch = waiting.splice(0, max);
-    inFlight = Promise.resolve()
-      .then(() => flushBatch(batch.map((w) => w.item)))
-      .then(
-        (answers) => batch.forEach((w, i) => w.resolve(answers[i])),
-        (error) => batch.forEach((w) => w.reject(error)),
-      )
-      .finally(() => {
-        inFlight = undefined;
-        pump();
-      });
+    if (inFlight === 0 && waiting.length === 0) for (const resolve of idle.splice(0)) resolve();
   }
   return {
     complete(job, result) {
@@ -403,7 +403,7 @@ function coalescer(flushBatch, max = 500) {
     },
     /** Resolves once nothing is waiting or in flight. */
     flush() {
-      if (inFlight === undefined && waiting.length === 0) return Promise.resolve();
+      if (inFlight === 0 && waiting.length === 0) return Promise.resolve();
       return new Promise((resolve) => idle.push(resolve));
     },
   };
