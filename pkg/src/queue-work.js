@@ -56,7 +56,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const backlog = 4 * Math.max(slots, pageSize);
   /** The jobs being performed, by id: their token and how to abort them (a cancel). */
   const running = new Map();
-  const completions = store.completer();
+  const completions = store.completer(queue, leaseMs);
 
   async function claimPage() {
     const jobs = await store.claimPage(queue, pageSize, leaseMs, [...held]);

@@ -106,6 +106,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
         settle_ids: [],
         settle_tokens: [],
         settle_results: [],
+        delete_completed: false,
       });
       const claimed = [];
       const stale = [];
@@ -134,16 +135,28 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       return rows.length > 0;
     },
 
-    completer() {
+    /**
+     * Completions of `queue`'s jobs, coalesced: each flush is one claim statement that
+     * claims nothing (a page of 0) and completes the batch, each job under its fence, kept
+     * as succeeded with its result.
+     */
+    completer(queue, leaseMs) {
       return coalescer(async (batch) => {
         // Ascending id order: the order every batch over running jobs locks its rows in.
         batch.sort((a, b) => a.job.id - b.job.id);
-        const rows = await run('complete', {
-          ids: batch.map((c) => c.job.id),
-          tokens: batch.map((c) => c.job.token),
-          results: batch.map((c) => c.result),
+        const rows = await run('claim', {
+          queue,
+          page_size: 0,
+          ...ownerArgs,
+          lease_ms: leaseMs,
+          look_for_stale: false,
+          refused_ids: [],
+          settle_ids: batch.map((c) => c.job.id),
+          settle_tokens: batch.map((c) => c.job.token),
+          settle_results: batch.map((c) => c.result),
+          delete_completed: false,
         });
-        const landed = new Set(rows.map((row) => int(row.id, 'job id')));
+        const landed = new Set(rows.filter((row) => row.kind === 'done').map((row) => int(row.id, 'job id')));
         return batch.map((c) => landed.has(c.job.id));
       });
     },
