@@ -1,0 +1,15 @@
+-- job: one job row, as inspection reads it (payload as text). Read with
+-- job_attempts.sql in one REPEATABLE READ transaction.
+--
+-- $1 = id: the job (int8)
+--
+-- Returns the job's row, or none: id, queue, payload, state, priority,
+-- run_at, attempts, max_attempts, timeout_ms, idempotency_key, token,
+-- owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
+-- claimed_at, heartbeat_at, lease_ms, last_error, created_at, finished_at,
+-- cancelled_at, cancelled_by, cancel_reason.
+SELECT id, queue, payload::text AS payload, state, priority, run_at, attempts,
+    max_attempts, timeout_ms, idempotency_key, token, owner_host, owner_pid, owner_nonce,
+    owner_start_time, owner_boot_id, claimed_at, heartbeat_at, lease_ms, last_error,
+    created_at, finished_at, cancelled_at, cancelled_by, cancel_reason
+FROM leasehold_jobs WHERE id = $1

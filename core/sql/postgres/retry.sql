@@ -1,0 +1,24 @@
+-- retry: queues the selected jobs again, due now, with a fresh attempt
+-- budget (the attempt log is kept: tokens keep growing), and wakes their
+-- queues' workers (NOTIFY '<schema>/<queue>' on channel leasehold_jobs, at
+-- commit). The caller runs it in a transaction and rolls back when fewer
+-- jobs changed than it named.
+--
+-- $1 = ids: only these jobs, or NULL for any (int8[])
+-- $2 = queue: only this queue, or NULL for any (text)
+-- $3 = states: the states the retry applies to (text[])
+--
+-- Returns one row per job queued again: id, queue, told (int8).
+WITH clock AS MATERIALIZED (
+    SELECT CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint) AS now),
+retried AS (
+    UPDATE leasehold_jobs j SET state = 'queued', attempts = 0, run_at = c.now,
+        finished_at = NULL, cancelled_at = NULL, cancelled_by = NULL, cancel_reason = NULL
+    FROM clock c
+    WHERE ($1::bigint[] IS NULL OR j.id = ANY($1)) AND ($2::text IS NULL OR j.queue = $2)
+      AND j.state = ANY($3::text[])
+    RETURNING j.id, j.queue),
+woken AS (
+    SELECT pg_notify('leasehold_jobs', current_schema() || '/' || q.queue)
+    FROM (SELECT DISTINCT queue FROM retried) q)
+SELECT id, queue, (SELECT count(*) FROM woken) AS told FROM retried

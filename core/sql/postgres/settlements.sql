@@ -1,0 +1,12 @@
+-- settlements: the settlements journal's rows from a transaction id on, in
+-- commit order as far as the xid tells it (xid, then id). Ids are not in
+-- commit order on PostgreSQL: the reader keeps a watermark at the
+-- snapshot's xmin (journal_xmin.sql) and remembers the rows above it.
+--
+-- $1 = from_xid: the watermark, as text (text)
+--
+-- Returns one row per settlement: id, xid (text), job_id, queue, attempt,
+-- token, owner_host, owner_pid, owner_nonce, outcome, error, retry_at, at.
+SELECT id, xid::text AS xid, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce,
+    outcome, error, retry_at, at
+FROM leasehold_settlements WHERE xid >= $1::text::xid8 ORDER BY xid, id
