@@ -3,8 +3,8 @@
 //! committed, before it can write anything else (no event log, no trace),
 //! and the `job-done` is there all the same, because job events come from
 //! the store's settlements journal, which the settle statement itself
-//! appends to. On SQLite and (when `LEASEHOLD_TEST_PG_URL` is set)
-//! PostgreSQL.
+//! appends to. The next worker's event log derives it from that journal
+//! too. On SQLite and (when `LEASEHOLD_TEST_PG_URL` is set) PostgreSQL.
 
 mod cli_support;
 mod store_support;
@@ -60,6 +60,37 @@ fn job_done_events(s: &Scratch, job: JobId) -> Vec<Value> {
         .map(|l| serde_json::from_str::<Value>(l).expect("one JSON event per line"))
         .filter(|e| e["type"] == "job-done" && e["body"]["job"] == job.0)
         .collect()
+}
+
+/// The `job-done` events the worker event logs in the events folder hold
+/// for `job`.
+fn logged_job_done_events(s: &Scratch, job: JobId) -> Vec<Value> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(s.path("events")).expect("the events folder").flatten() {
+        if entry.path().extension().is_some_and(|x| x == "log") {
+            let read = leasehold::eventlog::read_log(&entry.path(), 0).expect("the log reads");
+            found.extend(
+                read.records
+                    .into_iter()
+                    .filter(|r| r.event.kind == "job-done" && r.event.body["job"] == job.0)
+                    .map(|r| serde_json::to_value(&r.event).expect("an event serialises")),
+            );
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_job_done_committed_just_before_its_worker_is_killed_reaches_the_next_workers_event_log() {
+    let s = Scratch::new();
+    let job = settle_then_die(&s);
+    s.cmd(&["work", "--until-empty"]).assert().success();
+    let logged = logged_job_done_events(&s, job);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["body"]["attempt"], 1);
+    // The next run reopens the same log (slots are reused): nothing twice.
+    s.cmd(&["work", "--until-empty"]).assert().success();
+    assert_eq!(logged_job_done_events(&s, job).len(), 1);
 }
 
 #[tokio::test]

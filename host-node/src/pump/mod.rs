@@ -38,6 +38,8 @@
 
 mod drive;
 mod error;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod settlements;
 mod source;
 mod task;
 mod trace_journal;
@@ -53,6 +55,8 @@ use leasehold_core::pump::{
 use tokio::sync::{mpsc, oneshot};
 
 pub use error::PumpError;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use settlements::{Following, SETTLEMENTS_SOURCE, SettlementSource, settlement_event};
 pub use source::{EventDraft, EventSource};
 pub use trace_journal::{DEFAULT_TRACE_JOURNAL_CAPACITY, TraceJournal};
 

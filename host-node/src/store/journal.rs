@@ -117,6 +117,9 @@ pub struct SettlementRecord {
 pub struct JournalCursor {
     /// SQLite: the last id handed out.
     after_id: i64,
+    /// Rows with a lower id are never answered (a reader that has them
+    /// already: [`JournalCursor::from_id`]).
+    min_id: i64,
     /// PostgreSQL: the `xmin` of the last read.
     xmin: u64,
     /// PostgreSQL: rows handed out whose `xid` is at or above `xmin`.
@@ -124,6 +127,19 @@ pub struct JournalCursor {
 }
 
 impl JournalCursor {
+    /// A cursor that answers the rows with id `from` or higher only, each
+    /// once: for a reader that holds every row below `from` already (the
+    /// event log's source, resuming at its watermark).
+    pub(crate) fn from_id(from: i64) -> Self {
+        JournalCursor { after_id: from.saturating_sub(1), min_id: from, ..JournalCursor::default() }
+    }
+
+    /// PostgreSQL: the `xmin` of the last read (every transaction below it
+    /// had ended by then); 0 before the first read and on SQLite.
+    pub(crate) fn xmin(&self) -> u64 {
+        self.xmin
+    }
+
     /// The rows of a PostgreSQL read (`(xid, row)`, every row with `xid`
     /// at or above the last `xmin`) under a snapshot whose `xmin` is
     /// `xmin`: answers those not handed out before, and remembers the ones
@@ -186,9 +202,10 @@ impl Store {
                 let rows = sqlx::query(
                     "SELECT id, xid::text AS xid, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce,
                          outcome, error, retry_at, at
-                     FROM leasehold_settlements WHERE xid >= $1::text::xid8 ORDER BY xid, id",
+                     FROM leasehold_settlements WHERE xid >= $1::text::xid8 AND id >= $2 ORDER BY xid, id",
                 )
                 .bind(cursor.xmin.to_string())
+                .bind(cursor.min_id)
                 .fetch_all(&mut *tx)
                 .await?;
                 tx.commit().await?;
@@ -199,6 +216,46 @@ impl Store {
                 let mut fresh = cursor.admit(rows, xid(&xmin)?);
                 fresh.sort_unstable_by_key(|row| row.id);
                 Ok(fresh)
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Where the journal's ids are final (the event log's source hands
+    /// rows out in id order, so its watermark is one id). SQLite: `None`,
+    /// ids commit in order. PostgreSQL: `(taken, next_xid)`, the highest
+    /// id taken so far (committed or not; 0 for none) and, read after it,
+    /// the next transaction id to be assigned. Every statement that
+    /// appends to the journal modifies its job row first (the append
+    /// selects from that update), so a transaction holds an id only once
+    /// it has a transaction id; once a read's `xmin`
+    /// ([`JournalCursor::xmin`]) reaches `next_xid`, every transaction that
+    /// took an id up to `taken` has ended, and every row up to `taken` is
+    /// visible or will never exist.
+    ///
+    /// # Errors
+    /// [`StoreError::Database`] when a read fails.
+    pub(crate) async fn settlement_fence(&self) -> StoreResult<Option<(i64, u64)>> {
+        match &self.inner.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => Ok(None),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => {
+                // Two statements, so the snapshot whose xmax is read is
+                // taken after the sequence was read.
+                // The sequence's own row: the last id handed out, exactly
+                // (`pg_sequences` may answer one logged ahead, which would
+                // pass ids not taken yet).
+                let taken: i64 = sqlx::query_scalar(
+                    "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM leasehold_settlements_id_seq",
+                )
+                .fetch_one(pool)
+                .await?;
+                let next: String = sqlx::query_scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
+                    .fetch_one(pool)
+                    .await?;
+                Ok(Some((taken, xid(&next)?)))
             }
         }
     }

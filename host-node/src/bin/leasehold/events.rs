@@ -12,8 +12,12 @@
 //! claim failures, lost claims) is each worker process's own: its runners
 //! record it through the pump into its log file, and `events` merges the
 //! logs with the journal by time: the job events and the runner's failures
-//! as lines, everything with `--json`. Job events that older workers logged
-//! from memory are left out of the logs' share: the journal holds them.
+//! as lines, everything with `--json`. Each worker's log also derives its
+//! queue's settlements from the journal, with the log's watermark
+//! ([`SettlementSource`]), so the log file alone holds every job event, a
+//! settlement committed just before a worker was killed included (the next
+//! worker's log derives it); `events` leaves the logs' job events out, as
+//! the journal holds them.
 //!
 //! One file per worker slot, in one folder: an event log has a single writer,
 //! and several workers share one database. A process takes the first slot
@@ -25,9 +29,12 @@
 
 use crate::fail::CliError;
 use leasehold::eventlog::{EventRecord, LoggedEvent, ReadError, read_log, read_log_before_damage};
-use leasehold::pump::{DEFAULT_TRACE_JOURNAL_CAPACITY, EventSource, Pump, PumpOptions, TraceJournal};
-use leasehold::store::{JournalCursor, SettlementOutcome, SettlementRecord, Store, StoreError};
-use serde_json::{Map, Value, json};
+use leasehold::pump::{
+    DEFAULT_TRACE_JOURNAL_CAPACITY, EventSource, Following, Pump, PumpOptions, SETTLEMENTS_SOURCE, SettlementSource,
+    TraceJournal, settlement_event,
+};
+use leasehold::store::{JournalCursor, SettlementRecord, Store, StoreError};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,10 +65,15 @@ pub fn sqlite_file(url: &str) -> Option<PathBuf> {
     (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
 }
 
-/// A worker's recording: the journal its runner feeds and the pump that logs it.
+/// How often a worker's event log reads the store's settlements journal.
+const SETTLEMENTS_EVERY: Duration = Duration::from_millis(500);
+
+/// A worker's recording: the journal its runner feeds, the settlements the
+/// store journals, and the pump that logs both.
 pub struct Recorder {
     pub journal: Arc<TraceJournal>,
     pump: Pump,
+    settlements: Following,
     /// Holds the slot's lock for as long as the log is written.
     _slot: File,
 }
@@ -88,24 +100,29 @@ fn take_slot(folder: &Path) -> Result<(File, PathBuf), CliError> {
 
 impl Recorder {
     /// Opens this process's log in `folder` (created if missing) for the
-    /// runner named `runner`.
-    pub async fn open(folder: &Path, runner: &str) -> Result<Recorder, CliError> {
+    /// runner named `runner`, deriving `queue`'s settlements from `store`'s
+    /// journal past the log's watermark.
+    pub async fn open(folder: &Path, runner: &str, store: &Store, queue: &str) -> Result<Recorder, CliError> {
         std::fs::create_dir_all(folder)
             .map_err(|e| CliError::input(format!("cannot create the event log folder {}: {e}", folder.display())))?;
         let (slot, path) = take_slot(folder)?;
         let mut builder = Pump::builder(PumpOptions::new(&path));
         let journal = Arc::new(TraceJournal::new(runner, Some(builder.kicker()), DEFAULT_TRACE_JOURNAL_CAPACITY));
         builder.source(journal.source_name(), Arc::clone(&journal) as Arc<dyn EventSource>);
-        let pump = builder
-            .open()
-            .await
-            .map_err(|e| CliError::input(format!("cannot open the event log {}: {e}", path.display())))?;
-        Ok(Recorder { journal, pump, _slot: slot })
+        let source = Arc::new(SettlementSource::new(Some(queue)));
+        builder.source(SETTLEMENTS_SOURCE, Arc::clone(&source) as Arc<dyn EventSource>);
+        let failed = |e| CliError::input(format!("cannot open the event log {}: {e}", path.display()));
+        let pump = builder.open().await.map_err(failed)?;
+        let from = pump.status().await.map_err(failed)?.marks.get(SETTLEMENTS_SOURCE).copied().unwrap_or(0);
+        let settlements = source.follow(store.clone(), from, pump.kicker(), SETTLEMENTS_EVERY);
+        Ok(Recorder { journal, pump, settlements, _slot: slot })
     }
 
-    /// Logs what is left and closes the log. A failure is reported, not
-    /// fatal: the jobs themselves are settled in the database.
+    /// Reads the settlements journal once more, logs what is left and closes
+    /// the log. A failure is reported, not fatal: the jobs themselves are
+    /// settled in the database, and the next worker's log derives them.
     pub async fn close(self) {
+        self.settlements.finish().await;
         if let Err(e) = self.pump.close().await {
             tracing::warn!("event log not closed cleanly: {e}");
         }
@@ -156,32 +173,6 @@ async fn settlements(store: &Store, journal: &mut JournalCursor) -> Result<Vec<S
         )),
         other => Ok(other?),
     }
-}
-
-/// The source name of the events read from the settlements journal.
-const JOURNAL_SOURCE: &str = "settlements";
-
-/// A journal row as an event: type `job-done`, `job-retrying`,
-/// `job-dead-lettered`, `job-lost` or `job-released`; identity the queue
-/// and the attempt's owner (`host`, `pid`); body `{"job": id, "attempt": n,
-/// "token": t, "settlement": journal id}` plus `error` (failures; for a
-/// lost lease, who took it over) and `retryAt` (ms since the Unix epoch,
-/// retries).
-fn settlement_event(row: &SettlementRecord) -> EventRecord {
-    let mut identity = Map::new();
-    identity.insert("queue".to_owned(), json!(row.queue));
-    if let Some(owner) = &row.owner {
-        identity.insert("host".to_owned(), json!(owner.host_id));
-        identity.insert("pid".to_owned(), json!(owner.pid));
-    }
-    let mut body = json!({ "job": row.job.0, "attempt": row.attempt, "token": row.token, "settlement": row.id });
-    if let Some(error) = &row.error {
-        body["error"] = json!(error);
-    }
-    if let SettlementOutcome::Retrying { at } = row.outcome {
-        body["retryAt"] = json!(at.0);
-    }
-    EventRecord { source: JOURNAL_SOURCE.to_owned(), at: row.at.0, kind: row.outcome.event_type().to_owned(), identity, body }
 }
 
 /// Events added to the folder's logs since the cursors.
@@ -256,7 +247,7 @@ fn line(event: &EventRecord, json: bool) -> Option<String> {
         return None;
     }
     let at = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(event.at));
-    if event.source == JOURNAL_SOURCE {
+    if event.source == SETTLEMENTS_SOURCE {
         let queue = event.identity.get("queue").and_then(Value::as_str).unwrap_or_default();
         let owner = match (event.identity.get("pid"), event.identity.get("host").and_then(Value::as_str)) {
             (Some(pid), Some(host)) => format!(" (pid {pid} on {host})"),

@@ -173,7 +173,7 @@ impl Pool {
         let (hard_stop, stopped) = watch::channel(false);
         let claiming = Arc::new(AtomicBool::new(true));
         let name = format!("leasehold.{}", config.queue);
-        let recorder = Recorder::open(config.events, &name).await?;
+        let recorder = Recorder::open(config.events, &name, store, config.queue).await?;
         // One runner per slot, each performing one command at a time, rather
         // than one runner with `concurrency` workers: a runner's pass stops
         // claiming for all its workers at the first claim that finds the
