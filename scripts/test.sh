@@ -130,6 +130,18 @@ run cargo test --workspace --exclude leasehold-tests --features leasehold/postgr
 section_passed
 
 # ---------------------------------------------------------------------------------------
+section "leasehold ui in headless Chromium (the dashboard's pages, live update, buttons, token)"
+# The binary the workspace tests just built; playwright-core from pkg/node_modules.
+if [[ ! -x /usr/bin/chromium ]]; then
+  skip "dashboard in Chromium" "no Chromium at /usr/bin/chromium (scripts/install-tools.sh installs it as root)"
+elif [[ ! -d pkg/node_modules/playwright-core ]]; then
+  skip "dashboard in Chromium" "no playwright-core in pkg/node_modules (npm ci in pkg/)"
+else
+  run env LEASEHOLD_BIN="$root/target/debug/leasehold" node --test host-node/tests/ui_browser.test.mjs
+  section_passed
+fi
+
+# ---------------------------------------------------------------------------------------
 section "chaos: the command-line tool under kill -9, pauses and database outages (quick)"
 # The binary the workspace tests just built (cli + postgres). scripts/chaos.sh starts a
 # PostgreSQL cluster of its own and skips, with one line, what it cannot run here (no

@@ -105,6 +105,11 @@ pub enum Command {
     Pause(crate::steer::QueueArg),
     /// Claim a paused queue's jobs again.
     Resume(crate::steer::QueueArg),
+    /// Serve a dashboard of the queue in a web browser: counts by state, the last hour's
+    /// throughput and latency, workers, lease health, jobs with filters, each job's attempts
+    /// and output, updated live; cancel, retry, pause and resume buttons (not with
+    /// --read-only). Listens on 127.0.0.1:8080 by default; another address needs --token.
+    Ui(crate::ui::UiArgs),
 }
 
 /// Options of the jobs a command queues.

@@ -38,7 +38,7 @@ pub fn time(at: Millis) -> String {
 }
 
 /// A job's command line (its payload's `command`, else the payload).
-fn command(job: &JobRecord) -> String {
+pub fn command(job: &JobRecord) -> String {
     match job.payload.get("command").and_then(Value::as_str) {
         Some(line) => line.to_owned(),
         None => job.payload.to_string(),

@@ -22,6 +22,7 @@ mod schedule;
 mod serve_metrics;
 mod steer;
 mod turns;
+mod ui;
 
 use args::{Cli, Command, Global, RunArgs, WorkArgs};
 use clap::Parser;
@@ -159,6 +160,9 @@ fn refuse_missing_sqlite_file(url: &str) -> Result<(), CliError> {
 
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let global = &cli.global;
+    if let Command::Ui(args) = &cli.command {
+        return ui::run(global, args).await;
+    }
     let events = events::folder(&global.database, global.events.as_deref());
     if let Command::Schedule(args) = &cli.command {
         match &args.action {
@@ -208,7 +212,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let code = match &cli.command {
         Command::Run(args) => run::run(&store, global, args, &events).await?,
         Command::Enqueue(args) => enqueue::enqueue(&store, args).await.map(|()| 0)?,
-        Command::Work(_) => unreachable!("answered above"),
+        Command::Work(_) | Command::Ui(_) => unreachable!("answered above"),
         Command::Status => inspect::status(&store).await.map(|()| 0)?,
         Command::Jobs(args) => inspect::jobs(&store, args.queue.as_deref(), args.state, args.limit).await.map(|()| 0)?,
         Command::Show(args) => inspect::show(&store, args.id).await.map(|()| 0)?,

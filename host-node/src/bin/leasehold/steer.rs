@@ -57,7 +57,7 @@ fn parse_open_state(text: &str) -> Result<JobState, String> {
 }
 
 /// Who steers, as recorded: `$USER@host`.
-fn who() -> String {
+pub fn who() -> String {
     let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "unknown".to_owned());
     format!("{user}@{}", leasehold::liveness::current_owner().host_id)
 }

@@ -1,0 +1,240 @@
+//! The dashboard's JSON API: what the page reads (`GET /api/overview`,
+//! `/api/jobs`, `/api/jobs/{id}`) and the actions (`POST …/cancel`,
+//! `…/retry`, `/api/queues/{queue}/pause`, `…/resume`). Every answer is
+//! JSON; an error is `{"error": "…"}` with 400 (bad input), 404 (unknown
+//! job or queue), 409 (a job in the wrong state), 403 (read-only) or 500.
+
+use super::Ui;
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use leasehold::core::Millis;
+use leasehold::runner::{Clock, TokioClock};
+use leasehold::store::dashboard::{JobQuery, ShownState};
+use leasehold::store::{AttemptRecord, BackendKind, JobId, JobRecord, StoreError};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// The overview's chart: the last hour in minutes.
+const HOUR_MS: u64 = 3_600_000;
+const MINUTE_MS: u64 = 60_000;
+
+type Answer = Result<Response, Failure>;
+
+/// An error answered as JSON with its status.
+pub struct Failure(StatusCode, String);
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Failure {
+        let status = match e {
+            StoreError::UnknownJob(_) | StoreError::UnknownQueue(_) => StatusCode::NOT_FOUND,
+            StoreError::WrongState { .. } => StatusCode::CONFLICT,
+            StoreError::InvalidOption { .. } | StoreError::InvalidQueueName { .. } => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Failure(status, e.to_string())
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({ "error": self.1 }))).into_response()
+    }
+}
+
+fn now() -> Millis {
+    TokioClock::new().now()
+}
+
+/// `GET /api/overview`: the queues with their counts, the last hour by
+/// minute, the workers, and what this server allows.
+pub async fn overview(State(ui): State<Ui>) -> Answer {
+    let now = now();
+    let overview = ui.store.overview(now).await?;
+    let since = Millis((now.0 / MINUTE_MS) * MINUTE_MS + MINUTE_MS - HOUR_MS);
+    let activity = ui.store.activity(since, MINUTE_MS, now).await?;
+    let workers: Vec<Value> = ui.store.workers().await?.iter().map(worker).collect();
+    Ok(Json(json!({
+        "store": match ui.store.kind() { BackendKind::Sqlite => "SQLite", BackendKind::Postgres => "PostgreSQL" },
+        "readOnly": ui.read_only,
+        "now": now.0,
+        "overview": overview,
+        "activity": activity,
+        "workers": workers,
+    }))
+    .into_response())
+}
+
+fn worker(w: &leasehold::store::WorkerRecord) -> Value {
+    let c = &w.counters;
+    json!({
+        "queue": w.queue, "host": w.owner.host_id, "hostname": w.hostname, "pid": w.owner.pid,
+        "owner": w.owner.nonce, "startedAt": w.started_at.0, "lastSeen": w.last_seen.0,
+        "stoppedAt": w.stopped_at.map(|m| m.0),
+        "counters": { "claimed": c.claimed, "succeeded": c.succeeded, "failed": c.failed,
+            "deadLettered": c.dead_lettered, "renewals": c.renewals, "lapses": c.lapses,
+            "losses": c.losses, "steals": c.steals },
+    })
+}
+
+/// The query string of `GET /api/jobs`.
+#[derive(Deserialize)]
+pub struct JobsParams {
+    queue: Option<String>,
+    state: Option<String>,
+    q: Option<String>,
+    before: Option<i64>,
+    limit: Option<u32>,
+}
+
+/// `GET /api/jobs?queue=&state=&q=&before=&limit=`: a page of jobs, newest
+/// first, and where the next starts.
+pub async fn jobs(State(ui): State<Ui>, Query(p): Query<JobsParams>) -> Answer {
+    let blank = |v: Option<String>| v.filter(|s| !s.is_empty());
+    let state = match blank(p.state) {
+        Some(name) => Some(ShownState::parse(&name).ok_or_else(|| {
+            Failure(StatusCode::BAD_REQUEST, format!("{name:?} is not a state: queued, scheduled, retrying, running, succeeded, dead or cancelled"))
+        })?),
+        None => None,
+    };
+    let query = JobQuery {
+        queue: blank(p.queue),
+        state,
+        text: blank(p.q),
+        before: p.before.map(JobId),
+        limit: p.limit.unwrap_or(50),
+    };
+    let now = now();
+    let page = ui.store.job_page(&query, now).await?;
+    let jobs: Vec<Value> = page.jobs.iter().map(|j| job_row(j, now)).collect();
+    Ok(Json(json!({
+        "jobs": jobs,
+        "next": page.next.map(|id| id.0),
+        "searchedDownTo": page.searched_down_to.map(|id| id.0),
+    }))
+    .into_response())
+}
+
+/// A job as a listing shows it.
+fn job_row(job: &JobRecord, now: Millis) -> Value {
+    json!({
+        "id": job.id.0,
+        "queue": job.queue,
+        "state": ShownState::of(job, now),
+        "attempts": job.attempts,
+        "maxAttempts": job.max_attempts,
+        "createdAt": job.created_at.0,
+        "runAt": job.run_at.0,
+        "finishedAt": job.finished_at.map(|m| m.0),
+        "command": crate::inspect::cell(&crate::inspect::command(job)),
+        "lastError": job.last_error.as_deref().map(crate::inspect::cell),
+    })
+}
+
+
+/// `GET /api/jobs/{id}`: the job, every attempt with what it produced
+/// (exit code, output), and its settlements.
+pub async fn job(State(ui): State<Ui>, Path(id): Path<i64>) -> Answer {
+    let job = ui.store.job(JobId(id)).await.map_err(|e| match e {
+        StoreError::UnknownJob(_) => Failure(
+            StatusCode::NOT_FOUND,
+            format!("no job {id}: never queued, or deleted once finished (purged, or by work --delete-succeeded)"),
+        ),
+        e => e.into(),
+    })?;
+    let results: HashMap<u64, Value> = ui.store.results(job.id).await?.into_iter().collect();
+    let settlements = ui.store.job_settlements(&job).await?;
+    let now = now();
+    let attempts: Vec<Value> = job.attempt_log.iter().enumerate().map(|(n, a)| attempt(n + 1, a, results.get(&a.token))).collect();
+    let settlements: Vec<Value> = settlements
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id, "type": s.outcome.event_type(), "attempt": s.attempt, "token": s.token,
+                "owner": s.owner.as_ref().map(|o| format!("{} pid {}", o.host_id, o.pid)),
+                "error": s.error, "at": s.at.0,
+                "retryAt": match s.outcome { leasehold::store::SettlementOutcome::Retrying { at } => Some(at.0), _ => None },
+            })
+        })
+        .collect();
+    Ok(Json(json!({
+        "job": {
+            "id": job.id.0, "queue": job.queue, "state": ShownState::of(&job, now),
+            "command": crate::inspect::command(&job), "payload": job.payload,
+            "attempts": job.attempts, "maxAttempts": job.max_attempts, "priority": job.priority,
+            "createdAt": job.created_at.0, "runAt": job.run_at.0, "finishedAt": job.finished_at.map(|m| m.0),
+            "timeoutMs": job.timeout.map(|t| t.as_millis() as u64), "idempotencyKey": job.idempotency_key,
+            "lastError": job.last_error, "token": job.token,
+            "cancellation": job.cancellation.as_ref().map(|c| json!({ "at": c.at.0, "by": c.by, "reason": c.reason })),
+        },
+        "attempts": attempts,
+        "settlements": settlements,
+        "readOnly": ui.read_only,
+    }))
+    .into_response())
+}
+
+fn attempt(n: usize, a: &AttemptRecord, result: Option<&Value>) -> Value {
+    json!({
+        "n": n, "token": a.token, "outcome": a.outcome.as_str(),
+        "owner": { "host": a.owner.host_id, "pid": a.owner.pid, "nonce": a.owner.nonce },
+        "startedAt": a.started_at.0, "endedAt": a.ended_at.map(|m| m.0), "error": a.error,
+        "exitCode": result.and_then(|r| r.get("exitCode")).cloned(),
+        "resultError": result.and_then(|r| r.get("error")).cloned(),
+        "output": result.and_then(|r| r.get("output")).cloned(),
+    })
+}
+
+/// `GET /metrics`: the store's Prometheus text.
+pub async fn metrics(State(ui): State<Ui>) -> Answer {
+    let text = leasehold::metrics::render_store(&ui.store).await?;
+    Ok(([(header::CONTENT_TYPE, leasehold::metrics::CONTENT_TYPE)], text).into_response())
+}
+
+/// The body of a cancel: why (optional).
+#[derive(Deserialize, Default)]
+pub struct CancelBody {
+    reason: Option<String>,
+}
+
+/// Who steers from the dashboard, as recorded.
+fn who() -> String {
+    format!("{} (leasehold ui)", crate::steer::who())
+}
+
+fn done(ui: &Ui, message: String) -> Answer {
+    ui.live.check_now();
+    Ok(Json(json!({ "ok": true, "message": message })).into_response())
+}
+
+/// `POST /api/jobs/{id}/cancel` with `{"reason": "…"}` (optional).
+pub async fn cancel(State(ui): State<Ui>, Path(id): Path<i64>, body: Option<Json<CancelBody>>) -> Answer {
+    let reason = body.and_then(|Json(b)| b.reason).filter(|r| !r.trim().is_empty());
+    ui.store.cancel(&[JobId(id)], reason.as_deref(), &who(), now()).await?;
+    done(&ui, format!("cancelled job {id}"))
+}
+
+/// `POST /api/jobs/{id}/retry`.
+pub async fn retry(State(ui): State<Ui>, Path(id): Path<i64>) -> Answer {
+    ui.store.retry(&[JobId(id)], now()).await?;
+    done(&ui, format!("queued job {id} again"))
+}
+
+/// `POST /api/queues/{queue}/pause`.
+pub async fn pause(State(ui): State<Ui>, Path(queue): Path<String>) -> Answer {
+    let paused = ui.store.pause_queue(&queue, &who(), now()).await?;
+    done(&ui, if paused { format!("paused queue {queue}") } else { format!("queue {queue} was paused already") })
+}
+
+/// `POST /api/queues/{queue}/resume`.
+pub async fn resume(State(ui): State<Ui>, Path(queue): Path<String>) -> Answer {
+    ui.store.resume_queue(&queue).await?;
+    done(&ui, format!("resumed queue {queue}"))
+}
+
+/// Any action under `--read-only`.
+pub async fn refuse_read_only() -> Failure {
+    Failure(StatusCode::FORBIDDEN, "this dashboard is read-only (started with --read-only): it changes nothing".to_owned())
+}

@@ -1,0 +1,186 @@
+//! `leasehold ui` over HTTP: the JSON the page reads, the actions and their
+//! refusals, the token, read-only, on SQLite and (with LEASEHOLD_TEST_PG_URL)
+//! PostgreSQL. The page itself is tested in Chromium (ui_browser.test.mjs).
+
+mod cli_support;
+mod store_support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::Child;
+
+use cli_support::Scratch;
+use serde_json::Value;
+
+/// A running `leasehold ui` and its address.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(scratch: &Scratch, args: &[&str]) -> Server {
+    let mut all = vec!["ui", "--listen", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    let mut child = scratch.spawn(&all);
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("a line");
+    let addr = line.split("http://").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or_else(|| panic!("{line}")).to_owned();
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 request; answers the status and the body.
+fn request(server: &Server, method: &str, path: &str, headers: &[&str]) -> (u16, String) {
+    let mut stream = TcpStream::connect(&server.addr).expect("connects");
+    let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
+    let body = if method == "POST" { "{}" } else { "" };
+    // This server's own Host unless the test names another.
+    let host = if headers.iter().any(|h| h.starts_with("Host:")) { String::new() } else { format!("Host: {}\r\n", server.addr) };
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\n{host}Connection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}",
+        body.len()
+    )
+    .expect("sends");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("reads");
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+fn json(server: &Server, path: &str) -> Value {
+    let (status, body) = request(server, "GET", path, &[]);
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+const ACTION: &str = "X-Leasehold-Action: 1";
+
+/// Queue `mail`: two succeeded, one dead, one scheduled; answers the dead id.
+fn fill(scratch: &Scratch) -> String {
+    for n in ["1", "2"] {
+        scratch.cmd(&["enqueue", "--queue", "mail", "--", "echo", n]).assert().success();
+    }
+    let dead = scratch.cmd(&["enqueue", "--queue", "mail", "--max-attempts", "1", "--", "false"]).output().expect("runs");
+    scratch.cmd(&["work", "--queue", "mail", "--until-empty", "--concurrency", "1"]).assert().success();
+    scratch.cmd(&["enqueue", "--queue", "mail", "--at", "1h", "--", "echo", "later"]).assert().success();
+    String::from_utf8(dead.stdout).expect("utf-8").trim().to_owned()
+}
+
+fn scratches(name: &str) -> Vec<Scratch> {
+    let mut all = vec![Scratch::new()];
+    let pg = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(store_support::pg_schema_url(name));
+    all.extend(pg.map(Scratch::with_url));
+    all
+}
+
+#[test]
+fn the_api_answers_the_counts_a_page_of_jobs_and_a_job_with_its_attempts_and_settlements() {
+    for scratch in scratches("ui_api") {
+        let dead = fill(&scratch);
+        let server = serve(&scratch, &[]);
+        let o = json(&server, "/api/overview");
+        let mail = &o["overview"]["queues"][0];
+        assert_eq!(mail["queue"], "mail", "{o}");
+        let counts: Vec<u64> = ["queued", "scheduled", "retrying", "running", "succeeded", "dead", "cancelled"]
+            .iter()
+            .map(|s| mail["counts"][s].as_u64().expect("a count"))
+            .collect();
+        assert_eq!(counts, [0, 1, 0, 0, 2, 1, 0], "{}", scratch.url);
+        assert_eq!(o["overview"]["succeeded_estimated"], false);
+        assert_eq!(o["activity"]["buckets"].as_array().map(Vec::len), Some(60));
+        let done: u64 = o["activity"]["buckets"].as_array().unwrap().iter().map(|b| b["done"].as_u64().unwrap()).sum();
+        assert_eq!(done, 2);
+        assert_eq!(o["workers"].as_array().map(Vec::len), Some(1), "the worker recorded itself");
+
+        let page = json(&server, "/api/jobs?queue=mail&state=dead");
+        assert_eq!(page["jobs"].as_array().map(Vec::len), Some(1));
+        assert_eq!(page["jobs"][0]["id"].to_string(), dead);
+        let first = json(&server, "/api/jobs?limit=2");
+        assert_eq!(first["jobs"].as_array().map(Vec::len), Some(2));
+        let rest = json(&server, &format!("/api/jobs?limit=2&before={}", first["next"]));
+        assert_eq!(rest["jobs"].as_array().map(Vec::len), Some(2));
+        assert_eq!(rest["next"], Value::Null);
+
+        let job = json(&server, &format!("/api/jobs/{dead}"));
+        assert_eq!(job["job"]["state"], "dead");
+        assert_eq!(job["attempts"][0]["exitCode"], 1);
+        assert_eq!(job["settlements"][0]["type"], "job-dead-lettered");
+        let (status, body) = request(&server, "GET", "/api/jobs/999999", &[]);
+        assert_eq!(status, 404, "{body}");
+        let (status, body) = request(&server, "GET", "/api/jobs?state=sleeping", &[]);
+        assert_eq!((status, body.contains("is not a state")), (400, true), "{body}");
+        let (status, body) = request(&server, "GET", "/metrics", &[]);
+        assert_eq!(status, 200);
+        assert!(body.contains("leasehold_jobs{"), "{body}");
+    }
+}
+
+#[test]
+fn actions_change_the_queue_and_refuse_what_cannot_be_done() {
+    for scratch in scratches("ui_actions") {
+        let dead = fill(&scratch);
+        let server = serve(&scratch, &[]);
+        let (status, body) = request(&server, "POST", &format!("/api/jobs/{dead}/retry"), &[]);
+        assert_eq!(status, 403, "an action without its header: {body}");
+        let (status, body) = request(&server, "POST", &format!("/api/jobs/{dead}/retry"), &[ACTION]);
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = request(&server, "POST", &format!("/api/jobs/{dead}/retry"), &[ACTION]);
+        assert_eq!(status, 409, "a queued job cannot be retried: {body}");
+        let (status, body) = request(&server, "POST", &format!("/api/jobs/{dead}/cancel"), &[ACTION]);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(json(&server, &format!("/api/jobs/{dead}"))["job"]["state"], "cancelled");
+        let (status, _) = request(&server, "POST", "/api/jobs/999999/cancel", &[ACTION]);
+        assert_eq!(status, 404);
+        let (status, body) = request(&server, "POST", "/api/queues/mail/pause", &[ACTION, "Origin: http://evil.example"]);
+        assert_eq!(status, 403, "a foreign origin: {body}");
+        let (status, _) = request(&server, "POST", "/api/queues/mail/pause", &[ACTION]);
+        assert_eq!(status, 200);
+        assert!(json(&server, "/api/overview")["overview"]["queues"][0]["paused_at_ms"].is_u64());
+        let (status, _) = request(&server, "POST", "/api/queues/mail/resume", &[ACTION]);
+        assert_eq!(status, 200);
+        let (status, _) = request(&server, "POST", "/api/queues/nosuch/pause", &[ACTION]);
+        assert_eq!(status, 404);
+        let (status, body) = request(&server, "GET", "/", &["Host: evil.example"]);
+        assert_eq!(status, 403, "a rebound DNS name is not answered: {body}");
+    }
+}
+
+#[test]
+fn read_only_shows_everything_and_refuses_every_action() {
+    let scratch = Scratch::new();
+    let dead = fill(&scratch);
+    let server = serve(&scratch, &["--read-only"]);
+    assert_eq!(json(&server, "/api/overview")["readOnly"], true);
+    let (status, body) = request(&server, "POST", &format!("/api/jobs/{dead}/retry"), &[ACTION]);
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("read-only"), "{body}");
+    assert_eq!(json(&server, &format!("/api/jobs/{dead}"))["job"]["state"], "dead", "nothing changed");
+}
+
+#[test]
+fn with_a_token_every_request_carries_it() {
+    let scratch = Scratch::new();
+    fill(&scratch);
+    let server = serve(&scratch, &["--token", "s3cret"]);
+    assert_eq!(request(&server, "GET", "/api/overview", &[]).0, 401);
+    assert_eq!(request(&server, "GET", "/", &[]).0, 401);
+    assert_eq!(request(&server, "GET", "/metrics", &["Authorization: Bearer wrong"]).0, 401);
+    assert_eq!(request(&server, "GET", "/api/overview", &["Authorization: Bearer s3cret"]).0, 200);
+    let (status, _) = request(&server, "GET", "/?token=s3cret", &[]);
+    assert_eq!(status, 303, "the login sets the cookie and drops the token from the address");
+    let cookie = format!("Cookie: leasehold_ui_token={}", "s3cret".bytes().map(|b| format!("{b:02x}")).collect::<String>());
+    assert_eq!(request(&server, "GET", "/api/overview", &[&cookie]).0, 200);
+    let refused = scratch.cmd(&["ui", "--listen", "0.0.0.0:0"]).env_remove("LEASEHOLD_UI_TOKEN").output().expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("--listen 0.0.0.0:0 is not a loopback address") && said.contains("--token"), "{said}");
+}

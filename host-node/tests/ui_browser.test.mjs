@@ -1,0 +1,144 @@
+// `leasehold ui` in headless Chromium: the overview shows the queue's counts, a job queued
+// meanwhile appears without a reload, the retry and cancel buttons work, and off loopback a
+// wrong or missing token is refused. Saves a screenshot of each page.
+//
+//   LEASEHOLD_BIN=target/debug/leasehold node --test host-node/tests/ui_browser.test.mjs
+//
+// playwright-core comes from pkg/node_modules (npm ci in pkg/); Chromium is /usr/bin/chromium.
+// Screenshots go to $UI_SCREENSHOTS (default: target/ui-screenshots).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = process.env.LEASEHOLD_BIN || path.join(root, 'target/debug/leasehold');
+const chromiumPath = '/usr/bin/chromium';
+const shots = process.env.UI_SCREENSHOTS || path.join(root, 'target/ui-screenshots');
+const skip = !existsSync(chromiumPath) ? `no Chromium at ${chromiumPath}`
+  : !existsSync(bin) ? `no leasehold binary at ${bin} (cargo build -p leasehold --features cli)`
+    : !existsSync(path.join(root, 'pkg/node_modules/playwright-core')) ? 'no playwright-core in pkg/node_modules (npm ci in pkg/)'
+      : false;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-ui-'));
+const database = `sqlite://${path.join(dir, 'queue.db')}`;
+
+function cli(...args) {
+  const run = spawnSync(bin, ['--database', database, ...args], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `leasehold ${args.join(' ')}: ${run.stderr}`);
+  return run.stdout.trim();
+}
+
+/** Starts `leasehold ui ARGS` and answers its origin once it listens. */
+async function serve(t, args) {
+  const child = spawn(bin, ['--database', database, 'ui', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(() => child.kill('SIGINT'));
+  let said = '';
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      said += chunk;
+      const found = said.match(/is at (http:\/\/\S+?)\/ /);
+      if (found) resolve(found[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`leasehold ui exited ${code}: ${said}`)));
+  });
+}
+
+function browserArgs() {
+  return ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'];
+}
+
+/** A browser context on a fresh profile folder (playwright passes it as --user-data-dir). */
+async function launch(t, viewport) {
+  const { chromium } = createRequire(path.join(root, 'pkg/package.json'))('playwright-core');
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-ui-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: browserArgs(), viewport });
+  t.after(() => context.close());
+  return context;
+}
+
+const count = (page, state) => page.locator(`tr[data-queue="mail"] td[data-state="${state}"]`).innerText();
+
+test('the dashboard shows the counts, updates live, and its buttons retry and cancel', { skip, timeout: 180_000 }, async (t) => {
+  mkdirSync(shots, { recursive: true });
+  for (let i = 1; i <= 3; i++) cli('enqueue', '--queue', 'mail', '--', 'echo', `mail ${i}`);
+  const dead = cli('enqueue', '--queue', 'mail', '--max-attempts', '1', '--', 'sh', '-c', 'echo broken >&2; exit 3');
+  cli('work', '--queue', 'mail', '--until-empty', '--concurrency', '2');
+  cli('enqueue', '--queue', 'mail', '--at', '1h', '--', 'echo', 'later');
+  cli('enqueue', '--queue', 'reports', '--', 'echo', 'report');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1360, height: 900 });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+
+  await page.goto(`${origin}/`);
+  await page.locator('#live.on').waitFor();
+  assert.equal(await count(page, 'succeeded'), '3');
+  assert.equal(await count(page, 'dead'), '1');
+  assert.equal(await count(page, 'scheduled'), '1');
+  assert.equal(await count(page, 'queued'), '0');
+  assert.equal(await page.locator('tr[data-queue="reports"] td[data-state="queued"]').innerText(), '1');
+  await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
+
+  // Queued meanwhile, by another process: the count moves without a reload.
+  await page.evaluate(() => { window.__sameDocument = true; });
+  cli('enqueue', '--queue', 'mail', '--', 'echo', 'meanwhile');
+  await page.waitForFunction(() => document.querySelector('tr[data-queue="mail"] td[data-state="queued"]')?.innerText === '1', null, { timeout: 15_000 });
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page was not reloaded');
+
+  await page.goto(`${origin}/#/jobs?queue=mail`);
+  await page.locator('#jobs tbody tr').first().waitFor();
+  assert.equal(await page.locator('#jobs tbody tr').count(), 6);
+  await page.screenshot({ path: path.join(shots, 'jobs.png'), fullPage: true });
+
+  // Retry the dead job from its page, then cancel it.
+  await page.goto(`${origin}/#/jobs/${dead}`);
+  await page.locator('h1 .pill.dead').waitFor();
+  assert.match(await page.locator('#attempts').innerText(), /exit code\s+3/);
+  assert.match(await page.locator('#settlements').innerText(), /job-dead-lettered/);
+  await page.screenshot({ path: path.join(shots, 'job.png'), fullPage: true });
+  await page.locator('button[data-action="retry"]').click();
+  await page.locator('#confirm-ok').click();
+  await page.locator('h1 .pill.queued').waitFor();
+  await page.locator('button[data-action="cancel"]').click();
+  await page.locator('#confirm-reason').fill('not today');
+  await page.locator('#confirm-ok').click();
+  await page.locator('h1 .pill.cancelled').waitFor();
+  assert.match(await page.locator("main").innerText(), /cancelled\s+\S.* by .*\(leasehold ui\): not today/);
+  assert.match(cli('show', dead), /cancelled: .* by .*\(leasehold ui\): not today/);
+  await page.screenshot({ path: path.join(shots, 'job-cancelled.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('off loopback the dashboard refuses a missing or wrong token and opens with the right one', { skip, timeout: 120_000 }, async (t) => {
+  const env = { ...process.env };
+  delete env.LEASEHOLD_UI_TOKEN;
+  const refused = spawnSync(bin, ['--database', database, 'ui', '--listen', '0.0.0.0:0'], { encoding: 'utf8', env });
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /--listen 0\.0\.0\.0:0 is not a loopback address.*--token/);
+
+  const origin = await serve(t, ['--listen', '0.0.0.0:0', '--token', 's3cret']);
+  const port = new URL(origin).port;
+  const browser = await launch(t, { width: 1000, height: 600 });
+  const page = await browser.newPage();
+  const base = `http://127.0.0.1:${port}`;
+  assert.equal((await page.goto(`${base}/`)).status(), 401, 'no token');
+  await page.screenshot({ path: path.join(shots, 'token-needed.png') });
+  assert.equal((await page.goto(`${base}/?token=wrong`)).status(), 401, 'a wrong token');
+  assert.equal((await page.request.get(`${base}/api/overview`)).status(), 401);
+  assert.equal((await page.request.get(`${base}/api/overview`, { headers: { Authorization: 'Bearer nope' } })).status(), 401);
+  assert.equal((await page.request.get(`${base}/api/overview`, { headers: { Authorization: 'Bearer s3cret' } })).status(), 200);
+  // The login: ?token= sets a cookie and leaves the token out of the address.
+  await page.goto(`${base}/?token=s3cret`);
+  await page.locator('tr[data-queue="mail"]').waitFor();
+  assert.ok(!page.url().includes('s3cret'), page.url());
+  // An action without its header is refused even with the cookie.
+  const bare = await page.request.post(`${base}/api/queues/mail/pause`);
+  assert.equal(bare.status(), 403);
+});
