@@ -62,6 +62,30 @@ impl Backoff {
     }
 }
 
+impl Backoff {
+    /// Every delay this backoff takes, in whole ms: element `k − 1` is
+    /// [`Backoff::delay_after`]`(k)`, from `k = 1` up to the first delay that
+    /// reaches `max_ms` (or the last one the doubling cap lets grow); every
+    /// later failure waits as long as the last element. Never empty; at most
+    /// [`MAX_BACKOFF_DOUBLINGS`]` + 1` elements.
+    ///
+    /// What a store binds into its fail statement, which picks the element
+    /// for the attempt number it reads off the job in the same statement:
+    /// the store computes no delay of its own.
+    #[must_use]
+    pub fn delays(&self) -> alloc::vec::Vec<u64> {
+        let mut delays = alloc::vec::Vec::new();
+        for failures in 1..=MAX_BACKOFF_DOUBLINGS + 1 {
+            let delay = self.delay_after(failures);
+            delays.push(delay);
+            if delay as f64 >= self.max_ms || delays.len() > 1 && delays[delays.len() - 2] == delay {
+                break;
+            }
+        }
+        delays
+    }
+}
+
 /// The longest a host waits, in ms, before it tries a store that stopped
 /// answering again: a worker notices a recovered database (a restarted
 /// server, a released lock) at most this long after it answers, plus one

@@ -75,6 +75,8 @@
 //! - [`schedule`]: which slots of a periodic job to enqueue: catch-up and overlap
 //!   policies over the slot instants of a cadence.
 //! - [`trace_ring`]: the bounded ring of pass spans behind the trace sinks.
+//! - [`queue`]: the durable queue's SQL statements, one per file, for each
+//!   dialect the stores speak (PostgreSQL, SQLite).
 //!
 //! # Features
 //!
@@ -100,6 +102,7 @@ pub mod backoff;
 pub mod options;
 pub mod runner;
 pub mod schedule;
+pub mod queue;
 pub mod supervision;
 
 pub use backoff::{job_backoff, recovery_backoff, Backoff};

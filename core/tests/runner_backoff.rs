@@ -82,3 +82,19 @@ fn delays_above_2_pow_31_minus_1_are_clamped_and_reported_as_scheduled() {
     host.tick();
     assert_eq!(host.next_delays(), vec![MAX_DELAY_MS, MAX_DELAY_MS]);
 }
+
+#[test]
+fn the_delays_a_store_binds_are_delay_after_each_failure_until_the_ceiling() {
+    let backoff = leasehold_core::Backoff { initial_ms: 1_000.0, max_ms: 10_000.0, multiplier: 2.0 };
+    assert_eq!(backoff.delays(), [1_000, 2_000, 4_000, 8_000, 10_000]);
+    for (k, delay) in backoff.delays().iter().enumerate() {
+        assert_eq!(*delay, backoff.delay_after(k as u32 + 1));
+    }
+    // A ceiling never reached stops at the doubling cap; later failures wait as long as the last.
+    let unbounded = leasehold_core::Backoff { initial_ms: 1.0, max_ms: f64::MAX, multiplier: 2.0 };
+    let delays = unbounded.delays();
+    assert_eq!(delays.len(), leasehold_core::backoff::MAX_BACKOFF_DOUBLINGS as usize + 1);
+    assert_eq!(*delays.last().unwrap(), unbounded.delay_after(1_000));
+    // No growth: one element.
+    assert_eq!(leasehold_core::Backoff { initial_ms: 5.0, max_ms: 5.0, multiplier: 2.0 }.delays(), [5]);
+}

@@ -4,9 +4,10 @@
 -- snapshot's xmin (journal_xmin.sql) and remembers the rows above it.
 --
 -- $1 = from_xid: the watermark, as text (text)
+-- $2 = min_id: the lowest id the reader may still be missing (int8)
 --
 -- Returns one row per settlement: id, xid (text), job_id, queue, attempt,
 -- token, owner_host, owner_pid, owner_nonce, outcome, error, retry_at, at.
 SELECT id, xid::text AS xid, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce,
     outcome, error, retry_at, at
-FROM leasehold_settlements WHERE xid >= $1::text::xid8 ORDER BY xid, id
+FROM leasehold_settlements WHERE xid >= $1::text::xid8 AND id >= $2 ORDER BY xid, id

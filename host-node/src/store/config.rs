@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use leasehold_core::Backoff;
 use leasehold_core::lease::LivenessCheck;
 
 use super::{StoreError, StoreResult};
@@ -33,8 +34,8 @@ impl Default for RetryBackoff {
 }
 
 impl RetryBackoff {
-    /// `(initial_ms, max_ms)` as bound into SQL, after range checks.
-    pub(crate) fn millis(&self) -> StoreResult<(i64, i64)> {
+    /// The core's backoff with these spans (doubling), after range checks.
+    fn backoff(&self) -> StoreResult<Backoff> {
         let initial = i64::try_from(self.initial.as_millis()).unwrap_or(i64::MAX);
         let max = i64::try_from(self.max.as_millis()).unwrap_or(i64::MAX);
         if !(1..=1 << 32).contains(&initial) {
@@ -49,13 +50,25 @@ impl RetryBackoff {
                 reason: "must not be shorter than retry.initial".to_owned(),
             });
         }
-        Ok((initial, max))
+        Ok(Backoff { initial_ms: initial as f64, max_ms: max as f64, multiplier: 2.0 })
     }
 
-    /// The delay after failed attempt `attempt` (from 1), as the SQL computes it.
+    /// The delays the fail statement binds, in ms ([`Backoff::delays`]):
+    /// element `k − 1` follows failed attempt `k`, the last one every
+    /// later attempt. Errors as [`StoreConfig::retry`] is refused.
+    pub(crate) fn delays_ms(&self) -> StoreResult<Vec<i64>> {
+        let delays = self.backoff()?.delays();
+        Ok(delays.into_iter().map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)).collect())
+    }
+
+    /// The delay after failed attempt `attempt` (from 1), as the core's
+    /// [`Backoff::delay_after`] computes it; an invalid backoff (refused at
+    /// connect) answers `max`.
     pub fn delay_after(&self, attempt: u32) -> Duration {
-        let doublings = attempt.saturating_sub(1).min(30);
-        self.initial.saturating_mul(1 << doublings).min(self.max)
+        match self.backoff() {
+            Ok(backoff) => Duration::from_millis(backoff.delay_after(attempt)),
+            Err(_) => self.max,
+        }
     }
 }
 
@@ -265,6 +278,8 @@ mod tests {
         };
         let delays: Vec<u128> = (1..=6).map(|k| b.delay_after(k).as_millis()).collect();
         assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+        // What the fail statement binds: the same delays, up to the ceiling.
+        assert_eq!(b.delays_ms().unwrap(), [100, 200, 400, 800, 1000]);
     }
 
     #[test]
@@ -273,7 +288,7 @@ mod tests {
             initial: Duration::from_secs(2),
             max: Duration::from_secs(1),
         };
-        assert!(b.millis().unwrap_err().to_string().contains("retry.max"));
+        assert!(b.delays_ms().unwrap_err().to_string().contains("retry.max"));
     }
 
     #[test]
@@ -283,7 +298,7 @@ mod tests {
             max: Duration::from_secs(1),
         };
         assert!(
-            b.millis()
+            b.delays_ms()
                 .unwrap_err()
                 .to_string()
                 .contains("retry.initial")

@@ -35,6 +35,7 @@ use std::collections::BTreeSet;
 
 use leasehold_core::Millis;
 use leasehold_core::lease::OwnerId;
+use leasehold_core::queue::statements;
 
 use super::rows::DecodeRow;
 use super::validate::{unsigned, unsigned32};
@@ -178,11 +179,7 @@ impl Store {
         match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => {
-                let rows = sqlx::query(
-                    "SELECT id, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce, outcome,
-                         error, retry_at, at
-                     FROM leasehold_settlements WHERE id > ?1 ORDER BY id",
-                )
+                let rows = sqlx::query(statements::sqlite::SETTLEMENTS.text)
                 .bind(cursor.after_id)
                 .fetch_all(pool)
                 .await?;
@@ -195,15 +192,11 @@ impl Store {
             #[cfg(feature = "postgres")]
             Backend::Postgres(pool) => {
                 // One snapshot for the xmin and the rows it bounds.
-                let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
-                let xmin: String = sqlx::query_scalar("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+                let mut tx = pool.begin_with(statements::postgres::READ_SNAPSHOT.text).await?;
+                let xmin: String = sqlx::query_scalar(statements::postgres::JOURNAL_XMIN.text)
                     .fetch_one(&mut *tx)
                     .await?;
-                let rows = sqlx::query(
-                    "SELECT id, xid::text AS xid, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce,
-                         outcome, error, retry_at, at
-                     FROM leasehold_settlements WHERE xid >= $1::text::xid8 AND id >= $2 ORDER BY xid, id",
-                )
+                let rows = sqlx::query(statements::postgres::SETTLEMENTS.text)
                 .bind(cursor.xmin.to_string())
                 .bind(cursor.min_id)
                 .fetch_all(&mut *tx)

@@ -5,6 +5,8 @@
 //! from how a list of ids is bound: a JSON array through `json_each` on
 //! SQLite, a `bigint[]` with `= ANY` on PostgreSQL).
 
+use leasehold_core::queue::statements;
+
 use super::{Backend, JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
 
 /// How far a set of jobs has come ([`Store::tally`]).
@@ -42,8 +44,9 @@ impl JobTally {
 }
 
 /// The columns of a job row as [`rows::job`] reads them, `payload` being
-/// `$payload` (text on both backends). A macro so each statement stays one
-/// static string.
+/// `$payload` (text on both backends), for the dashboard's statements
+/// (`store::dashboard_sql`); the store's own are whole files in
+/// `core/sql/`.
 macro_rules! job_columns {
     ($payload:literal) => {
         concat!(
@@ -55,35 +58,6 @@ macro_rules! job_columns {
     };
 }
 pub(crate) use job_columns;
-
-/// The tally's counts by state, over the ids matched by `$ids`.
-macro_rules! tally_states {
-    ($ids:literal) => {
-        concat!("SELECT state, count(*) AS n FROM leasehold_jobs WHERE id ", $ids, " GROUP BY state")
-    };
-}
-
-/// The tally's attempt counts: a failed attempt was retried unless it is a
-/// dead job's last (its token is the job's latest); a lost lease was
-/// reclaimed from a lost worker unless the attempt after it (token + 1, on
-/// the job row or logged) is the same owner's — a worker taking its own
-/// stale lease back retries, it rescues nobody. `$int` casts a sum to a
-/// 64-bit integer.
-macro_rules! tally_attempts {
-    ($ids:literal, $int:literal) => {
-        concat!(
-            "SELECT sum(CASE WHEN a.outcome = 'failed' AND NOT (j.state = 'dead' AND a.token = j.token)
-                    THEN 1 ELSE 0 END)", $int, " AS retried,
-                    sum(CASE WHEN a.outcome = 'lease-lost'
-                         AND NOT (j.token = a.token + 1 AND j.owner_nonce = a.owner_nonce AND j.owner_host = a.owner_host)
-                         AND NOT EXISTS (SELECT 1 FROM leasehold_attempts n
-                                         WHERE n.job_id = a.job_id AND n.token = a.token + 1
-                                           AND n.owner_nonce = a.owner_nonce AND n.owner_host = a.owner_host)
-                    THEN 1 ELSE 0 END)", $int, " AS reclaimed
-             FROM leasehold_attempts a JOIN leasehold_jobs j ON j.id = a.job_id WHERE a.job_id ", $ids
-        )
-    };
-}
 
 /// `(state, jobs)` rows of a tally.
 type StateCounts = Vec<(String, i64)>;
@@ -107,21 +81,13 @@ impl Store {
         match &self.inner.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => {
-                let sql = concat!(
-                    "SELECT ", job_columns!("payload"), " FROM leasehold_jobs
-                     WHERE (?1 IS NULL OR queue = ?1) AND (?2 IS NULL OR state = ?2)
-                     ORDER BY id DESC LIMIT CAST(?3 AS INTEGER)"
-                );
+                let sql = statements::sqlite::LIST_JOBS.text;
                 let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
                 found.iter().map(rows::job).collect()
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(pool) => {
-                let sql = concat!(
-                    "SELECT ", job_columns!("payload::text"), " FROM leasehold_jobs
-                     WHERE ($1::text IS NULL OR queue = $1) AND ($2::text IS NULL OR state = $2)
-                     ORDER BY id DESC LIMIT $3"
-                );
+                let sql = statements::postgres::LIST_JOBS.text;
                 let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
                 found.iter().map(rows::job).collect()
             }
@@ -143,16 +109,16 @@ impl Store {
             Backend::Sqlite(pool) => {
                 let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
                 let mut tx = pool.begin().await?;
-                let states = sqlx::query_as(tally_states!("IN (SELECT value FROM json_each(?1))")).bind(&json).fetch_all(&mut *tx).await?;
-                let attempts = sqlx::query_as(tally_attempts!("IN (SELECT value FROM json_each(?1))", "")).bind(&json).fetch_one(&mut *tx).await?;
+                let states = sqlx::query_as(statements::sqlite::TALLY_STATES.text).bind(&json).fetch_all(&mut *tx).await?;
+                let attempts = sqlx::query_as(statements::sqlite::TALLY_ATTEMPTS.text).bind(&json).fetch_one(&mut *tx).await?;
                 tx.commit().await?;
                 (states, attempts)
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(pool) => {
-                let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
-                let states = sqlx::query_as(tally_states!("= ANY($1)")).bind(&ids).fetch_all(&mut *tx).await?;
-                let attempts = sqlx::query_as(tally_attempts!("= ANY($1)", "::bigint")).bind(&ids).fetch_one(&mut *tx).await?;
+                let mut tx = pool.begin_with(statements::postgres::READ_SNAPSHOT.text).await?;
+                let states = sqlx::query_as(statements::postgres::TALLY_STATES.text).bind(&ids).fetch_all(&mut *tx).await?;
+                let attempts = sqlx::query_as(statements::postgres::TALLY_ATTEMPTS.text).bind(&ids).fetch_one(&mut *tx).await?;
                 tx.commit().await?;
                 (states, attempts)
             }

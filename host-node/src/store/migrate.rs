@@ -27,19 +27,9 @@ pub const ID_BLOCK_SIZE: i64 = 1000;
 /// The advisory-lock key PostgreSQL migrations hold (`'leasehold'` in ASCII).
 pub const PG_MIGRATION_LOCK_KEY: i64 = 0x6c65_6173_6568_6f6c;
 
-/// One migration: its number within its set and its SQL for each backend
-/// (several statements are fine).
-#[derive(Clone, Copy, Debug)]
-pub struct Migration {
-    /// 1 ..= 999; ids are `id_block + number`.
-    pub number: i64,
-    /// A stable name, recorded with the id and compared on every start.
-    pub name: &'static str,
-    /// The SQLite script.
-    pub sqlite: &'static str,
-    /// The PostgreSQL script.
-    pub postgres: &'static str,
-}
+/// One migration: its number within its set and its script for each
+/// backend (the core's type).
+pub use leasehold_core::queue::migrations::Migration;
 
 /// A namespaced migration set owning one id block.
 #[derive(Clone, Copy, Debug)]

@@ -201,7 +201,8 @@ const ENQUEUE_TRIES: usize = 5;
 struct Inner {
     backend: Backend,
     config: StoreConfig,
-    retry_ms: (i64, i64),
+    /// The retry delays the fail statement binds ([`RetryBackoff`]).
+    retry_delays_ms: Vec<i64>,
     wakers: wake::LocalWakers,
     /// Stale jobs whose owner the liveness check called alive, with the
     /// caller instant after which they may be asked about again.
@@ -269,7 +270,7 @@ impl Store {
     /// [`StoreError::Unreachable`] (within `config.connect_timeout`), and the
     /// migration refusals ([`StoreError::SchemaTooNew`], [`StoreError::MigrationMismatch`]).
     pub async fn connect_with(url: &str, config: StoreConfig) -> StoreResult<Store> {
-        let retry_ms = config.retry.millis()?;
+        let retry_delays_ms = config.retry.delays_ms()?;
         let redacted = error::redact_url(url);
         let backend = if url.starts_with("sqlite:") {
             #[cfg(feature = "sqlite")]
@@ -298,7 +299,7 @@ impl Store {
         let store = Store {
             inner: Arc::new(Inner {
                 backend,
-                retry_ms,
+                retry_delays_ms,
                 wakers: wake::LocalWakers::default(),
                 refused: Mutex::new(HashMap::new()),
                 reclaim: reclaim::ReclaimSchedule::new(config.reclaim_every),
@@ -843,10 +844,10 @@ impl Store {
     ) -> StoreResult<FailOutcome> {
         let now_ms = validate::millis("now", now)?;
         let pair = fence_pairs(&[fence])?[0];
-        let (initial, max) = self.inner.retry_ms;
+        let delays = &self.inner.retry_delays_ms;
         let result = result.map(serde_json::Value::to_string);
         let settled = dispatch!(self, |pool| {
-            imp::fail(pool, pair, error, result.as_deref(), initial, max, now_ms).await
+            imp::fail(pool, pair, error, result.as_deref(), delays, now_ms).await
         })?;
         match settled {
             Some((JobState::Dead, _)) => Ok(FailOutcome::DeadLettered),

@@ -78,7 +78,7 @@ impl Store {
                 let mut purged = 0u64;
                 let mut from = i64::MIN;
                 loop {
-                    let (last, n): (Option<i64>, i64) = sqlx::query_as(super::postgres::PURGE_RANGE)
+                    let (last, n): (Option<i64>, i64) = sqlx::query_as(leasehold_core::queue::statements::postgres::PURGE_JOBS.text)
                         .bind(from)
                         .bind(PURGE_CHUNK_PG)
                         .bind(&states)
@@ -138,7 +138,7 @@ impl Store {
                 let mut purged = 0u64;
                 loop {
                     let (last_xid, last_id, n): (Option<String>, Option<i64>, i64) =
-                        sqlx::query_as(PURGE_SETTLEMENTS_PG)
+                        sqlx::query_as(leasehold_core::queue::statements::postgres::PURGE_SETTLEMENTS.text)
                             .bind(&xid)
                             .bind(id)
                             .bind(PURGE_CHUNK_PG)
@@ -156,24 +156,6 @@ impl Store {
         }
     }
 }
-
-/// Purges the next range of the settlements journal in `(xid, id)` order
-/// (its index): the `$3` rows after `($1, $2)`, of those the ones settled
-/// more than `$4` ms before the statement's clock, of queue `$5` (NULL:
-/// every queue). Answers the range's last `(xid, id)` (NULL once past the
-/// end) and how many rows it deleted.
-#[cfg(feature = "postgres")]
-const PURGE_SETTLEMENTS_PG: &str = "WITH range AS MATERIALIZED (
-        SELECT xid, id FROM leasehold_settlements WHERE (xid, id) > ($1::text::xid8, $2)
-        ORDER BY xid, id LIMIT $3),
-    gone AS (
-        DELETE FROM leasehold_settlements s USING range r
-        WHERE s.xid = r.xid AND s.id = r.id
-          AND s.at < CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint) - $4
-          AND ($5::text IS NULL OR s.queue = $5)
-        RETURNING s.id),
-    last AS (SELECT xid, id FROM range ORDER BY xid DESC, id DESC LIMIT 1)
-    SELECT (SELECT xid::text FROM last), (SELECT id FROM last), (SELECT count(*) FROM gone)";
 
 /// The state names to purge: final states only, at least one.
 fn final_states(states: &[JobState]) -> StoreResult<Vec<&'static str>> {
@@ -207,18 +189,16 @@ mod sqlite {
     use super::PURGE_CHUNK_SQLITE;
     use crate::store::StoreResult;
 
+    use leasehold_core::queue::statements::sqlite as sql;
+
     /// The last id of the range of at most `?2` jobs after id `?1`.
-    pub(super) const JOB_IDS: &str =
-        "SELECT max(id) FROM (SELECT id FROM leasehold_jobs WHERE id > ?1 ORDER BY id LIMIT CAST(?2 AS INTEGER))";
+    pub(super) const JOB_IDS: &str = sql::JOB_RANGE_END.text;
 
     /// [`JOB_IDS`] for the settlements journal.
-    pub(super) const SETTLEMENT_IDS: &str = "SELECT max(id) FROM (SELECT id FROM leasehold_settlements WHERE id > ?1
-         ORDER BY id LIMIT CAST(?2 AS INTEGER))";
+    pub(super) const SETTLEMENT_IDS: &str = sql::SETTLEMENT_RANGE_END.text;
 
-    /// Deletes the journal's rows of the id range `(?1, ?2]` settled before
-    /// `?3`, of queue `?4` (NULL: all).
-    pub(super) const PURGE_SETTLEMENTS: &str = "DELETE FROM leasehold_settlements
-        WHERE id > ?1 AND id <= ?2 AND at < ?3 AND (?4 IS NULL OR queue = ?4)";
+    /// Deletes the journal's rows of an id range settled before a cut.
+    pub(super) const PURGE_SETTLEMENTS: &str = sql::PURGE_SETTLEMENTS.text;
 
     /// Runs `purge` on each id range `(from, to]` of at most
     /// [`PURGE_CHUNK_SQLITE`] rows, in id order, the ranges' ends read with
@@ -246,16 +226,6 @@ mod sqlite {
         Ok(purged)
     }
 
-    /// The jobs of the id range `(?1, ?2]` to purge, as a subquery on
-    /// `?3` states (JSON array), `?4` the cut, `?5` the queue (NULL: all).
-    macro_rules! doomed {
-        () => {
-            "SELECT id FROM leasehold_jobs WHERE id > ?1 AND id <= ?2
-               AND state IN (SELECT value FROM json_each(?3)) AND finished_at < ?4
-               AND (?5 IS NULL OR queue = ?5)"
-        };
-    }
-
     /// Purges one id range in one transaction: the attempt log and results
     /// first, then the jobs (the first statement is a write, so the
     /// transaction holds the write lock from its start).
@@ -267,13 +237,10 @@ mod sqlite {
         cut: i64,
     ) -> StoreResult<u64> {
         let mut tx = pool.begin().await?;
-        for sql in [
-            concat!("DELETE FROM leasehold_attempts WHERE job_id IN (", doomed!(), ")"),
-            concat!("DELETE FROM leasehold_results WHERE job_id IN (", doomed!(), ")"),
-        ] {
-            sqlx::query(sql).bind(from).bind(to).bind(states).bind(cut).bind(queue).execute(&mut *tx).await?;
+        for statement in [sql::PURGE_ATTEMPTS, sql::PURGE_RESULTS] {
+            sqlx::query(statement.text).bind(from).bind(to).bind(states).bind(cut).bind(queue).execute(&mut *tx).await?;
         }
-        let gone = sqlx::query(concat!("DELETE FROM leasehold_jobs WHERE id IN (", doomed!(), ")"))
+        let gone = sqlx::query(sql::PURGE_JOBS.text)
             .bind(from)
             .bind(to)
             .bind(states)

@@ -11,7 +11,7 @@ pub(crate) mod sqlite {
     use sqlx::SqlitePool;
 
     pub(crate) async fn read(pool: &SqlitePool, id: i64) -> StoreResult<Vec<(i64, String)>> {
-        Ok(sqlx::query_as("SELECT token, result FROM leasehold_results WHERE job_id = ?1 ORDER BY token")
+        Ok(sqlx::query_as(leasehold_core::queue::statements::sqlite::RESULTS.text)
             .bind(id)
             .fetch_all(pool)
             .await?)
@@ -24,7 +24,7 @@ pub(crate) mod postgres {
     use sqlx::PgPool;
 
     pub(crate) async fn read(pool: &PgPool, id: i64) -> StoreResult<Vec<(i64, String)>> {
-        Ok(sqlx::query_as("SELECT token, result::text FROM leasehold_results WHERE job_id = $1 ORDER BY token")
+        Ok(sqlx::query_as(leasehold_core::queue::statements::postgres::RESULTS.text)
             .bind(id)
             .fetch_all(pool)
             .await?)

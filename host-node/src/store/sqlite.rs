@@ -15,6 +15,8 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, Sqlite, Transaction};
 
+use leasehold_core::queue::statements::sqlite as sql;
+
 use super::backend::{self, ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
 use super::migrate::{self, AppliedMigration, MigrationSet};
 use super::validate::NewJob;
@@ -93,7 +95,7 @@ async fn connect_read_only(url: &str, config: &StoreConfig) -> Result<SqlitePool
             .connect_lazy_with(options)
     };
     // SQLite opens the file lazily: the first read says whether it can.
-    let probe = "SELECT count(*) FROM sqlite_master";
+    let probe = sql::PROBE.text;
     let read_only = pool(options.clone());
     let refused = match sqlx::query(probe).execute(&read_only).await {
         Ok(_) => return Ok(read_only),
@@ -114,16 +116,13 @@ pub(crate) fn is_busy(error: &sqlx::Error) -> bool {
 }
 
 async fn immediate(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqlite>> {
-    Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+    Ok(pool.begin_with(sql::BEGIN_IMMEDIATE.text).await?)
 }
-
-const CREATE_MIGRATIONS: &str = "CREATE TABLE IF NOT EXISTS leasehold_migrations (
-    id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL, applied_at INTEGER NOT NULL)";
 
 pub(crate) async fn migrate(pool: &SqlitePool, sets: &[&MigrationSet]) -> StoreResult<()> {
     let mut tx = immediate(pool).await?;
-    sqlx::query(CREATE_MIGRATIONS).execute(&mut *tx).await?;
-    let applied = sqlx::query("SELECT id, namespace, name FROM leasehold_migrations")
+    sqlx::query(sql::MIGRATIONS_TABLE.text).execute(&mut *tx).await?;
+    let applied = sqlx::query(sql::MIGRATIONS_APPLIED.text)
         .fetch_all(&mut *tx)
         .await?
         .iter()
@@ -139,15 +138,12 @@ pub(crate) async fn migrate(pool: &SqlitePool, sets: &[&MigrationSet]) -> StoreR
         sqlx::raw_sql(pending.migration.sqlite)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
-            "INSERT INTO leasehold_migrations (id, namespace, name, applied_at)
-             VALUES (?1, ?2, ?3, CAST(unixepoch('subsec') * 1000 AS INTEGER))",
-        )
-        .bind(pending.id)
-        .bind(pending.namespace)
-        .bind(pending.migration.name)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query(sql::MIGRATION_RECORD.text)
+            .bind(pending.id)
+            .bind(pending.namespace)
+            .bind(pending.migration.name)
+            .execute(&mut *tx)
+            .await?;
     }
     tx.commit().await?;
     Ok(())
@@ -173,62 +169,26 @@ pub(crate) async fn enqueue(
         })
         .collect();
     let batch = serde_json::to_string(&batch).expect("tuples of strings and numbers serialize");
-    let returned: Vec<(i64, Option<String>)> = sqlx::query_as(
-        "INSERT INTO leasehold_jobs
-             (queue, payload, priority, run_at, max_attempts, timeout_ms, idempotency_key, created_at)
-         SELECT ?1, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
-                json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'),
-                json_extract(j.value, '$[4]'), json_extract(j.value, '$[5]'), ?2
-         FROM json_each(?3) AS j WHERE true ORDER BY j.key
-         ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING id, idempotency_key",
-    )
-    .bind(queue)
-    .bind(now)
-    .bind(batch)
-    .fetch_all(pool)
-    .await?;
+    let returned: Vec<(i64, Option<String>)> = sqlx::query_as(sql::ENQUEUE.text)
+        .bind(queue)
+        .bind(now)
+        .bind(batch)
+        .fetch_all(pool)
+        .await?;
     let conflicted = backend::conflicted_keys(jobs, &returned);
     let existing: HashMap<String, i64> = if conflicted.is_empty() {
         HashMap::new()
     } else {
-        sqlx::query_as::<_, (String, i64)>(
-            "SELECT idempotency_key, id FROM leasehold_jobs
-             WHERE queue = ?1 AND idempotency_key IN (SELECT value FROM json_each(?2))",
-        )
-        .bind(queue)
-        .bind(serde_json::to_string(&conflicted).expect("strings serialize"))
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .collect()
+        sqlx::query_as::<_, (String, i64)>(sql::KEYED_JOBS.text)
+            .bind(queue)
+            .bind(serde_json::to_string(&conflicted).expect("strings serialize"))
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .collect()
     };
     backend::assign_ids(jobs, returned, &existing)
 }
-
-// `LIMIT CAST(?n AS INTEGER)`, not `LIMIT ?n`: SQLite reads a bare
-// parameter in LIMIT as a constant when it compiles the statement and marks
-// the statement to be compiled again whenever that parameter is bound, which
-// is every execution — a third of the CPU of one-job claims went to
-// recompiling them. Any expression other than a bare parameter keeps the
-// prepared statement as it is.
-const STALE: &str = "SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time,
-        owner_boot_id, claimed_at, heartbeat_at, lease_ms
-    FROM leasehold_jobs
-    WHERE queue = ?1 AND state = 'running' AND expires_at < ?2
-      AND id NOT IN (SELECT value FROM json_each(?3))
-    ORDER BY priority, run_at, id LIMIT CAST(?4 AS INTEGER)";
-
-const CLAIM: &str = "UPDATE leasehold_jobs SET state = 'running', token = token + 1,
-        attempts = attempts + 1, owner_host = ?1, owner_pid = ?2, owner_nonce = ?3,
-        owner_start_time = ?4, owner_boot_id = ?5, claimed_at = ?6, heartbeat_at = ?6,
-        lease_ms = ?7, expires_at = ?6 + ?7
-    WHERE id IN (SELECT id FROM leasehold_jobs
-                 WHERE queue = ?8 AND state = 'queued' AND run_at <= ?6
-                   AND NOT EXISTS (SELECT 1 FROM leasehold_paused_queues WHERE queue = ?8)
-                 ORDER BY priority, run_at, id LIMIT CAST(?9 AS INTEGER))
-    RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now,
-        priority, run_at";
 
 pub(crate) async fn claim(
     pool: &SqlitePool,
@@ -257,7 +217,7 @@ pub(crate) async fn claim(
     // names candidates (each takeover re-checks its snapshot), and the claim
     // is one atomic UPDATE.
     let stale = if look_for_stale {
-        sqlx::query(STALE)
+        sqlx::query(sql::STALE.text)
             .bind(queue)
             .bind(now)
             .bind(serde_json::to_string(refused).expect("ids serialize"))
@@ -273,7 +233,7 @@ pub(crate) async fn claim(
     let room = n - stale.len() as i64;
     let mut claimed = Vec::new();
     if room > 0 {
-        let found = sqlx::query(CLAIM)
+        let found = sqlx::query(sql::CLAIM.text)
             .bind(owner.host)
             .bind(owner.pid)
             .bind(owner.nonce)
@@ -311,10 +271,6 @@ fn in_claim_order(found: &[sqlx::sqlite::SqliteRow]) -> StoreResult<Vec<super::C
     Ok(keyed.into_iter().map(|(_, job)| job).collect())
 }
 
-/// The compare-and-swap of a takeover: the exact snapshot, still stale.
-const SNAPSHOT: &str = "id = ?1 AND state = 'running' AND token = ?2 AND owner_nonce = ?3
-    AND heartbeat_at IS ?4 AND expires_at < ?5";
-
 pub(crate) async fn take_over(
     pool: &SqlitePool,
     owner: &OwnerParams<'_>,
@@ -322,25 +278,11 @@ pub(crate) async fn take_over(
     takeovers: &[Takeover<'_>],
     now: i64,
 ) -> StoreResult<Vec<TakenOver>> {
-    let take = format!(
-        "UPDATE leasehold_jobs SET token = token + 1, attempts = attempts + 1,
-             owner_host = ?6, owner_pid = ?7, owner_nonce = ?8, owner_start_time = ?9,
-             owner_boot_id = ?10, claimed_at = ?5, heartbeat_at = ?5, lease_ms = ?11,
-             expires_at = ?5 + ?11
-         WHERE {SNAPSHOT} AND attempts < max_attempts
-         RETURNING id, token, payload, attempts, max_attempts, timeout_ms, claimed_at AS now, queue"
-    );
-    let bury = format!(
-        "UPDATE leasehold_jobs SET token = token + 1, state = 'dead', finished_at = ?5,
-             last_error = ?6
-         WHERE {SNAPSHOT} AND attempts >= max_attempts
-         RETURNING id, attempts, queue"
-    );
     let mut tx = immediate(pool).await?;
     let mut out = Vec::new();
     for t in takeovers {
         let c = t.candidate;
-        let taken = sqlx::query(sqlx::AssertSqlSafe(take.as_str()))
+        let taken = sqlx::query(sql::TAKE_OVER.text)
             .bind(c.id)
             .bind(c.token)
             .bind(&c.owner.nonce)
@@ -370,7 +312,7 @@ pub(crate) async fn take_over(
             }
             None => {
                 let note = format!("lease lost on the final attempt: {}", t.note);
-                let buried = sqlx::query(sqlx::AssertSqlSafe(bury.as_str()))
+                let buried = sqlx::query(sql::BURY.text)
                     .bind(c.id)
                     .bind(c.token)
                     .bind(&c.owner.nonce)
@@ -390,23 +332,19 @@ pub(crate) async fn take_over(
             }
         };
         let Some(result) = result else { continue };
-        sqlx::query(
-            "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid, owner_nonce,
-                 owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'lease-lost', ?10)",
-        )
-        .bind(c.id)
-        .bind(c.token)
-        .bind(&c.owner.host_id)
-        .bind(i64::from(c.owner.pid))
-        .bind(&c.owner.nonce)
-        .bind(c.owner.start_time.map(|t| t as i64))
-        .bind(&c.owner.boot_id)
-        .bind(c.claimed_at)
-        .bind(now)
-        .bind(&t.note)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query(sql::ATTEMPT_LOST.text)
+            .bind(c.id)
+            .bind(c.token)
+            .bind(&c.owner.host_id)
+            .bind(i64::from(c.owner.pid))
+            .bind(&c.owner.nonce)
+            .bind(c.owner.start_time.map(|t| t as i64))
+            .bind(&c.owner.boot_id)
+            .bind(c.claimed_at)
+            .bind(now)
+            .bind(&t.note)
+            .execute(&mut *tx)
+            .await?;
         out.push(result);
     }
     tx.commit().await?;
@@ -418,51 +356,19 @@ fn pairs_json(pairs: &[(i64, i64)]) -> String {
     serde_json::to_string(pairs).expect("pairs of integers serialize")
 }
 
-/// One fenced UPDATE over `pairs` (bound as JSON `?1`): applies `set`
-/// (which may read `?2`, the caller's now) to each job still running under
-/// its token — and, given `owner_nonce` (`?3`), still owned by it. Answers
-/// the ids it landed on.
-async fn update_fenced<'e>(
-    executor: impl sqlx::Executor<'e, Database = Sqlite>,
-    set: &str,
-    pairs: &[(i64, i64)],
-    owner_nonce: Option<&str>,
-    now: i64,
-) -> StoreResult<Vec<i64>> {
-    let sql = format!(
-        "UPDATE leasehold_jobs AS j SET {set}
-         FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
-               FROM json_each(?1)) AS f
-         WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-           AND (?3 IS NULL OR j.owner_nonce = ?3)
-         RETURNING id"
-    );
-    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(pairs_json(pairs))
-        .bind(now)
-        .bind(owner_nonce)
-        .fetch_all(executor)
-        .await?)
-}
-
 pub(crate) async fn renew(
     pool: &SqlitePool,
     pairs: &[(i64, i64)],
     owner_nonce: Option<&str>,
     now: i64,
 ) -> StoreResult<Vec<i64>> {
-    let set = "heartbeat_at = ?2, expires_at = ?2 + j.lease_ms";
-    update_fenced(pool, set, pairs, owner_nonce, now).await
+    Ok(sqlx::query_scalar(sql::RENEW.text)
+        .bind(pairs_json(pairs))
+        .bind(now)
+        .bind(owner_nonce)
+        .fetch_all(pool)
+        .await?)
 }
-
-/// Hands the fenced jobs of `?1` back (queued, the attempt not counted):
-/// answers each one's ended attempt, with the attempt number it did not burn.
-const RELEASE: &str = "UPDATE leasehold_jobs AS j SET state = 'queued', attempts = j.attempts - 1,
-        heartbeat_at = NULL, expires_at = NULL
-    FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
-          FROM json_each(?1)) AS f
-    WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-    RETURNING id, token, queue, attempts + 1, owner_host, owner_pid, owner_nonce";
 
 pub(crate) async fn release(
     pool: &SqlitePool,
@@ -470,34 +376,15 @@ pub(crate) async fn release(
     now: i64,
 ) -> StoreResult<Vec<i64>> {
     let mut tx = immediate(pool).await?;
-    let released: Vec<Ended> = sqlx::query_as(RELEASE).bind(pairs_json(pairs)).fetch_all(&mut *tx).await?;
+    let released: Vec<Ended> = sqlx::query_as(sql::RELEASE.text).bind(pairs_json(pairs)).fetch_all(&mut *tx).await?;
     journal(&mut tx, &released, "released", None, None, now).await?;
     tx.commit().await?;
     Ok(released.into_iter().map(|ended| ended.0).collect())
 }
 
-/// Logs the ended attempts of `ids` (the job rows still carry the token,
-/// owner and claim time of the attempt that just ended).
-const LOG_ENDED: &str = "INSERT INTO leasehold_attempts (job_id, token, owner_host, owner_pid,
-        owner_nonce, owner_start_time, owner_boot_id, started_at, ended_at, outcome, error)
-    SELECT id, token, owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
-        claimed_at, ?2, ?3, ?4
-    FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
-
 /// An attempt a settle ended, as the journal records it: job id, token,
 /// queue, attempt number, owner host, pid and nonce.
 type Ended = (i64, i64, String, i64, Option<String>, Option<i64>, Option<String>);
-
-/// Appends to the settlements journal, in the settle's transaction (ids
-/// are assigned under the write lock, so they commit in order): `?1` is a
-/// JSON array of [`Ended`] rows, `?2` their outcome, `?3` the error, `?4`
-/// a retry's due time, `?5` now.
-const JOURNAL: &str = "INSERT INTO leasehold_settlements (job_id, token, queue, attempt, owner_host,
-        owner_pid, owner_nonce, outcome, error, retry_at, at)
-    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-        json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'),
-        json_extract(value, '$[6]'), ?2, ?3, ?4, ?5
-    FROM json_each(?1) ORDER BY key";
 
 /// Journals `ended` (nothing when empty) as settled with `outcome`.
 async fn journal(
@@ -511,7 +398,7 @@ async fn journal(
     if ended.is_empty() {
         return Ok(());
     }
-    sqlx::query(JOURNAL)
+    sqlx::query(sql::JOURNAL.text)
         .bind(serde_json::to_string(ended).expect("numbers and strings serialize"))
         .bind(outcome)
         .bind(error)
@@ -521,20 +408,6 @@ async fn journal(
         .await?;
     Ok(())
 }
-
-/// The completion's fenced `UPDATE` over `?1` (fences as JSON `[[id,
-/// token], …]`) at `?2` (now): answers each attempt it ended.
-const COMPLETE: &str = "UPDATE leasehold_jobs AS j SET state = 'succeeded', finished_at = ?2
-    FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS token
-          FROM json_each(?1)) AS f
-    WHERE j.id = f.id AND j.token = f.token AND j.state = 'running'
-    RETURNING id, token, queue, attempts, owner_host, owner_pid, owner_nonce";
-
-/// Writes the results of attempts whose settle landed, in the settle's
-/// transaction: `?1` is JSON `[[id, token, result text], …]`, `?2` now.
-const KEEP_RESULTS: &str = "INSERT OR REPLACE INTO leasehold_results (job_id, token, recorded_at, result)
-    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2, json_extract(value, '$[2]')
-    FROM json_each(?1)";
 
 /// Completes the fenced jobs. `Keep`: one transaction marks them succeeded
 /// and writes the results of those that landed (the succeeded attempt is
@@ -563,7 +436,7 @@ async fn complete_kept(
     now: i64,
 ) -> StoreResult<Vec<i64>> {
     let mut tx = immediate(pool).await?;
-    let landed: Vec<Ended> = sqlx::query_as(COMPLETE)
+    let landed: Vec<Ended> = sqlx::query_as(sql::COMPLETE.text)
         .bind(pairs_json(pairs))
         .bind(now)
         .fetch_all(&mut *tx)
@@ -571,7 +444,7 @@ async fn complete_kept(
     journal(&mut tx, &landed, "done", None, None, now).await?;
     let kept = landed_results(pairs, results, &landed);
     if !kept.is_empty() {
-        sqlx::query(KEEP_RESULTS)
+        sqlx::query(sql::KEEP_RESULTS.text)
             .bind(serde_json::to_string(&kept).expect("ids and strings serialize"))
             .bind(now)
             .execute(&mut *tx)
@@ -603,32 +476,17 @@ fn landed_results<'a>(
 /// [`complete`] under [`OnSuccess::Delete`]: answers the ids it deleted.
 async fn delete_completed(pool: &SqlitePool, pairs: &[(i64, i64)], now: i64) -> StoreResult<Vec<i64>> {
     let mut tx = immediate(pool).await?;
-    // By primary key for the listed ids, then the token test on each row:
-    // a join against json_each would scan the jobs table.
-    let ended: Vec<Ended> = sqlx::query_as(
-        "DELETE FROM leasehold_jobs
-         WHERE id IN (SELECT json_extract(value, '$[0]') FROM json_each(?1))
-           AND state = 'running'
-           AND EXISTS (SELECT 1 FROM json_each(?1)
-                       WHERE json_extract(value, '$[0]') = leasehold_jobs.id
-                         AND json_extract(value, '$[1]') = leasehold_jobs.token)
-         RETURNING id, token, queue, attempts, owner_host, owner_pid, owner_nonce",
-    )
-    .bind(pairs_json(pairs))
-    .fetch_all(&mut *tx)
-    .await?;
+    let ended: Vec<Ended> = sqlx::query_as(sql::COMPLETE_DELETING.text)
+        .bind(pairs_json(pairs))
+        .fetch_all(&mut *tx)
+        .await?;
     // The journal keeps the completion of the job it deletes.
     journal(&mut tx, &ended, "done", None, None, now).await?;
     let deleted: Vec<i64> = ended.into_iter().map(|ended| ended.0).collect();
     if !deleted.is_empty() {
         let ids = serde_json::to_string(&deleted).expect("ids serialize");
-        for table in ["leasehold_attempts", "leasehold_results"] {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "DELETE FROM {table} WHERE job_id IN (SELECT value FROM json_each(?1))"
-            )))
-            .bind(&ids)
-            .execute(&mut *tx)
-            .await?;
+        for statement in [sql::DELETE_ATTEMPTS, sql::DELETE_RESULTS] {
+            sqlx::query(statement.text).bind(&ids).execute(&mut *tx).await?;
         }
     }
     tx.commit().await?;
@@ -640,29 +498,18 @@ pub(crate) async fn fail(
     (id, token): (i64, i64),
     error: &str,
     result: Option<&str>,
-    initial_ms: i64,
-    max_ms: i64,
+    retry_delays_ms: &[i64],
     now: i64,
 ) -> StoreResult<Option<(JobState, i64)>> {
     let mut tx = immediate(pool).await?;
-    let row = sqlx::query(
-        "UPDATE leasehold_jobs SET
-             state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END,
-             run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                      ELSE ?3 + min(?5, ?4 << min(attempts - 1, 30)) END,
-             last_error = ?6,
-             finished_at = CASE WHEN attempts >= max_attempts THEN ?3 ELSE NULL END
-         WHERE id = ?1 AND token = ?2 AND state = 'running'
-         RETURNING state, run_at, queue, attempts, owner_host, owner_pid, owner_nonce",
-    )
-    .bind(id)
-    .bind(token)
-    .bind(now)
-    .bind(initial_ms)
-    .bind(max_ms)
-    .bind(error)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let row = sqlx::query(sql::FAIL.text)
+        .bind(id)
+        .bind(token)
+        .bind(now)
+        .bind(serde_json::to_string(retry_delays_ms).expect("integers serialize"))
+        .bind(error)
+        .fetch_optional(&mut *tx)
+        .await?;
     let Some(row) = row else { return Ok(None) };
     let state: String = row.try_get("state")?;
     let run_at: i64 = row.try_get("run_at")?;
@@ -677,15 +524,14 @@ pub(crate) async fn fail(
     );
     let (outcome, retry_at) = if state == "dead" { ("dead", None) } else { ("retrying", Some(run_at)) };
     journal(&mut tx, &[ended], outcome, Some(error), retry_at, now).await?;
-    sqlx::query(LOG_ENDED)
-        .bind(format!("[{id}]"))
+    sqlx::query(sql::ATTEMPT_FAILED.text)
+        .bind(id)
         .bind(now)
-        .bind("failed")
         .bind(error)
         .execute(&mut *tx)
         .await?;
     if let Some(result) = result {
-        sqlx::query(KEEP_RESULTS)
+        sqlx::query(sql::KEEP_RESULTS.text)
             .bind(serde_json::to_string(&[(id, token, result)]).expect("ids and strings serialize"))
             .bind(now)
             .execute(&mut *tx)
@@ -700,31 +546,26 @@ pub(crate) async fn fail(
 }
 
 pub(crate) async fn fence_rows(pool: &SqlitePool, ids: &[i64]) -> StoreResult<Vec<FenceRow>> {
-    sqlx::query(
-        "SELECT id, token, state, owner_nonce FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))",
-    )
-    .bind(serde_json::to_string(ids).expect("ids serialize"))
-    .fetch_all(pool)
-    .await?
-    .iter()
-    .map(rows::fence_row)
-    .collect()
+    sqlx::query(sql::FENCE_ROWS.text)
+        .bind(serde_json::to_string(ids).expect("ids serialize"))
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::fence_row)
+        .collect()
 }
 
 pub(crate) async fn counts(pool: &SqlitePool) -> StoreResult<Vec<QueueCounts>> {
-    let found = sqlx::query(
-        "SELECT queue, state, count(*) AS n FROM leasehold_jobs
-         GROUP BY queue, state ORDER BY queue, state",
-    )
-    .fetch_all(pool)
-    .await?;
+    let found = sqlx::query(sql::COUNTS.text)
+        .fetch_all(pool)
+        .await?;
     rows::counts(&found)
 }
 
 pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobRecord>> {
     // One read transaction: the job row and its attempt log from one snapshot.
     let mut tx = pool.begin().await?;
-    let Some(row) = sqlx::query("SELECT * FROM leasehold_jobs WHERE id = ?1")
+    let Some(row) = sqlx::query(sql::JOB.text)
         .bind(id.0)
         .fetch_optional(&mut *tx)
         .await?
@@ -733,7 +574,7 @@ pub(crate) async fn job(pool: &SqlitePool, id: JobId) -> StoreResult<Option<JobR
     };
     let mut record = rows::job(&row)?;
     let ended =
-        sqlx::query("SELECT * FROM leasehold_attempt_log WHERE job_id = ?1 ORDER BY token")
+        sqlx::query(sql::JOB_ATTEMPTS.text)
             .bind(id.0)
             .fetch_all(&mut *tx)
             .await?

@@ -1,0 +1,16 @@
+-- retry: queues the selected jobs again, due now, with a fresh attempt
+-- budget; the attempt log is kept (tokens keep growing, so old attempts
+-- keep their keys). Run in a transaction, rolled back when fewer jobs
+-- changed than were named.
+--
+-- ?1 = ids: only these jobs (a JSON array), or NULL for any (text)
+-- ?2 = queue: only this queue, or NULL for any (text)
+-- ?3 = states: the states it applies to (a JSON array) (text)
+-- ?4 = now: the caller's clock, ms (integer)
+--
+-- Returns one row per job queued again: id, queue.
+UPDATE leasehold_jobs SET state = 'queued', attempts = 0, run_at = ?4, finished_at = NULL,
+    cancelled_at = NULL, cancelled_by = NULL, cancel_reason = NULL
+WHERE (?1 IS NULL OR id IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR queue = ?2)
+  AND state IN (SELECT value FROM json_each(?3))
+RETURNING id, queue

@@ -1,0 +1,6 @@
+//! The durable queue's protocol as data the hosts execute: its schema
+//! ([`migrations`]) and its SQL statements ([`statements`]), one file each
+//! under `core/sql/<dialect>/`, for PostgreSQL and SQLite.
+
+pub mod migrations;
+pub mod statements;

@@ -1,0 +1,106 @@
+//! The statement catalogue against the `.sql` files it includes: every
+//! file is in it under its own name and text, and each header names the
+//! parameters the catalogue lists, in placeholder order. (The build itself
+//! refuses a header whose parameters are not the ones its SQL uses.)
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use leasehold_core::queue::statements::{Dialect, Statement};
+
+const DIALECTS: [Dialect; 2] = [Dialect::Postgres, Dialect::Sqlite];
+
+fn folder(dialect: Dialect) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sql").join(dialect.folder())
+}
+
+fn marker(dialect: Dialect) -> char {
+    match dialect {
+        Dialect::Postgres => '$',
+        Dialect::Sqlite => '?',
+    }
+}
+
+/// `(number, name)` of each `-- $N = name: …` header line.
+fn header_params(statement: &Statement) -> Vec<(usize, String)> {
+    let prefix = format!("-- {}", marker(statement.dialect));
+    statement
+        .text
+        .lines()
+        .filter_map(|line| line.strip_prefix(prefix.as_str()))
+        .filter_map(|rest| {
+            let (number, rest) = rest.split_once(" = ")?;
+            let (name, _) = rest.split_once(':')?;
+            Some((number.parse().ok()?, name.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_sql_file_is_in_the_catalogue_under_its_own_name_and_text() {
+    for dialect in DIALECTS {
+        let mut on_disk = BTreeSet::new();
+        for entry in std::fs::read_dir(folder(dialect)).expect("the dialect's folder") {
+            let path = entry.expect("a folder entry").path();
+            if path.extension().is_some_and(|e| e == "sql") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                let text = std::fs::read_to_string(&path).expect("readable");
+                let statement = dialect.statement(&name).unwrap_or_else(|| panic!("{name}.sql is not in the catalogue"));
+                assert_eq!(statement.text, text, "{name}: the catalogue's text is the file's");
+                assert_eq!(statement.dialect, dialect);
+                on_disk.insert(name);
+            }
+        }
+        let listed: BTreeSet<String> = dialect.catalogue().iter().map(|s| s.name.to_owned()).collect();
+        assert_eq!(listed, on_disk, "{dialect:?}: the catalogue lists exactly the files");
+        assert_eq!(listed.len(), dialect.catalogue().len(), "{dialect:?}: no name twice");
+    }
+}
+
+#[test]
+fn each_header_names_the_parameters_the_statement_binds_in_order() {
+    for dialect in DIALECTS {
+        for statement in dialect.catalogue() {
+            let header = header_params(statement);
+            let numbers: Vec<usize> = header.iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = header.iter().map(|(_, name)| name.as_str()).collect();
+            assert_eq!(numbers, (1..=header.len()).collect::<Vec<_>>(), "{}: numbered 1, 2, … in order", statement.name);
+            assert_eq!(names, statement.params, "{}: the header's names are the catalogue's", statement.name);
+        }
+    }
+}
+
+#[test]
+fn each_file_opens_with_its_name_and_what_it_does() {
+    for dialect in DIALECTS {
+        for statement in dialect.catalogue() {
+            let first = statement.text.lines().next().unwrap_or("");
+            assert!(first.starts_with(&format!("-- {}: ", statement.name)), "{}: opens with `-- {}: …`", statement.name, statement.name);
+            assert!(!statement.text.trim_end().ends_with(';'), "{}: one statement, no trailing `;`", statement.name);
+        }
+    }
+}
+
+#[test]
+fn every_migration_file_is_listed_in_number_order_for_both_dialects() {
+    use leasehold_core::queue::migrations::QUEUE;
+    for dialect in DIALECTS {
+        let mut on_disk: Vec<String> = std::fs::read_dir(folder(dialect).join("migrations"))
+            .expect("the migrations folder")
+            .map(|e| e.expect("an entry").path().file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let listed: Vec<&str> = QUEUE.iter().map(|m| m.name).collect();
+        assert_eq!(listed, on_disk, "{dialect:?}: one file per migration");
+        for (i, migration) in QUEUE.iter().enumerate() {
+            assert_eq!(migration.number, i as i64 + 1, "{}: numbered in order", migration.name);
+            assert!(migration.name.starts_with(&format!("{:04}_", migration.number)), "{}: named by its number", migration.name);
+            let text = match dialect {
+                Dialect::Postgres => migration.postgres,
+                Dialect::Sqlite => migration.sqlite,
+            };
+            let file = folder(dialect).join("migrations").join(format!("{}.sql", migration.name));
+            assert_eq!(text, std::fs::read_to_string(file).expect("readable"), "{}: the file's text", migration.name);
+        }
+    }
+}
