@@ -26,13 +26,16 @@ pub(super) mod sqlite {
     pub const SUCCEEDED: &str = "
         SELECT queue, count(*) AS n FROM leasehold_jobs WHERE state = 'succeeded' GROUP BY queue";
 
-    pub const SPAN: &str = "SELECT min(id), max(id) FROM leasehold_jobs";
+    /// Two subqueries: SQLite reads `min` or `max` off the index only when
+    /// it is the query's one aggregate (together they scan the table).
+    pub const SPAN: &str = "SELECT (SELECT min(id) FROM leasehold_jobs), (SELECT max(id) FROM leasehold_jobs)";
 
     /// The queue and state of the ids `?1` (a JSON array).
     pub const SAMPLE: &str = "
         SELECT queue, state FROM leasehold_jobs WHERE id IN (SELECT value FROM json_each(?1))";
 
-    pub const JOURNAL_SPAN: &str = "SELECT min(id), max(id) FROM leasehold_settlements";
+    pub const JOURNAL_SPAN: &str =
+        "SELECT (SELECT min(id) FROM leasehold_settlements), (SELECT max(id) FROM leasehold_settlements)";
 
     /// The first journal row at or after id `?1`: its id and time.
     pub const JOURNAL_PROBE: &str = "
