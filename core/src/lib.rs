@@ -107,5 +107,5 @@ pub mod supervision;
 
 pub use backoff::{job_backoff, recovery_backoff, Backoff};
 pub use event::{Event, PassReport};
-pub use options::{AbortGrace, Config, OptionError, OptionNames, OptionsInput};
+pub use options::{AbortGrace, Config, OptionError, OptionNames, OptionsInput, Scheduling};
 pub use runner::{Action, ItemKey, LogKind, PassId, Runner, Ticket};

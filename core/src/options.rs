@@ -50,6 +50,27 @@ pub struct OptionsInput {
     /// What the host calls the span options in its messages (default: the
     /// JS names).
     pub names: OptionNames,
+    /// When claims are made (default [`Scheduling::Passes`], the only one
+    /// of the JS API).
+    pub scheduling: Scheduling,
+}
+
+/// When a runner makes its claims.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// The reference runner's passes: a pass starts `min(concurrency,
+    /// batchLimit)` workers that claim until a claim answers nothing,
+    /// raises, or `batchLimit` claims were made; the next pass comes
+    /// `intervalMs` (or the backoff, after a raising pass) after the last
+    /// item of this one settled.
+    #[default]
+    Passes,
+    /// A worker pool on a job queue (see [`crate::runner::queue`]): each
+    /// free slot claims as soon as work may be there, idle slots poll once
+    /// per `intervalMs` for the whole pool, failed claims pause the pool's
+    /// claims for the backoff's delay, failed items back nothing off, and a
+    /// pass is a busy period (`batchLimit` does not apply).
+    Queue,
 }
 
 /// How an aborted `perform` ends, which is the exit grace `G` the lease
@@ -258,6 +279,8 @@ pub struct Config {
     /// Grace before an aborted perform is dropped (native host); `None`:
     /// never dropped. With a heartbeat it is the lease policy's exit grace.
     pub abort_grace_ms: Option<u64>,
+    /// When claims are made.
+    pub scheduling: Scheduling,
 }
 
 impl Config {
@@ -274,8 +297,12 @@ impl Config {
         })
     }
 
-    /// Workers in a pass: `min(concurrency, batchLimit)`.
+    /// Workers (slots) of the runner: `min(concurrency, batchLimit)` with
+    /// [`Scheduling::Passes`], `concurrency` with [`Scheduling::Queue`].
     pub fn pool_size(&self) -> u32 {
+        if self.scheduling == Scheduling::Queue {
+            return self.concurrency;
+        }
         // batch_limit ≥ 1 and concurrency ≤ 64, so this fits.
         self.concurrency.min(self.batch_limit.min(u64::from(MAX_JOB_CONCURRENCY)) as u32)
     }
@@ -390,6 +417,7 @@ impl OptionsInput {
             batch_limit,
             concurrency: normalize_concurrency(self.concurrency),
             abort_grace_ms,
+            scheduling: self.scheduling,
         })
     }
 }

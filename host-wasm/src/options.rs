@@ -14,7 +14,7 @@ pub mod names;
 use core::fmt;
 use js_sys::Reflect;
 use leasehold_core::backoff::Backoff;
-use leasehold_core::options::{AbortGrace, Config, OptionError, OptionNames, OptionsInput};
+use leasehold_core::options::{AbortGrace, Config, OptionError, OptionNames, OptionsInput, Scheduling};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// The options, checked: the core's configuration and whether a trace sink
@@ -255,6 +255,8 @@ pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
         // its signal.
         abort_grace: AbortGrace::Never,
         names: OptionNames::JS,
+        // The reference runner's passes: the JS API offers no other.
+        scheduling: Scheduling::Passes,
     };
     let config = input.validate().map_err(|e| OptionsError::Invalid(e).to_js())?;
     Ok(Checked { config, tracing })

@@ -31,7 +31,8 @@
 //! whole lease. The worker waits for the release's answer before claiming
 //! again.
 
-use super::{Action, Busy, ItemKey, LogKind, Phase, Runner};
+use super::slot::{Busy, Phase};
+use super::{Action, ItemKey, LogKind, Runner};
 use crate::backoff::{Backoff, RECOVERY_PROBE_MAX_MS};
 use crate::event::Event;
 use crate::Millis;
@@ -123,7 +124,7 @@ impl<E: Clone> Runner<E> {
     /// A settle whose fence was refused: a lost claim, traced once.
     fn count_refused(&mut self, now: Millis, busy: &Busy<E>) {
         let Some(pass) = self.pass.as_mut() else { return };
-        pass.report.claim_lost += 1;
+        pass.report.claim_lost = pass.report.claim_lost.saturating_add(1);
         if self.tracing && !busy.lost {
             let event = Event::ClaimLost { at: now, item: busy.ordinal, lapsed: false, unconfirmed_ms: 0 };
             self.actions.push_back(Action::Emit(event));
@@ -135,9 +136,6 @@ impl<E: Clone> Runner<E> {
     /// host defect: a claim is only made for a free worker).
     pub(super) fn release_declined(&mut self, now: Millis, ordinal: u32) -> Option<ItemKey> {
         let Some(index) = self.slots.iter().position(|s| s.busy.is_none()) else {
-            if let Some(pass) = self.pass.as_mut() {
-                pass.performing -= 1;
-            }
             self.worker_free_after_claim(now);
             return None;
         };

@@ -85,14 +85,6 @@ impl TraceJournal {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// [`TraceJournal::record`] for one of several runners of the same name
-    /// feeding this journal (the command-line tool runs one per slot): the
-    /// event's identity gains `"slot": slot` (1-based), which tells their
-    /// passes apart.
-    pub fn record_of_slot<E: Display>(&self, slot: u32, event: &Event<E>) {
-        self.note(draft_of(event).identity("slot", Value::from(slot)));
-    }
-
     /// Appends a core `event` (errors shown through `Display`) and kicks the
     /// pump.
     pub fn record<E: Display>(&self, event: &Event<E>) {

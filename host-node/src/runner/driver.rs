@@ -82,8 +82,39 @@ fn poll_slot<F: Future>(slot: &mut Slot<F>, waker: &std::task::Waker) -> Option<
     Some(output)
 }
 
-struct Driver<'j, J: Job, MC, MP, MR, MF, C, P, R, F> {
-    job: &'j J,
+/// What the driver keeps for one slot of the pool, reused item after item:
+/// the item and its key, its signal, the outcome its perform reached, and
+/// its three futures.
+struct HostSlot<I, P, R, F> {
+    key: Option<ItemKey>,
+    item: Option<I>,
+    signal: Arc<SlotSignal>,
+    /// The outcome the perform reached, for its settles (settle phase).
+    outcome: Option<Result<(), JobError>>,
+    perform: Slot<P>,
+    renewal: Slot<R>,
+    /// The supervisor's call the renewal in flight answers.
+    renewal_call: CallId,
+    /// The settle or release of the item.
+    finish: Slot<F>,
+}
+
+impl<I, P, R, F> HostSlot<I, P, R, F> {
+    fn new() -> Self {
+        HostSlot {
+            key: None,
+            item: None,
+            signal: Arc::new(SlotSignal::default()),
+            outcome: None,
+            perform: slot(),
+            renewal: slot(),
+            renewal_call: 0,
+            finish: slot(),
+        }
+    }
+}
+
+struct Driver<J: Job, MC, MP, MR, MF, C, P, R, F> {
     make_claim: MC,
     make_perform: MP,
     make_renew: MR,
@@ -94,15 +125,7 @@ struct Driver<'j, J: Job, MC, MP, MR, MF, C, P, R, F> {
     core: Runner<JobError>,
     ready: ReadySet,
     claim: Slot<C>,
-    performs: Vec<Slot<P>>,
-    renewals: Vec<Slot<R>>,
-    finishes: Vec<Slot<F>>,
-    /// The outcome each settling slot's perform reached, for its settles.
-    outcomes: Vec<Option<Result<(), JobError>>>,
-    renewal_calls: Vec<CallId>,
-    keys: Vec<Option<ItemKey>>,
-    items: Vec<Option<J::Item>>,
-    signals: Vec<Arc<SlotSignal>>,
+    slots: Vec<HostSlot<J::Item, P, R, F>>,
     ticks: Vec<(PassId, oneshot::Sender<PassReport>)>,
     quiesces: Vec<(PassId, oneshot::Sender<()>)>,
     commands: mpsc::UnboundedReceiver<Command>,
@@ -136,13 +159,9 @@ pub(crate) async fn drive<J: Job>(
         })
         .catch_unwind()
     };
-    let mut driver = Driver {
-        job,
-        claim: slot_for1(&make_claim),
-        performs: (0..pool).map(|_| slot_for2(&make_perform)).collect(),
-        renewals: (0..pool).map(|_| slot_for2(&make_renew)).collect(),
-        finishes: (0..pool).map(|_| slot_for2(&make_finish)).collect(),
-        outcomes: (0..pool).map(|_| None).collect(),
+    let mut driver = Driver::<J, _, _, _, _, _, _, _, _> {
+        claim: slot_for(&make_claim),
+        slots: (0..pool).map(|_| HostSlot::new()).collect(),
         make_claim,
         make_perform,
         make_renew,
@@ -152,10 +171,6 @@ pub(crate) async fn drive<J: Job>(
         sinks,
         core,
         ready: ReadySet::new(pool),
-        renewal_calls: vec![0; pool],
-        keys: vec![None; pool],
-        items: (0..pool).map(|_| None).collect(),
-        signals: (0..pool).map(|_| Arc::new(SlotSignal::default())).collect(),
         ticks: Vec::new(),
         quiesces: Vec::new(),
         commands,
@@ -166,15 +181,12 @@ pub(crate) async fn drive<J: Job>(
     poll_fn(|cx| driver.poll(cx)).await;
 }
 
-fn slot_for1<A, F, M: Fn(A) -> F>(_: &M) -> Slot<F> {
+/// The claim's future slot, its type fixed by the closure that makes it.
+fn slot_for<A, F, M: Fn(A) -> F>(_: &M) -> Slot<F> {
     slot()
 }
 
-fn slot_for2<A, B, F, M: Fn(A, B) -> F>(_: &M) -> Slot<F> {
-    slot()
-}
-
-impl<'j, J, MC, MP, MR, MF, C, P, R, F> Driver<'j, J, MC, MP, MR, MF, C, P, R, F>
+impl<J, MC, MP, MR, MF, C, P, R, F> Driver<J, MC, MP, MR, MF, C, P, R, F>
 where
     J: Job,
     MC: Fn(Millis) -> C,
@@ -187,7 +199,6 @@ where
     F: Future<Output = Finished>,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let _ = self.job;
         self.ready.register(cx.waker());
         self.take_commands(cx);
         loop {
@@ -321,7 +332,7 @@ where
         match unwind(answer, "claim") {
             Ok(Some(item)) => {
                 if let Some(key) = self.core.claim_found(now) {
-                    self.items[usize::from(key.slot)] = Some(item);
+                    self.slots[usize::from(key.slot)].item = Some(item);
                 }
             }
             Ok(None) => self.core.claim_empty(now),
@@ -331,13 +342,13 @@ where
     }
 
     fn poll_perform(&mut self, i: usize) -> bool {
-        let Some(outcome) = poll_slot(&mut self.performs[i], &self.ready.perform[i]) else { return false };
+        let Some(outcome) = poll_slot(&mut self.slots[i].perform, &self.ready.perform[i]) else { return false };
         let outcome = unwind(outcome, "perform");
         if J::SETTLES && !is_stop(&outcome) {
             // An outcome reached: it settles next, with the item and its
             // renewals kept until the settle ends.
-            if let Some(key) = self.keys[i] {
-                self.outcomes[i] = Some(outcome.clone());
+            if let Some(key) = self.slots[i].key {
+                self.slots[i].outcome = Some(outcome.clone());
                 self.core.outcome_reached(self.clock.now(), key, outcome);
             }
             return true;
@@ -351,17 +362,18 @@ where
     /// The item in slot `i` is done with: its renewals in flight are
     /// abandoned. Answers its key.
     fn forget(&mut self, i: usize) -> Option<ItemKey> {
-        self.items[i] = None;
-        self.outcomes[i] = None;
-        self.renewals[i].set(None);
-        self.finishes[i].set(None);
-        self.keys[i].take()
+        let slot = &mut self.slots[i];
+        slot.item = None;
+        slot.outcome = None;
+        slot.renewal.set(None);
+        slot.finish.set(None);
+        slot.key.take()
     }
 
     /// A settle or release answered.
     fn poll_finish(&mut self, i: usize) -> bool {
-        let Some(answer) = poll_slot(&mut self.finishes[i], &self.ready.finish[i]) else { return false };
-        let Some(key) = self.keys[i] else { return true };
+        let Some(answer) = poll_slot(&mut self.slots[i].finish, &self.ready.finish[i]) else { return false };
+        let Some(key) = self.slots[i].key else { return true };
         let now = self.clock.now();
         match unwind(answer, "settle") {
             Ok(Some(settled)) => {
@@ -377,7 +389,7 @@ where
                 self.core.release_answered(now, key, Ok(()));
             }
             // Only a settle is tried again; a release's error ends it.
-            Err(error) if self.outcomes[i].is_some() => self.core.settle_answered(now, key, SettleAnswer::Unavailable(error)),
+            Err(error) if self.slots[i].outcome.is_some() => self.core.settle_answered(now, key, SettleAnswer::Unavailable(error)),
             Err(error) => {
                 self.forget(i);
                 self.core.release_answered(now, key, Err(error));
@@ -387,9 +399,10 @@ where
     }
 
     fn poll_renewal(&mut self, i: usize) -> bool {
-        let Some(outcome) = poll_slot(&mut self.renewals[i], &self.ready.renew[i]) else { return false };
-        if let Some(key) = self.keys[i] {
-            self.core.renewal_answered(self.clock.now(), key, self.renewal_calls[i], unwind(outcome, "heartbeat"));
+        let Some(outcome) = poll_slot(&mut self.slots[i].renewal, &self.ready.renew[i]) else { return false };
+        if let Some(key) = self.slots[i].key {
+            let call = self.slots[i].renewal_call;
+            self.core.renewal_answered(self.clock.now(), key, call, unwind(outcome, "heartbeat"));
             self.publish_deadline(key);
         }
         true
@@ -406,7 +419,7 @@ where
         } else {
             base.checked_sub(std::time::Duration::from_millis(now.since(at))).unwrap_or(base)
         };
-        self.signals[usize::from(key.slot)].set_deadline(key.generation, at, instant);
+        self.slots[usize::from(key.slot)].signal.set_deadline(key.generation, at, instant);
     }
 
     /// Carries out what the core asks. A new future is polled at once, so
@@ -420,40 +433,45 @@ where
                 }
                 Action::Perform { key } => {
                     let i = usize::from(key.slot);
+                    let slot = &mut self.slots[i];
                     // Without renewals or a settle nothing else needs the
                     // item: move it.
-                    let item = if J::HEARTBEAT || J::SETTLES { self.items[i].clone() } else { self.items[i].take() };
+                    let item = if J::HEARTBEAT || J::SETTLES { slot.item.clone() } else { slot.item.take() };
                     let Some(item) = item else { continue };
-                    let signal = AbortSignal::new(self.signals[i].clone(), key.generation, self.name.clone());
+                    let signal = AbortSignal::new(slot.signal.clone(), key.generation, self.name.clone());
+                    slot.key = Some(key);
+                    // The work starts with its exit deadline known.
                     self.publish_deadline(key);
-                    self.keys[i] = Some(key);
-                    self.performs[i].set(Some((self.make_perform)(item, signal)));
+                    self.slots[i].perform.set(Some((self.make_perform)(item, signal)));
                     self.poll_perform(i);
                 }
                 Action::Renew { key, call, at } => {
                     let i = usize::from(key.slot);
-                    let Some(item) = self.items[i].clone() else { continue };
-                    self.renewal_calls[i] = call;
-                    self.renewals[i].set(Some((self.make_renew)(item, at)));
+                    let slot = &mut self.slots[i];
+                    let Some(item) = slot.item.clone() else { continue };
+                    slot.renewal_call = call;
+                    slot.renewal.set(Some((self.make_renew)(item, at)));
                     self.poll_renewal(i);
                 }
                 Action::Settle { key } => {
                     let i = usize::from(key.slot);
-                    let (Some(item), Some(outcome)) = (self.items[i].clone(), self.outcomes[i].clone()) else { continue };
-                    self.finishes[i].set(Some((self.make_finish)(item, Finish::Settle(outcome))));
+                    let slot = &mut self.slots[i];
+                    let (Some(item), Some(outcome)) = (slot.item.clone(), slot.outcome.clone()) else { continue };
+                    slot.finish.set(Some((self.make_finish)(item, Finish::Settle(outcome))));
                     self.poll_finish(i);
                 }
                 Action::Release { key } => {
                     let i = usize::from(key.slot);
-                    let Some(item) = self.items[i].clone() else { continue };
-                    self.keys[i] = Some(key);
-                    self.finishes[i].set(Some((self.make_finish)(item, Finish::Release)));
+                    let slot = &mut self.slots[i];
+                    let Some(item) = slot.item.clone() else { continue };
+                    slot.key = Some(key);
+                    slot.finish.set(Some((self.make_finish)(item, Finish::Release)));
                     self.poll_finish(i);
                 }
-                Action::Abort { key, lapsed } => self.signals[usize::from(key.slot)].abort(key.generation, lapsed),
+                Action::Abort { key, lapsed } => self.slots[usize::from(key.slot)].signal.abort(key.generation, lapsed),
                 Action::Drop { key } => {
                     let i = usize::from(key.slot);
-                    self.performs[i].set(None);
+                    self.slots[i].perform.set(None);
                     self.forget(i);
                 }
                 Action::Log { kind, error } => {

@@ -38,7 +38,7 @@ pub use clock::{Clock, TokioClock};
 pub use event::{JobEvent, Observer, PassReport};
 pub use job::{BoxError, Job, JobError, Settled};
 pub use leasehold_core::backoff::{job_backoff, Backoff};
-pub use leasehold_core::options::{OptionError, DEFAULT_JOB_BATCH_LIMIT};
+pub use leasehold_core::options::{OptionError, Scheduling, DEFAULT_JOB_BATCH_LIMIT};
 pub use signal::{AbortSignal, ClaimLost, JOB_CLAIM_LOST};
 
 use driver::Command;
@@ -130,6 +130,19 @@ impl JobRunnerBuilder {
     /// Claim attempts per pass (default 25).
     pub fn batch_limit(mut self, limit: u64) -> Self {
         self.options.batch_limit = Some(limit as f64);
+        self
+    }
+
+    /// When claims are made (default [`Scheduling::Passes`]). A worker pool
+    /// on a job queue wants [`Scheduling::Queue`]: each free slot claims as
+    /// soon as work may be there (after a found item, an ended item, a
+    /// [`JobRunner::wake`]), the idle slots poll once per
+    /// [`JobRunnerBuilder::interval`] for the whole pool, failed claims
+    /// pause every claim for the [`JobRunnerBuilder::backoff`] delay, failed
+    /// items back nothing off, and `stop` ends the claims at once; a pass is
+    /// then a busy period, and the batch limit does not apply.
+    pub fn scheduling(mut self, scheduling: Scheduling) -> Self {
+        self.options.scheduling = scheduling;
         self
     }
 

@@ -16,13 +16,13 @@ pub(crate) enum Reached {
     Failed { error: String, result: Option<serde_json::Value> },
 }
 
-/// The outcomes held unsettled, by job: shared by every [`super::Worker`]
-/// given the same one (see [`super::Worker::sharing`]), so none of them
-/// reclaims a job whose finished outcome another still holds.
+/// The outcomes a [`super::Worker`] holds unsettled, by job, so its claims
+/// never reclaim a job whose finished outcome it still holds (see
+/// [`super::Worker::unsettled`]; clones share the set).
 ///
 /// A job's stale lease is taken over with a greater token, which would fence
 /// the holder's own settle out: finished work thrown away and run again. The
-/// claims of these workers exclude the held jobs; a peer process may still
+/// worker's claims exclude the held jobs; a peer process may still
 /// take them over once stale (its claim does not know them), and then the
 /// fence refuses the late settle, as it must.
 #[derive(Clone, Debug, Default)]

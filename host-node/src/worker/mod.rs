@@ -205,16 +205,6 @@ impl<H: Handler> Worker<H> {
         self
     }
 
-    /// Shares `held` with other workers of this process on the same queue
-    /// (each runner of a pool has its own worker): none of them then
-    /// reclaims a job whose outcome another still holds unsettled. A worker
-    /// has a set of its own otherwise.
-    #[must_use]
-    pub fn sharing(mut self, held: Unsettled) -> Self {
-        self.held = held;
-        self
-    }
-
     /// Counts into `stats`, shared with other workers of this process on
     /// the same queue (the slots of one pool), which then appear as one
     /// worker in the workers table. A worker has counters of its own
@@ -255,8 +245,8 @@ impl<H: Handler> Worker<H> {
         &self.stats
     }
 
-    /// The outcomes this worker (and those sharing with it) holds
-    /// unsettled.
+    /// The outcomes this worker holds unsettled (a handle on the live set:
+    /// clone it to watch it while the runner owns the worker).
     pub fn unsettled(&self) -> &Unsettled {
         &self.held
     }

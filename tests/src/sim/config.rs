@@ -151,6 +151,7 @@ impl Params {
                 grace => leasehold_core::options::AbortGrace::Ms(grace as f64),
             },
             names: leasehold_core::options::OptionNames::JS,
+            scheduling: leasehold_core::options::Scheduling::Passes,
         }
         .validate()?;
         if let (Some(w), Some(hb)) = (self.tolerance_ms, config.heartbeat.as_mut()) {

@@ -256,7 +256,7 @@ fn line(event: &EventRecord, json: bool) -> Option<String> {
         return Some(format!("{at}  leasehold.{queue}  {:<17} {}{owner}", event.kind, details(&event.kind, &event.body)));
     }
     let runner = event.identity.get("runner").and_then(|r| r.as_str()).unwrap_or(&event.source);
-    // A worker runs one runner per slot (see `pool`): `leasehold.QUEUE#2`.
+    // Logs from workers that ran one runner per slot name the slot: `leasehold.QUEUE#2`.
     let runner = match event.identity.get("slot").and_then(|s| s.as_u64()) {
         Some(slot) => format!("{runner}#{slot}"),
         None => runner.to_owned(),

@@ -21,7 +21,6 @@ mod run;
 mod schedule;
 mod serve_metrics;
 mod steer;
-mod turns;
 mod ui;
 
 use args::{Cli, Command, Global, RunArgs, WorkArgs};

@@ -1,38 +1,27 @@
-//! A pool of command workers on one queue: per slot, the store's [`Worker`]
-//! with the command handler under a [`JobRunner`] of its own (the comment
-//! in [`Pool::start`] says why not one runner for all), woken by the queue's
-//! wake-ups, their trace events (tagged with the slot) recorded to one event
-//! log (each job's settlement is in the store's settlements journal), and
-//! the two-step shutdown.
+//! A pool of command workers on one queue: the store's [`Worker`] with the
+//! command handler under one [`JobRunner`] with queue scheduling (each free
+//! slot claims as soon as work may be there, idle slots poll in turns, failed
+//! claims pause the whole pool), woken by the queue's wake-ups, its trace
+//! events recorded to one event log (each job's settlement is in the store's
+//! settlements journal), and the two-step shutdown.
 
 use crate::events::Recorder;
 use crate::fail::CliError;
 use crate::handler::CommandHandler;
-use crate::turns::Turns;
 use leasehold::core::options::{AbortGrace, OptionNames};
-use leasehold::core::Millis;
-use leasehold::core::Event;
-use leasehold::pump::TraceJournal;
-use leasehold::runner::{AbortSignal, BoxError, Job, JobError, JobRunner, Observer, Settled};
+use leasehold::runner::{JobRunner, Scheduling};
 use leasehold::store::Store;
 use leasehold::worker::{Unsettled, Worker, WorkerStats};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// Delay between idle polls of the queue, one idle slot at a time (see
-/// [`crate::turns`]); wake-ups from enqueues in this process (and every
-/// `NOTIFY` on PostgreSQL) start a pass in every slot at once.
+/// Delay between idle polls of the queue, for the whole pool however many
+/// slots are idle; wake-ups from enqueues in this process (and every
+/// `NOTIFY` on PostgreSQL) have a free slot claim at once.
 const IDLE_INTERVAL: Duration = Duration::from_millis(500);
-
-/// Claims per pass. A pass ends once its claims are performed, and the next
-/// one waits the interval: with the runner's default of 25 a busy queue would
-/// idle every 25 jobs, so a pass goes on claiming while the queue has due work.
-const BATCH_LIMIT: u64 = 1_000_000;
 
 /// How a pool works.
 pub struct PoolConfig<'a> {
@@ -142,129 +131,78 @@ pub fn check_timings(
     Ok(Duration::from_millis(config.abort_grace_ms.unwrap_or_default()))
 }
 
-/// The backoff of failing claims (the database is down), for each runner
-/// and the turns the idle slots take: 0.5 s doubling up to the core's
-/// recovery cap (1.5 s), rather than failing every 0.5 s; the cap keeps a
-/// recovered database noticed within 2 s.
+/// The backoff of failing claims (the database is down), for the whole
+/// pool: 0.5 s doubling up to the core's recovery cap (1.5 s), rather than
+/// failing every 0.5 s; the cap keeps a recovered database noticed within
+/// 2 s.
 fn claim_backoff() -> leasehold::core::Backoff {
     leasehold::core::recovery_backoff(IDLE_INTERVAL.as_millis() as f64)
 }
 
 /// A running pool.
 pub struct Pool {
-    /// One per slot (see [`Pool::start`]).
-    runners: Vec<JobRunner>,
-    claiming: Arc<AtomicBool>,
+    runner: JobRunner,
     hard_stop: watch::Sender<bool>,
     waker: JoinHandle<()>,
     recorder: Recorder,
     unsettled: Unsettled,
-    /// The slots' counters, recorded as one worker in the workers table.
+    /// The pool's counters, recorded as one worker in the workers table.
     stats: WorkerStats,
 }
 
 impl Pool {
-    /// Starts working `config.queue` of `store`: one runner per slot, each
-    /// performing one command at a time and claiming as soon as it is free
-    /// (idle slots take turns to poll, one every [`IDLE_INTERVAL`], besides
-    /// the wake-ups).
+    /// Starts working `config.queue` of `store`: one runner with
+    /// `config.concurrency` slots, each performing one command at a time
+    /// and claiming as soon as it is free (the idle slots poll once every
+    /// [`IDLE_INTERVAL`] for the whole pool, besides the wake-ups).
     pub async fn start(store: &Store, config: PoolConfig<'_>) -> Result<Pool, CliError> {
         let grace = check_timings(config.stale_after, config.heartbeat_every, config.grace)?;
         let (hard_stop, stopped) = watch::channel(false);
-        let claiming = Arc::new(AtomicBool::new(true));
         let name = format!("leasehold.{}", config.queue);
         let recorder = Recorder::open(config.events, &name, store, config.queue).await?;
-        // One runner per slot, each performing one command at a time, rather
-        // than one runner with `concurrency` workers: a runner's pass stops
-        // claiming for all its workers at the first claim that finds the
-        // queue empty, and takes no more until its last command ends (seed
-        // 000). With one long command running, the other slots would sit
-        // idle however much work arrived meanwhile; separate runners each
-        // claim as soon as they are free.
-        let mut runners = Vec::with_capacity(config.concurrency as usize);
-        let backoff = claim_backoff();
-        let turns = Arc::new(Turns::new(config.concurrency as usize, backoff));
-        // Idle polls come from the shared ticker below; a runner's own
-        // interval is the backstop, as rare for all slots together as one
-        // runner's interval.
-        let backstop = IDLE_INTERVAL.saturating_mul(config.concurrency.max(1));
-        // The outcomes held unsettled, shared by the slots, so no slot
-        // reclaims a job whose finished command another still settles.
-        let unsettled = Unsettled::new();
-        let stats = WorkerStats::new();
-        for slot in 1..=config.concurrency {
-            let handler = CommandHandler::new(grace, stopped.clone());
-            // Pages of one: a job claimed is a job started, so a drain (which
-            // stops claiming) never strands claimed-but-unstarted jobs in a
-            // page until their leases go stale.
-            let mut inner = Worker::new(store.clone(), config.queue, handler)
-                .lease(config.stale_after)
-                // Job events come from the store's settlements journal.
-                .page_size(1)
-                .sharing(unsettled.clone())
-                .sharing_stats(stats.clone());
-            if let Some(metrics) = config.metrics {
-                inner = inner.metrics(metrics);
-            }
-            let worker = Draining {
-                inner,
-                claiming: Arc::clone(&claiming),
-                slot: slot as usize - 1,
-                turns: Arc::clone(&turns),
-            };
-            let journal = recorder.journal.clone();
-            let mut builder = JobRunner::builder(name.clone())
-                .interval(backstop)
-                .stale_after(config.stale_after)
-                .concurrency(1)
-                .batch_limit(BATCH_LIMIT)
-                .backoff(backoff)
-                // A stopped command gets its grace, then SIGKILL; the perform
-                // is given up on then too (dropping it kills the group), so
-                // the whole exit fits in the lease.
-                .abort_grace(grace)
-                .observe(Arc::new(SlotJournal { journal, slot }));
-            if let Some(every) = config.heartbeat_every {
-                builder = builder.heartbeat_every(every);
-            }
-            runners.push(builder.spawn(worker).map_err(|e| CliError::input(format!("invalid lease timings: {e}")))?);
+        let handler = CommandHandler::new(grace, stopped);
+        // Pages of one: a job claimed is a job started, so a drain (which
+        // stops claiming) never strands claimed-but-unstarted jobs in a page
+        // until their leases go stale.
+        let mut worker = Worker::new(store.clone(), config.queue, handler)
+            .lease(config.stale_after)
+            // Job events come from the store's settlements journal.
+            .page_size(1);
+        if let Some(metrics) = config.metrics {
+            worker = worker.metrics(metrics);
         }
+        let unsettled = worker.unsettled().clone();
+        let stats = worker.stats().clone();
+        let mut builder = JobRunner::builder(name)
+            .scheduling(Scheduling::Queue)
+            .interval(IDLE_INTERVAL)
+            .stale_after(config.stale_after)
+            .concurrency(config.concurrency)
+            .backoff(claim_backoff())
+            // A stopped command gets its grace, then SIGKILL; the perform
+            // is given up on then too (dropping it kills the group), so the
+            // whole exit fits in the lease.
+            .abort_grace(grace)
+            .observe(recorder.journal.clone());
+        if let Some(every) = config.heartbeat_every {
+            builder = builder.heartbeat_every(every);
+        }
+        let runner = builder.spawn(worker).map_err(|e| CliError::input(format!("invalid lease timings: {e}")))?;
         let wakeups = store.listen(config.queue).await?;
-        for runner in &runners {
-            runner.start();
-        }
+        runner.start();
+        // Every wake-up lets a free slot claim; while claims fail, the
+        // runner holds them until its backoff's pause is over, so a
+        // reconnecting listener's wake-ups do not each hit the database.
         let waker = tokio::spawn({
-            let runners = runners.clone();
+            let runner = runner.clone();
             async move {
-                let mut ticker = tokio::time::interval(IDLE_INTERVAL);
-                ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
-                    tokio::select! {
-                        () = wakeups.notified() => {
-                            // While claims fail, the wake-ups a reconnecting
-                            // listener sends would have every slot fail at
-                            // once: one slot probes instead.
-                            if turns.may_poll(std::time::Instant::now()) {
-                                for runner in &runners {
-                                    runner.wake();
-                                }
-                                continue;
-                            }
-                        }
-                        _ = ticker.tick() => {
-                            if !turns.may_poll(std::time::Instant::now()) {
-                                continue;
-                            }
-                        }
-                        () = turns.handed_on() => {}
-                    }
-                    if let Some(slot) = turns.next_idle() {
-                        runners[slot].wake();
-                    }
+                    wakeups.notified().await;
+                    runner.wake();
                 }
             }
         });
-        Ok(Pool { runners, claiming, hard_stop, waker, recorder, unsettled, stats })
+        Ok(Pool { runner, hard_stop, waker, recorder, unsettled, stats })
     }
 
     /// Stops claiming and waits for the commands in flight to finish and
@@ -276,18 +214,15 @@ impl Pool {
     /// the commands were ended.
     pub async fn drain(self, interrupts: &mut Interrupts) -> bool {
         let mut ended = false;
-        // The pass in flight would go on claiming while work is due: stop
-        // that first, then wait for what runs.
-        self.claiming.store(false, Ordering::SeqCst);
-        for runner in &self.runners {
-            runner.stop();
-        }
+        // No wake-up may claim again once the drain began; the stop ends
+        // the claims of the busy period in flight.
+        self.waker.abort();
         {
-            let quiesce = futures_util::future::join_all(self.runners.iter().map(JobRunner::quiesce));
+            let quiesce = self.runner.quiesce();
             tokio::pin!(quiesce);
             loop {
                 tokio::select! {
-                    _ = &mut quiesce => break,
+                    () = &mut quiesce => break,
                     () = interrupts.next() => {
                         if !ended {
                             eprintln!("leasehold: ending the running commands");
@@ -304,61 +239,12 @@ impl Pool {
                 }
             }
         }
-        for runner in &self.runners {
-            runner.dispose().await;
-        }
-        self.waker.abort();
+        self.runner.dispose().await;
         self.recorder.close().await;
         if let Err(e) = self.stats.stop().await {
             tracing::debug!("recording this worker's stop failed: {e}");
         }
         ended
-    }
-}
-
-/// A job that claims nothing once `claiming` is off, so a drain ends the
-/// pass in flight after the commands already started.
-struct Draining<J> {
-    inner: J,
-    claiming: Arc<AtomicBool>,
-    /// This slot's index in `turns`.
-    slot: usize,
-    turns: Arc<Turns>,
-}
-
-impl<J: Job> Job for Draining<J> {
-    type Item = J::Item;
-    const HEARTBEAT: bool = J::HEARTBEAT;
-
-    async fn claim(&self, at: Millis) -> Result<Option<J::Item>, BoxError> {
-        if !self.claiming.load(Ordering::SeqCst) {
-            return Ok(None);
-        }
-        let claimed = self.inner.claim(at).await;
-        self.turns.claim_answered(claimed.is_ok(), std::time::Instant::now());
-        if matches!(claimed, Ok(Some(_))) {
-            self.turns.claimed();
-        }
-        claimed
-    }
-
-    async fn perform(&self, item: J::Item, signal: AbortSignal) -> Result<(), BoxError> {
-        let _busy = self.turns.busy(self.slot);
-        self.inner.perform(item, signal).await
-    }
-
-    async fn heartbeat(&self, item: J::Item, at: Millis) -> Result<bool, BoxError> {
-        self.inner.heartbeat(item, at).await
-    }
-
-    const SETTLES: bool = J::SETTLES;
-
-    async fn settle(&self, item: J::Item, outcome: Result<(), JobError>) -> Result<Settled, BoxError> {
-        self.inner.settle(item, outcome).await
-    }
-
-    async fn release(&self, item: J::Item) -> Result<(), BoxError> {
-        self.inner.release(item).await
     }
 }
 
@@ -373,18 +259,5 @@ mod tests {
         for failures in [2, 5, 10, 1_000, u32::MAX] {
             assert!(backoff.delay_after(failures) < 2_000, "after {failures} failures: {}ms", backoff.delay_after(failures));
         }
-    }
-}
-
-/// One slot's runner feeding the process's journal: its events carry the
-/// slot, which tells the passes of the slots' runners apart.
-struct SlotJournal {
-    journal: Arc<TraceJournal>,
-    slot: u32,
-}
-
-impl Observer for SlotJournal {
-    fn observe(&self, _runner: &str, event: &Event<JobError>) {
-        self.journal.record_of_slot(self.slot, event);
     }
 }
