@@ -1,8 +1,10 @@
 // Jobs per second of `leasehold/postgres` as full worker loops, beside the Rust `Worker`
 // (also full loops) and graphile-worker, on one PostgreSQL database in one run: each round
-// queues N no-op jobs for each contender in turn, on a fresh schema after a CHECKPOINT, and
-// times its worker from start until all N have succeeded. Prints one line per round and
-// the medians; the figure the project watches is Node.js / Rust (target at least 0.8).
+// queues N no-op jobs for each contender in turn (each round starting with the next one), on
+// a fresh schema after a CHECKPOINT, and times its worker from start until all N have
+// succeeded (the handler counts its calls; the database is read only once all N ran).
+// Prints one line per round and the medians; the figures the project watches are Node.js /
+// Rust (target at least 0.8) and Node.js / graphile-worker (target above 1).
 //
 //   eval "$(scripts/pg-cluster.sh start)"
 //   cargo build --release -p leasehold --features postgres --example worker_bench
@@ -65,12 +67,14 @@ async function rust() {
 async function node() {
   const pool = await freshLeasehold();
   const queue = await connect(pool);
+  const performed = counter();
   const started = performance.now();
-  const working = queue.work(QUEUE, () => undefined, { concurrency: args.concurrency, pageSize: args.page, pollMs: 20 });
+  const working = queue.work(QUEUE, performed.count, { concurrency: args.concurrency, pageSize: args.page, pollMs: 20 });
+  await performed.all;
   for (;;) {
     const counts = (await queue.counts()).find((c) => c.queue === QUEUE);
     if ((counts?.succeeded ?? 0) >= args.jobs) break;
-    await sleep(50);
+    await sleep(5);
   }
   const seconds = (performance.now() - started) / 1000;
   await working.dispose();
@@ -79,12 +83,33 @@ async function node() {
   return args.jobs / seconds;
 }
 
+/**
+ * The contenders' no-op handler, counting: `all` resolves when it has run N times. Each
+ * contender is timed until its database says all N are done, read only from then on (a
+ * count every few ms during the run would load the database the contenders share).
+ */
+function counter() {
+  let n = 0;
+  let resolve;
+  const all = new Promise((r) => (resolve = r));
+  return {
+    all,
+    count: () => {
+      n += 1;
+      if (n === args.jobs) resolve();
+    },
+  };
+}
+
 /** graphile-worker with a local queue of a page's size and batched completions, as its performance guide sets it up. */
 async function graphile() {
   const require = createRequire(path.join(path.resolve(args.graphile), 'package.json'));
   const { run, runMigrations } = require('graphile-worker');
   await admin.query('DROP SCHEMA IF EXISTS graphile_worker CASCADE');
   const pool = new pg.Pool({ connectionString: url, max: 12 });
+  // graphile-worker asks for error handlers on the pool and its clients (it warns without them).
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   await runMigrations({ pgPool: pool, logger: quiet(require) });
   await pool.query(
     `SELECT graphile_worker.add_jobs(ARRAY(SELECT ('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec
@@ -93,20 +118,22 @@ async function graphile() {
   );
   await admin.query('VACUUM ANALYZE');
   await admin.query('CHECKPOINT');
+  const performed = counter();
   const started = performance.now();
   const runner = await run({
     pgPool: pool,
     concurrency: args.concurrency,
     noHandleSignals: true,
     pollInterval: 20,
-    taskList: { noop: async () => undefined },
+    taskList: { noop: async () => performed.count() },
     logger: quiet(require),
     preset: { worker: { localQueue: { size: args.page }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
+  await performed.all;
   for (;;) {
     const { rows } = await admin.query('SELECT count(*)::int AS n FROM graphile_worker._private_jobs');
     if (rows[0].n === 0) break;
-    await sleep(50);
+    await sleep(5);
   }
   const seconds = (performance.now() - started) / 1000;
   await runner.stop();
@@ -129,7 +156,9 @@ console.log(`postgres-queue bench: ${args.jobs} no-op jobs per run, concurrency 
 const figures = new Map(contenders.map(([name]) => [name, []]));
 for (let round = 1; round <= args.rounds; round += 1) {
   const line = [];
-  for (const [name, measure, missing] of contenders) {
+  // Each round starts with the next contender (the machine's load drifts within a round).
+  const order = contenders.map((_, i) => contenders[(i + round - 1) % contenders.length]);
+  for (const [name, measure, missing] of order) {
     if (missing) continue;
     const rate = await measure();
     figures.get(name).push(rate);
@@ -147,5 +176,8 @@ if (r.length && n.length) {
   console.log(`leasehold/postgres / rust Worker: median ${median(ratios).toFixed(2)} (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; target 0.80)`);
 }
 const g = figures.get('graphile-worker');
-if (g.length && n.length) console.log(`leasehold/postgres / graphile-worker: median ${(median(n) / median(g)).toFixed(2)}`);
+if (g.length && n.length) {
+  const ratios = n.map((x, i) => x / g[i]);
+  console.log(`leasehold/postgres / graphile-worker: median ${(median(n) / median(g)).toFixed(2)} (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')})`);
+}
 await admin.end();

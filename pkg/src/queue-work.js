@@ -7,10 +7,11 @@
  * - One runner per slot (`concurrency` of them, each performing one job at a time), as the
  *   `leasehold` command-line tool does: a slot that finishes claims the next job at once,
  *   whatever its neighbours are doing, and a long job holds up nobody's pass.
- * - Claims take a page of `pageSize` jobs in one statement, shared by the slots; a page
+ * - Claims take a page of `pageSize` jobs in one statement, shared by the slots, and carry
+ *   the completions waiting to be written (settled first, each under its fence); a page
  *   that waited longer than PAGE_FRESH_MS is renewed (one statement for all its jobs) before
- *   its next job is handed over, so a job's lease starts when its work does. Stale running jobs the claim names are taken over with
- *   the store's compare-and-swap (liveness here is lease-only: a stale lease is enough).
+ *   its next job is handed over, so a job's lease starts when its work does. Stale running
+ *   jobs the claim names are taken over with the store's compare-and-swap (liveness here is lease-only: a stale lease is enough).
  * - The work and the write of its outcome are two phases. The handler's answer (a result,
  *   or a thrown error) is held and written with the fenced complete / fail, tried again
  *   while the database does not answer (the core's recovery backoff) however long that
@@ -18,12 +19,16 @@
  *   fence gives it up. A handler that throws its signal's reason (the claim was lost or
  *   lapsed) settles nothing. Meanwhile claims leave the held jobs alone. The slot takes
  *   its next job while the outcome is written (see `perform`); dispose waits for them all.
- * - Completions from all slots are coalesced: one statement per flush, each still fenced.
+ * - Completions from all slots are coalesced (queue.js `completer`): those waiting when a
+ *   claim starts ride on it, the others go in a flush of their own; each still fenced.
  * - LISTEN/NOTIFY (queue.js) wakes every slot when work arrives; polling every `pollMs`
  *   is the backstop.
  */
 
 const { jsonText, storableText } = require('./queue-input.js');
+
+/** The runner's internal option: abort an item through this glue, no AbortController per item (runner.js). */
+const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
 
 /** Page items older than this (ms since their page was claimed) are renewed first. */
 const PAGE_FRESH_MS = 100;
@@ -59,7 +64,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const completions = store.completer(queue, leaseMs);
 
   async function claimPage() {
-    const jobs = await store.claimPage(queue, pageSize, leaseMs, [...held]);
+    const jobs = await store.claimPage(queue, pageSize, leaseMs, [...held], completions);
     const at = Date.now();
     for (const job of jobs) page.push({ job, at });
     return jobs.length;
@@ -86,10 +91,12 @@ function startWork(store, api, policy, queue, handler, options = {}) {
       }
       page.shift();
       // Pages larger than the slots (claims ahead, for short jobs) are followed by the next
-      // one while the last few jobs are handed out, so slots do not wait on its claim. With
-      // pages of `concurrency` (the default) nothing is claimed before a slot is free: a busy
-      // worker holds no jobs an idle one could run.
-      if (pageSize > slots && page.length < Math.max(slots, pageSize / 2)) void turn(claimPage).catch(() => undefined);
+      // one as soon as a page's first job is handed out: short jobs drain a page faster than
+      // a claim's round trip, and a claim always under way keeps the slots from waiting on
+      // it (a worker holds fewer than two pages). With pages of `concurrency` (the default)
+      // nothing is claimed before a slot is free: a busy worker holds no jobs an idle one
+      // could run.
+      if (pageSize > slots && page.length < pageSize) void turn(claimPage).catch(() => undefined);
       return next.job;
     }
   }
@@ -107,8 +114,8 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     return waiting.length;
   }
 
-  async function perform(job, signal) {
-    const ctx = contextOf(job, signal, running);
+  async function perform(job) {
+    const ctx = contextOf(job, running);
     let reached;
     try {
       const result = await handler(job.payload, ctx.value);
@@ -116,7 +123,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     } catch (error) {
       // Stopped on its signal with no outcome: nothing is written, as in the Rust worker
       // (a cancelled job is nobody's now: that is no failure of this worker's).
-      if (ctx.signal.aborted && error === ctx.signal.reason && !ctx.timedOut()) {
+      if (ctx.reason() !== undefined && error === ctx.reason() && !ctx.timedOut()) {
         if (error instanceof CancelledError) return;
         throw error;
       }
@@ -177,6 +184,8 @@ function startWork(store, api, policy, queue, handler, options = {}) {
         claim,
         perform,
         heartbeat: (job) => store.renew(job),
+        // The claim was lost or lapsed, or the runner is disposed: the job's own abort.
+        [ABORT_ITEM]: (job, reason) => running.get(job.id)?.abort(reason, job.token),
         ...(onEvent === undefined ? {} : { onEvent }),
         ...(logger === undefined ? {} : { logger }),
       }),
@@ -188,8 +197,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   // A cancel of a job this worker performs aborts its handler at once; its settle, if any,
   // is refused by the fence (the cancel moved the token).
   const cancelled = (id, token) => {
-    const job = running.get(id);
-    if (job !== undefined && job.token === token) job.cancel(new CancelledError(id));
+    running.get(id)?.abort(new CancelledError(id), token);
   };
   const unsubscribe = store.subscribe(queue, wake, cancelled);
   for (const runner of runners) runner.start();
@@ -215,34 +223,58 @@ function startWork(store, api, policy, queue, handler, options = {}) {
 }
 
 /**
- * The handler's second argument: `{ signal, job, attempt }`. The signal is the runner's
- * (claim lost or lapsed, dispose) joined with the job's cancel (a NOTIFY naming its id and
- * token) and, when the job has a timeout, the timeout's.
+ * The handler's second argument: `{ signal, job, attempt }`, and the job's abort. The
+ * signal aborts when the runner aborts the job (claim lost or lapsed, dispose), when the
+ * job is cancelled (a NOTIFY naming its id and token) or when its timeout passes, with the
+ * first of those reasons. It is made when the handler first reads it (an AbortSignal costs
+ * more than a short job's whole turn): until then the reason is only kept.
  */
-function contextOf(job, runnerSignal, running) {
+function contextOf(job, running) {
   const info = { id: job.id, queue: job.queue, token: job.token, attempt: job.attempt, maxAttempts: job.maxAttempts };
-  const controller = new AbortController();
+  let controller;
+  let reason;
   let timedOut;
-  const forward = () => controller.abort(runnerSignal.reason);
-  if (runnerSignal.aborted) forward();
-  else runnerSignal.addEventListener('abort', forward, { once: true });
-  running.set(job.id, { token: job.token, cancel: (reason) => controller.abort(reason) });
   let timer;
+  const abort = (why) => {
+    if (reason !== undefined) return;
+    reason = why;
+    controller?.abort(why);
+  };
+  const signal = () => {
+    if (controller === undefined) {
+      controller = new AbortController();
+      if (reason !== undefined) controller.abort(reason);
+    }
+    return controller.signal;
+  };
+  const entry = {
+    /** Aborts the job's work with `why`, if `token` is still its attempt's. */
+    abort: (why, token) => {
+      if (token === job.token) abort(why);
+    },
+  };
+  running.set(job.id, entry);
   if (job.timeoutMs !== null) {
     timer = setTimeout(() => {
       timedOut = new Error(`timed out after ${job.timeoutMs} ms`);
-      controller.abort(timedOut);
+      abort(timedOut);
     }, job.timeoutMs);
     timer.unref?.();
   }
   return {
-    value: { signal: controller.signal, job: info, attempt: job.attempt },
-    signal: controller.signal,
+    value: {
+      get signal() {
+        return signal();
+      },
+      job: info,
+      attempt: job.attempt,
+    },
+    /** Why the work was aborted, or undefined. */
+    reason: () => reason,
     timedOut: () => timedOut,
     done() {
       clearTimeout(timer);
-      runnerSignal.removeEventListener('abort', forward);
-      if (running.get(job.id)?.token === job.token) running.delete(job.id);
+      if (running.get(job.id) === entry) running.delete(job.id);
     },
   };
 }

@@ -66,6 +66,21 @@ function createQueue(adapter, deps, { owned = false } = {}) {
     owner_boot_id: null,
   };
 
+  /**
+   * The claim statement's settle parameters for `completions` (in ascending id order: the
+   * order every batch over running jobs locks its rows in; the caller's array is left as is,
+   * its answers are matched to it by id).
+   */
+  function settleArgs(completions) {
+    const batch = [...completions].sort((a, b) => a.job.id - b.job.id);
+    return {
+      settle_ids: batch.map((c) => c.job.id),
+      settle_tokens: batch.map((c) => c.job.token),
+      settle_results: batch.map((c) => c.result),
+      delete_completed: false,
+    };
+  }
+
   function job(row, reclaimed = false, queue) {
     return {
       id: int(row.id, 'job id'),
@@ -94,25 +109,36 @@ function createQueue(adapter, deps, { owned = false } = {}) {
     },
     integer: input.integer,
 
-    async claimPage(queue, pageSize, leaseMs, refused) {
+    /**
+     * Claims a page of `queue` (and takes over the stale leases a look finds). The
+     * completions `completer` holds waiting ride along: the claim statement settles them
+     * first, each under its fence, in the same round trip.
+     */
+    async claimPage(queue, pageSize, leaseMs, refused, completer) {
       const look = lookForStale(queue, leaseMs);
-      const rows = await run('claim', {
-        queue,
-        page_size: pageSize,
-        ...ownerArgs,
-        lease_ms: leaseMs,
-        look_for_stale: look,
-        refused_ids: refused,
-        settle_ids: [],
-        settle_tokens: [],
-        settle_results: [],
-        delete_completed: false,
-      });
+      const riders = completer?.ride();
       const claimed = [];
       const stale = [];
-      for (const row of rows) {
-        if (row.kind === 'claimed') claimed.push([Number(row.priority), int(row.run_at, 'run_at'), job(row, false, queue)]);
-        else if (row.kind === 'stale') stale.push(row);
+      try {
+        const rows = await run('claim', {
+          queue,
+          page_size: pageSize,
+          ...ownerArgs,
+          lease_ms: leaseMs,
+          look_for_stale: look,
+          refused_ids: refused,
+          ...settleArgs(riders?.items ?? []),
+        });
+        const landed = new Set();
+        for (const row of rows) {
+          if (row.kind === 'claimed') claimed.push([Number(row.priority), int(row.run_at, 'run_at'), job(row, false, queue)]);
+          else if (row.kind === 'stale') stale.push(row);
+          else landed.add(int(row.id, 'job id'));
+        }
+        riders?.answered(riders.items.map((c) => landed.has(c.job.id)));
+      } catch (error) {
+        riders?.failed(error); // tried again by their settle, as any failed flush
+        throw error;
       }
       // RETURNING order is unspecified: hand the page out in the queue's order.
       claimed.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2].id - b[2].id);
@@ -136,14 +162,13 @@ function createQueue(adapter, deps, { owned = false } = {}) {
     },
 
     /**
-     * Completions of `queue`'s jobs, coalesced: each flush is one claim statement that
-     * claims nothing (a page of 0) and completes the batch, each job under its fence, kept
+     * Completions of `queue`'s jobs, coalesced: each goes with the next claim statement
+     * that starts while it waits (`claimPage`), or else in a flush of its own, the claim
+     * statement with a page of 0. Either way each job is completed under its fence, kept
      * as succeeded with its result.
      */
     completer(queue, leaseMs) {
       return coalescer(async (batch) => {
-        // Ascending id order: the order every batch over running jobs locks its rows in.
-        batch.sort((a, b) => a.job.id - b.job.id);
         const rows = await run('claim', {
           queue,
           page_size: 0,
@@ -151,10 +176,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
           lease_ms: leaseMs,
           look_for_stale: false,
           refused_ids: [],
-          settle_ids: batch.map((c) => c.job.id),
-          settle_tokens: batch.map((c) => c.job.token),
-          settle_results: batch.map((c) => c.result),
-          delete_completed: false,
+          ...settleArgs(batch),
         });
         const landed = new Set(rows.filter((row) => row.kind === 'done').map((row) => int(row.id, 'job id')));
         return batch.map((c) => landed.has(c.job.id));
@@ -385,11 +407,20 @@ function createQueue(adapter, deps, { owned = false } = {}) {
  * `flushBatch(items)` answers one outcome per item; a failed statement rejects every write
  * in it (none of them landed). Two flushes in flight never share a job (each write is one
  * job's, sent once) and each locks its rows in id order, so they cannot deadlock.
+ *
+ * Another statement may carry the waiting writes instead (`ride()`: the claim statement
+ * settles and claims in one round trip); it counts as one in flight while it runs.
  */
 function coalescer(flushBatch, { max = 500, depth = 2 } = {}) {
   const waiting = [];
   let inFlight = 0;
   const idle = [];
+  function answer(batch, answers, error) {
+    if (error === undefined) for (let i = 0; i < batch.length; i += 1) batch[i].resolve(answers[i]);
+    else for (const w of batch) w.reject(error);
+    inFlight -= 1;
+    pump();
+  }
   function pump() {
     while (inFlight < depth && waiting.length > 0) {
       const batch = waiting.splice(0, max);
@@ -397,13 +428,9 @@ function coalescer(flushBatch, { max = 500, depth = 2 } = {}) {
       Promise.resolve()
         .then(() => flushBatch(batch.map((w) => w.item)))
         .then(
-          (answers) => batch.forEach((w, i) => w.resolve(answers[i])),
-          (error) => batch.forEach((w) => w.reject(error)),
-        )
-        .finally(() => {
-          inFlight -= 1;
-          pump();
-        });
+          (answers) => answer(batch, answers),
+          (error) => answer(batch, undefined, error),
+        );
     }
     if (inFlight === 0 && waiting.length === 0) for (const resolve of idle.splice(0)) resolve();
   }
@@ -413,6 +440,20 @@ function coalescer(flushBatch, { max = 500, depth = 2 } = {}) {
         waiting.push({ item: { job, result }, resolve, reject });
         pump();
       });
+    },
+    /**
+     * Takes the waiting writes (up to `max`) for a statement of the caller's: answer them
+     * with `answered(outcomes)` (one per item, in `items`' order) or `failed(error)`,
+     * exactly once. Until then that statement counts as one in flight.
+     */
+    ride() {
+      const batch = waiting.splice(0, max);
+      inFlight += 1;
+      return {
+        items: batch.map((w) => w.item),
+        answered: (answers) => answer(batch, answers),
+        failed: (error) => answer(batch, undefined, error),
+      };
     },
     /** Resolves once nothing is waiting or in flight. */
     flush() {

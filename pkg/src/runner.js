@@ -38,6 +38,17 @@ class JobClaimLostError extends Error {
   }
 }
 
+/*
+ * An internal option (a registered symbol, so no public name and no wasm option):
+ * `options[ABORT_ITEM] = (item, reason) => void` makes the runner call it where it would
+ * abort an item's signal, and call `perform(item)` with no signal, so no AbortController
+ * is made per item. For glue that keeps its own per-item abort (the job queues' work(),
+ * which makes the handler's signal only when the handler reads it).
+ */
+const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
+/* What `controllers[slot]` holds for an item in flight under ABORT_ITEM. */
+const HOOKED = Object.freeze({});
+
 const IDLE = Object.freeze({ claimed: 0, performed: 0, failed: 0, claimLost: 0 });
 const noop = () => undefined;
 const consoleLogger = () => console;
@@ -173,6 +184,7 @@ function createApi(wasm, timing) {
     const claim = options.claim;
     const perform = options.perform;
     const heartbeat = options.heartbeat;
+    const abortItem = typeof options[ABORT_ITEM] === 'function' ? options[ABORT_ITEM] : undefined;
     const sink = options.onEvent ? options.onEvent : undefined;
     const clock = options.now ?? Date.now;
     const logger = loggerOf(options.logger);
@@ -255,11 +267,16 @@ function createApi(wasm, timing) {
         onFail[slot] = (error) => failed(slot, error);
       }
       gens[slot] = gen;
-      const controller = new AbortController();
-      controllers[slot] = controller;
       let outcome;
       try {
-        outcome = perform(items[slot], controller.signal);
+        if (abortItem === undefined) {
+          const controller = new AbortController();
+          controllers[slot] = controller;
+          outcome = perform(items[slot], controller.signal);
+        } else {
+          controllers[slot] = HOOKED;
+          outcome = perform(items[slot]);
+        }
       } catch (error) {
         outcome = Promise.reject(error);
       }
@@ -302,9 +319,10 @@ function createApi(wasm, timing) {
 
     function abort(slot, gen, lapsed) {
       const controller = controllers[slot];
-      if (controller !== undefined && gens[slot] === gen) {
-        controller.abort(new JobClaimLostError(name, lapsed));
-      }
+      if (controller === undefined || gens[slot] !== gen) return;
+      const reason = new JobClaimLostError(name, lapsed);
+      if (controller === HOOKED) abortItem(items[slot], reason);
+      else controller.abort(reason);
     }
 
     function passEnded(pass, b, f) {

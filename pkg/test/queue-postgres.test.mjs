@@ -145,3 +145,57 @@ test('a cancel stops the running handler at once and nothing of its attempt is w
   await queue.resume('slow');
   assert.equal((await queue.counts())[0].paused, false);
 });
+
+test('a job whose fence moved under it has its handler aborted as a lost claim, and nothing of its attempt is written', { skip }, async (t) => {
+  const { admin, schema, open } = await freshPool(t, 'lost');
+  const queue = await open();
+  const { id } = await queue.enqueue('lost', {});
+  let started;
+  const running = new Promise((resolve) => (started = resolve));
+  let aborted;
+  const reason = new Promise((resolve) => (aborted = resolve));
+  const working = queue.work(
+    'lost',
+    (payload, ctx) =>
+      new Promise((_, reject) => {
+        started();
+        ctx.signal.addEventListener('abort', () => {
+          aborted(ctx.signal.reason);
+          reject(ctx.signal.reason);
+        });
+      }),
+    { staleAfterMs: 3_000, heartbeatMs: 50 },
+  );
+  await running;
+  // Another claimant's token, as a takeover leaves it: the next renewal is refused.
+  await admin.query(`UPDATE ${schema}.leasehold_jobs SET token = token + 1 WHERE id = $1`, [id]);
+  const lost = await reason;
+  assert.equal(lost?.code, 'CLAIM_LOST', String(lost));
+  await working.dispose();
+  const job = await queue.job(id);
+  assert.deepEqual([job.state, job.attempts, job.attemptsLog.length], ['running', 1, 1], 'no settle of the lost attempt');
+});
+
+test('a handler that reads its signal only after its job was cancelled finds it aborted with the cancel', { skip }, async (t) => {
+  const { open } = await freshPool(t, 'latesignal');
+  const queue = await open();
+  const { id } = await queue.enqueue('late', {});
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  let seen;
+  const done = new Promise((resolve) => (seen = resolve));
+  const working = queue.work('late', async (payload, ctx) => {
+    await gate; // the cancel lands while the handler has not looked at its signal
+    seen({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
+    throw ctx.signal.reason;
+  });
+  await until('the job to run', async () => (await queue.counts())[0]?.running === 1);
+  await queue.cancel(id);
+  await sleep(300); // the NOTIFY reaches the worker
+  release();
+  const { aborted, reason } = await done;
+  assert.equal(aborted, true);
+  assert.match(String(reason?.message), /job \d+ was cancelled/);
+  await working.dispose();
+  assert.equal((await queue.job(id)).state, 'cancelled');
+});
