@@ -23,7 +23,8 @@ const input = require('./queue-input.js');
 const { startWork } = require('./queue-work.js');
 const { migrate } = require('./queue-migrate.js');
 
-const STATES = ['queued', 'running', 'succeeded', 'dead', 'cancelled'];
+/** The states `counts()` reports (queue_counts.sql's), each a field of QueueCounts. */
+const STATES = ['queued', 'scheduled', 'running', 'retrying', 'succeeded', 'dead', 'cancelled'];
 
 /** A bigint column (a number, or the decimal string node-postgres answers) as a safe integer. */
 function int(value, what) {
@@ -297,7 +298,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
     async counts() {
       checkOpen('counts');
-      const [rows, paused] = await Promise.all([run('counts'), run('paused_queues')]);
+      const [rows, paused] = await Promise.all([run('queue_counts'), run('paused_queues')]);
       const pausedSet = new Set(paused.map((row) => row.queue));
       const byQueue = new Map();
       const entry = (queue) => {

@@ -199,3 +199,31 @@ test('a handler that reads its signal only after its job was cancelled finds it 
   await working.dispose();
   assert.equal((await queue.job(id)).state, 'cancelled');
 });
+
+test('counts() tells queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', { skip }, async (t) => {
+  const { open } = await freshPool(t, 'counts');
+  const queue = await open();
+  await queue.enqueue('c', { n: 'held' });
+  await queue.enqueue('c', { n: 'later' }, { delayMs: 3_600_000 });
+  await queue.enqueue('c', { n: 'flaky' }, { priority: -1 });
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  let holding;
+  const held = new Promise((resolve) => (holding = resolve));
+  // One slot: the flaky job first (its priority), which fails; then the held one, which keeps the slot.
+  const working = queue.work('c', async (payload) => {
+    if (payload.n === 'flaky') throw new Error('not yet');
+    holding();
+    await gate;
+  });
+  await held;
+  await queue.enqueue('c', { n: 'due' });
+  const [counts] = await queue.counts();
+  release();
+  await working.dispose();
+  assert.deepEqual(
+    [counts.queued, counts.scheduled, counts.running, counts.retrying, counts.succeeded],
+    [1, 1, 1, 1, 0],
+    `queued, scheduled, running, retrying, succeeded: ${JSON.stringify(counts)}`,
+  );
+});
