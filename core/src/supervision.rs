@@ -153,26 +153,36 @@ pub struct Supervisor {
     mutation: Mutation,
 }
 
-/// The steps not yet polled: one input makes at most three, and the host
-/// polls them all after each input, so a few places on the stack (no
-/// allocation per supervised item) hold them.
+/// The most steps one input makes: an answer's [`Step::Failed`] or
+/// [`Step::Confirmed`], then the [`Step::Lapsed`] or [`Step::Reconfirmed`]
+/// it decided. A timeout makes one (a renewal, a reconfirm or a lapse), a
+/// failed receipt one.
+pub const MAX_STEPS_PER_INPUT: usize = 2;
+
+/// The steps not yet polled, held in the supervisor itself (no allocation).
+/// Hosts poll them all after each input; room for two inputs' steps keeps a
+/// host that polls once after two inputs whole. Every runner item carries
+/// one, so its size is per-item memory: room for more inputs, or `usize`
+/// indices, would cost each item in flight 24 or 14 bytes more per place.
 #[derive(Clone, Copy, Debug, Default)]
 struct Outbox {
-    steps: [Option<Step>; 8],
-    head: usize,
-    len: usize,
+    steps: [Option<Step>; 2 * MAX_STEPS_PER_INPUT],
+    head: u8,
+    len: u8,
 }
 
 impl Outbox {
+    const ROOM: u8 = 2 * MAX_STEPS_PER_INPUT as u8;
+
     fn push(&mut self, step: Step) {
         // Full only for a host that stopped polling for several inputs; the
         // oldest step then goes, so the latest (the one that ends
         // supervision) is never the one lost.
-        if self.len == self.steps.len() {
-            self.head = (self.head + 1) % self.steps.len();
+        if self.len == Self::ROOM {
+            self.head = (self.head + 1) % Self::ROOM;
             self.len -= 1;
         }
-        self.steps[(self.head + self.len) % self.steps.len()] = Some(step);
+        self.steps[usize::from((self.head + self.len) % Self::ROOM)] = Some(step);
         self.len += 1;
     }
 
@@ -180,8 +190,8 @@ impl Outbox {
         if self.len == 0 {
             return None;
         }
-        let step = self.steps[self.head].take();
-        self.head = (self.head + 1) % self.steps.len();
+        let step = self.steps[usize::from(self.head)].take();
+        self.head = (self.head + 1) % Self::ROOM;
         self.len -= 1;
         step
     }

@@ -162,6 +162,25 @@ fn steps_not_yet_polled_wait_in_order_for_the_next_poll() {
 }
 
 #[test]
+fn the_steps_of_two_unpolled_inputs_one_making_the_most_wait_whole_for_one_poll() {
+    let mut s = Sup::new();
+    let hanging = Sup::renew_call(&s.timeout(2_000));
+    let rc = Sup::renew_call(&s.timeout(11_000));
+    // The reconfirmation's answer makes the most steps one input makes;
+    // the hanging renewal's answer one more; nothing is polled between.
+    s.s.handle_answer(Millis(11_500), rc, Answer::Updated);
+    s.s.handle_answer(Millis(11_600), hanging, Answer::Updated);
+    assert_eq!(
+        s.polled(),
+        vec![
+            Step::Confirmed { call: rc, at: Millis(11_000) },
+            Step::Reconfirmed { unconfirmed_ms: 11_000, budget_ms: 10_500 },
+            Step::Confirmed { call: hanging, at: Millis(2_000) },
+        ]
+    );
+}
+
+#[test]
 fn two_overdue_timers_after_a_stall_reconfirm_once() {
     let mut s = Sup::new();
     // A stall: nothing ran until 20000; both the pulse and the deadline are overdue.

@@ -6,7 +6,7 @@ use super::slot::{Busy, Phase};
 use super::{Action, ItemKey, LogKind, Runner};
 use crate::event::Event;
 use crate::options::Scheduling;
-use crate::supervision::{Answer, CallId, Cadence, Reconfirm, Step, Supervisor};
+use crate::supervision::{Answer, CallId, Cadence, Reconfirm, Step, Supervisor, MAX_STEPS_PER_INPUT};
 use crate::Millis;
 
 impl<E: Clone> Runner<E> {
@@ -230,16 +230,18 @@ impl<E: Clone> Runner<E> {
     }
 }
 
-/// Steps polled from one supervisor input (at most three), kept on the
-/// stack while the runner applies them.
+/// Steps polled from one supervisor input (at most
+/// [`MAX_STEPS_PER_INPUT`]), kept on the stack while the runner applies
+/// them.
 #[derive(Default)]
 struct StepBuffer {
-    steps: [Option<Step>; 4],
+    steps: [Option<Step>; MAX_STEPS_PER_INPUT],
     len: usize,
 }
 
 impl StepBuffer {
     fn push(&mut self, step: Step) {
+        debug_assert!(self.len < self.steps.len(), "a supervisor input made more than MAX_STEPS_PER_INPUT steps");
         if self.len < self.steps.len() {
             self.steps[self.len] = Some(step);
             self.len += 1;

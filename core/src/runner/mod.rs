@@ -110,7 +110,10 @@ impl<E: Clone> Runner<E> {
             pass: None,
             next_pass: 0,
             slots: (0..pool).map(|_| Slot::default()).collect(),
-            actions: VecDeque::with_capacity(8 + 4 * pool),
+            // The largest burst is a timeout round that lapses every item (a
+            // `claim-lost` event and an abort each) and the pass's few
+            // actions after it; the queue grows once past that if ever.
+            actions: VecDeque::with_capacity(8 + 2 * pool),
             #[cfg(feature = "mutations")]
             supervision_mutation: crate::supervision::Mutation::None,
         }

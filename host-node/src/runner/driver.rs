@@ -4,6 +4,7 @@
 //! boxed future per item).
 
 use super::clock::Clock;
+use super::future_slot::FutureSlot;
 use super::event::{JobEvent, PassReport};
 use super::job::{BoxError, Job, JobError, Settled};
 use super::signal::{AbortSignal, ClaimLost, SlotSignal};
@@ -29,14 +30,6 @@ pub(crate) enum Command {
     Stop,
     Quiesce(oneshot::Sender<()>),
     Dispose(oneshot::Sender<()>),
-}
-
-/// A future slot allocated once and reused: `Pin::set` swaps the future in
-/// place, so the box is not reallocated per item.
-type Slot<F> = Pin<Box<Option<F>>>;
-
-fn slot<F>() -> Slot<F> {
-    Box::pin(None)
 }
 
 /// Turns a caught panic into an error the runner counts like a raise.
@@ -72,16 +65,6 @@ fn is_stop(outcome: &Result<(), JobError>) -> bool {
     matches!(outcome, Err(error) if error.inner().downcast_ref::<ClaimLost>().is_some())
 }
 
-fn poll_slot<F: Future>(slot: &mut Slot<F>, waker: &std::task::Waker) -> Option<F::Output> {
-    let mut cx = Context::from_waker(waker);
-    let output = match slot.as_mut().as_pin_mut()?.poll(&mut cx) {
-        Poll::Ready(output) => output,
-        Poll::Pending => return None,
-    };
-    slot.set(None);
-    Some(output)
-}
-
 /// What the driver keeps for one slot of the pool, reused item after item:
 /// the item and its key, its signal, the outcome its perform reached, and
 /// its three futures.
@@ -91,25 +74,25 @@ struct HostSlot<I, P, R, F> {
     signal: Arc<SlotSignal>,
     /// The outcome the perform reached, for its settles (settle phase).
     outcome: Option<Result<(), JobError>>,
-    perform: Slot<P>,
-    renewal: Slot<R>,
+    perform: FutureSlot<P>,
+    renewal: FutureSlot<R>,
     /// The supervisor's call the renewal in flight answers.
     renewal_call: CallId,
     /// The settle or release of the item.
-    finish: Slot<F>,
+    finish: FutureSlot<F>,
 }
 
-impl<I, P, R, F> HostSlot<I, P, R, F> {
+impl<I, P: Future, R: Future, F: Future> HostSlot<I, P, R, F> {
     fn new() -> Self {
         HostSlot {
             key: None,
             item: None,
             signal: Arc::new(SlotSignal::default()),
             outcome: None,
-            perform: slot(),
-            renewal: slot(),
+            perform: FutureSlot::new(),
+            renewal: FutureSlot::new(),
             renewal_call: 0,
-            finish: slot(),
+            finish: FutureSlot::new(),
         }
     }
 }
@@ -124,7 +107,7 @@ struct Driver<J: Job, MC, MP, MR, MF, C, P, R, F> {
     sinks: Sinks,
     core: Runner<JobError>,
     ready: ReadySet,
-    claim: Slot<C>,
+    claim: FutureSlot<C>,
     slots: Vec<HostSlot<J::Item, P, R, F>>,
     ticks: Vec<(PassId, oneshot::Sender<PassReport>)>,
     quiesces: Vec<(PassId, oneshot::Sender<()>)>,
@@ -182,8 +165,8 @@ pub(crate) async fn drive<J: Job>(
 }
 
 /// The claim's future slot, its type fixed by the closure that makes it.
-fn slot_for<A, F, M: Fn(A) -> F>(_: &M) -> Slot<F> {
-    slot()
+fn slot_for<A, F: Future, M: Fn(A) -> F>(_: &M) -> FutureSlot<F> {
+    FutureSlot::new()
 }
 
 impl<J, MC, MP, MR, MF, C, P, R, F> Driver<J, MC, MP, MR, MF, C, P, R, F>
@@ -327,7 +310,7 @@ where
     }
 
     fn poll_claim(&mut self) -> bool {
-        let Some(answer) = poll_slot(&mut self.claim, &self.ready.claim) else { return false };
+        let Some(answer) = self.claim.poll(&self.ready.claim) else { return false };
         let now = self.clock.now();
         match unwind(answer, "claim") {
             Ok(Some(item)) => {
@@ -342,7 +325,7 @@ where
     }
 
     fn poll_perform(&mut self, i: usize) -> bool {
-        let Some(outcome) = poll_slot(&mut self.slots[i].perform, &self.ready.perform[i]) else { return false };
+        let Some(outcome) = self.slots[i].perform.poll(&self.ready.perform[i]) else { return false };
         let outcome = unwind(outcome, "perform");
         if J::SETTLES && !is_stop(&outcome) {
             // An outcome reached: it settles next, with the item and its
@@ -365,14 +348,14 @@ where
         let slot = &mut self.slots[i];
         slot.item = None;
         slot.outcome = None;
-        slot.renewal.set(None);
-        slot.finish.set(None);
+        slot.renewal.clear();
+        slot.finish.clear();
         slot.key.take()
     }
 
     /// A settle or release answered.
     fn poll_finish(&mut self, i: usize) -> bool {
-        let Some(answer) = poll_slot(&mut self.slots[i].finish, &self.ready.finish[i]) else { return false };
+        let Some(answer) = self.slots[i].finish.poll(&self.ready.finish[i]) else { return false };
         let Some(key) = self.slots[i].key else { return true };
         let now = self.clock.now();
         match unwind(answer, "settle") {
@@ -399,7 +382,7 @@ where
     }
 
     fn poll_renewal(&mut self, i: usize) -> bool {
-        let Some(outcome) = poll_slot(&mut self.slots[i].renewal, &self.ready.renew[i]) else { return false };
+        let Some(outcome) = self.slots[i].renewal.poll(&self.ready.renew[i]) else { return false };
         if let Some(key) = self.slots[i].key {
             let call = self.slots[i].renewal_call;
             self.core.renewal_answered(self.clock.now(), key, call, unwind(outcome, "heartbeat"));
@@ -428,7 +411,7 @@ where
         while let Some(action) = self.core.poll_action() {
             match action {
                 Action::Claim { at } => {
-                    self.claim.set(Some((self.make_claim)(at)));
+                    self.claim.start((self.make_claim)(at));
                     self.poll_claim();
                 }
                 Action::Perform { key } => {
@@ -442,7 +425,7 @@ where
                     slot.key = Some(key);
                     // The work starts with its exit deadline known.
                     self.publish_deadline(key);
-                    self.slots[i].perform.set(Some((self.make_perform)(item, signal)));
+                    self.slots[i].perform.start((self.make_perform)(item, signal));
                     self.poll_perform(i);
                 }
                 Action::Renew { key, call, at } => {
@@ -450,14 +433,14 @@ where
                     let slot = &mut self.slots[i];
                     let Some(item) = slot.item.clone() else { continue };
                     slot.renewal_call = call;
-                    slot.renewal.set(Some((self.make_renew)(item, at)));
+                    slot.renewal.start((self.make_renew)(item, at));
                     self.poll_renewal(i);
                 }
                 Action::Settle { key } => {
                     let i = usize::from(key.slot);
                     let slot = &mut self.slots[i];
                     let (Some(item), Some(outcome)) = (slot.item.clone(), slot.outcome.clone()) else { continue };
-                    slot.finish.set(Some((self.make_finish)(item, Finish::Settle(outcome))));
+                    slot.finish.start((self.make_finish)(item, Finish::Settle(outcome)));
                     self.poll_finish(i);
                 }
                 Action::Release { key } => {
@@ -465,13 +448,13 @@ where
                     let slot = &mut self.slots[i];
                     let Some(item) = slot.item.clone() else { continue };
                     slot.key = Some(key);
-                    slot.finish.set(Some((self.make_finish)(item, Finish::Release)));
+                    slot.finish.start((self.make_finish)(item, Finish::Release));
                     self.poll_finish(i);
                 }
                 Action::Abort { key, lapsed } => self.slots[usize::from(key.slot)].signal.abort(key.generation, lapsed),
                 Action::Drop { key } => {
                     let i = usize::from(key.slot);
-                    self.slots[i].perform.set(None);
+                    self.slots[i].perform.clear();
                     self.forget(i);
                 }
                 Action::Log { kind, error } => {

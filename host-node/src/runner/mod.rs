@@ -30,6 +30,7 @@
 mod clock;
 mod driver;
 mod event;
+mod future_slot;
 mod job;
 mod signal;
 mod wakers;

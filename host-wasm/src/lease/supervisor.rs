@@ -28,7 +28,7 @@
 //! answer for an unknown or abandoned call is ignored by the core.
 
 use js_sys::{Array, Float64Array, Object, Reflect};
-use leasehold_core::supervision::{Answer, Cadence, Reconfirm, Step, SupervisionPolicy, Supervisor};
+use leasehold_core::supervision::{Answer, Cadence, Reconfirm, Step, SupervisionPolicy, Supervisor, MAX_STEPS_PER_INPUT};
 use leasehold_core::lease::{LeasePolicy, Notice};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
@@ -186,7 +186,7 @@ impl LeaseSupervisor {
 
     /// Feeds one input and collects its steps as records.
     fn run(&mut self, input: impl FnOnce(&mut Supervisor)) -> Float64Array {
-        let mut records: Vec<f64> = Vec::with_capacity(2 * STRIDE);
+        let mut records: Vec<f64> = Vec::with_capacity(MAX_STEPS_PER_INPUT * STRIDE);
         input(&mut self.supervisor);
         while let Some(step) = self.supervisor.poll_output() {
             records.extend_from_slice(&encode(step));
