@@ -70,6 +70,50 @@ function checkJson(value, where, depth, root) {
   }
 }
 
+/* Whether `value` is JSON as it is, with nothing checkJson would look at
+   twice: strings, booleans, finite numbers, null, and arrays and plain
+   objects of those, at most MAX_VALUE_DEPTH deep, without `toJSON`, holes
+   or undefined items. Builds no text: it is the path every ordinary draft
+   takes, and a `false` sends the value to checkJson, which names what is
+   wrong (or accepts what needs a closer look, such as a `toJSON`). */
+function plainJson(value, depth) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth > MAX_VALUE_DEPTH || typeof value.toJSON === 'function') return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (item === undefined || !plainJson(item, depth + 1)) return false;
+    }
+    return true;
+  }
+  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const v = value[key];
+    if (v !== undefined && !plainJson(v, depth + 1)) return false;
+  }
+  return true;
+}
+
+/* checkJson, through plainJson first: the names of the draft and its
+   fields are built only for a value that is not plain JSON. */
+function checkValue(value, index, field) {
+  if (plainJson(value, 1)) return;
+  const where = `draft ${index}.${field}`;
+  checkJson(value, where, 1, { value, where });
+}
+
 /* Where `value` first refers back to an object that contains it. */
 function cycleAt(value, where, open) {
   if (value === null || typeof value !== 'object') return undefined;
@@ -86,25 +130,24 @@ function cycleAt(value, where, open) {
 /* The JSON record of draft number `index`; `now` (ms since the Unix epoch)
    stands for a missing `at`. */
 function eventPayload(draft, index, now) {
-  const where = `draft ${index}`;
-  if (draft === null || typeof draft !== 'object' || Array.isArray(draft)) throw bad(`${where} must be an object`);
+  if (draft === null || typeof draft !== 'object' || Array.isArray(draft)) throw bad(`draft ${index} must be an object`);
   for (const key in draft) {
-    if (!FIELDS.has(key)) throw bad(`${where} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
+    if (!FIELDS.has(key)) throw bad(`draft ${index} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
   }
   const { source, type, at, identity, body } = draft;
-  if (typeof source !== 'string') throw bad(`${where}: source must be a string`);
-  if (typeof type !== 'string' || type === '') throw bad(`${where}: type must be a non-empty string`);
+  if (typeof source !== 'string') throw bad(`draft ${index}: source must be a string`);
+  if (typeof type !== 'string' || type === '') throw bad(`draft ${index}: type must be a non-empty string`);
   if (at !== undefined && (!Number.isSafeInteger(at) || at < 0)) {
-    throw bad(`${where}: at must be milliseconds since the Unix epoch (an integer from 0), got ${String(at)}`);
+    throw bad(`draft ${index}: at must be milliseconds since the Unix epoch (an integer from 0), got ${String(at)}`);
   }
   const record = { source, at: at ?? now, type };
   if (identity !== undefined && identity !== null) {
-    if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`${where}: identity must be an object`);
-    checkJson(identity, `${where}.identity`, 1, { value: identity, where: `${where}.identity` });
+    if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`draft ${index}: identity must be an object`);
+    checkValue(identity, index, 'identity');
     if (Object.keys(identity).length > 0) record.identity = identity;
   }
   if (body !== undefined && body !== null) {
-    checkJson(body, `${where}.body`, 1, { value: body, where: `${where}.body` });
+    checkValue(body, index, 'body');
     record.body = body;
   }
   return JSON.stringify(record);

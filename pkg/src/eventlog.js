@@ -36,16 +36,26 @@ function createEventLogApi(wasm) {
     return value;
   }
 
-  /* JSON payloads of `drafts` as one buffer and their byte lengths. */
+  /* JSON payloads of `drafts` as one buffer and their byte lengths: each
+     text is encoded once, straight into a buffer sized for the worst case
+     (UTF-8 takes at most three bytes per UTF-16 unit), which answers its
+     byte length as it goes. */
   function payloadsOf(drafts, now) {
     const texts = new Array(drafts.length);
-    for (let i = 0; i < drafts.length; i++) texts[i] = eventPayload(drafts[i], i, now);
-    const joined = texts.join('');
-    const bytes = Buffer.from(joined, 'utf8');
+    let units = 0;
+    for (let i = 0; i < drafts.length; i++) {
+      texts[i] = eventPayload(drafts[i], i, now);
+      units += texts[i].length;
+    }
+    const out = Buffer.allocUnsafe(3 * units);
     const lens = new Uint32Array(texts.length);
-    const ascii = bytes.length === joined.length;
-    for (let i = 0; i < texts.length; i++) lens[i] = ascii ? texts[i].length : Buffer.byteLength(texts[i], 'utf8');
-    return { bytes, lens };
+    let at = 0;
+    for (let i = 0; i < texts.length; i++) {
+      const written = out.utf8Write(texts[i], at);
+      lens[i] = written;
+      at += written;
+    }
+    return { bytes: out.subarray(0, at), lens };
   }
 
   /* The frame of a prepared append whose records are numbered from `first`. */
@@ -301,10 +311,20 @@ function createEventLogApi(wasm) {
         // fdatasync starts at once and syncs while this thread goes on.
         let done = 0;
         while (done < frame.length) done += fs.writeSync(fd, frame, done, frame.length - done, null);
+        // The path is checked while the data syncs (two stat calls off the
+        // path from one append to the next); a failed sync still wins.
         op = 'fsync';
-        await fdatasync(fd);
+        const synced = fdatasync(fd);
+        let intact;
+        try {
+          intact = this.#intact(this.#len + frame.length);
+        } catch (error) {
+          intact = error;
+        }
+        await synced;
         op = 'append';
-        if (!this.#intact(this.#len + frame.length)) {
+        if (intact !== true) {
+          if (intact !== false) throw intact;
           throw new Error('the log file was removed, replaced or changed while open (the next append reopens it, or starts a new log)');
         }
       } catch (error) {

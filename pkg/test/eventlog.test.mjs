@@ -180,6 +180,20 @@ test('bad input is refused naming the cause, and nothing is written', async (t) 
   await log.close();
 });
 
+test('values JSON holds through toJSON, undefined fields and non-ASCII text are written as JSON.stringify writes them', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  const body = { when: new Date(0), skipped: undefined, list: [1, 'é', null, { deep: ['ü'] }], text: 'naïve \u2028 😀' };
+  const identity = { request: 'r-é', gone: undefined };
+  await log.append([{ source: 'jobs', at: 7, type: 'x', identity, body }, { source: 'jobs', at: 8, type: 'y', identity: {} }], { jobs: 2 });
+  const read = await log.readFrom(0);
+  assert.deepEqual(read.records.map((r) => r.event), [
+    { source: 'jobs', at: 7, type: 'x', identity: { request: 'r-é' }, body: JSON.parse(JSON.stringify(body)) },
+    { source: 'jobs', at: 8, type: 'y' },
+  ]);
+  await log.close();
+});
+
 test('a path in a read-only folder is refused at open', { skip: process.platform === 'win32' }, (t) => {
   const file = tempLog(t);
   const top = path.dirname(file);
