@@ -73,7 +73,7 @@ module() { # features out-name [node-only]
     --no-default-features --features "$1" \
     --config 'profile.wasm.strip=false' --config 'profile.wasm.opt-level=3'
   # The two glues differ; the .wasm they load is the same file, so it ships once. No
-  # wasm-bindgen .d.ts: the package's own types (pkg/src/index.d.ts) are what users see.
+  # wasm-bindgen .d.ts: the package's own types (pkg/src/index.d.ts and its parts) are what users see.
   wasm-bindgen --target nodejs --no-typescript --out-dir "$tmp/node" --out-name "$2" "$wasm"
   if [[ ${3:-} == node-only ]]; then
     mv "$tmp/node/${2}_bg.wasm" "$dist/"
@@ -101,12 +101,16 @@ cp pkg/src/index.cjs pkg/src/index.mjs pkg/src/browser.mjs pkg/src/auto.mjs "$di
 # Types, once per module kind: NAME.d.mts as written, NAME.d.ts (CommonJS) without the
 # default export, since `require('leasehold')` is the namespace itself (an `export default`
 # there would make TypeScript under node16 expect a `.default`).
-types() { # name in pkg/src, without .d.ts
-  cp "pkg/src/$1.d.ts" "$dist/$1.d.mts"
+# A module's types may be written in parts (pkg/src/PART.d.ts, joined in the order given,
+# the module's own file last), so that no declaration file grows past a screenful of concerns.
+types() { # name in pkg/src, without .d.ts; then the parts that come before it
+  local name=$1 part
+  shift
+  for part in "$@" "$name"; do cat "pkg/src/$part.d.ts"; done >"$dist/$name.d.mts"
   awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
-    "pkg/src/$1.d.ts" >"$dist/$1.d.ts"
+    "$dist/$name.d.mts" >"$dist/$name.d.ts"
 }
-types index
+types index job-runner job-trace run-lease
 types eventlog
 types otel
 # `leasehold/postgres` and `leasehold/pglite` (Node.js only): the job queue over the Rust
