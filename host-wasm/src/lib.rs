@@ -111,19 +111,33 @@ pub fn job_backoff(interval_ms: f64) -> Object {
     object
 }
 
-/// A job queue's defaults, from the core, as the npm package's stores read them:
-/// `{ maxAttempts, retryBackoff: { initialMs, maxMs, multiplier } }` (ms).
+/// A job queue's defaults and rules, from the core, as the npm package's stores read them:
+/// `{ maxAttempts, retryBackoff: { initialMs, maxMs, multiplier }, maxQueueNameBytes,
+/// queueNamePunctuation, maxIdempotencyKeyBytes, reclaimEveryMs, migrations: { namespace,
+/// idBlock, blockSize, lockKey } }` (ms; `lockKey` is the PostgreSQL advisory-lock key as a
+/// decimal string, beyond what a JS number holds exactly).
 #[cfg(feature = "runner")]
 #[wasm_bindgen(js_name = queueDefaults)]
 pub fn queue_defaults() -> Object {
+    use leasehold_core::queue::{migrations, rules};
     let backoff = leasehold_core::backoff::RETRY_BACKOFF;
     let retry = Object::new();
     set(&retry, "initialMs", backoff.initial_ms);
     set(&retry, "maxMs", backoff.max_ms);
     set(&retry, "multiplier", backoff.multiplier);
+    let migrating = Object::new();
+    set(&migrating, "namespace", migrations::NAMESPACE);
+    set(&migrating, "idBlock", migrations::ID_BLOCK as f64);
+    set(&migrating, "blockSize", migrations::ID_BLOCK_SIZE as f64);
+    set(&migrating, "lockKey", migrations::PG_MIGRATION_LOCK_KEY.to_string());
     let out = Object::new();
     set(&out, "maxAttempts", leasehold_core::backoff::DEFAULT_MAX_ATTEMPTS);
     set(&out, "retryBackoff", retry);
+    set(&out, "maxQueueNameBytes", rules::MAX_QUEUE_NAME_LEN as f64);
+    set(&out, "queueNamePunctuation", rules::QUEUE_NAME_PUNCTUATION);
+    set(&out, "maxIdempotencyKeyBytes", rules::MAX_IDEMPOTENCY_KEY_LEN as f64);
+    set(&out, "reclaimEveryMs", rules::RECLAIM_EVERY_MS as f64);
+    set(&out, "migrations", migrating);
     out
 }
 

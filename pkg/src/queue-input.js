@@ -2,33 +2,40 @@
 /*
  * What the Node.js queues (`leasehold/postgres`, `leasehold/pglite`) accept, checked before
  * anything is written: queue names, enqueue options, payloads and results as the stored JSON
- * text. The rules are the Rust store's (the same database, the same rows): a queue name is
- * 1 to 128 bytes of A-Z a-z 0-9 _ - . :, a payload is JSON without the NUL character
- * (PostgreSQL's jsonb cannot store it), an idempotency key is 1 to 512 bytes. A refusal is a
- * TypeError or RangeError naming the argument; nothing is queued.
+ * text. The rules are the Rust store's (the same database, the same rows), their limits the
+ * core's (`limits`, queue-policy.js): a queue name is 1 to maxQueueNameBytes bytes of A-Z a-z
+ * 0-9 and the core's punctuation (_ - . :), a payload is JSON without the NUL character
+ * (PostgreSQL's jsonb cannot store it), an idempotency key is 1 to maxIdempotencyKeyBytes
+ * bytes. A refusal is a TypeError or RangeError naming the argument; nothing is queued.
  */
 
-/** Longest queue name, in bytes. */
-const MAX_QUEUE_NAME = 128;
-/** Longest idempotency key, in bytes. */
-const MAX_KEY = 512;
 const INT32_MAX = 2 ** 31 - 1;
 const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'timeoutMs'];
 
 const kind = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 
-function queueName(where, name) {
-  if (typeof name !== 'string') throw new TypeError(`${where}: queue must be a string, got ${kind(name)}`);
-  const why =
-    name.length === 0
-      ? 'is empty'
-      : Buffer.byteLength(name) > MAX_QUEUE_NAME
-        ? `is longer than ${MAX_QUEUE_NAME} bytes`
-        : /^[A-Za-z0-9_.:-]+$/.test(name)
-          ? undefined
-          : 'may hold only A-Z a-z 0-9 _ - . :';
-  if (why) throw new RangeError(`${where}: queue ${JSON.stringify(name)} ${why}`);
-  return name;
+/**
+ * The queue-name check of `limits` (`{ maxQueueNameBytes, queueNamePunctuation }`):
+ * `(where, name)` answers `name` or throws naming what is wrong with it.
+ */
+function queueNameRule(limits) {
+  const max = limits.maxQueueNameBytes;
+  const punctuation = limits.queueNamePunctuation;
+  const allowed = new RegExp(`^[A-Za-z0-9${punctuation.replace(/[\\\]^-]/g, '\\$&')}]+$`);
+  const listed = ['A-Z a-z 0-9', ...punctuation].join(' ');
+  return (where, name) => {
+    if (typeof name !== 'string') throw new TypeError(`${where}: queue must be a string, got ${kind(name)}`);
+    const why =
+      name.length === 0
+        ? 'is empty'
+        : Buffer.byteLength(name) > max
+          ? `is longer than ${max} bytes`
+          : allowed.test(name)
+            ? undefined
+            : `may hold only ${listed}`;
+    if (why) throw new RangeError(`${where}: queue ${JSON.stringify(name)} ${why}`);
+    return name;
+  };
 }
 
 /**
@@ -62,8 +69,11 @@ function integer(where, name, value, min, max) {
   return value;
 }
 
-/** Enqueue options as the enqueue statement binds them (`defaultMaxAttempts`: the core's); refuses unknown names. */
-function enqueueOptions(options, defaultMaxAttempts) {
+/**
+ * Enqueue options as the enqueue statement binds them (`defaultMaxAttempts` and
+ * `limits.maxIdempotencyKeyBytes`: the core's); refuses unknown names.
+ */
+function enqueueOptions(options, defaultMaxAttempts, limits) {
   const where = 'enqueue';
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`${where}: options must be an object, got ${kind(options)}`);
@@ -83,7 +93,8 @@ function enqueueOptions(options, defaultMaxAttempts) {
   if (idempotencyKey !== undefined) {
     if (typeof idempotencyKey !== 'string') throw new TypeError(`${where}: idempotencyKey must be a string, got ${kind(idempotencyKey)}`);
     if (idempotencyKey.length === 0) throw new RangeError(`${where}: idempotencyKey must not be empty`);
-    if (Buffer.byteLength(idempotencyKey) > MAX_KEY) throw new RangeError(`${where}: idempotencyKey is longer than ${MAX_KEY} bytes`);
+    const max = limits.maxIdempotencyKeyBytes;
+    if (Buffer.byteLength(idempotencyKey) > max) throw new RangeError(`${where}: idempotencyKey is longer than ${max} bytes`);
     if (idempotencyKey.includes('\0')) throw new TypeError(`${where}: idempotencyKey holds the NUL character (\\u0000)`);
   }
   return {
@@ -107,4 +118,4 @@ function jobIds(where, ids) {
 /** Text for a text column: PostgreSQL refuses U+0000 there, so it becomes U+FFFD. */
 const storableText = (text) => String(text).replaceAll('\0', '\uFFFD');
 
-module.exports = { queueName, jsonText, enqueueOptions, jobIds, integer, storableText, kind };
+module.exports = { queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, kind };

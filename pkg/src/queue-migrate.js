@@ -9,12 +9,6 @@
  * migrating when the caller said not to, with what to do about it.
  */
 
-const NAMESPACE = 'leasehold-queue';
-const ID_BLOCK = 1000;
-const BLOCK_SIZE = 1000;
-/** The advisory-lock key of migrations, 'leasehol' in ASCII as an int8 (bound as text: it is beyond 2^53). */
-const LOCK_KEY = BigInt('0x6c65617365686f6c').toString();
-
 class SchemaError extends Error {
   constructor(message) {
     super(message);
@@ -22,11 +16,15 @@ class SchemaError extends Error {
   }
 }
 
-/** What to install: the catalogue's migrations missing from `applied`, in id order, or why not. */
-function plan(migrations, applied) {
-  const known = new Map(migrations.map((m) => [ID_BLOCK + m.number, m]));
-  const newest = Math.max(ID_BLOCK, ...known.keys());
-  const ours = applied.filter((a) => a.id >= ID_BLOCK && a.id < ID_BLOCK + BLOCK_SIZE).sort((a, b) => a.id - b.id);
+/**
+ * What to install: the catalogue's migrations missing from `applied`, in id order, or why
+ * not. `set` is the core's migration set: `{ namespace, idBlock, blockSize }`.
+ */
+function plan(migrations, applied, set) {
+  const { namespace, idBlock, blockSize } = set;
+  const known = new Map(migrations.map((m) => [idBlock + m.number, m]));
+  const newest = Math.max(idBlock, ...known.keys());
+  const ours = applied.filter((a) => a.id >= idBlock && a.id < idBlock + blockSize).sort((a, b) => a.id - b.id);
   for (const row of ours) {
     const m = known.get(row.id);
     if (m === undefined && row.id > newest) {
@@ -36,10 +34,10 @@ function plan(migrations, applied) {
           `this package knows up to ${newest}. Upgrade the npm package leasehold to the version of the leasehold that migrated it.`,
       );
     }
-    if (m === undefined || m.name !== row.name || row.namespace !== NAMESPACE) {
+    if (m === undefined || m.name !== row.name || row.namespace !== namespace) {
       throw new SchemaError(
         `the database's migration ${row.id} is recorded as ${row.namespace}/${row.name}, where this package has ` +
-          `${NAMESPACE}/${m?.name ?? '(none)'}: it was not migrated by leasehold, or by a different build; nothing was changed.`,
+          `${namespace}/${m?.name ?? '(none)'}: it was not migrated by leasehold, or by a different build; nothing was changed.`,
       );
     }
   }
@@ -49,9 +47,10 @@ function plan(migrations, applied) {
 
 /**
  * Brings the schema up to date (`wanted`), or, with `wanted` false, checks it is. `run` is
- * queue.js's statement runner, `adapter.transaction` gives one connection.
+ * queue.js's statement runner, `adapter.transaction` gives one connection; `set` is the core's
+ * migration set (`{ namespace, idBlock, blockSize, lockKey }`, queue-policy.js).
  */
-async function migrate(adapter, run, sql, wanted) {
+async function migrate(adapter, run, sql, set, wanted) {
   if (sql.migrations.length === 0) throw new Error('leasehold: this package was built without its migrations');
   if (!wanted) {
     let applied;
@@ -63,7 +62,7 @@ async function migrate(adapter, run, sql, wanted) {
           'or run any writing `leasehold` command against it (e.g. `leasehold work --until-empty`) to create it.',
       );
     }
-    const pending = plan(sql.migrations, applied.map(appliedRow));
+    const pending = plan(sql.migrations, applied.map(appliedRow), set);
     if (pending.length > 0) {
       throw new SchemaError(
         `the database's leasehold schema is older than this package's: ${pending.map(([, m]) => m.name).join(', ')} ` +
@@ -73,12 +72,12 @@ async function migrate(adapter, run, sql, wanted) {
     return;
   }
   await adapter.transaction(async (via) => {
-    await run('migration_lock', { key: LOCK_KEY }, via);
+    await run('migration_lock', { key: set.lockKey }, via); // bound as text: beyond 2^53
     await run('migrations_table', {}, via);
     const applied = (await run('migrations_applied', {}, via)).map(appliedRow);
-    for (const [id, m] of plan(sql.migrations, applied)) {
+    for (const [id, m] of plan(sql.migrations, applied, set)) {
       await via.script(m.text);
-      await run('migration_record', { id, namespace: NAMESPACE, name: m.name }, via);
+      await run('migration_record', { id, namespace: set.namespace, name: m.name }, via);
     }
   });
 }

@@ -1,10 +1,12 @@
 'use strict';
 /*
- * The queue policy of the Node.js stores, from the core through the runner's wasm module
- * (read once per process): the retry delays a failed attempt's fail statement binds, the
- * wait before a settle the database did not answer is tried again, the default attempt
- * budget. How often a claim looks for stale leases is the Rust store's default (1 s, or
- * once per lease where that is shorter).
+ * The queue policy and rules of the Node.js stores, from the core through the runner's wasm
+ * module (read once per process): the retry delays a failed attempt's fail statement binds,
+ * the wait before a settle the database did not answer is tried again, the default attempt
+ * budget, how often a claim looks for stale leases (once per that cadence, or once per lease
+ * where that is shorter), the limits on queue names and idempotency keys, and the migration
+ * set's namespace, id block and lock key. None is written here: a change in the core reaches
+ * the package with its next build.
  */
 function queuePolicy(wasm) {
   const defaults = wasm.queueDefaults();
@@ -22,7 +24,14 @@ function queuePolicy(wasm) {
     maxAttempts: defaults.maxAttempts,
     /** The wait before settle try `failures + 1`, ms. */
     recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),
-    reclaimEveryMs: 1_000,
+    reclaimEveryMs: defaults.reclaimEveryMs,
+    limits: Object.freeze({
+      maxQueueNameBytes: defaults.maxQueueNameBytes,
+      queueNamePunctuation: defaults.queueNamePunctuation,
+      maxIdempotencyKeyBytes: defaults.maxIdempotencyKeyBytes,
+    }),
+    /** `{ namespace, idBlock, blockSize, lockKey }` (lockKey: a decimal string, bound as text). */
+    migrations: Object.freeze({ ...defaults.migrations }),
   });
 }
 module.exports = { queuePolicy };

@@ -40,6 +40,7 @@ function int(value, what) {
  */
 function createQueue(adapter, deps, { owned = false } = {}) {
   const { sql, api, policy } = deps;
+  const queueName = input.queueNameRule(policy.limits);
   const owner = { host: `node@${os.hostname()}`, pid: process.pid, nonce: randomUUID() };
   const wakers = new Map(); // queue -> Set of wake functions
   const cancels = new Set(); // cancelled(id, token) of each work
@@ -259,9 +260,9 @@ function createQueue(adapter, deps, { owned = false } = {}) {
   const queueApi = {
     async enqueue(queue, payload, options) {
       checkOpen('enqueue');
-      input.queueName('enqueue', queue);
+      queueName('enqueue', queue);
       const text = input.jsonText('enqueue', 'payload', payload);
-      const o = input.enqueueOptions(options, policy.maxAttempts);
+      const o = input.enqueueOptions(options, policy.maxAttempts, policy.limits);
       for (let tries = 0; tries < 5; tries += 1) {
         const rows = await run('enqueue', {
           queue,
@@ -287,7 +288,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
     work(queue, handler, options) {
       checkOpen('work');
-      input.queueName('work', queue);
+      queueName('work', queue);
       const w = startWork(store, api, policy, queue, handler, options);
       working.add(w);
       const dispose = () => w.dispose().finally(() => working.delete(w));
@@ -347,7 +348,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
     async pause(queue) {
       checkOpen('pause');
-      input.queueName('pause', queue);
+      queueName('pause', queue);
       const before = await run('paused_queues');
       if (before.some((row) => row.queue === queue)) return false;
       await run('pause_queue', { queue, by: `${os.userInfo().username}@${owner.host}` });
@@ -356,7 +357,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
     async resume(queue) {
       checkOpen('resume');
-      input.queueName('resume', queue);
+      queueName('resume', queue);
       await run('resume_queue', { queue });
       await run('notify_queue', { queue });
     },
@@ -393,7 +394,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
   /** Reads the schema and migrates it (or says exactly why not); answers the queue. */
   async function open({ migrate: wanted = true } = {}) {
-    await migrate(adapter, run, sql, wanted);
+    await migrate(adapter, run, sql, policy.migrations, wanted);
     schema = (await run('current_schema'))[0].current_schema;
     return queueApi;
   }

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { connect } from 'leasehold/pglite';
@@ -44,4 +45,25 @@ test('a target that is neither a folder nor a PGlite instance is refused', async
   await assert.rejects(connect({ dataDir: '' }), /give \{ dataDir/);
   await assert.rejects(connect({ dataDir: '/tmp/x', mode: 'rw' }), /unknown field "mode"/);
   await assert.rejects(connect({ dataDir: '/tmp/x' }, { migrat: false }), /unknown option "migrat"/);
+});
+
+test("queue names and idempotency keys are held to the core's limits, and the schema is recorded under the core's migration set", async (t) => {
+  // The core's rules as the package's wasm module hands them to the queue glue.
+  const rules = createRequire(import.meta.url)('../dist/leasehold_node.cjs').queueDefaults();
+  const db = new PGlite();
+  const queue = await connect(db);
+  t.after(async () => {
+    await queue.close();
+    await db.close();
+  });
+  const longest = 'q'.repeat(rules.maxQueueNameBytes);
+  assert.equal((await queue.enqueue(longest, {})).created, true);
+  await assert.rejects(queue.enqueue(`${longest}q`, {}), new RegExp(`is longer than ${rules.maxQueueNameBytes} bytes`));
+  for (const mark of rules.queueNamePunctuation) assert.equal((await queue.enqueue(`a${mark}b`, {})).created, true, mark);
+  await assert.rejects(queue.enqueue('a/b', {}), /may hold only A-Z a-z 0-9 _ - \. :/);
+  const key = 'k'.repeat(rules.maxIdempotencyKeyBytes);
+  assert.equal((await queue.enqueue('keys', {}, { idempotencyKey: key })).created, true);
+  await assert.rejects(queue.enqueue('keys', {}, { idempotencyKey: `${key}k` }), new RegExp(`longer than ${rules.maxIdempotencyKeyBytes} bytes`));
+  const { rows } = await db.query('SELECT min(id) AS first, namespace FROM leasehold_migrations GROUP BY namespace');
+  assert.deepEqual(rows.map((r) => [Number(r.first), r.namespace]), [[rules.migrations.idBlock + 1, rules.migrations.namespace]]);
 });

@@ -29,6 +29,14 @@ pub const NAMESPACE: &str = "leasehold-queue";
 /// The first id of the queue's block of migration ids (1000..2000).
 pub const ID_BLOCK: i64 = 1000;
 
+/// Ids each migration set reserves (the queue's: [`ID_BLOCK`] onwards).
+pub const ID_BLOCK_SIZE: i64 = 1000;
+
+/// The advisory-lock key PostgreSQL migrations hold to the commit
+/// (`'leasehol'` in ASCII as an int8), so two processes migrating at once
+/// take turns.
+pub const PG_MIGRATION_LOCK_KEY: i64 = 0x6c65_6173_6568_6f6c;
+
 /// The queue's migrations, in number order: one per file name of
 /// `core/sql/<dialect>/migrations/` (`NNNN_name.sql`, the same names in
 /// both dialects).

@@ -176,7 +176,7 @@ impl Default for StoreConfig {
             connect_timeout: Duration::from_secs(5),
             migrate: true,
             vacuum_every: Some(10_000),
-            reclaim_every: Duration::from_secs(1),
+            reclaim_every: Duration::from_millis(leasehold_core::queue::rules::RECLAIM_EVERY_MS),
             on_success: OnSuccess::Keep,
             read_only: false,
         }

@@ -21,11 +21,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{StoreError, StoreResult};
 
-/// Ids each migration set reserves.
-pub const ID_BLOCK_SIZE: i64 = 1000;
-
-/// The advisory-lock key PostgreSQL migrations hold (`'leasehold'` in ASCII).
-pub const PG_MIGRATION_LOCK_KEY: i64 = 0x6c65_6173_6568_6f6c;
+/// Ids each migration set reserves, and the advisory-lock key PostgreSQL
+/// migrations hold (the core's: the npm package's stores migrate the same
+/// database under the same lock).
+pub use leasehold_core::queue::migrations::{ID_BLOCK_SIZE, PG_MIGRATION_LOCK_KEY};
 
 /// One migration: its number within its set and its script for each
 /// backend (the core's type).

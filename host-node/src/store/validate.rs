@@ -7,10 +7,9 @@ use leasehold_core::Millis;
 
 use super::{EnqueueOptions, StoreError, StoreResult};
 
-/// Longest queue name accepted.
-pub const MAX_QUEUE_NAME_LEN: usize = 128;
-/// Longest idempotency key accepted.
-pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 512;
+/// Longest queue name and idempotency key accepted, in bytes (the core's:
+/// every host checks them alike).
+pub use leasehold_core::queue::rules::{MAX_IDEMPOTENCY_KEY_LEN, MAX_QUEUE_NAME_LEN};
 
 /// Checks a queue name: 1 to [`MAX_QUEUE_NAME_LEN`] bytes of `A-Z a-z 0-9 _ - . :`.
 /// The set is narrow on purpose: names travel in NOTIFY payloads, log lines
@@ -31,10 +30,7 @@ pub fn name_rule(name: &str) -> Result<(), &'static str> {
     if name.len() > MAX_QUEUE_NAME_LEN {
         return Err("longer than 128 bytes");
     }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
-    {
+    if !name.bytes().all(leasehold_core::queue::rules::queue_name_byte) {
         return Err("only A-Z a-z 0-9 _ - . : are allowed");
     }
     Ok(())
