@@ -174,7 +174,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const runners = [];
   for (let i = 0; i < slots; i += 1) {
     runners.push(
-      api.createJobRunner({
+      runnerOf(api, {
         name: `${queue}#${i + 1}`,
         intervalMs: pollMs,
         staleAfterMs: leaseMs,
@@ -220,6 +220,21 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const working = { dispose, wake };
   if (typeof Symbol.asyncDispose === 'symbol') working[Symbol.asyncDispose] = dispose;
   return working;
+}
+
+/** `api.createJobRunner(options)`, its refusals (bad heartbeatMs, pollMs) worded as work()'s options. */
+function runnerOf(api, options) {
+  try {
+    return api.createJobRunner(options);
+  } catch (error) {
+    if (error instanceof Error) {
+      error.message = error.message
+        .replace(/^createJobRunner: /, 'work: ')
+        .replace(/\bheartbeatEveryMs\b/g, 'heartbeatMs')
+        .replace(/\bintervalMs\b/g, 'pollMs');
+    }
+    throw error;
+  }
 }
 
 /**

@@ -72,6 +72,20 @@ export interface JobRecord {
   readonly error?: string | null;
   /** Every attempt, oldest first; a running one is not in it until it ends. */
   readonly attemptsLog?: readonly JobAttempt[];
+  /** The key it was queued with (`EnqueueOptions.idempotencyKey`), or null. */
+  readonly idempotencyKey?: string | null;
+  /** Each attempt's time limit, ms, or null for none. */
+  readonly timeoutMs?: number | null;
+  /** The fencing token of its latest claim (0 before the first). */
+  readonly token?: number;
+  /** When it was queued, epoch ms. */
+  readonly createdAt?: number;
+  /** When it succeeded, was dead-lettered or cancelled, epoch ms; null while it is not finished. */
+  readonly finishedAt?: number | null;
+  /** Who cancelled it, when and why, for a cancelled job (absent or null otherwise). */
+  readonly cancellation?: { readonly at: number; readonly by: string; readonly reason: string | null } | null;
+  /** `leasehold/indexeddb`: a running job's lease (its owner and times, epoch ms); null otherwise. */
+  readonly lease?: { readonly owner: string; readonly heartbeatAt: number; readonly expiresAt: number } | null;
 }
 
 /** Jobs of one queue by state (see {@link JobState}), and whether the queue is paused. */
@@ -128,7 +142,11 @@ export interface WorkOptions {
   readonly staleAfterMs?: number | undefined;
   /** Renewal cadence, ms: an integer, at least 2, under half of `staleAfterMs`. Default `max(250, ⌊staleAfterMs / 3⌋)`. */
   readonly heartbeatMs?: number | undefined;
-  /** How often an idle worker looks for due work, ms (enqueues wake it at once). Default 1000. */
+  /**
+   * How often an idle worker looks for due work, ms (enqueues wake it at once). Default 1000.
+   * Fractions are truncated, and anything under 1 (0 included) counts as 1: a worker that polls
+   * every millisecond, which only a test wants.
+   */
   readonly pollMs?: number | undefined;
   /** Jobs one claim takes (one transaction or statement), 1 to 500. Default `concurrency`. */
   readonly pageSize?: number | undefined;

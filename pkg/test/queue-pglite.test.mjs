@@ -67,3 +67,21 @@ test("queue names and idempotency keys are held to the core's limits, and the sc
   const { rows } = await db.query('SELECT min(id) AS first, namespace FROM leasehold_migrations GROUP BY namespace');
   assert.deepEqual(rows.map((r) => [Number(r.first), r.namespace]), [[rules.migrations.idBlock + 1, rules.migrations.namespace]]);
 });
+
+test('work() words the runner\'s refusals as its own options, and takes pollMs 0 as the 1 ms floor', async (t) => {
+  const db = new PGlite();
+  const queue = await connect(db);
+  t.after(async () => {
+    await queue.close();
+    await db.close();
+  });
+  assert.throws(() => queue.work('q', () => undefined, { pollMs: -1 }), (error) => /^work: pollMs\b/.test(error.message) && !/intervalMs|createJobRunner/.test(error.message));
+  assert.throws(() => queue.work('q', () => undefined, { staleAfterMs: 1_000, heartbeatMs: 900 }), /: work: heartbeatMs \(900\)/);
+  const { id } = await queue.enqueue('q', {});
+  let done;
+  const ran = new Promise((resolve) => (done = resolve));
+  const working = queue.work('q', () => done(), { pollMs: 0 });
+  await ran;
+  await working.dispose();
+  assert.equal((await queue.job(id)).state, 'succeeded');
+});

@@ -28,5 +28,19 @@ export async function outbox(): Promise<[QueueCounts[], JobRecord | null]> {
   } catch (error) {
     if (error instanceof QueueError && error.code === 'UNKNOWN_JOB') throw error;
   }
-  return [await queue.counts(), await queue.job(id)];
+  const record = await queue.job(id);
+  if (record !== null) {
+    // What job(id) answers beside the shared fields.
+    const extra: [string | null | undefined, number | null | undefined, number | undefined, number | null | undefined] = [
+      record.idempotencyKey,
+      record.timeoutMs,
+      record.token,
+      record.finishedAt,
+    ];
+    void extra;
+    void record.cancellation?.reason;
+    void record.lease?.expiresAt;
+    void record.createdAt;
+  }
+  return [await queue.counts(), record];
 }
