@@ -12,12 +12,12 @@ use core::fmt;
 /// Claim attempts one pass may make.
 pub const DEFAULT_JOB_BATCH_LIMIT: u32 = 25;
 /// The ceiling on items performed at once.
-pub const MAX_JOB_CONCURRENCY: u32 = 64;
+pub(crate) const MAX_JOB_CONCURRENCY: u32 = 64;
 /// The default cadence never goes under this.
-pub const MIN_HEARTBEAT_MS: u64 = 250;
+pub(crate) const MIN_HEARTBEAT_MS: u64 = 250;
 /// The default cadence is a third of the stale
 /// window, so two renewals fit in it.
-pub const HEARTBEAT_DIVISOR: u64 = 3;
+pub(crate) const HEARTBEAT_DIVISOR: u64 = 3;
 
 /// Runner options as a caller gives them.
 ///
@@ -321,7 +321,7 @@ fn whole(option: &'static str, value: f64) -> Result<u64, OptionError> {
 
 /// The concurrency rule: truncate; not a safe integer means 1; clamp to
 /// 1..=64. Never an error (the reference implementation clamps rather than throws).
-pub fn normalize_concurrency(requested: Option<f64>) -> u32 {
+pub(crate) fn normalize_concurrency(requested: Option<f64>) -> u32 {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     let Some(value) = requested else { return 1 };
     // NaN and infinities fail the range check; `as i64` truncates toward

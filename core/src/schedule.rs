@@ -41,10 +41,10 @@ use core::fmt;
 use crate::Millis;
 
 /// The shortest period of an `every` cadence: one second.
-pub const MIN_EVERY_MS: u64 = 1_000;
+pub(crate) const MIN_EVERY_MS: u64 = 1_000;
 /// The longest period of an `every` cadence: 366 days (a longer one is a
 /// typo, not a schedule).
-pub const MAX_EVERY_MS: u64 = 366 * 24 * 3_600 * 1_000;
+pub(crate) const MAX_EVERY_MS: u64 = 366 * 24 * 3_600 * 1_000;
 /// Most slots one decision enqueues under [`CatchUp::All`].
 pub const MAX_BURST: usize = 100;
 /// How late a slot may be seen and still count as on time under
@@ -149,12 +149,11 @@ pub trait FireTimes {
 /// hour and every worker computes the same slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Every {
-    /// The period in ms, within [`MIN_EVERY_MS`]`..=`[`MAX_EVERY_MS`]
-    /// (see [`Every::new`]).
+    /// The period in ms, from 1 second to 366 days (see [`Every::new`]).
     period_ms: u64,
 }
 
-/// A period outside [`MIN_EVERY_MS`]`..=`[`MAX_EVERY_MS`].
+/// A period shorter than 1 second (1,000 ms) or longer than 366 days.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EveryOutOfRange {
     /// The period given, in ms.
@@ -176,18 +175,13 @@ impl std::error::Error for EveryOutOfRange {}
 
 impl Every {
     /// A period of `period_ms` milliseconds; [`EveryOutOfRange`] unless
-    /// within [`MIN_EVERY_MS`]`..=`[`MAX_EVERY_MS`].
+    /// from 1 second (1,000 ms) to 366 days.
     pub fn new(period_ms: u64) -> Result<Every, EveryOutOfRange> {
         if (MIN_EVERY_MS..=MAX_EVERY_MS).contains(&period_ms) {
             Ok(Every { period_ms })
         } else {
             Err(EveryOutOfRange { period_ms })
         }
-    }
-
-    /// The period in ms.
-    pub fn period_ms(self) -> u64 {
-        self.period_ms
     }
 }
 

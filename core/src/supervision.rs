@@ -221,7 +221,7 @@ impl Supervisor {
     /// MUTATION CHECK ONLY (feature `mutations`): run a deliberately broken
     /// variant of this machine.
     #[cfg(feature = "mutations")]
-    pub fn set_mutation(&mut self, mutation: Mutation) {
+    pub(crate) fn set_mutation(&mut self, mutation: Mutation) {
         self.mutation = mutation;
     }
 

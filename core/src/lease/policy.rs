@@ -80,6 +80,27 @@ pub const DEFAULT_EXIT_GRACE_MS: u64 = 5_000;
 /// let slow_exit = LeasePolicy { exit_grace_ms: 250, ..fast }.validate().unwrap_err();
 /// assert!(slow_exit.to_string().contains("(3000 + 500 + 250 + 250 = 4000)"));
 /// ```
+///
+/// A policy from the stale window alone, and a job runner's (renewals every
+/// 10 s, 5 s of skew, the default exit grace): the owner's work has ended
+/// before the first instant a peer may reclaim, and a lease's liveness check
+/// takes the same stale window.
+///
+/// ```
+/// use leasehold_core::lease::{LeasePolicy, DEFAULT_EXIT_GRACE_MS};
+/// use leasehold_core::Millis;
+///
+/// assert_eq!(LeasePolicy::for_stale_after(15_000), Ok(LeasePolicy::DEFAULT));
+///
+/// // Room for a grace: 30 000 - 5 000 - 2 · 10 000 ms.
+/// assert_eq!(LeasePolicy::grace_room_ms(30_000, 10_000, 5_000), 5_000);
+/// let runner = LeasePolicy::for_runner(30_000, 10_000, 5_000, None).unwrap();
+/// assert_eq!(runner.exit_grace_ms, DEFAULT_EXIT_GRACE_MS);
+/// let confirmed = Millis(1_000_000);
+/// assert_eq!(runner.reconfirm_bound_ms(), runner.write_tolerance_ms + 10_000);
+/// assert!(runner.exit_deadline(confirmed) < runner.reclaim_from(confirmed));
+/// assert_eq!(runner.lease_liveness().stale_after_ms, 30_000);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LeasePolicy {
     /// How often the owner pulses to renew its lease. Also the bound on the one reconfirmation made at

@@ -20,7 +20,7 @@ pub const DEFAULT_RETENTION_MS: u64 = 7 * 24 * 3_600_000;
 /// Whether a compaction is due: at open (never compacted) and at most every
 /// `every_ms` after the last one started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CompactionSchedule {
+pub(crate) struct CompactionSchedule {
     every_ms: u64,
     last: Option<Millis>,
 }

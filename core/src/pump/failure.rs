@@ -13,7 +13,7 @@ pub const RETRY_AFTER_MS: u64 = 1_000;
 /// Unlike the reference implementation, a pass that succeeds clears it: the next failure after a
 /// recovery is a new episode and is reported again.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FailureReport {
+pub(crate) struct FailureReport {
     reported: Option<String>,
 }
 

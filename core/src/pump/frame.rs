@@ -38,7 +38,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 /// The first 8 bytes of every event log (format version 1).
-pub const MAGIC: [u8; 8] = *b"LHEVLOG1";
+pub(crate) const MAGIC: [u8; 8] = *b"LHEVLOG1";
 /// Bytes in the header: magic, epoch, checksum.
 pub const HEADER_LEN: usize = 20;
 /// Bytes in a frame head: length, its complement, the body's checksum.

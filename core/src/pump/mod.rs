@@ -34,9 +34,9 @@ pub mod state;
 pub mod watermarks;
 
 pub use chunk::{Chunk, Chunker};
-pub use compaction::{COMPACT_EVERY_MS, CompactionSchedule, DEFAULT_RETENTION_MS, Retention};
+pub use compaction::{COMPACT_EVERY_MS, DEFAULT_RETENTION_MS, Retention};
 pub use machine::{LogFailure, Op, OpError, Output, PumpMachine};
-pub use failure::{FailureReport, RETRY_AFTER_MS};
+pub use failure::RETRY_AFTER_MS;
 pub use state::{
     ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, FailureDecision, MAX_CHUNK_SIZE, PassPlan, Phase,
     PumpConfig, PumpState,

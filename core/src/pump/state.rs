@@ -268,11 +268,6 @@ impl PumpState {
         }
     }
 
-    /// `flush` or `close` runs a pass at once: the pending timer goes.
-    pub fn cancel_timer(&mut self) {
-        self.timer = None;
-    }
-
     /// `flush` or `close`: a pass over every registered source is due now,
     /// kicked or not (everything appended so far, even by a caller that
     /// forgot to kick), so the pending timer goes.

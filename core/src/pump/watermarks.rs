@@ -88,7 +88,7 @@ impl Watermarks {
 
     /// An append with no watermark of its own (an emit) carried the unsaved
     /// ones: nothing is unsaved any more.
-    pub fn unsaved_logged(&mut self) {
+    pub(crate) fn unsaved_logged(&mut self) {
         self.unsaved.clear();
     }
 

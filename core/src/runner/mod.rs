@@ -154,11 +154,6 @@ impl<E: Clone> Runner<E> {
         self.disposed
     }
 
-    /// Whether the loop is started (and not stopped since).
-    pub fn is_started(&self) -> bool {
-        self.started
-    }
-
     /// The delay after the last pass (queue scheduling: before the next idle
     /// poll, or the pause after the last failed claims), in ms clamped to
     /// [`MAX_DELAY_MS`]: the backoff's after that many failures in a row,
