@@ -112,6 +112,15 @@ impl Core {
         pass_number(pass)
     }
 
+    /// Whether [`Core::claim_found`] reads its `now` (see
+    /// [`Runner::claim_found_reads_time`]): when it does not, the glue
+    /// answers with the claim's own `at` and reads no clock. Fixed by the
+    /// options.
+    #[wasm_bindgen(js_name = claimFoundReadsTime)]
+    pub fn claim_found_reads_time(&self) -> bool {
+        self.runner.claim_found_reads_time()
+    }
+
     /// The claim in flight answered an item: the slot to store it at before
     /// reading the records (its `perform` record names that slot), or `-1`
     /// if no claim was in flight.

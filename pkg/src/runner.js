@@ -46,7 +46,7 @@ class JobClaimLostError extends Error {
  * which makes the handler's signal only when the handler reads it).
  */
 const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
-/* What `controllers[slot]` holds for an item in flight under ABORT_ITEM. */
+/* What a slot's `controller` holds for an item in flight under ABORT_ITEM. */
 const HOOKED = Object.freeze({});
 
 const IDLE = Object.freeze({ claimed: 0, performed: 0, failed: 0, claimLost: 0 });
@@ -105,6 +105,20 @@ function checkEvents(kinds, event) {
       return true;
     });
     if (!slotsMatch) throw new Error(`leasehold: the runner glue builds '${kind.type}' events unlike the core's listing`);
+  }
+}
+
+/* One slot of a runner's pool: the item in it, its generation, its abort
+   (an AbortController, HOOKED, or undefined between items), and the two
+   handlers its perform settles through, made once per slot. */
+class Slot {
+  constructor(index, performed, failed) {
+    this.index = index;
+    this.item = undefined;
+    this.gen = 0;
+    this.controller = undefined;
+    this.done = () => performed(this);
+    this.fail = (error) => failed(this, error);
   }
 }
 
@@ -194,13 +208,10 @@ function createApi(wasm, timing) {
     /* Memory growth detaches the old ArrayBuffer; a detached view reads length 0. */
     const view = () => (buf.length === 0 ? (buf = new Float64Array(wasm.wasmMemory().buffer, ptr, LEN)) : buf);
 
-    /* Per slot: the item, its generation, its controller, and the two
-       settlement handlers, made once per slot rather than once per item. */
-    const items = [];
-    const gens = [];
-    const controllers = [];
-    const onDone = [];
-    const onFail = [];
+    /* The pool's slots by index, each made when the core first names it and
+       reused item after item, so an item allocates no closure. */
+    const slots = [];
+    const slotAt = (index) => slots[index] ?? (slots[index] = new Slot(index, performed, failed));
     /* Errors thrown by user code during one drain, named by index in records. */
     const errors = [];
     /* Pass number -> { promise, resolve } for the passes someone waits on. */
@@ -215,7 +226,9 @@ function createApi(wasm, timing) {
       run();
     });
     const time = timer.time;
-
+    /* The `at` of the claim in flight, and whether its answer needs a time of its own. */
+    let claimAt = 0;
+    const claimReadsTime = core.claimFoundReadsTime();
 
     function emit(event) {
       if (event === undefined) return;
@@ -234,8 +247,8 @@ function createApi(wasm, timing) {
       }
     }
 
-
     function startClaim(at) {
+      claimAt = at;
       let answer;
       try {
         answer = claim(at);
@@ -246,12 +259,13 @@ function createApi(wasm, timing) {
     }
 
     function onClaimed(item) {
-      const now = time();
       if (item === null || item === undefined) {
-        core.claimEmpty(now);
+        core.claimEmpty(time());
       } else {
-        const slot = core.claimFound(now);
-        if (slot >= 0) items[slot] = item;
+        // A clock reading is a call into C++: skipped where the core says it
+        // would not read it (one worker, no heartbeat, no trace sink).
+        const slot = core.claimFound(claimReadsTime ? time() : claimAt);
+        if (slot >= 0) slotAt(slot).item = item;
       }
       run();
     }
@@ -261,46 +275,43 @@ function createApi(wasm, timing) {
       run();
     }
 
-    function startPerform(slot, gen) {
-      if (onDone[slot] === undefined) {
-        onDone[slot] = () => performed(slot);
-        onFail[slot] = (error) => failed(slot, error);
-      }
-      gens[slot] = gen;
+    function startPerform(index, gen) {
+      const slot = slotAt(index);
+      slot.gen = gen;
       let outcome;
       try {
         if (abortItem === undefined) {
           const controller = new AbortController();
-          controllers[slot] = controller;
-          outcome = perform(items[slot], controller.signal);
+          slot.controller = controller;
+          outcome = perform(slot.item, controller.signal);
         } else {
-          controllers[slot] = HOOKED;
-          outcome = perform(items[slot]);
+          slot.controller = HOOKED;
+          outcome = perform(slot.item);
         }
       } catch (error) {
         outcome = Promise.reject(error);
       }
-      settle(outcome, onDone[slot], onFail[slot]);
+      settle(outcome, slot.done, slot.fail);
     }
 
     function performed(slot) {
-      items[slot] = undefined;
-      controllers[slot] = undefined;
-      core.performed(time(), slot, gens[slot]);
+      slot.item = undefined;
+      slot.controller = undefined;
+      core.performed(time(), slot.index, slot.gen);
       run();
     }
 
     function failed(slot, error) {
-      items[slot] = undefined;
-      controllers[slot] = undefined;
-      core.failed(time(), slot, gens[slot], errors.push(error) - 1);
+      slot.item = undefined;
+      slot.controller = undefined;
+      core.failed(time(), slot.index, slot.gen, errors.push(error) - 1);
       run();
     }
 
     function startRenewal(slot, gen, call, at) {
       let answer;
       try {
-        answer = heartbeat(items[slot], at);
+        answer = heartbeat(slotAt(slot).item, at);
       } catch (error) {
         answer = Promise.reject(error);
       }
@@ -317,11 +328,12 @@ function createApi(wasm, timing) {
       );
     }
 
-    function abort(slot, gen, lapsed) {
-      const controller = controllers[slot];
-      if (controller === undefined || gens[slot] !== gen) return;
+    function abort(index, gen, lapsed) {
+      const slot = slotAt(index);
+      const controller = slot.controller;
+      if (controller === undefined || slot.gen !== gen) return;
       const reason = new JobClaimLostError(name, lapsed);
-      if (controller === HOOKED) abortItem(items[slot], reason);
+      if (controller === HOOKED) abortItem(slot.item, reason);
       else controller.abort(reason);
     }
 
@@ -376,8 +388,9 @@ function createApi(wasm, timing) {
           else if (code === OP_LOG) log(f[b + LOG_KIND], errors[f[b + LOG_TOKEN]]);
           else if (code === OP_MORE) more = true;
           else if (code === OP_DROP) {
-            items[f[b + DROP_SLOT]] = undefined;
-            controllers[f[b + DROP_SLOT]] = undefined;
+            const slot = slotAt(f[b + DROP_SLOT]);
+            slot.item = undefined;
+            slot.controller = undefined;
           }
         }
       } finally {

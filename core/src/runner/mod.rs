@@ -168,6 +168,24 @@ impl<E: Clone> Runner<E> {
 
     // ---- time --------------------------------------------------------------
 
+    /// Whether [`Runner::claim_found`] reads its `now`. It does not when
+    /// nothing about a found item is timed: no trace sink (no `claimed`
+    /// event, no `durationMs`), no heartbeat (no lease starts at the
+    /// answer), and one worker under pass scheduling (the answer never
+    /// issues the next claim: that worker goes on to perform, and the pass
+    /// cannot end while it does). A host whose clock reading costs
+    /// something per item (Node.js: `Date.now()` calls into C++) may then
+    /// answer a claim with the `at` the claim was made with instead of
+    /// reading its clock; the runner's actions and timeouts are the same
+    /// either way. Fixed for the runner's life (by its options).
+    pub fn claim_found_reads_time(&self) -> bool {
+        self.tracing
+            || self.config.heartbeat.is_some()
+            || self.config.scheduling == Scheduling::Queue
+            || self.config.pool_size() > 1
+    }
+
+
     /// The one instant the host must call [`Runner::handle_timeout`] at: the
     /// loop's next pass (or idle poll, or the end of a pause a claim waits
     /// for), or an item's renewal, deadline or grace end.
