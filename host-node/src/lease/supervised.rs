@@ -34,6 +34,41 @@ pub enum Supervised<T> {
 ///
 /// An unsafe `policy`, as [`heartbeat_loop`] refuses it; `work` is then
 /// dropped unpolled.
+///
+/// # Examples
+///
+/// A run kept by a store that stamps its heartbeat (here one that always
+/// lands; a real one writes under the run's fence, as the SQL stores do):
+///
+/// ```
+/// use leasehold::core::lease::{FenceOutcome, LeasePolicy, OwnerId};
+/// use leasehold::core::Millis;
+/// use leasehold::lease::{run_supervised, HeartbeatLoopOptions, LeaseStore, Supervised};
+/// use leasehold::liveness::current_owner;
+/// use leasehold::runner::TokioClock;
+///
+/// struct Runs;
+///
+/// impl LeaseStore for Runs {
+///     type Error = std::io::Error;
+///     async fn heartbeat(&self, _run: &str, _owner: &OwnerId, _at: Millis) -> std::io::Result<FenceOutcome> {
+///         Ok(FenceOutcome::Updated)
+///     }
+///     async fn reconfirm(&self, _run: &str, _owner: &OwnerId, _at: Millis) -> std::io::Result<FenceOutcome> {
+///         Ok(FenceOutcome::Updated)
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let work = async { 6 * 7 };
+/// let policy = LeasePolicy::DEFAULT;
+/// let outcome = run_supervised(work, &Runs, "nightly-report", &current_owner(), policy, TokioClock::new(), HeartbeatLoopOptions::default())
+///     .await
+///     .expect("the default policy is safe");
+/// assert!(matches!(outcome, Supervised::Finished(42)));
+/// # }
+/// ```
 pub async fn run_supervised<W: Future, S: LeaseStore, C: Clock>(
     work: W,
     store: &S,

@@ -3,7 +3,8 @@
 //! serde form: a kebab-case `type` and camelCase fields, plus `name`).
 
 use super::job::JobError;
-pub use leasehold_core::event::{Event, PassReport};
+pub use leasehold_core::event::PassReport;
+use leasehold_core::event::Event;
 use serde::Serialize;
 use std::sync::Arc;
 
