@@ -184,3 +184,26 @@ fn with_a_token_every_request_carries_it() {
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("--listen 0.0.0.0:0 is not a loopback address") && said.contains("--token"), "{said}");
 }
+
+#[test]
+fn every_refusal_is_json_with_the_status_that_fits() {
+    let scratch = Scratch::new();
+    fill(&scratch);
+    let server = serve(&scratch, &[]);
+    for (method, path, status, what) in [
+        ("POST", "/api/queues/mail/resume", 409, "is not paused"),
+        ("GET", "/api/jobs/abc", 400, "abc"),
+        ("POST", "/api/jobs/abc/cancel", 400, "abc"),
+        ("POST", "/api/jobs/99999999999999999999/retry", 400, "99999999999999999999"),
+        ("GET", "/api/jobs?limit=-3", 400, "limit"),
+        ("GET", "/api/jobs?before=abc", 400, "before"),
+        ("GET", "/api/nothing", 404, "/api/nothing"),
+    ] {
+        let headers: &[&str] = if method == "POST" { &[ACTION] } else { &[] };
+        let (got, body) = request(&server, method, path, headers);
+        assert_eq!(got, status, "{method} {path}: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {body}"));
+        let error = answer["error"].as_str().unwrap_or_else(|| panic!("{method} {path}: no error: {body}"));
+        assert!(error.contains(what), "{method} {path}: {error:?} should name {what:?}");
+    }
+}

@@ -1,11 +1,14 @@
 //! The dashboard's JSON API: what the page reads (`GET /api/overview`,
 //! `/api/jobs`, `/api/jobs/{id}`) and the actions (`POST …/cancel`,
 //! `…/retry`, `/api/queues/{queue}/pause`, `…/resume`). Every answer is
-//! JSON; an error is `{"error": "…"}` with 400 (bad input), 404 (unknown
-//! job or queue), 409 (a job in the wrong state), 403 (read-only) or 500.
+//! JSON; an error is `{"error": "…"}` with 400 (bad input, a malformed id
+//! or query string included), 404 (unknown job, queue or path), 409 (a job
+//! in the wrong state, a resume of a queue not paused), 403 (read-only) or
+//! 500.
 
 use super::Ui;
 use axum::Json;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -30,12 +33,32 @@ impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Failure {
         let status = match e {
             StoreError::UnknownJob(_) | StoreError::UnknownQueue(_) => StatusCode::NOT_FOUND,
-            StoreError::WrongState { .. } => StatusCode::CONFLICT,
+            StoreError::WrongState { .. } | StoreError::NotPaused(_) => StatusCode::CONFLICT,
             StoreError::InvalidOption { .. } | StoreError::InvalidQueueName { .. } => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Failure(status, e.to_string())
     }
+}
+
+/// A path segment that is not what the route wants (`/api/jobs/abc`): 400,
+/// naming the segment, as JSON like every other refusal.
+impl From<PathRejection> for Failure {
+    fn from(e: PathRejection) -> Failure {
+        Failure(StatusCode::BAD_REQUEST, e.body_text())
+    }
+}
+
+/// A query string that does not parse (`?limit=-3`): 400, naming the field.
+impl From<QueryRejection> for Failure {
+    fn from(e: QueryRejection) -> Failure {
+        Failure(StatusCode::BAD_REQUEST, e.body_text())
+    }
+}
+
+/// Any path no route serves: 404 as JSON, naming it.
+pub async fn not_found(uri: axum::http::Uri) -> Failure {
+    Failure(StatusCode::NOT_FOUND, format!("nothing is served at {}", uri.path()))
 }
 
 impl IntoResponse for Failure {
@@ -91,7 +114,8 @@ pub struct JobsParams {
 
 /// `GET /api/jobs?queue=&state=&q=&before=&limit=`: a page of jobs, newest
 /// first, and where the next starts.
-pub async fn jobs(State(ui): State<Ui>, Query(p): Query<JobsParams>) -> Answer {
+pub async fn jobs(State(ui): State<Ui>, params: Result<Query<JobsParams>, QueryRejection>) -> Answer {
+    let Query(p) = params?;
     let blank = |v: Option<String>| v.filter(|s| !s.is_empty());
     let state = match blank(p.state) {
         Some(name) => Some(ShownState::parse(&name).ok_or_else(|| {
@@ -136,7 +160,8 @@ fn job_row(job: &JobRecord, now: Millis) -> Value {
 
 /// `GET /api/jobs/{id}`: the job, every attempt with what it produced
 /// (exit code, output), and its settlements.
-pub async fn job(State(ui): State<Ui>, Path(id): Path<i64>) -> Answer {
+pub async fn job(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> Answer {
+    let Path(id) = id?;
     let job = ui.store.job(JobId(id)).await.map_err(|e| match e {
         StoreError::UnknownJob(_) => Failure(
             StatusCode::NOT_FOUND,
@@ -210,14 +235,16 @@ fn done(ui: &Ui, message: String) -> Answer {
 }
 
 /// `POST /api/jobs/{id}/cancel` with `{"reason": "…"}` (optional).
-pub async fn cancel(State(ui): State<Ui>, Path(id): Path<i64>, body: Option<Json<CancelBody>>) -> Answer {
+pub async fn cancel(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>, body: Option<Json<CancelBody>>) -> Answer {
+    let Path(id) = id?;
     let reason = body.and_then(|Json(b)| b.reason).filter(|r| !r.trim().is_empty());
     ui.store.cancel(&[JobId(id)], reason.as_deref(), &who(), now()).await?;
     done(&ui, format!("cancelled job {id}"))
 }
 
 /// `POST /api/jobs/{id}/retry`.
-pub async fn retry(State(ui): State<Ui>, Path(id): Path<i64>) -> Answer {
+pub async fn retry(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> Answer {
+    let Path(id) = id?;
     ui.store.retry(&[JobId(id)], now()).await?;
     done(&ui, format!("queued job {id} again"))
 }

@@ -106,6 +106,7 @@ pub fn router(ui: Ui) -> Router {
             .route("/api/queues/{queue}/resume", post(api::resume))
     };
     routes
+        .fallback(api::not_found)
         .layer(axum::middleware::from_fn_with_state(ui.clone(), auth::check))
         .with_state(ui)
 }
