@@ -42,8 +42,9 @@ fn an_unreachable_database_is_named() {
         assert_eq!(out.status.code(), Some(2), "{url}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        // A read-only command never creates a SQLite file: a missing one is named.
-        let expected = if url.starts_with("sqlite") { "leasehold: no database at" } else { "leasehold: cannot reach the database" };
+        // A read-only command never creates a SQLite file: a missing one is named, down to
+        // the folder that is missing.
+        let expected = if url.starts_with("sqlite") { "leasehold: no folder /no/such/folder for the database" } else { "leasehold: cannot reach the database" };
         assert!(stderr.starts_with(expected), "{stderr}");
         if url.starts_with("postgres") {
             assert!(stderr.contains("Connection refused"), "the cause, not a pool timeout: {stderr}");
@@ -154,4 +155,60 @@ fn a_grace_that_does_not_fit_in_the_lease_is_refused_naming_both_options() {
     s.cmd(&["work", "--until-empty", "--stale-after", "3s", "--grace", "500ms"]).assert().success();
     let out = s.cmd(&["jobs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("succeeded"), "the job ran once the timings fit");
+}
+
+#[test]
+fn a_sqlite_database_of_something_else_is_refused_and_left_as_it_was() {
+    let s = Scratch::new();
+    let other = s.path("app.db");
+    let status = std::process::Command::new("sqlite3").arg(&other).arg("CREATE TABLE people(name TEXT); INSERT INTO people VALUES('ada');").status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no sqlite3 command to make another application's database");
+        return;
+    }
+    let before = std::fs::read(&other).unwrap();
+    let on_other = Scratch::with_url(format!("sqlite://{}", other.display()));
+    let commands: [&[&str]; 8] = [
+        &["status"],
+        &["jobs"],
+        &["events"],
+        &["enqueue", "--", "true"],
+        &["work", "--until-empty"],
+        &["purge", "--older-than", "1d"],
+        &["pause", "default"],
+        &["schedule", "add", "tick", "--every", "1m", "--", "true"],
+    ];
+    for args in commands {
+        fails_with(&on_other, args, "is not a leasehold queue: it is another SQLite database (tables: people)");
+        assert_eq!(std::fs::read(&other).unwrap(), before, "{args:?} changed the other application's database");
+    }
+}
+
+#[test]
+fn a_folder_or_a_missing_folder_given_as_the_database_is_named() {
+    let s = Scratch::new();
+    let folder = s.dir.path().display().to_string();
+    let on_folder = Scratch::with_url(format!("sqlite://{folder}"));
+    for args in [&["status"][..], &["enqueue", "--", "true"], &["work", "--until-empty"]] {
+        fails_with(&on_folder, args, &format!("{folder} is a folder, not a database file"));
+    }
+    let in_missing_folder = Scratch::with_url(format!("sqlite://{folder}/missing/queue.db"));
+    for args in [&["enqueue", "--", "true"][..], &["work", "--until-empty"]] {
+        fails_with(&in_missing_folder, args, &format!("no folder {folder}/missing for the database"));
+    }
+}
+
+#[test]
+fn a_negative_number_or_duration_names_its_option() {
+    let s = Scratch::new();
+    s.cmd(&["enqueue", "--", "true"]).assert().success();
+    fails_with(&s, &["work", "--until-empty", "--concurrency", "-1"], "--concurrency");
+    fails_with(&s, &["work", "--until-empty", "--stale-after", "-5s"], "--stale-after");
+    fails_with(&s, &["work", "--until-empty", "--grace", "-1s"], "--grace");
+    fails_with(&s, &["purge", "--older-than", "-1d"], "--older-than");
+    fails_with(&s, &["enqueue", "--max-attempts", "-2", "--", "true"], "--max-attempts");
+    fails_with(&s, &["enqueue", "--at", "-5m", "--", "true"], "--at");
+    fails_with(&s, &["jobs", "--limit", "-1"], "--limit");
+    let out = s.cmd(&["jobs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("queued"), "the job is still queued");
 }

@@ -41,11 +41,11 @@ pub struct Global {
     pub database: String,
     /// A claim whose lease has not been renewed for this long may be reclaimed by another worker
     /// (e.g. 30s, 2m).
-    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub stale_after: Duration,
     /// How often a worker renews the leases it holds (default: a third of --stale-after, at
     /// least 250ms).
-    #[arg(long, global = true, value_parser = parse_duration)]
+    #[arg(long, global = true, value_parser = parse_duration, allow_hyphen_values = true)]
     pub heartbeat_every: Option<Duration>,
     /// The worker's event log folder (default: DATABASE-FILE.events next to a SQLite file,
     /// ./leasehold.events otherwise).
@@ -119,11 +119,11 @@ pub struct JobOptions {
     #[arg(long, default_value = "default")]
     pub queue: String,
     /// Attempts a job may have in all; a failure on the last one dead-letters it.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64), allow_hyphen_values = true)]
     pub max_attempts: u32,
     /// How long one attempt may run before its command is stopped and the attempt fails
     /// (e.g. 10m).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
 }
 
@@ -131,13 +131,13 @@ pub struct JobOptions {
 #[derive(Debug, Args)]
 pub struct WorkerOptions {
     /// Commands run at once (1 to 64; default: the number of CPUs).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64), allow_hyphen_values = true)]
     pub concurrency: Option<u32>,
     /// How long a stopped command gets between SIGTERM and SIGKILL (default: 5s, or less when
     /// that does not fit in --stale-after). The command must be dead before another worker may
     /// reclaim its job, so the grace comes out of the time a worker keeps working through
     /// failing renewals; a --grace that does not fit is refused.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Option<Duration>,
 }
 
@@ -159,7 +159,7 @@ pub struct EnqueueArgs {
     pub job: JobOptions,
     /// When the job becomes due: an RFC 3339 time (2030-01-01T09:00:00Z) or a duration from
     /// now (30s, 5m).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub at: Option<String>,
     /// At most one job per queue and key: queueing the same key again prints the first job's
     /// id and queues nothing, for as long as that job is kept (once it is purged, or deleted
@@ -209,7 +209,7 @@ pub struct JobsArgs {
     #[arg(long)]
     pub queue: Option<String>,
     /// At most this many rows (the newest).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000), allow_hyphen_values = true)]
     pub limit: u32,
 }
 
@@ -218,7 +218,7 @@ pub struct JobsArgs {
 pub struct PurgeArgs {
     /// Keep the jobs that finished less than this long ago (e.g. 7d, 12h; 0s purges every
     /// finished job).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub older_than: Duration,
     /// Purge dead-lettered jobs too (without it they are kept for inspection).
     #[arg(long)]
@@ -248,6 +248,9 @@ pub struct EventsArgs {
 
 /// A humantime duration (`30s`, `1m 30s`, `250ms`), naming the mistake.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    if text.trim_start().starts_with('-') {
+        return Err(format!("{text:?} is negative: a duration is 0 or more, like 30s or 5m"));
+    }
     humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration like 30s or 5m ({e})"))
 }
 

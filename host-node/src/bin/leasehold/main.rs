@@ -20,6 +20,7 @@ mod purge;
 mod run;
 mod schedule;
 mod serve_metrics;
+mod sqlite_file;
 mod steer;
 mod ui;
 
@@ -159,6 +160,7 @@ fn refuse_missing_sqlite_file(url: &str) -> Result<(), CliError> {
 
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let global = &cli.global;
+    sqlite_file::check(&global.database).await?;
     if let Command::Ui(args) = &cli.command {
         return ui::run(global, args).await;
     }

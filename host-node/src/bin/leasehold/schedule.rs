@@ -90,7 +90,7 @@ pub struct AddArgs {
     pub name: String,
     /// A slot every this long (1s to 366d, e.g. 30s, 5m, 1h, 1d), at whole multiples of it
     /// since 1970-01-01T00:00:00Z.
-    #[arg(long, value_parser = parse_duration, group = "cadence")]
+    #[arg(long, value_parser = parse_duration, group = "cadence", allow_hyphen_values = true)]
     pub every: Option<Duration>,
     /// A cron expression, e.g. "0 3 * * *" (03:00 every day) or "*/15 * * * *"; see below.
     #[arg(long, group = "cadence")]
