@@ -84,27 +84,7 @@ fn validator_refuses_each_relation_broken_by_one_millisecond() {
     let interval_edge = policy(2_000, 1, 4_000, 1_000);
     assert!(lapse_edge.validate().is_ok() && interval_edge.validate().is_ok());
 
-    let table: &[(LeasePolicy, PolicyError, &str)] = &[
-        (
-            LeasePolicy { heartbeat_interval_ms: 0, ..LeasePolicy::DEFAULT },
-            PolicyError::NotPositive { field: "heartbeat_interval_ms" },
-            "lease policy: heartbeat_interval_ms must be positive, got 0",
-        ),
-        (
-            LeasePolicy { skew_allowance_ms: 0, ..LeasePolicy::DEFAULT },
-            PolicyError::NotPositive { field: "skew_allowance_ms" },
-            "lease policy: skew_allowance_ms must be positive, got 0",
-        ),
-        (
-            LeasePolicy { stale_after_ms: 0, ..LeasePolicy::DEFAULT },
-            PolicyError::NotPositive { field: "stale_after_ms" },
-            "lease policy: stale_after_ms must be positive, got 0",
-        ),
-        (
-            LeasePolicy { write_tolerance_ms: 0, ..LeasePolicy::DEFAULT },
-            PolicyError::NotPositive { field: "write_tolerance_ms" },
-            "lease policy: write_tolerance_ms must be positive, got 0",
-        ),
+    let mut table: Vec<(LeasePolicy, PolicyError, String)> = [
         (
             LeasePolicy { stale_after_ms: 3_999, ..interval_edge },
             PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 3_999, heartbeat_interval_ms: 2_000 },
@@ -117,36 +97,34 @@ fn validator_refuses_each_relation_broken_by_one_millisecond() {
             "lease policy: stale_after_ms (4000) must be at least 2 * heartbeat_interval_ms \
              (2 * 2001 = 4002): one missed pulse would make a live owner's run stealable",
         ),
-        (
-            LeasePolicy { write_tolerance_ms: 12_000, ..lapse_edge },
-            lapse(12_000, 2_000, 1_000, 15_000),
+    ]
+    .map(|(set, error, message)| (set, error, message.to_owned()))
+    .into();
+    // Every span is positive.
+    for (field, set) in [
+        ("heartbeat_interval_ms", LeasePolicy { heartbeat_interval_ms: 0, ..LeasePolicy::DEFAULT }),
+        ("skew_allowance_ms", LeasePolicy { skew_allowance_ms: 0, ..LeasePolicy::DEFAULT }),
+        ("stale_after_ms", LeasePolicy { stale_after_ms: 0, ..LeasePolicy::DEFAULT }),
+        ("write_tolerance_ms", LeasePolicy { write_tolerance_ms: 0, ..LeasePolicy::DEFAULT }),
+    ] {
+        table.push((set, PolicyError::NotPositive { field }, format!("lease policy: {field} must be positive, got 0")));
+    }
+    // The lapse relation W + I + K < S, broken by one millisecond on each of its four spans.
+    for (set, (w, i, k, s)) in [
+        (LeasePolicy { write_tolerance_ms: 12_000, ..lapse_edge }, (12_000, 2_000, 1_000, 15_000)),
+        (LeasePolicy { heartbeat_interval_ms: 2_001, ..lapse_edge }, (11_999, 2_001, 1_000, 15_000)),
+        (LeasePolicy { skew_allowance_ms: 1_001, ..lapse_edge }, (11_999, 2_000, 1_001, 15_000)),
+        (LeasePolicy { stale_after_ms: 14_999, ..lapse_edge }, (11_999, 2_000, 1_000, 14_999)),
+    ] {
+        let message = format!(
             "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
-             (12000 + 2000 + 1000 = 15000) must be less than stale_after_ms (15000): the owner's \
+             ({w} + {i} + {k} = {}) must be less than stale_after_ms ({s}): the owner's \
              decision to lapse must fall at least the skew allowance before a peer may steal",
-        ),
-        (
-            LeasePolicy { heartbeat_interval_ms: 2_001, ..lapse_edge },
-            lapse(11_999, 2_001, 1_000, 15_000),
-            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
-             (11999 + 2001 + 1000 = 15000) must be less than stale_after_ms (15000): the owner's \
-             decision to lapse must fall at least the skew allowance before a peer may steal",
-        ),
-        (
-            LeasePolicy { skew_allowance_ms: 1_001, ..lapse_edge },
-            lapse(11_999, 2_000, 1_001, 15_000),
-            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
-             (11999 + 2000 + 1001 = 15000) must be less than stale_after_ms (15000): the owner's \
-             decision to lapse must fall at least the skew allowance before a peer may steal",
-        ),
-        (
-            LeasePolicy { stale_after_ms: 14_999, ..lapse_edge },
-            lapse(11_999, 2_000, 1_000, 14_999),
-            "lease policy: write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms \
-             (11999 + 2000 + 1000 = 14999) must be less than stale_after_ms (14999): the owner's \
-             decision to lapse must fall at least the skew allowance before a peer may steal",
-        ),
-    ];
-    for (set, error, message) in table {
+            w + i + k
+        );
+        table.push((set, lapse(w, i, k, s), message));
+    }
+    for (set, error, message) in &table {
         assert_eq!(set.validate(), Err(*error), "{set:?}");
         assert_eq!(error.to_string(), *message);
     }

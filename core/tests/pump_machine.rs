@@ -53,6 +53,14 @@ struct Host {
     now: Millis,
 }
 
+/// [`pump`], opened on a log without watermarks, with what the opening did taken.
+fn opened(config: PumpConfig, sources: &[(&str, Vec<Option<usize>>)]) -> (PumpMachine<Fail>, Host) {
+    let (mut m, mut host) = pump(config, sources);
+    host.open(&mut m, &[]);
+    host.take();
+    (m, host)
+}
+
 fn pump(config: PumpConfig, sources: &[(&str, Vec<Option<usize>>)]) -> (PumpMachine<Fail>, Host) {
     let mut machine = PumpMachine::new(config).unwrap();
     let mut host = Host::default();
@@ -198,9 +206,7 @@ fn a_failed_append_keeps_the_sources_dirty_reports_once_and_retries_after_the_de
 
 #[test]
 fn flush_rejects_with_the_append_failure_and_checks_the_file_when_it_succeeds() {
-    let (mut m, mut host) = pump(config(10), &[("a", vec![])]);
-    host.open(&mut m, &[]);
-    host.take();
+    let (mut m, mut host) = opened(config(10), &[("a", vec![])]);
     host.sources.insert("a".into(), vec![Some(1)]);
     host.append_fails = vec![Fail("gone")];
     m.handle_flush(host.now);
@@ -222,9 +228,7 @@ fn a_source_that_fails_stops_before_the_entry_and_the_others_are_logged() {
 
 #[test]
 fn kicks_within_the_delay_make_one_pass_when_the_timer_passes() {
-    let (mut m, mut host) = pump(config(10), &[("a", vec![])]);
-    host.open(&mut m, &[]);
-    host.take();
+    let (mut m, mut host) = opened(config(10), &[("a", vec![])]);
     host.sources.insert("a".into(), vec![Some(1), Some(1)]);
     m.handle_kick(Millis(10), Some("a"));
     m.handle_kick(Millis(30), Some("a"));
@@ -238,9 +242,7 @@ fn kicks_within_the_delay_make_one_pass_when_the_timer_passes() {
 
 #[test]
 fn emit_appends_in_chunks_carrying_the_watermarks_moved_without_an_append() {
-    let (mut m, mut host) = pump(config(2), &[("a", vec![Some(0)])]);
-    host.open(&mut m, &[]);
-    host.take();
+    let (mut m, mut host) = opened(config(2), &[("a", vec![Some(0)])]);
     assert_eq!(m.state().mark("a"), 1);
     host.held = vec![("x".into(), 0); 3];
     m.handle_emit(host.now, 3);
@@ -251,9 +253,7 @@ fn emit_appends_in_chunks_carrying_the_watermarks_moved_without_an_append() {
 
 #[test]
 fn close_derives_what_is_left_records_moved_watermarks_checks_and_closes() {
-    let (mut m, mut host) = pump(config(10), &[("a", vec![])]);
-    host.open(&mut m, &[]);
-    host.take();
+    let (mut m, mut host) = opened(config(10), &[("a", vec![])]);
     host.sources.insert("a".into(), vec![Some(0), Some(0)]);
     m.handle_close(host.now);
     assert_eq!(host.drive(&mut m), (Op::Close, Ok(0)));
@@ -283,9 +283,7 @@ fn close_closes_the_log_even_when_its_pass_failed_and_reports_it() {
 
 #[test]
 fn remove_logs_what_is_left_then_forgets_the_source() {
-    let (mut m, mut host) = pump(config(10), &[("a", vec![]), ("b", vec![])]);
-    host.open(&mut m, &[]);
-    host.take();
+    let (mut m, mut host) = opened(config(10), &[("a", vec![]), ("b", vec![])]);
     host.sources.insert("a".into(), vec![Some(1)]);
     m.handle_remove(host.now, "a");
     assert_eq!(host.drive(&mut m), (Op::Remove, Ok(0)));
@@ -322,9 +320,7 @@ fn a_log_created_anew_behind_an_append_derives_every_source_again() {
 
 #[test]
 fn a_pass_compacts_when_the_hour_since_the_last_compaction_passed() {
-    let (mut m, mut host) = pump(config(10), &[("a", vec![])]);
-    host.open(&mut m, &[]);
-    host.take();
+    let (mut m, mut host) = opened(config(10), &[("a", vec![])]);
     host.now = Millis(3_600_000);
     m.handle_kick(host.now, Some("a"));
     host.now = m.poll_timeout().unwrap();

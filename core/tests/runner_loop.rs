@@ -52,8 +52,7 @@ fn wakes_during_a_pass_coalesce_into_exactly_one_follow_up_pass() {
 #[test]
 fn start_runs_a_pass_at_once_then_one_per_delay_and_a_second_start_does_nothing() {
     let mut host = Host::new(options(20.0, 30_000.0), false, queue(0), perform_ok(0));
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.runner.start(Millis(t0));
     host.run_until(t0);
     assert_eq!(host.claims, vec![t0]);
@@ -64,8 +63,7 @@ fn start_runs_a_pass_at_once_then_one_per_delay_and_a_second_start_does_nothing(
 #[test]
 fn the_next_pass_is_scheduled_a_delay_after_the_pass_ends() {
     let mut host = slow_host(1_000.0);
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 2_250);
     // Pass 1: claims at t0 and t0+100 (empty); next pass at t0+100+1000.
     assert_eq!(host.claims, vec![t0, t0 + 100, t0 + 1_100, t0 + 1_200, t0 + 2_200]);
@@ -97,8 +95,7 @@ fn stop_drops_a_follow_up_that_a_wake_had_asked_for() {
 #[test]
 fn a_pass_that_outlives_its_stop_schedules_nothing_for_a_loop_started_again_since() {
     let mut host = slow_host(1_000.0);
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 10);
     host.runner.stop();
     host.runner.start(Millis(host.now)); // joins the pass in flight: chain 2

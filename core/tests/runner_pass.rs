@@ -56,14 +56,9 @@ fn nothing_to_claim_ends_the_pass_for_every_worker() {
 
 #[test]
 fn a_raising_claim_ends_the_pass_keeps_what_was_done_and_is_logged_and_traced() {
-    let mut n = 0;
-    let claim: ClaimFn = Box::new(move |_| {
-        n += 1;
-        Reply::After(0, if n == 3 { Err("db down".into()) } else { Ok(Some(n)) })
-    });
     let mut opts = options(1000.0, 30000.0);
     opts.batch_limit = Some(10.0);
-    let mut host = Host::new(opts, true, claim, perform_ok(0));
+    let mut host = Host::new(opts, true, claim_raising_at(3, 0, "db down"), perform_ok(0));
     assert_eq!(host.tick(), report(2, 2, 0, 0));
     assert_eq!(host.claims.len(), 3);
     assert_eq!(host.logs, vec![(LogKind::ClaimFailed, "db down".to_string())]);
@@ -113,14 +108,9 @@ fn a_raising_claim_with_workers_waiting_still_ends_the_pass() {
     // Seed: "a raising link in the claim chain must not leave the other
     // workers waiting forever". Items take long, so every worker waits on
     // the chain when the claim raises.
-    let mut n = 0;
-    let claim: ClaimFn = Box::new(move |_| {
-        n += 1;
-        Reply::After(1, if n == 4 { Err("refused".into()) } else { Ok(Some(n)) })
-    });
     let mut opts = options(1000.0, 30000.0);
     opts.concurrency = Some(8.0);
-    let mut host = Host::new(opts, false, claim, perform_ok(100));
+    let mut host = Host::new(opts, false, claim_raising_at(4, 1, "refused"), perform_ok(100));
     assert_eq!(host.tick(), report(3, 3, 0, 0));
     assert!(host.runner.pass_in_flight().is_none());
 }

@@ -40,8 +40,7 @@ fn failing_pool(concurrency: f64) -> (Rc<Cell<bool>>, Host, u64) {
     let mut opts = queue_options(500.0, concurrency);
     opts.backoff = Some(recovery_backoff(500.0));
     let mut host = Host::new(opts, true, failing_claims(Rc::clone(&failing)), perform_ok(0));
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     (failing, host, t0)
 }
 
@@ -56,8 +55,7 @@ fn a_free_slot_takes_work_that_arrives_while_another_slot_runs_a_long_item() {
     // Item 1 runs for a minute; the idle poll is an hour away.
     let perform: PerformFn = Box::new(|item| Reply::After(if item == 1 { 60_000 } else { 10 }, Ok(())));
     let mut host = Host::new(queue_options(3_600_000.0, 2.0), false, claim, perform);
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 1_000);
     assert_eq!(host.performed.len(), 1, "item 1 runs; the queue answered nothing after it");
     jobs.borrow_mut().push_back(2);
@@ -76,8 +74,7 @@ fn under_passes_the_same_wake_waits_for_the_long_item() {
     let mut opts = queue_options(3_600_000.0, 2.0);
     opts.scheduling = Scheduling::Passes;
     let mut host = Host::new(opts, false, claim, perform);
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 1_000);
     jobs.borrow_mut().push_back(2);
     host.runner.wake(Millis(host.now));
@@ -88,8 +85,7 @@ fn under_passes_the_same_wake_waits_for_the_long_item() {
 #[test]
 fn idle_slots_poll_once_per_interval_for_the_whole_pool_and_trace_nothing() {
     let mut host = Host::new(queue_options(500.0, 16.0), true, queue(0), perform_ok(0));
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 10_000);
     // The claim at the start, then one every 500 ms: 16 idle slots poll as
     // often as one.
@@ -105,8 +101,7 @@ fn busy_slots_do_not_poll_and_a_slot_that_frees_claims_at_once() {
     let (jobs, claim) = shared_queue();
     jobs.borrow_mut().extend([1, 2, 3]);
     let mut host = Host::new(queue_options(500.0, 2.0), false, claim, perform_ok(5_000));
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 4_000);
     assert_eq!(host.claims.len(), 2, "two claims filled both slots; none while both are busy");
     host.run_until(t0 + 5_002);
@@ -118,8 +113,7 @@ fn busy_slots_do_not_poll_and_a_slot_that_frees_claims_at_once() {
 fn a_burst_fills_every_free_slot_one_claim_after_another() {
     let (jobs, claim) = shared_queue();
     let mut host = Host::new(queue_options(60_000.0, 4.0), false, claim, perform_ok(1_000));
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 100);
     jobs.borrow_mut().extend(1..=6);
     host.runner.wake(Millis(host.now));
@@ -170,8 +164,7 @@ fn item_failures_do_not_back_off() {
     let mut opts = queue_options(500.0, 1.0);
     opts.backoff = Some(recovery_backoff(500.0));
     let mut host = Host::new(opts, true, claim, perform);
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 100);
     let starts: Vec<u64> = host.performed.iter().map(|(_, at)| at - t0).collect();
     assert_eq!(starts, vec![1, 12, 23], "each failed item's slot claimed the next one at once");
@@ -218,8 +211,7 @@ fn stop_ends_the_claims_and_quiesce_waits_for_the_items_in_flight() {
     let (jobs, claim) = shared_queue();
     jobs.borrow_mut().extend(1..=10);
     let mut host = Host::new(queue_options(500.0, 2.0), false, claim, perform_ok(1_000));
-    let t0 = host.now;
-    host.runner.start(Millis(t0));
+    let t0 = host.start();
     host.run_until(t0 + 500);
     let pass = host.runner.quiesce().expect("a busy period is in flight");
     host.run_until(t0 + 10_000);

@@ -28,6 +28,15 @@ fn settle_from(t0: u64, until: u64, then: SettleAnswer<String>) -> SettleFn {
     })
 }
 
+/// One item under hb_options(), performed by `perform` while renewals answer `renew`; its
+/// settles find the store unavailable until `until` ms after the start, then `then`.
+/// Answers the host and the start `t0`.
+fn settling_host(events: bool, perform: PerformFn, renew: RenewFn, until: u64, then: SettleAnswer<String>) -> (Host, u64) {
+    let host = Host::with_heartbeat(hb_options(), events, queue(1), perform, renew);
+    let t0 = host.now;
+    (host.settling(settle_from(t0, until, then), release_ok()), t0)
+}
+
 fn release_ok() -> ReleaseFn {
     Box::new(|_| Reply::After(10, Ok(())))
 }
@@ -39,9 +48,7 @@ fn settle_logs(host: &Host) -> usize {
 #[test]
 fn an_outcome_reached_while_renewals_fail_keeps_settling_until_it_lands() {
     let renew: RenewFn = Box::new(|_, _| Reply::After(1, Err("down".into())));
-    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(500), renew);
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 8_000, SettleAnswer::Landed), release_ok());
+    let (mut host, t0) = settling_host(true, perform_ok(500), renew, 8_000, SettleAnswer::Landed);
     assert_eq!(host.tick(), report(1, 1, 0, 0));
     assert!(host.settles.len() > 5, "tried again and again: {:?}", host.settles);
     assert!(host.settles.last().unwrap().1 >= t0 + 8_000, "it landed once the store answered");
@@ -53,9 +60,7 @@ fn an_outcome_reached_while_renewals_fail_keeps_settling_until_it_lands() {
 
 #[test]
 fn settles_are_tried_again_after_the_core_backoff() {
-    let host = Host::with_heartbeat(hb_options(), false, queue(1), perform_ok(0), renew_true(1));
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 5_000, SettleAnswer::Landed), release_ok());
+    let (mut host, _) = settling_host(false, perform_ok(0), renew_true(1), 5_000, SettleAnswer::Landed);
     host.tick();
     let gaps: Vec<u64> = host.settles.windows(2).map(|w| w[1].1 - w[0].1).collect();
     // Each answer takes 5 ms; the wait after it is 100 ms doubling to 1.5 s.
@@ -66,9 +71,7 @@ fn settles_are_tried_again_after_the_core_backoff() {
 fn a_lapse_during_settling_drops_nothing() {
     // Renewals hang: supervision lapses at 2374, while the outcome reached
     // at 100 is still settling; the grace (500) would drop it at 2874.
-    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(100), Box::new(|_, _| Reply::Never));
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 6_000, SettleAnswer::Landed), release_ok());
+    let (mut host, t0) = settling_host(true, perform_ok(100), Box::new(|_, _| Reply::Never), 6_000, SettleAnswer::Landed);
     assert_eq!(host.tick(), report(1, 1, 0, 0));
     assert!(host.aborts.is_empty(), "nothing to abort: the work is over");
     assert!(host.dropped.is_empty(), "a settling item is never dropped");
@@ -79,9 +82,7 @@ fn a_lapse_during_settling_drops_nothing() {
 fn an_outcome_reached_within_the_grace_after_a_lapse_is_settled() {
     // The lapse aborts at 2374; the perform ignores its signal and resolves
     // at 2600, inside the grace: its outcome settles, and lands.
-    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(2_600), Box::new(|_, _| Reply::Never));
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 4_000, SettleAnswer::Landed), release_ok());
+    let (mut host, t0) = settling_host(true, perform_ok(2_600), Box::new(|_, _| Reply::Never), 4_000, SettleAnswer::Landed);
     assert_eq!(host.tick(), report(1, 1, 0, 0));
     assert_eq!(host.aborts, vec![(0, true, t0 + 2_374)]);
     assert!(host.dropped.is_empty());
@@ -89,9 +90,7 @@ fn an_outcome_reached_within_the_grace_after_a_lapse_is_settled() {
 
 #[test]
 fn a_refused_fence_ends_the_settle_as_a_lost_claim() {
-    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(100), renew_true(1));
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 400, SettleAnswer::FenceRefused), release_ok());
+    let (mut host, _) = settling_host(true, perform_ok(100), renew_true(1), 400, SettleAnswer::FenceRefused);
     assert_eq!(host.tick(), report(1, 0, 0, 1));
     let lost: Vec<_> = host.events.iter().filter(|e| matches!(e, Event::ClaimLost { .. })).collect();
     assert!(matches!(lost[..], [Event::ClaimLost { item: 0, lapsed: false, .. }]), "{lost:?}");
@@ -104,9 +103,7 @@ fn a_refused_fence_ends_the_settle_as_a_lost_claim() {
 #[test]
 fn a_raised_outcome_that_lands_counts_failed_once() {
     let perform: PerformFn = Box::new(|_| Reply::After(10, Err("exit code 3".into())));
-    let host = Host::with_heartbeat(hb_options(), true, queue(1), perform, renew_true(1));
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 300, SettleAnswer::Landed), release_ok());
+    let (mut host, _) = settling_host(true, perform, renew_true(1), 300, SettleAnswer::Landed);
     assert_eq!(host.tick(), report(1, 0, 1, 0));
     let failed: Vec<_> = host.logs.iter().filter(|(kind, _)| *kind == LogKind::WorkFailed).collect();
     assert_eq!(failed, vec![&(LogKind::WorkFailed, "exit code 3".to_string())]);
@@ -125,9 +122,7 @@ fn a_perform_that_observed_its_signal_settles_nothing() {
 
 #[test]
 fn dispose_waits_for_a_settling_item_and_a_second_dispose_changes_nothing() {
-    let host = Host::with_heartbeat(hb_options(), false, queue(1), perform_ok(50), renew_true(1));
-    let t0 = host.now;
-    let mut host = host.settling(settle_from(t0, 7_000, SettleAnswer::Landed), release_ok());
+    let (mut host, t0) = settling_host(false, perform_ok(50), renew_true(1), 7_000, SettleAnswer::Landed);
     host.runner.start(leasehold_core::Millis(t0));
     host.run_until(t0 + 1_000);
     let pass = host.runner.dispose().expect("the pass is in flight");
@@ -143,11 +138,7 @@ fn dispose_waits_for_a_settling_item_and_a_second_dispose_changes_nothing() {
 #[test]
 fn a_claim_heard_after_its_write_tolerance_is_released_at_once() {
     // The claim answers 3000 ms after it was made: past W = 2124.
-    let mut calls = 0;
-    let claim: ClaimFn = Box::new(move |_| {
-        calls += 1;
-        if calls == 1 { Reply::After(3_000, Ok(Some(7))) } else { Reply::After(0, Ok(None)) }
-    });
+    let claim = one_item(7, 3_000, 0);
     let host = Host::with_heartbeat(hb_options(), true, claim, perform_ok(10), renew_true(1));
     let t0 = host.now;
     let mut host = host.settling(settle_from(t0, 0, SettleAnswer::Landed), release_ok());
@@ -159,11 +150,7 @@ fn a_claim_heard_after_its_write_tolerance_is_released_at_once() {
 
 #[test]
 fn without_the_settle_phase_a_late_claim_is_not_released() {
-    let mut calls = 0;
-    let claim: ClaimFn = Box::new(move |_| {
-        calls += 1;
-        if calls == 1 { Reply::After(3_000, Ok(Some(7))) } else { Reply::After(0, Ok(None)) }
-    });
+    let claim = one_item(7, 3_000, 0);
     let mut host = Host::with_heartbeat(hb_options(), true, claim, perform_ok(10), renew_true(1));
     assert_eq!(host.tick(), report(1, 0, 0, 1));
     assert!(host.releases.is_empty());

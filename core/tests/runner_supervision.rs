@@ -16,6 +16,16 @@ fn hb_options() -> leasehold_core::OptionsInput {
     opts
 }
 
+/// Renewals raise ("blip", after 1 ms) until `from` ms past the claim (the first renewal
+/// is sent 250 ms after it), then confirm `answer_ms` after they are sent.
+fn renewals_failing_until(from: u64, answer_ms: u64) -> RenewFn {
+    let mut claimed = None;
+    Box::new(move |_, at| {
+        let claimed_at = *claimed.get_or_insert(at - 250);
+        if at - claimed_at < from { Reply::After(1, Err("blip".into())) } else { Reply::After(answer_ms, Ok(true)) }
+    })
+}
+
 fn lapses(host: &Host) -> Vec<Event<String>> {
     host.events.iter().filter(|e| matches!(e, Event::ClaimLost { lapsed: true, .. })).cloned().collect()
 }
@@ -49,11 +59,7 @@ fn renewals_that_keep_raising_lapse_when_the_reconfirming_renewal_raises() {
 
 #[test]
 fn a_renewal_that_lands_again_before_the_deadline_keeps_the_claim() {
-    let mut t0 = None;
-    let heartbeat: RenewFn = Box::new(move |_, at| {
-        let start = *t0.get_or_insert(at - 250);
-        Reply::After(1, if at - start < 2000 { Err("blip".into()) } else { Ok(true) })
-    });
+    let heartbeat = renewals_failing_until(2_000, 1);
     let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(10_000), heartbeat);
     assert_eq!(host.tick(), report(1, 1, 0, 0));
     assert!(host.aborts.is_empty());
@@ -61,11 +67,7 @@ fn a_renewal_that_lands_again_before_the_deadline_keeps_the_claim() {
 
 #[test]
 fn a_reconfirming_renewal_that_lands_lets_the_work_go_on() {
-    let mut first = None;
-    let heartbeat: RenewFn = Box::new(move |_, at| {
-        let start = *first.get_or_insert(at - 250);
-        if at - start < 2624 { Reply::After(1, Err("blip".into())) } else { Reply::After(100, Ok(true)) }
-    });
+    let heartbeat = renewals_failing_until(2_624, 100);
     let mut host = Host::with_heartbeat(hb_options(), true, queue(1), perform_ok(4_000), heartbeat);
     let t0 = host.now;
     assert_eq!(host.tick(), report(1, 1, 0, 0));
@@ -77,11 +79,7 @@ fn a_reconfirming_renewal_that_lands_lets_the_work_go_on() {
 fn a_renewal_confirming_after_the_reconfirm_bound_is_too_late() {
     // Pulses before 2500 raise; the one sent at 2500 answers true at 2900,
     // past the bound 2624 + 250 = 2874.
-    let mut first = None;
-    let heartbeat: RenewFn = Box::new(move |_, at| {
-        let start = *first.get_or_insert(at - 250);
-        if at - start < 2500 { Reply::After(1, Err("blip".into())) } else { Reply::After(400, Ok(true)) }
-    });
+    let heartbeat = renewals_failing_until(2_500, 400);
     let mut host = Host::with_heartbeat(hb_options(), true, queue(1), Box::new(|_| Reply::Never), heartbeat);
     host.abort_rejects_after = Some(0);
     let t0 = host.now;
@@ -111,12 +109,7 @@ fn an_owner_whose_renewals_succeed_is_never_interrupted() {
 fn a_claim_answered_after_its_write_tolerance_is_not_performed() {
     // The claim takes 2700 ms to answer: past W = 2624 from its `at`, another
     // worker may hold the item by the time work would start.
-    let mut first = true;
-    let claim: ClaimFn = Box::new(move |_| {
-        let reply = Reply::After(2_700, Ok(first.then_some(7)));
-        first = false;
-        reply
-    });
+    let claim = one_item(7, 2_700, 2_700);
     let mut host = Host::with_heartbeat(hb_options(), true, claim, perform_ok(10), renew_true(1));
     let t0 = host.now;
     assert_eq!(host.tick(), report(1, 0, 0, 1));

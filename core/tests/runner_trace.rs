@@ -24,12 +24,7 @@ fn a_pass_traces_start_claims_items_and_end_in_order() {
 fn pass_start_carries_the_time_read_at_the_head_of_the_pass() {
     // The first claim takes 30 ms: pass-start is published with it, stamped
     // with the head of the pass so a span covers the claim that found work.
-    let mut first = true;
-    let claim: ClaimFn = Box::new(move |_| {
-        let reply = Reply::After(30, Ok(first.then_some(1)));
-        first = false;
-        reply
-    });
+    let claim = one_item(1, 30, 30);
     let mut host = Host::new(options(250.0, 30_000.0), true, claim, perform_ok(0));
     let t0 = host.now;
     host.tick();

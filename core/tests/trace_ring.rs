@@ -140,10 +140,12 @@ fn a_claim_error_during_a_pass_is_on_its_span() {
 #[test]
 fn a_pass_whose_end_was_lost_is_kept_as_abandoned() {
     let mut ring = TraceRing::new(10).unwrap();
-    ring.record("r", &Ev::PassStart { at: Millis(0) });
-    ring.record("r", &Ev::Claimed { at: Millis(1), item: 0 });
-    ring.record("r", &Ev::Performed { at: Millis(3), item: 0, duration_ms: 2 });
-    ring.record("r", &Ev::Claimed { at: Millis(4), item: 1 });
+    feed(&mut ring, "r", &[
+        Ev::PassStart { at: Millis(0) },
+        Ev::Claimed { at: Millis(1), item: 0 },
+        Ev::Performed { at: Millis(3), item: 0, duration_ms: 2 },
+        Ev::Claimed { at: Millis(4), item: 1 },
+    ]);
     let abandoned = ring.record("r", &Ev::PassStart { at: Millis(20) }).cloned().expect("closed");
     assert_eq!(abandoned.end, Millis(20));
     assert_eq!(abandoned.report, PassReport { claimed: 2, performed: 1, failed: 1, claim_lost: 0 });
@@ -155,10 +157,12 @@ fn a_pass_whose_end_was_lost_is_kept_as_abandoned() {
 #[test]
 fn a_claim_lost_after_the_item_performed_keeps_performed() {
     let mut ring = TraceRing::new(10).unwrap();
-    ring.record("r", &Ev::PassStart { at: Millis(0) });
-    ring.record("r", &Ev::Claimed { at: Millis(0), item: 0 });
-    ring.record("r", &Ev::Performed { at: Millis(9), item: 0, duration_ms: 9 });
-    ring.record("r", &Ev::ClaimLost { at: Millis(8), item: 0, lapsed: false, unconfirmed_ms: 0 });
+    feed(&mut ring, "r", &[
+        Ev::PassStart { at: Millis(0) },
+        Ev::Claimed { at: Millis(0), item: 0 },
+        Ev::Performed { at: Millis(9), item: 0, duration_ms: 9 },
+        Ev::ClaimLost { at: Millis(8), item: 0, lapsed: false, unconfirmed_ms: 0 },
+    ]);
     let report = PassReport { claimed: 1, performed: 1, failed: 0, claim_lost: 0 };
     let span = ring.record("r", &Ev::PassEnd { at: Millis(10), report, next_delay_ms: 1 }).unwrap();
     assert_eq!(span.items[0].outcome, ItemOutcome::Performed);

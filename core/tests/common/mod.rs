@@ -93,6 +93,24 @@ pub fn queue(n: u64) -> ClaimFn {
     })
 }
 
+/// The first claim answers `item` `first_ms` after it is asked; the others answer nothing
+/// `then_ms` after.
+pub fn one_item(item: u64, first_ms: u64, then_ms: u64) -> ClaimFn {
+    let mut first = true;
+    Box::new(move |_| {
+        if std::mem::take(&mut first) { Reply::After(first_ms, Ok(Some(item))) } else { Reply::After(then_ms, Ok(None)) }
+    })
+}
+
+/// Claims answer items `1, 2, …` after `ms` each, until call `nth` raises `error`.
+pub fn claim_raising_at(nth: u64, ms: u64, error: &str) -> ClaimFn {
+    let (mut calls, error) = (0, error.to_owned());
+    Box::new(move |_| {
+        calls += 1;
+        Reply::After(ms, if calls == nth { Err(error.clone()) } else { Ok(Some(calls)) })
+    })
+}
+
 /// One item per pass: claims alternate between an item and nothing.
 pub fn one_per_pass() -> ClaimFn {
     let mut calls = 0;
@@ -326,6 +344,13 @@ impl Host {
                 self.report_of(id).expect("pass ended")
             }
         }
+    }
+
+    /// Starts the loop now; answers that instant (the test's `t0`).
+    pub fn start(&mut self) -> u64 {
+        let t0 = self.now;
+        self.runner.start(Millis(t0));
+        t0
     }
 
     pub fn report_of(&self, id: PassId) -> Option<PassReport> {
