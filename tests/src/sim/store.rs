@@ -289,43 +289,38 @@ impl Store {
         Some((owner, kind))
     }
 
-    fn fenced(&self, item: u32, token: u64) -> Written {
-        let record = &self.items[item as usize];
+    /// A write fenced by `token`: it lands, and `apply` changes `item`'s record, only while
+    /// the item runs under that token (any token under the unfenced mutation).
+    fn fenced(&mut self, item: u32, token: u64, apply: impl FnOnce(&mut ItemRecord)) -> Written {
+        let record = &mut self.items[item as usize];
         let running = record.state == ItemState::Running;
         let landed = running && (token == record.token || self.unfenced);
-        Written { landed, below_current: landed && token < record.token }
+        let written = Written { landed, below_current: landed && token < record.token };
+        if landed {
+            apply(record);
+        }
+        written
     }
 
     /// Renews `item`'s lease under `token`, stamping `at`.
     pub fn renew(&mut self, item: u32, token: u64, at: Millis) -> Written {
-        let written = self.fenced(item, token);
-        if written.landed {
-            let record = &mut self.items[item as usize];
-            record.stamp = record.stamp.max(at);
-        }
-        written
+        self.fenced(item, token, |record| record.stamp = record.stamp.max(at))
     }
 
     /// Settles `item` under `token`.
     pub fn settle(&mut self, item: u32, token: u64) -> Written {
-        let written = self.fenced(item, token);
-        if written.landed {
-            let record = &mut self.items[item as usize];
+        self.fenced(item, token, |record| {
             record.state = ItemState::Settled;
             record.settles += 1;
-        }
-        written
+        })
     }
 
     /// Gives `item` back (pending again) under `token`.
     pub fn release(&mut self, item: u32, token: u64) -> Written {
-        let written = self.fenced(item, token);
-        if written.landed {
-            let record = &mut self.items[item as usize];
+        self.fenced(item, token, |record| {
             record.state = ItemState::Pending;
             record.owner = None;
-        }
-        written
+        })
     }
 }
 
@@ -335,6 +330,18 @@ mod tests {
 
     fn owner(worker: u8, host: u8, nonce: u64) -> Owner {
         Owner { worker, incarnation: 0, host, pid: 0, start_time: 0, nonce }
+    }
+
+    /// A store of one waiting item (item 0), stale after 100 ms.
+    fn one_item(max_attempts: u32, unfenced: bool) -> Store {
+        let mut store = Store::new(1, 100, max_attempts, unfenced, false);
+        store.enqueue(0);
+        store
+    }
+
+    /// The second claim of item 0 (token 2), taken over from `from` on `evidence`.
+    fn stolen_second(from: Owner, evidence: EvidenceKind) -> Claimed {
+        Claimed::Item { item: 0, token: 2, stolen: Some((from, evidence)) }
     }
 
     fn worker_process(table: &mut ProcessTable, worker: u8, host: u8, uid: u8) -> Owner {
@@ -357,22 +364,17 @@ mod tests {
     #[test]
     fn a_lease_is_stolen_only_once_more_than_the_stale_window_passed() {
         let table = ProcessTable::new();
-        let mut store = Store::new(1, 100, 5, false, false);
-        store.enqueue(0);
+        let mut store = one_item(5, false);
         let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
         store.claim(&a, 0, Millis(1_000), &table, &[]);
         assert_eq!(store.claim(&b, 0, Millis(1_100), &table, &[]), Claimed::Empty);
-        assert_eq!(
-            store.claim(&b, 0, Millis(1_101), &table, &[]),
-            Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) }
-        );
+        assert_eq!(store.claim(&b, 0, Millis(1_101), &table, &[]), stolen_second(a, EvidenceKind::LeaseExpired));
     }
 
     #[test]
     fn renew_and_settle_land_only_under_the_current_token() {
         let table = ProcessTable::new();
-        let mut store = Store::new(1, 100, 5, false, false);
-        store.enqueue(0);
+        let mut store = one_item(5, false);
         let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
         store.claim(&a, 0, Millis(1_000), &table, &[]);
         assert!(store.renew(0, 1, Millis(1_050)).landed);
@@ -386,8 +388,7 @@ mod tests {
     #[test]
     fn the_unfenced_mutation_lands_a_stale_token_and_says_so() {
         let table = ProcessTable::new();
-        let mut store = Store::new(1, 100, 5, true, false);
-        store.enqueue(0);
+        let mut store = one_item(5, true);
         store.claim(&owner(0, 0, 1), 0, Millis(1_000), &table, &[]);
         store.claim(&owner(1, 1, 2), 0, Millis(1_101), &table, &[]);
         assert_eq!(store.settle(0, 1), Written { landed: true, below_current: true });
@@ -396,25 +397,20 @@ mod tests {
     #[test]
     fn a_live_same_host_owner_is_never_stolen_from_but_a_dead_one_is() {
         let mut table = ProcessTable::new();
-        let mut store = Store::new(1, 100, 5, false, false);
-        store.enqueue(0);
+        let mut store = one_item(5, false);
         let a = worker_process(&mut table, 0, 0, 1);
         let b = worker_process(&mut table, 1, 0, 2);
         store.claim(&a, 1, Millis(1_000), &table, &[]);
         // EPERM (another user's live process) is alive: refused.
         assert_eq!(store.claim(&b, 2, Millis(5_000), &table, &[]), Claimed::Empty);
         table.exit(0, a.pid, false);
-        assert_eq!(
-            store.claim(&b, 2, Millis(5_000), &table, &[]),
-            Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::SameHostPidDead)) }
-        );
+        assert_eq!(store.claim(&b, 2, Millis(5_000), &table, &[]), stolen_second(a, EvidenceKind::SameHostPidDead));
     }
 
     #[test]
     fn the_claim_after_the_last_attempt_dead_letters_the_item() {
         let table = ProcessTable::new();
-        let mut store = Store::new(1, 100, 2, false, false);
-        store.enqueue(0);
+        let mut store = one_item(2, false);
         let a = owner(0, 0, 1);
         store.claim(&a, 0, Millis(1_000), &table, &[]);
         store.release(0, 1);
