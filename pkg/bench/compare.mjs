@@ -13,10 +13,11 @@ WORKLOAD   path to runner-throughput.mjs (default: ../shared/bench/ beside the r
 
 Prints, per configuration: the median items/s of the reference runner and of the package,
 their ratio (package / reference; the target is at least 1.10) and the median of the
-back-to-back pair ratios; then the median CPU time per item of each side (user + system,
-over the pass the workload times: steadier than wall time on a loaded machine) and its
-ratio. Then the calls from JS into wasm per item, and the heap each item in flight holds at
-concurrency 64, package beside reference (the package's must be no larger).`;
+back-to-back pair ratios with their lowest and highest (the spread a loaded machine gives);
+then the median CPU time per item of each side (user + system, over the pass the workload
+times: steadier than wall time on a loaded machine) and its ratio. Then the calls from JS
+into wasm per item, and the heap each item in flight holds at concurrency 64, package beside
+reference (the package's must be no larger).`;
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -162,7 +163,7 @@ const pad = (value, width) => String(value).padStart(width);
 console.log(`workload: ${workload}`);
 console.log(`N = ${n} items per run, ${runs} runs per side, alternating reference / package, each a fresh process; medians`);
 console.log('');
-console.log('config          reference  package   ratio  pairwise | CPU ns/item: reference  package  ratio');
+console.log('config          reference  package   ratio  pairwise (min–max) | CPU ns/item: reference  package  ratio');
 const ratios = [];
 for (const config of configs) {
   const ref = [];
@@ -178,12 +179,13 @@ for (const config of configs) {
     }
   }
   const ratio = median(pkg.map((p) => p.ips)) / median(ref.map((p) => p.ips));
-  const pairwise = median(pkg.map((p, i) => p.ips / ref[i].ips));
+  const pairs = pkg.map((p, i) => p.ips / ref[i].ips);
+  const pairwise = median(pairs);
   const refCpu = median(ref.map((p) => p.cpuNs));
   const pkgCpu = median(pkg.map((p) => p.cpuNs));
   ratios.push(ratio);
   console.log(
-    `${config.label.padEnd(14)} ${pad(Math.round(median(ref.map((p) => p.ips))), 9)} ${pad(Math.round(median(pkg.map((p) => p.ips))), 8)}   ${ratio.toFixed(2)}   ${pairwise.toFixed(2)}   |             ${pad(Math.round(refCpu), 6)}   ${pad(Math.round(pkgCpu), 6)}   ${(refCpu / pkgCpu).toFixed(2)}`,
+    `${config.label.padEnd(14)} ${pad(Math.round(median(ref.map((p) => p.ips))), 9)} ${pad(Math.round(median(pkg.map((p) => p.ips))), 8)}   ${ratio.toFixed(2)}   ${pairwise.toFixed(2)} (${Math.min(...pairs).toFixed(2)}–${Math.max(...pairs).toFixed(2)})   |             ${pad(Math.round(refCpu), 6)}   ${pad(Math.round(pkgCpu), 6)}   ${(refCpu / pkgCpu).toFixed(2)}`,
   );
 }
 console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)} (target ≥ 1.10)`);
