@@ -276,3 +276,23 @@ async fn purge_deletes_succeeded_jobs_then_with_dead_the_dead_letters_too() {
 
     s.cmd(&["purge"]).assert().code(2).stderr(predicate::str::contains("--older-than"));
 }
+
+#[tokio::test]
+async fn a_program_that_cannot_start_is_named_in_the_error() {
+    let s = Scratch::new();
+    std::fs::write(s.path("not-executable.sh"), "echo hi\n").unwrap();
+    let jobs = s.jobs_file(&["no-such-program-xyz --flag", "./not-executable.sh"]);
+    let out = s.cmd(&["run", jobs.to_str().unwrap(), "--max-attempts", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let store = s.store().await;
+    let mut errors: Vec<String> =
+        store.list_jobs(None, Some(JobState::Dead), 10).await.unwrap().into_iter().filter_map(|j| j.last_error).collect();
+    errors.sort();
+    assert_eq!(
+        errors,
+        [
+            "could not start ./not-executable.sh: Permission denied (os error 13)",
+            "could not start no-such-program-xyz: No such file or directory (os error 2)",
+        ]
+    );
+}

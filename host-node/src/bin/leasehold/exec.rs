@@ -127,6 +127,14 @@ impl Invocation {
         Some(Invocation::Direct(line.split_whitespace().map(str::to_string).collect()))
     }
 
+    /// The program started: the first word, or `sh` for a shell line.
+    pub fn program(&self) -> &str {
+        match self {
+            Invocation::Direct(argv) => argv.first().map_or("", String::as_str),
+            Invocation::Shell(_) => "sh",
+        }
+    }
+
     /// Program and arguments.
     fn argv(&self) -> Vec<&str> {
         match self {

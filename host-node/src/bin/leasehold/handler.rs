@@ -59,7 +59,9 @@ impl Handler for CommandHandler {
         match run.ended {
             Ended::Exited(0) => Ok(Some(json!({ "exitCode": 0, "output": output }))),
             Ended::Exited(code) => Err(failure(format!("exit code {code}"), Some(code), None, output)),
-            Ended::NotStarted(why) => Err(failure(format!("could not start: {why}"), None, Some(&why), output)),
+            Ended::NotStarted(why) => {
+                Err(failure(format!("could not start {}: {why}", invocation.program()), None, Some(&why), output))
+            }
             Ended::TimedOut => {
                 let after = format!("timed out after {}", humantime::format_duration(job.timeout.unwrap_or_default()));
                 Err(failure(after.clone(), None, Some(&after), output))
