@@ -217,7 +217,7 @@ impl Core {
 impl Core {
     /// A runner over validated options; `tracing` says whether a trace sink
     /// exists (with none, no event record is ever written).
-    pub fn with_config(config: Config, tracing: bool) -> Core {
+    pub(crate) fn with_config(config: Config, tracing: bool) -> Core {
         let mut out = vec![0.0; LEN].into_boxed_slice();
         out[DEADLINE] = -1.0;
         Core { runner: Runner::new(config, tracing), out, stash: None }

@@ -33,25 +33,25 @@ use leasehold_core::lease::{LeasePolicy, Notice};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
 
-pub use crate::record::STRIDE;
+use crate::record::STRIDE;
 use crate::record::{self, Kind};
 
 /// Step codes (see the module docs for their fields).
-pub mod op {
+pub(crate) mod op {
     /// Send a renewal (`store.heartbeat`).
-    pub const RENEW: u8 = 20;
+    pub(crate) const RENEW: u8 = 20;
     /// Send the reconfirmation (`store.reconfirm`).
-    pub const RECONFIRM: u8 = 21;
+    pub(crate) const RECONFIRM: u8 = 21;
     /// A call confirmed.
-    pub const CONFIRMED: u8 = 22;
+    pub(crate) const CONFIRMED: u8 = 22;
     /// A call raised.
-    pub const FAILED: u8 = 23;
+    pub(crate) const FAILED: u8 = 23;
     /// A reconfirmation renewed the lease after a gap.
-    pub const RECONFIRMED: u8 = 24;
+    pub(crate) const RECONFIRMED: u8 = 24;
     /// The fence was lost.
-    pub const LOST: u8 = 25;
+    pub(crate) const LOST: u8 = 25;
     /// The lease lapsed.
-    pub const LAPSED: u8 = 26;
+    pub(crate) const LAPSED: u8 = 26;
 }
 
 const RENEW: Kind = Kind { name: "renew", code: op::RENEW, fields: &["call", "at"] };
@@ -63,7 +63,7 @@ const LOST: Kind = Kind { name: "lost", code: op::LOST, fields: &["at"] };
 const LAPSED: Kind = Kind { name: "lapsed", code: op::LAPSED, fields: &["unconfirmedMs"] };
 
 /// The supervisor's record kinds.
-pub const KINDS: [Kind; 7] = [RENEW, RECONFIRM, CONFIRMED, FAILED, RECONFIRMED, LOST, LAPSED];
+pub(crate) const KINDS: [Kind; 7] = [RENEW, RECONFIRM, CONFIRMED, FAILED, RECONFIRMED, LOST, LAPSED];
 
 fn at(now: f64) -> Millis {
     // `as` truncates fractions and saturates: NaN and negatives are 0.
@@ -75,7 +75,7 @@ fn ms(value: u64) -> f64 {
 }
 
 /// One step as a record (exactly [`STRIDE`] numbers).
-pub fn encode(step: Step) -> [f64; STRIDE] {
+pub(crate) fn encode(step: Step) -> [f64; STRIDE] {
     let mut out = [0.0; STRIDE];
     let (kind, values): (&Kind, &[f64]) = match step {
         Step::Renew { call, at } => (&RENEW, &[f64::from(call), ms(at.0)]),
@@ -96,7 +96,7 @@ pub fn encode(step: Step) -> [f64; STRIDE] {
 /// a tagged outcome object whose `_tag` is `'Updated'` (the reference implementation's
 /// `FenceOutcome` shape). Anything else is a lost fence; a `_tag` getter that
 /// throws counts as anything else.
-pub fn is_updated(outcome: &JsValue) -> bool {
+pub(crate) fn is_updated(outcome: &JsValue) -> bool {
     if let Some(tag) = outcome.as_string() {
         return tag == "Updated";
     }
@@ -179,7 +179,7 @@ impl LeaseSupervisor {
 impl LeaseSupervisor {
     /// A supervisor for a checked `policy`, started at 0
     /// until [`LeaseSupervisor::start`]; `warnings` are what the glue logs.
-    pub fn with_policy(policy: LeasePolicy, warnings: Vec<String>) -> LeaseSupervisor {
+    pub(crate) fn with_policy(policy: LeasePolicy, warnings: Vec<String>) -> LeaseSupervisor {
         let supervision = policy.supervision(Cadence::AfterPulse, Reconfirm::Separate);
         LeaseSupervisor { supervision, supervisor: Supervisor::new(supervision, Millis::ZERO, Millis::ZERO), warnings }
     }
