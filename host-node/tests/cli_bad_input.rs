@@ -2,6 +2,7 @@
 //! nothing queued is lost.
 
 mod cli_support;
+mod store_support;
 
 use cli_support::Scratch;
 use leasehold::store::JobState;
@@ -211,4 +212,18 @@ fn a_negative_number_or_duration_names_its_option() {
     fails_with(&s, &["jobs", "--limit", "-1"], "--limit");
     let out = s.cmd(&["jobs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("queued"), "the job is still queued");
+}
+
+#[tokio::test]
+async fn reading_a_database_that_holds_no_queue_says_so() {
+    // An empty SQLite file, and (with LEASEHOLD_TEST_PG_URL) an empty schema.
+    let empty = Scratch::new();
+    std::fs::write(empty.path("queue.db"), b"").unwrap();
+    let mut scratches = vec![empty];
+    scratches.extend(store_support::pg_schema_url("cli_no_queue").await.map(Scratch::with_url));
+    for s in &scratches {
+        for args in [&["status"][..], &["jobs"], &["show", "1"], &["events"]] {
+            fails_with(s, args, "holds no leasehold queue (nothing has been queued there yet)");
+        }
+    }
 }

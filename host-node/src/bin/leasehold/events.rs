@@ -33,7 +33,7 @@ use leasehold::pump::{
     DEFAULT_TRACE_JOURNAL_CAPACITY, EventSource, Following, Pump, PumpOptions, SETTLEMENTS_SOURCE, SettlementSource,
     TraceJournal, settlement_event,
 };
-use leasehold::store::{JournalCursor, SettlementRecord, Store, StoreError};
+use leasehold::store::{JournalCursor, SettlementRecord, Store};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -166,11 +166,15 @@ pub async fn show(store: &Store, folder: &Path, follow: bool, json: bool) -> Res
 /// journal is said to be one.
 async fn settlements(store: &Store, journal: &mut JournalCursor) -> Result<Vec<SettlementRecord>, CliError> {
     match store.settlements(journal).await {
-        Err(StoreError::Database(e)) if e.to_string().contains("leasehold_settlements") => Err(CliError::input(
-            "the database has no settlements journal yet (it was last used by an older leasehold): \
-             `leasehold work` or `enqueue` adds it"
-                .to_owned(),
-        )),
+        Err(e) if crate::fail::missing_table(&e) == Some("leasehold_settlements") => {
+            // No journal: no queue at all, or one an older leasehold made.
+            store.counts().await?;
+            Err(CliError::input(
+                "the database has no settlements journal yet (it was last used by an older leasehold): \
+                 `leasehold work` or `enqueue` adds it"
+                    .to_owned(),
+            ))
+        }
         other => Ok(other?),
     }
 }

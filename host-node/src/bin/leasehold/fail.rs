@@ -40,8 +40,27 @@ impl CliError {
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
+        if missing_table(&e) == Some("leasehold_jobs") {
+            return CliError::input(NO_QUEUE);
+        }
         CliError::input(e.to_string())
     }
+}
+
+/// What a read of a database without the queue's tables says (a read-only
+/// command never creates them).
+pub const NO_QUEUE: &str = "the database holds no leasehold queue (nothing has been queued there yet): \
+                            check --database, or queue a job first";
+
+/// The leasehold table a failed statement found missing, by the driver's
+/// message: SQLite's `no such table: NAME`, PostgreSQL's `relation "NAME"
+/// does not exist`.
+pub fn missing_table(e: &StoreError) -> Option<&'static str> {
+    let StoreError::Database(e) = e else { return None };
+    let text = e.to_string();
+    let missing = text.contains("no such table") || (text.contains("relation") && text.contains("does not exist"));
+    const TABLES: [&str; 2] = ["leasehold_jobs", "leasehold_settlements"];
+    TABLES.into_iter().find(|t| missing && text.contains(t))
 }
 
 /// Writes `text` to stdout; `false` once the reader has gone away (a closed
