@@ -207,3 +207,21 @@ fn every_refusal_is_json_with_the_status_that_fits() {
         assert!(error.contains(what), "{method} {path}: {error:?} should name {what:?}");
     }
 }
+
+#[test]
+fn localhost_is_a_loopback_address_to_listen_on_and_a_bad_address_is_named() {
+    let scratch = Scratch::new();
+    fill(&scratch);
+    let mut child = scratch.spawn(&["ui", "--listen", "localhost:0"]);
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("stderr")).read_line(&mut line).expect("a line");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("is at http://127.0.0.1:"), "{line}");
+    for (args, what) in [
+        (&["ui", "--listen", "my-host:80"][..], "'--listen <LISTEN>': \"my-host:80\" is not an address and port like 127.0.0.1:8080"),
+        (&["work", "--metrics", "9187"], "'--metrics <ADDR>': \"9187\" is not an address and port like 127.0.0.1:8080"),
+    ] {
+        cli_support::refused(&scratch, args, what);
+    }
+}

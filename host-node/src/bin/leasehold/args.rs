@@ -195,7 +195,7 @@ pub struct WorkArgs {
     /// how long its claims, commands and renewals take (histograms), and what it counted
     /// (claimed, succeeded, failed, dead-lettered, renewals, lapses, losses, steals), by
     /// queue. E.g. 127.0.0.1:9187 (port 0: any free port, said on stderr).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_address)]
     pub metrics: Option<std::net::SocketAddr>,
 }
 
@@ -252,6 +252,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("{text:?} is negative: a duration is 0 or more, like 30s or 5m"));
     }
     humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration like 30s or 5m ({e})"))
+}
+
+/// An address to listen on: an IP address and port (`127.0.0.1:8080`,
+/// `[::1]:8080`, `0.0.0.0:8080`), or `localhost:PORT` for 127.0.0.1 (a host
+/// name is not looked up: where a server listens must not depend on DNS).
+pub fn parse_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => port
+            .parse::<u16>()
+            .map(|port| std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+            .map_err(|_| format!("{port:?} is not a port (0 to 65535)")),
+        _ => Err(format!("{text:?} is not an address and port like 127.0.0.1:8080, [::1]:8080 or localhost:8080")),
+    }
 }
 
 fn parse_state(text: &str) -> Result<JobState, String> {

@@ -25,9 +25,9 @@ use std::sync::Arc;
 /// `leasehold ui`.
 #[derive(Debug, Args)]
 pub struct UiArgs {
-    /// Where to serve the dashboard. A loopback address (127.0.0.1, [::1]) by default; any
-    /// other address needs --token.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// Where to serve the dashboard: an IP address and port (localhost:PORT is 127.0.0.1). A
+    /// loopback address (127.0.0.1, [::1]) by default; any other address needs --token.
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = crate::args::parse_address)]
     pub listen: SocketAddr,
     /// Show the queue without the buttons that change it (cancel, retry, pause, resume); the
     /// server refuses those requests too, and a SQLite file is opened read-only.
