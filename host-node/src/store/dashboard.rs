@@ -17,7 +17,7 @@ use std::future::Future;
 use leasehold_core::Millis;
 
 use super::journal::{SettlementRecord, record};
-use super::{Backend, JobId, JobRecord, JobState, Store, StoreError, StoreResult, rows, validate};
+use super::{Pool, JobId, JobRecord, JobState, Store, StoreError, StoreResult, rows, validate};
 
 #[cfg(feature = "postgres")]
 use super::dashboard_sql::postgres as pg_sql;
@@ -277,9 +277,9 @@ impl Store {
     /// [`StoreError::Database`] when a read fails.
     pub async fn overview(&self, now: Millis) -> StoreResult<Overview> {
         let now_ms = validate::millis("now", now)?;
-        let raw = match &self.inner.backend {
+        let raw = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let mut tx = pool.begin().await?;
                 let queued = sqlx::query_as(lite_sql::QUEUED).bind(now_ms).fetch_all(&mut *tx).await?;
                 let running = sqlx::query_as(lite_sql::RUNNING).fetch_all(&mut *tx).await?;
@@ -297,7 +297,7 @@ impl Store {
                 RawOverview { queued, running, parked, succeeded, span }
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let _ = now_ms;
                 let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
                 let queued = sqlx::query_as(pg_sql::QUEUED).fetch_all(&mut *tx).await?;
@@ -330,11 +330,11 @@ impl Store {
     /// than 1,440 of them; [`StoreError::Database`] when a read fails.
     pub async fn activity(&self, since: Millis, bucket_ms: u64, now: Millis) -> StoreResult<Activity> {
         let since_ms = validate::millis("since", since)?;
-        let now = match &self.inner.backend {
+        let now = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => now,
+            Pool::Sqlite(_) => now,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let _ = now;
                 Millis(validate::unsigned("clock", "now", sqlx::query_scalar(pg_sql::NOW).fetch_one(pool).await?)?)
             }
@@ -351,14 +351,14 @@ impl Store {
         }
         let bucket = i64::try_from(bucket_ms).unwrap_or(i64::MAX);
         let from = since.0.saturating_sub(JOURNAL_SKEW_MS);
-        let rows: Vec<ActivityRow> = match &self.inner.backend {
+        let rows: Vec<ActivityRow> = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let Some(start) = lite_journal_key(pool, from).await? else { return Ok(Activity::empty(since, bucket_ms, count)) };
                 sqlx::query_as(lite_sql::ACTIVITY).bind(start).bind(since_ms).bind(bucket).fetch_all(pool).await?
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let Some(start) = pg_journal_key(pool, from).await? else { return Ok(Activity::empty(since, bucket_ms, count)) };
                 sqlx::query_as(pg_sql::ACTIVITY).bind(start.to_string()).bind(since_ms).bind(bucket).fetch_all(pool).await?
             }
@@ -381,9 +381,9 @@ impl Store {
     pub async fn job_settlements(&self, job: &JobRecord) -> StoreResult<Vec<SettlementRecord>> {
         let from = job.created_at.0.saturating_sub(JOURNAL_SKEW_MS);
         let to = job.finished_at.map(|at| at.0.saturating_add(JOURNAL_SKEW_MS));
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let Some(start) = lite_journal_key(pool, from).await? else { return Ok(Vec::new()) };
                 let end = match to {
                     Some(to) => lite_journal_key(pool, to).await?.unwrap_or(i64::MAX),
@@ -393,7 +393,7 @@ impl Store {
                 rows.iter().map(record).collect()
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let Some(start) = pg_journal_key(pool, from).await? else { return Ok(Vec::new()) };
                 let end = match to {
                     Some(to) => pg_journal_key(pool, to).await?.unwrap_or(u64::MAX),
@@ -439,11 +439,11 @@ impl Store {
         #[cfg_attr(not(feature = "sqlite"), allow(unused_variables))]
         let now_ms = validate::millis("now", now)?;
         let indexed = matches!(query.state, Some(ShownState::Running | ShownState::Dead | ShownState::Cancelled));
-        let span: (Option<i64>, Option<i64>) = match &self.inner.backend {
+        let span: (Option<i64>, Option<i64>) = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query_as(lite_sql::SPAN).fetch_one(pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_as(lite_sql::SPAN).fetch_one(pool).await?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query_as(pg_sql::SPAN).fetch_one(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_as(pg_sql::SPAN).fetch_one(pool).await?,
         };
         let (Some(oldest), Some(newest)) = span else {
             return Ok(JobPage { jobs: Vec::new(), next: None, searched_down_to: None });
@@ -455,9 +455,9 @@ impl Store {
         let split = query.state.and_then(ShownState::queued_split);
         let text = query.text.as_deref();
         let limit = i64::from(query.limit);
-        let found = match &self.inner.backend {
+        let found = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let sql = match query.state {
                     Some(ShownState::Running) => lite_sql::PAGE_RUNNING,
                     Some(ShownState::Dead | ShownState::Cancelled) => lite_sql::PAGE_PARKED,
@@ -477,7 +477,7 @@ impl Store {
                 rows.iter().map(rows::job).collect::<StoreResult<Vec<_>>>()?
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let sql = match query.state {
                     Some(ShownState::Running) => pg_sql::PAGE_RUNNING,
                     Some(ShownState::Dead | ShownState::Cancelled) => pg_sql::PAGE_PARKED,
@@ -507,11 +507,11 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`] when the read fails.
     pub async fn change_marker(&self) -> StoreResult<String> {
-        Ok(match &self.inner.backend {
+        Ok(match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query_scalar(lite_sql::CHANGE_MARKER).fetch_one(pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_scalar(lite_sql::CHANGE_MARKER).fetch_one(pool).await?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query_scalar(pg_sql::CHANGE_MARKER).fetch_one(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_scalar(pg_sql::CHANGE_MARKER).fetch_one(pool).await?,
         })
     }
 }

@@ -39,7 +39,7 @@ use leasehold_core::queue::statements;
 
 use super::rows::DecodeRow;
 use super::validate::{unsigned, unsigned32};
-use super::{Backend, JobId, Store, StoreError, StoreResult};
+use super::{Pool, JobId, Store, StoreError, StoreResult};
 
 const TABLE: &str = "leasehold_settlements";
 
@@ -176,9 +176,9 @@ impl Store {
     /// journal yet (no table `leasehold_settlements`); [`StoreError::CorruptRow`]
     /// for a row that is not one the store writes.
     pub async fn settlements(&self, cursor: &mut JournalCursor) -> StoreResult<Vec<SettlementRecord>> {
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let rows = sqlx::query(statements::sqlite::SETTLEMENTS.text)
                 .bind(cursor.after_id)
                 .fetch_all(pool)
@@ -190,7 +190,7 @@ impl Store {
                 Ok(rows)
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 // One snapshot for the xmin and the rows it bounds.
                 let mut tx = pool.begin_with(statements::postgres::READ_SNAPSHOT.text).await?;
                 let xmin: String = sqlx::query_scalar(statements::postgres::JOURNAL_XMIN.text)
@@ -230,11 +230,11 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`] when a read fails.
     pub(crate) async fn settlement_fence(&self) -> StoreResult<Option<(i64, u64)>> {
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => Ok(None),
+            Pool::Sqlite(_) => Ok(None),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 // Two statements, so the snapshot whose xmax is read is
                 // taken after the sequence was read.
                 // The sequence's own row: the last id handed out, exactly

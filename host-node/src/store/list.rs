@@ -7,7 +7,7 @@
 
 use leasehold_core::queue::statements;
 
-use super::{Backend, JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
+use super::{Pool, JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
 
 /// How far a set of jobs has come ([`Store::tally`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,15 +78,15 @@ impl Store {
         }
         let state = state.map(JobState::as_str);
         let limit = i64::from(limit);
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let sql = statements::sqlite::LIST_JOBS.text;
                 let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
                 found.iter().map(rows::job).collect()
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let sql = statements::postgres::LIST_JOBS.text;
                 let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
                 found.iter().map(rows::job).collect()
@@ -104,9 +104,9 @@ impl Store {
     pub async fn tally(&self, ids: &[JobId]) -> StoreResult<JobTally> {
         let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
         let mut tally = JobTally::default();
-        let (states, (retried, reclaimed)): (StateCounts, AttemptCounts) = match &self.inner.backend {
+        let (states, (retried, reclaimed)): (StateCounts, AttemptCounts) = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
                 let mut tx = pool.begin().await?;
                 let states = sqlx::query_as(statements::sqlite::TALLY_STATES.text).bind(&json).fetch_all(&mut *tx).await?;
@@ -115,7 +115,7 @@ impl Store {
                 (states, attempts)
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let mut tx = pool.begin_with(statements::postgres::READ_SNAPSHOT.text).await?;
                 let states = sqlx::query_as(statements::postgres::TALLY_STATES.text).bind(&ids).fetch_all(&mut *tx).await?;
                 let attempts = sqlx::query_as(statements::postgres::TALLY_ATTEMPTS.text).bind(&ids).fetch_one(&mut *tx).await?;

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use leasehold_core::Millis;
 
-use super::{Backend, JobState, Store, StoreError, StoreResult, validate};
+use super::{Pool, JobState, Store, StoreError, StoreResult, validate};
 
 /// Rows per purge statement (PostgreSQL: row locks only, so ranges can be
 /// long) or transaction (SQLite: the whole file is locked meanwhile).
@@ -65,16 +65,16 @@ impl Store {
         // Checked on every backend, but only SQLite computes the cut from it.
         #[cfg(not(feature = "sqlite"))]
         let _ = now_ms;
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let states = serde_json::to_string(&states).expect("strings serialize");
                 let cut = now_ms.saturating_sub(older_ms);
                 sqlite::in_ranges(pool, sqlite::JOB_IDS, |range| sqlite::purge_range(pool, range, queue, &states, cut))
                     .await
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let mut purged = 0u64;
                 let mut from = i64::MIN;
                 loop {
@@ -116,9 +116,9 @@ impl Store {
         // Checked on every backend, but only SQLite computes the cut from it.
         #[cfg(not(feature = "sqlite"))]
         let _ = now_ms;
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let cut = now_ms.saturating_sub(older_ms);
                 sqlite::in_ranges(pool, sqlite::SETTLEMENT_IDS, |(from, to)| async move {
                     Ok(sqlx::query(sqlite::PURGE_SETTLEMENTS)
@@ -133,7 +133,7 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let (mut xid, mut id) = ("0".to_owned(), i64::MIN);
                 let mut purged = 0u64;
                 loop {

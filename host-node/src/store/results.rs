@@ -3,30 +3,22 @@
 //! settle statements themselves (`complete`, `fail`), under the attempt's
 //! fence, so a result is never left behind by a settle that did not land.
 
-use super::error::StoreResult;
+use super::{JobId, Store, StoreResult};
 
-#[cfg(feature = "sqlite")]
-pub(crate) mod sqlite {
-    use super::StoreResult;
-    use sqlx::SqlitePool;
-
-    pub(crate) async fn read(pool: &SqlitePool, id: i64) -> StoreResult<Vec<(i64, String)>> {
-        Ok(sqlx::query_as(leasehold_core::queue::statements::sqlite::RESULTS.text)
-            .bind(id)
-            .fetch_all(pool)
-            .await?)
-    }
-}
-
-#[cfg(feature = "postgres")]
-pub(crate) mod postgres {
-    use super::StoreResult;
-    use sqlx::PgPool;
-
-    pub(crate) async fn read(pool: &PgPool, id: i64) -> StoreResult<Vec<(i64, String)>> {
-        Ok(sqlx::query_as(leasehold_core::queue::statements::postgres::RESULTS.text)
-            .bind(id)
-            .fetch_all(pool)
-            .await?)
+impl Store {
+    /// The results recorded for `job`'s attempts, by fencing token, oldest
+    /// first. A result whose text is not JSON (it cannot be, as written) is
+    /// skipped.
+    ///
+    /// # Errors
+    /// [`StoreError::Database`](super::StoreError::Database) when the read fails.
+    pub async fn results(&self, job: JobId) -> StoreResult<Vec<(u64, serde_json::Value)>> {
+        Ok(self
+            .backend()
+            .results(job.0)
+            .await?
+            .into_iter()
+            .filter_map(|(token, text)| Some((token.max(0) as u64, serde_json::from_str(&text).ok()?)))
+            .collect())
     }
 }

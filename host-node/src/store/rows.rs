@@ -7,7 +7,7 @@ use std::time::Duration;
 use leasehold_core::Millis;
 use leasehold_core::lease::OwnerId;
 
-use super::backend::{FenceRow, StaleCandidate};
+use super::exchange::{FenceRow, StaleCandidate};
 use super::validate::{unsigned, unsigned32};
 use super::{
     AttemptOutcome, AttemptRecord, Cancellation, ClaimedJob, JobId, JobRecord, JobState, LeaseSnapshot,

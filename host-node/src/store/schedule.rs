@@ -29,7 +29,7 @@ use leasehold_core::schedule::{CatchUp, DEFAULT_LATE_LIMIT_MS, FireTimes, Overla
 use super::rows::DecodeRow;
 use super::schedule_sql::{self, JobRow};
 use super::validate::{self, NewJob};
-use super::{Backend, EnqueueOptions, JobId, JobState, Store, StoreError, StoreResult};
+use super::{Pool, EnqueueOptions, JobId, JobState, Store, StoreError, StoreResult};
 use crate::schedule::Cadence;
 
 const TABLE: &str = "leasehold_schedules";
@@ -41,14 +41,14 @@ pub const MAX_ROUND_SLOTS: usize = 10 * leasehold_core::schedule::MAX_BURST;
 /// that backend's schedule statements, so each flow is written once.
 macro_rules! on_backend {
     ($store:expr, |$pool:ident, $sql:ident| $body:expr) => {
-        match &$store.inner.backend {
+        match &$store.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite($pool) => {
+            Pool::Sqlite($pool) => {
                 use schedule_sql::sqlite as $sql;
                 $body
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres($pool) => {
+            Pool::Postgres($pool) => {
                 use schedule_sql::postgres as $sql;
                 $body
             }

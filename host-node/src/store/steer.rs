@@ -27,7 +27,7 @@ use std::future::Future;
 
 use leasehold_core::Millis;
 
-use super::{Backend, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, steer_sql, validate};
+use super::{Pool, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, steer_sql, validate};
 use crate::runner::{AbortSignal, Clock};
 
 /// The longest `by` and `reason` a cancel records, in bytes.
@@ -156,14 +156,14 @@ impl Store {
         check_cancel_text(by, None)?;
         self.known_queue(queue).await?;
         let now_ms = validate::millis("now", now)?;
-        let added = match &self.inner.backend {
+        let added = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let sql = steer_sql::sqlite::PAUSE;
                 sqlx::query(sql).bind(queue).bind(now_ms).bind(by).execute(pool).await?.rows_affected()
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let _ = now_ms;
                 sqlx::query(steer_sql::postgres::PAUSE).bind(queue).bind(by).execute(pool).await?.rows_affected()
             }
@@ -179,11 +179,11 @@ impl Store {
     /// or schedule, [`StoreError::NotPaused`] for a known one not paused.
     pub async fn resume_queue(&self, queue: &str) -> StoreResult<()> {
         validate::queue_name(queue)?;
-        let removed = match &self.inner.backend {
+        let removed = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query(steer_sql::sqlite::RESUME).bind(queue).execute(pool).await?.rows_affected(),
+            Pool::Sqlite(pool) => sqlx::query(steer_sql::sqlite::RESUME).bind(queue).execute(pool).await?.rows_affected(),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query(steer_sql::postgres::RESUME).bind(queue).execute(pool).await?.rows_affected(),
+            Pool::Postgres(pool) => sqlx::query(steer_sql::postgres::RESUME).bind(queue).execute(pool).await?.rows_affected(),
         };
         if removed == 0 {
             // A paused queue is resumed even once its jobs are all gone;
@@ -197,11 +197,11 @@ impl Store {
 
     /// The paused queues, by name.
     pub async fn paused_queues(&self) -> StoreResult<Vec<PausedQueue>> {
-        let rows: Vec<(String, i64, String)> = match &self.inner.backend {
+        let rows: Vec<(String, i64, String)> = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query_as(steer_sql::sqlite::PAUSED).fetch_all(pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_as(steer_sql::sqlite::PAUSED).fetch_all(pool).await?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query_as(steer_sql::postgres::PAUSED).fetch_all(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_as(steer_sql::postgres::PAUSED).fetch_all(pool).await?,
         };
         rows.into_iter()
             .map(|(queue, at, paused_by)| {
@@ -214,11 +214,11 @@ impl Store {
     /// [`StoreError::UnknownQueue`] unless `queue` has a job or a schedule.
     async fn known_queue(&self, queue: &str) -> StoreResult<()> {
         validate::queue_name(queue)?;
-        let known: bool = match &self.inner.backend {
+        let known: bool = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query_scalar(steer_sql::sqlite::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_scalar(steer_sql::sqlite::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query_scalar(steer_sql::postgres::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_scalar(steer_sql::postgres::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
         };
         if known { Ok(()) } else { Err(StoreError::UnknownQueue(queue.to_owned())) }
     }
@@ -230,13 +230,13 @@ impl Store {
         if selection.ids.as_ref().is_some_and(Vec::is_empty) {
             return Ok(Vec::new());
         }
-        let changed = match &self.inner.backend {
+        let changed = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlite::steer(pool, action, &selection, now_ms).await?,
+            Pool::Sqlite(pool) => sqlite::steer(pool, action, &selection, now_ms).await?,
             // PostgreSQL stamps a steer with the server's clock (`now()`), as its
             // purge does; `now` was still checked above.
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let _ = now_ms;
                 postgres::steer(pool, action, &selection).await?
             }
@@ -260,14 +260,14 @@ impl Store {
     /// first in a state the action does not apply to.
     async fn refusal(&self, selection: &Selection<'_>) -> StoreError {
         let ids = selection.ids.as_deref().unwrap_or_default();
-        let found: Result<Vec<(i64, String)>, sqlx::Error> = match &self.inner.backend {
+        let found: Result<Vec<(i64, String)>, sqlx::Error> = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let json = serde_json::to_string(ids).expect("ids serialize");
                 sqlx::query_as(steer_sql::sqlite::STATES).bind(json).fetch_all(pool).await
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query_as(steer_sql::postgres::STATES).bind(ids).fetch_all(pool).await,
+            Pool::Postgres(pool) => sqlx::query_as(steer_sql::postgres::STATES).bind(ids).fetch_all(pool).await,
         };
         let found = match found {
             Ok(found) => found,
@@ -354,7 +354,7 @@ impl Store {
     async fn cancel_notices(&self, fence: Fence) -> Option<Wakeups> {
         #[cfg(feature = "postgres")]
         #[allow(irrefutable_let_patterns)] // a postgres-only build has one backend
-        if let Backend::Postgres(pool) = &self.inner.backend {
+        if let Pool::Postgres(pool) = &self.inner.pool {
             self.ensure_listener(pool).await.ok()?;
             let key = format!("cancel/{}/{}", fence.job.0, fence.token);
             let notify = self.inner.wakers.subscribe(&key);

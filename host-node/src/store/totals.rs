@@ -2,7 +2,7 @@
 
 use super::rows::DecodeRow;
 use super::validate::unsigned;
-use super::{Backend, Store, StoreResult};
+use super::{Pool, Store, StoreResult};
 
 /// How many settlements of one queue have one outcome
 /// ([`Store::settlement_totals`]).
@@ -30,11 +30,11 @@ impl Store {
     /// # Errors
     /// [`super::StoreError::Database`], [`super::StoreError::CorruptRow`].
     pub async fn settlement_totals(&self) -> StoreResult<Vec<SettlementTotal>> {
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
+            Pool::Sqlite(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
+            Pool::Postgres(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
         }
     }
 }

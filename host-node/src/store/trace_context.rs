@@ -6,15 +6,15 @@
 
 use std::collections::HashMap;
 
-use super::{Backend, JobId, Store, StoreResult};
+use super::{Pool, JobId, Store, StoreResult};
 
 impl Store {
     /// Stores `traceparent` with the jobs `ids` that have none yet.
     pub(crate) async fn set_trace_context(&self, ids: &[JobId], traceparent: &str) -> StoreResult<()> {
         let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let ids = serde_json::to_string(&ids).expect("numbers serialize");
                 sqlx::query(
                     "UPDATE leasehold_jobs SET trace_context = ?1
@@ -26,7 +26,7 @@ impl Store {
                 .await?;
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 sqlx::query("UPDATE leasehold_jobs SET trace_context = $1 WHERE id = ANY($2) AND trace_context IS NULL")
                     .bind(traceparent)
                     .bind(ids)
@@ -40,9 +40,9 @@ impl Store {
     /// The trace contexts stored with the jobs `ids` (those with one).
     pub(crate) async fn trace_contexts(&self, ids: &[JobId]) -> StoreResult<HashMap<JobId, String>> {
         let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
-        let rows: Vec<(i64, String)> = match &self.inner.backend {
+        let rows: Vec<(i64, String)> = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 let ids = serde_json::to_string(&ids).expect("numbers serialize");
                 sqlx::query_as(
                     "SELECT id, trace_context FROM leasehold_jobs
@@ -53,7 +53,7 @@ impl Store {
                 .await?
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 sqlx::query_as("SELECT id, trace_context FROM leasehold_jobs WHERE id = ANY($1) AND trace_context IS NOT NULL")
                     .bind(ids)
                     .fetch_all(pool)

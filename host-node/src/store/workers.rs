@@ -14,7 +14,7 @@ use leasehold_core::lease::OwnerId;
 
 use super::rows::DecodeRow;
 use super::validate::{self, unsigned, unsigned32};
-use super::{Backend, Store, StoreError, StoreResult};
+use super::{Pool, Store, StoreError, StoreResult};
 
 const TABLE: &str = "leasehold_workers";
 
@@ -160,16 +160,16 @@ impl Store {
         let now_ms = validate::millis("now", now)?;
         let hostname = crate::liveness::owner::host_name().unwrap_or_default();
         let row = Row { queue, owner, hostname: &hostname, counters: counters.columns(), stopped, now: now_ms };
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => match patience {
+            Pool::Sqlite(pool) => match patience {
                 Patience::Wait => {
                     bind_row!(sqlx::query(sqlite::RECORD), &row).execute(pool).await?;
                 }
                 Patience::IfIdle => return sqlite::record_if_idle(pool, &row).await,
             },
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 let _ = patience; // the workers table is locked by nobody else
                 bind_row!(sqlx::query(postgres::RECORD), &row).execute(pool).await?;
             }
@@ -182,11 +182,11 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`], [`StoreError::CorruptRow`].
     pub async fn workers(&self) -> StoreResult<Vec<WorkerRecord>> {
-        match &self.inner.backend {
+        match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query(sqlite::LIST).fetch_all(pool).await?.iter().map(record).collect(),
+            Pool::Sqlite(pool) => sqlx::query(sqlite::LIST).fetch_all(pool).await?.iter().map(record).collect(),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query(postgres::LIST).fetch_all(pool).await?.iter().map(record).collect(),
+            Pool::Postgres(pool) => sqlx::query(postgres::LIST).fetch_all(pool).await?.iter().map(record).collect(),
         }
     }
 
@@ -207,13 +207,13 @@ impl Store {
         // Checked on every backend, but only SQLite computes the cut from it.
         #[cfg(not(feature = "sqlite"))]
         let _ = now_ms;
-        let done = match &self.inner.backend {
+        let done = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 sqlx::query(sqlite::PURGE).bind(now_ms.saturating_sub(older_ms)).bind(queue).execute(pool).await?.rows_affected()
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 sqlx::query(postgres::PURGE).bind(older_ms).bind(queue).execute(pool).await?.rows_affected()
             }
         };

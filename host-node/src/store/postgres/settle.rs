@@ -1,0 +1,122 @@
+//! Settling on PostgreSQL: the fenced renewals, releases, completions (the
+//! claim statement with a page of 0) and failures, one statement each, and
+//! the fence rows that explain a write that did not land.
+
+use sqlx::PgPool;
+
+use leasehold_core::queue::statements::postgres as sql;
+
+use crate::store::backend::{BoxFuture, Claims, Settles, boxed};
+use crate::store::exchange::{ClaimRequest, FenceRow, OwnerParams};
+use crate::store::{JobState, OnSuccess, StoreError, StoreResult, rows};
+
+impl Settles for PgPool {
+    fn renew<'a>(
+        &'a self,
+        pairs: &'a [(i64, i64)],
+        owner_nonce: Option<&'a str>,
+        _now: i64,
+    ) -> BoxFuture<'a, Vec<i64>> {
+        let pool = self;
+        boxed(async move {
+            let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+            Ok(sqlx::query_scalar(sql::RENEW.text)
+                .bind(ids)
+                .bind(tokens)
+                .bind(owner_nonce)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    fn release<'a>(&'a self, pairs: &'a [(i64, i64)], _now: i64) -> BoxFuture<'a, Vec<i64>> {
+        let pool = self;
+        boxed(async move {
+            fenced_batch(pool, sql::RELEASE.text, pairs).await
+        })
+    }
+
+    /// Completes the fenced jobs: the claim statement with a page of 0.
+    fn complete<'a>(
+        &'a self,
+        pairs: &'a [(i64, i64)],
+        results: &'a [Option<String>],
+        on_success: OnSuccess,
+        now: i64,
+    ) -> BoxFuture<'a, Vec<i64>> {
+        let pool = self;
+        boxed(async move {
+            let nobody = OwnerParams { host: "", pid: 0, nonce: "", start_time: None, boot_id: None };
+            let request = ClaimRequest {
+                queue: "",
+                owner: nobody,
+                lease_ms: 0,
+                n: 0,
+                look_for_stale: false,
+                refused: &[],
+                settle: pairs,
+                settle_results: results,
+                on_success,
+                now,
+            };
+            Ok(pool.claim(&request).await?.1)
+        })
+    }
+
+    fn fail<'a>(
+        &'a self,
+        (id, token): (i64, i64),
+        error: &'a str,
+        result: Option<&'a str>,
+        retry_delays_ms: &'a [i64],
+        _now: i64,
+    ) -> BoxFuture<'a, Option<(JobState, i64)>> {
+        let pool = self;
+        boxed(async move {
+            let row: Option<(String, i64)> = sqlx::query_as(sql::FAIL.text)
+                .bind(id)
+                .bind(token)
+                .bind(retry_delays_ms)
+                .bind(error)
+                .bind(result)
+                .fetch_optional(pool)
+                .await?;
+            let Some((state, run_at)) = row else {
+                return Ok(None);
+            };
+            let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
+                table: "leasehold_jobs",
+                detail: format!("unknown state {state:?}"),
+            })?;
+            Ok(Some((state, run_at)))
+        })
+    }
+
+    fn fence_rows<'a>(&'a self, ids: &'a [i64]) -> BoxFuture<'a, Vec<FenceRow>> {
+        let pool = self;
+        boxed(async move {
+            sqlx::query(sql::FENCE_ROWS.text)
+                .bind(ids)
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(rows::fence_row)
+                .collect()
+        })
+    }
+}
+
+/// Runs a fenced batch statement that binds `$1` ids and `$2` tokens and
+/// returns the ids it landed on.
+async fn fenced_batch(
+    pool: &PgPool,
+    sql: &'static str,
+    pairs: &[(i64, i64)],
+) -> StoreResult<Vec<i64>> {
+    let (ids, tokens): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    Ok(sqlx::query_scalar(sql)
+        .bind(ids)
+        .bind(tokens)
+        .fetch_all(pool)
+        .await?)
+}

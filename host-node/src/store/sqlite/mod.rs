@@ -1,0 +1,125 @@
+//! The SQLite backend: one file in WAL mode, the caller's clock.
+//!
+//! Batched inputs travel as one JSON text parameter read with `json_each`, so
+//! a batch of any size is one statement. Operations that write two tables
+//! (fail + attempt log, takeover + attempt log) run in one `BEGIN
+//! IMMEDIATE` transaction, which takes the write lock up front: two
+//! processes never interleave inside one, and a crash mid-way commits nothing.
+
+mod claim;
+mod enqueue;
+mod migrate;
+mod read;
+mod settle;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Sqlite, Transaction};
+
+use leasehold_core::queue::statements::sqlite as sql;
+
+use super::backend::Backend;
+use super::{BackendKind, StoreConfig, StoreError, StoreResult};
+
+/// How long a writer waits for another process's write lock.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) async fn connect(
+    url: &str,
+    redacted: &str,
+    config: &StoreConfig,
+) -> StoreResult<SqlitePool> {
+    let unreachable = |source| StoreError::Unreachable {
+        url: redacted.to_owned(),
+        source,
+    };
+    if config.read_only {
+        return connect_read_only(url, config).await.map_err(unreachable);
+    }
+    let options = SqliteConnectOptions::from_str(url)
+        .map_err(unreachable)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        // WAL + NORMAL: a commit survives a process crash; only an OS crash
+        // may lose the last commits (never corrupting the file).
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(BUSY_TIMEOUT);
+    let pool = || {
+        SqlitePoolOptions::new()
+            .max_connections(config.max_connections.unwrap_or(1).max(1))
+            .min_connections(1)
+            // A `sqlite::memory:` database lives as long as its connection.
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(config.connect_timeout)
+            .test_before_acquire(false)
+            .connect_with(options.clone())
+    };
+    // Turning a new file to WAL takes an exclusive lock and SQLite answers
+    // SQLITE_BUSY at once, without its busy handler, when another process
+    // opens the same new file at that moment: try again for as long as a
+    // writer would wait.
+    let started = std::time::Instant::now();
+    let backoff = leasehold_core::Backoff { initial_ms: 10.0, max_ms: 500.0, multiplier: 2.0 };
+    let mut failures = 0u32;
+    loop {
+        match pool().await {
+            Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                failures = failures.saturating_add(1);
+                tokio::time::sleep(Duration::from_millis(backoff.delay_after(failures))).await;
+            }
+            other => return other.map_err(unreachable),
+        }
+    }
+}
+
+/// Opens the file read-only (see [`super::Store::connect_with`]): `mode=ro`
+/// first; if the file cannot be read so (a WAL file whose `-shm` file is
+/// missing, in a folder this process may not write), `immutable=1`.
+async fn connect_read_only(url: &str, config: &StoreConfig) -> Result<SqlitePool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(false)
+        .read_only(true)
+        .busy_timeout(BUSY_TIMEOUT);
+    let pool = |options: SqliteConnectOptions| {
+        SqlitePoolOptions::new()
+            .max_connections(config.max_connections.unwrap_or(1).max(1))
+            .acquire_timeout(config.connect_timeout)
+            .test_before_acquire(false)
+            .connect_lazy_with(options)
+    };
+    // SQLite opens the file lazily: the first read says whether it can.
+    let probe = sql::PROBE.text;
+    let read_only = pool(options.clone());
+    let refused = match sqlx::query(probe).execute(&read_only).await {
+        Ok(_) => return Ok(read_only),
+        Err(e) => e,
+    };
+    read_only.close().await;
+    let immutable = pool(options.immutable(true));
+    match sqlx::query(probe).execute(&immutable).await {
+        Ok(_) => Ok(immutable),
+        // The first refusal says what is wrong with the file.
+        Err(_) => Err(refused),
+    }
+}
+
+/// Whether SQLite answered SQLITE_BUSY (5) or SQLITE_LOCKED (6).
+pub(crate) fn is_busy(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("5" | "6")))
+}
+
+pub(super) async fn immediate(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqlite>> {
+    Ok(pool.begin_with(sql::BEGIN_IMMEDIATE.text).await?)
+}
+
+
+impl Backend for SqlitePool {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Sqlite
+    }
+}
