@@ -128,10 +128,7 @@ async fn claim_hands_out_payload_attempt_timeout_and_a_first_token() {
 async fn claim_page_takes_up_to_n_in_queue_order() {
     for db in backends("claim_page").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..7)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 7).await;
         let me = owner("h", "n");
         let page = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
         assert_eq!(
@@ -303,10 +300,7 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
 #[tokio::test]
 async fn concurrent_claimers_never_share_a_job_and_token() {
     for db in backends("claim_concurrent").await {
-        let jobs: Vec<_> = (0..300)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        db.store.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        db.enqueue_n("q", 300).await;
         let mut tasks = Vec::new();
         for store_n in 0..3 {
             let store = db
@@ -421,10 +415,7 @@ async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token() {
 async fn complete_and_claim_settles_one_and_claims_the_next() {
     for db in backends("claim_fused").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..3)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 3).await;
         let me = owner("h", "a");
         let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         let (done, next) = s
@@ -454,10 +445,7 @@ async fn complete_and_claim_settles_one_and_claims_the_next() {
 async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why() {
     for db in backends("claim_fused_stale").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..2)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 2).await;
         let lost = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let thief = owner("h2", "b");
@@ -554,8 +542,7 @@ async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases() {
 async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another() {
     for db in backends("claim_reclaim_many").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..5).map(|i| (json!(i), EnqueueOptions::default())).collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 5).await;
         let lost = s
             .claim_page("q", &owner("h1", "dead"), db.now(), Duration::from_millis(300), 5)
             .await

@@ -195,10 +195,7 @@ async fn reconfirm_needs_the_same_owner_as_well_as_the_token() {
 async fn batched_writes_are_fenced_one_by_one() {
     for db in backends("fence_batched").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..4)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        db.enqueue_n("q", 4).await;
         let page = s
             .claim_page("q", &owner("h", "a"), db.now(), LEASE, 4)
             .await
@@ -263,10 +260,7 @@ async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
 async fn coalescer_merges_concurrent_writes_and_answers_each() {
     for db in backends("fence_coalescer").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..50)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        db.enqueue_n("q", 50).await;
         let page = s
             .claim_page("q", &owner("h", "a"), db.now(), LEASE, 50)
             .await
@@ -337,10 +331,7 @@ async fn coalesced_statement_failure_reaches_every_waiter() {
 async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
     for db in backends("fence_release").await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..3)
-            .map(|i| (json!(i), EnqueueOptions::default()))
-            .collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 3).await;
         let page = s
             .claim_page("q", &owner("h", "a"), db.now(), LEASE, 3)
             .await

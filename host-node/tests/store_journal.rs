@@ -130,8 +130,7 @@ async fn a_deleted_jobs_settlement_stays_until_purge_says_it_is_old_enough() {
     let deleting = StoreConfig::default().with_on_success(OnSuccess::Delete);
     for db in backends_with("journal_delete_purge", deleting).await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 3).await;
         let me = owner("h", "a");
         let page = s.claim_page("q", &me, db.now(), LEASE, 3).await.unwrap();
         let completions: Vec<_> = page[..2].iter().map(|j| (j.fence(), None)).collect();

@@ -91,8 +91,7 @@ async fn a_stale_token_cannot_delete_the_job() {
 async fn a_batch_deletes_only_the_jobs_whose_fence_holds() {
     for db in backends_with("on_success_batch", deleting()).await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
-        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        db.enqueue_n("q", 3).await;
         let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 3).await.unwrap();
         assert_eq!(page.len(), 3);
         let mut wrong = page[1].fence();
@@ -117,8 +116,7 @@ async fn complete_and_claim_deletes_the_completed_job_and_claims_the_next() {
         let config = deleting().with_reclaim_every(every);
         for db in backends_with("on_success_fused", config).await {
             let s = &db.store;
-            let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
-            s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+            db.enqueue_n("q", 3).await;
             let me = owner("h", "a");
             let mut job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
             for _ in 0..2 {
@@ -221,8 +219,7 @@ async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id() {
 async fn a_tally_counts_the_deleted_jobs_apart() {
     for db in backends_with("on_success_tally", deleting()).await {
         let s = &db.store;
-        let jobs: Vec<_> = (0..3).map(|i| (json!(i), EnqueueOptions::default())).collect();
-        let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        let ids = db.enqueue_n("q", 3).await;
         let job = db.claim("q", &owner("h", "a"), LEASE).await;
         s.complete(job.fence(), None, db.now()).await.unwrap();
         let listed_twice = [ids.as_slice(), &ids[..1]].concat();

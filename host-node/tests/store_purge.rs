@@ -154,8 +154,7 @@ async fn a_purge_walks_past_its_first_range_of_ids() {
         let s = &db.store;
         // More jobs than one range of ids, completed a page at a time.
         let n = 12_500;
-        let jobs: Vec<_> = (0..n).map(|i| (json!(i), EnqueueOptions::default())).collect();
-        s.enqueue_many("q", &jobs, db.now()).await.unwrap();
+        db.enqueue_n("q", n).await;
         loop {
             let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1000).await.unwrap();
             if page.is_empty() {

@@ -32,6 +32,14 @@ fn evidence(kind: EvidenceKind, at: Millis) -> LivenessEvidence {
     }
 }
 
+/// `owner(host, nonce)`'s steal of `id` on evidence of `kind` observed now,
+/// against the job's lease as it is now.
+async fn steal_now(db: &TestDb, id: JobId, (host, nonce): (&str, &str), kind: EvidenceKind) -> Result<StealOutcome, StoreError> {
+    let snapshot = db.store.job(id).await.unwrap().lease.unwrap();
+    let now = db.now();
+    db.store.steal(id, &snapshot, &owner(host, nonce), &evidence(kind, now), now, LEASE).await
+}
+
 #[tokio::test]
 async fn lease_expired_evidence_from_another_host_steals_a_stale_job() {
     for db in backends("steal_lease_expired").await {
@@ -69,27 +77,10 @@ async fn lease_expired_evidence_from_another_host_steals_a_stale_job() {
 async fn pid_evidence_is_accepted_only_on_the_owners_host() {
     for db in backends("steal_pid_dead").await {
         let (id, _) = stale_job(&db).await;
-        let s = &db.store;
-        let snapshot = s.job(id).await.unwrap().lease.unwrap();
-        let now = db.now();
-        let ev = evidence(EvidenceKind::SameHostPidDead, now);
-        let err = s
-            .steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE)
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                StoreError::StealRefused(StealError::PidEvidenceFromOtherHost)
-            ),
-            "{}: {err}",
-            db.label()
-        );
-        let outcome = s
-            .steal(id, &snapshot, &owner("h1", "b"), &ev, now, LEASE)
-            .await
-            .unwrap();
-        assert!(matches!(outcome, StealOutcome::Stolen(_)), "{outcome:?}");
+        let err = steal_now(&db, id, ("h2", "b"), EvidenceKind::SameHostPidDead).await.unwrap_err();
+        assert!(matches!(err, StoreError::StealRefused(StealError::PidEvidenceFromOtherHost)), "{}: {err}", db.label());
+        let outcome = steal_now(&db, id, ("h1", "b"), EvidenceKind::SameHostPidDead).await.unwrap();
+        assert!(matches!(outcome, StealOutcome::Stolen(_)), "{}: {outcome:?}", db.label());
     }
 }
 
@@ -97,27 +88,11 @@ async fn pid_evidence_is_accepted_only_on_the_owners_host() {
 async fn unreachable_evidence_is_accepted_only_across_hosts() {
     for db in backends("steal_unreachable").await {
         let (id, _) = stale_job(&db).await;
-        let s = &db.store;
-        let snapshot = s.job(id).await.unwrap().lease.unwrap();
-        let now = db.now();
-        let ev = evidence(EvidenceKind::CrossHostUnreachableStale, now);
-        let err = s
-            .steal(id, &snapshot, &owner("h1", "b"), &ev, now, LEASE)
-            .await
-            .unwrap_err();
-        assert!(matches!(
-            err,
-            StoreError::StealRefused(StealError::CrossHostEvidenceOnSameHost)
-        ));
-        let outcome = s
-            .steal(id, &snapshot, &owner("h9", "b"), &ev, now, LEASE)
-            .await
-            .unwrap();
-        assert!(
-            matches!(outcome, StealOutcome::Stolen(_)),
-            "{}: {outcome:?}",
-            db.label()
-        );
+        let unreachable = EvidenceKind::CrossHostUnreachableStale;
+        let err = steal_now(&db, id, ("h1", "b"), unreachable).await.unwrap_err();
+        assert!(matches!(err, StoreError::StealRefused(StealError::CrossHostEvidenceOnSameHost)), "{}: {err}", db.label());
+        let outcome = steal_now(&db, id, ("h9", "b"), unreachable).await.unwrap();
+        assert!(matches!(outcome, StealOutcome::Stolen(_)), "{}: {outcome:?}", db.label());
     }
 }
 

@@ -237,17 +237,8 @@ impl Store {
             Pool::Postgres(pool) => {
                 // Two statements, so the snapshot whose xmax is read is
                 // taken after the sequence was read.
-                // The sequence's own row: the last id handed out, exactly
-                // (`pg_sequences` may answer one logged ahead, which would
-                // pass ids not taken yet).
-                let taken: i64 = sqlx::query_scalar(
-                    "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM leasehold_settlements_id_seq",
-                )
-                .fetch_one(pool)
-                .await?;
-                let next: String = sqlx::query_scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
-                    .fetch_one(pool)
-                    .await?;
+                let taken: i64 = sqlx::query_scalar(statements::postgres::SETTLEMENT_ID_TAKEN.text).fetch_one(pool).await?;
+                let next: String = sqlx::query_scalar(statements::postgres::SETTLEMENT_NEXT_XID.text).fetch_one(pool).await?;
                 Ok(Some((taken, xid(&next)?)))
             }
         }

@@ -43,22 +43,6 @@ impl JobTally {
     }
 }
 
-/// The columns of a job row as [`rows::job`] reads them, `payload` being
-/// `$payload` (text on both backends), for the dashboard's statements
-/// (`store::dashboard_sql`); the store's own are whole files in
-/// `core/sql/`.
-macro_rules! job_columns {
-    ($payload:literal) => {
-        concat!(
-            "id, queue, ", $payload, " AS payload, state, priority, run_at, attempts, max_attempts, timeout_ms,
-             idempotency_key, token, owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
-             claimed_at, heartbeat_at, lease_ms, last_error, created_at, finished_at, cancelled_at,
-             cancelled_by, cancel_reason"
-        )
-    };
-}
-pub(crate) use job_columns;
-
 /// `(state, jobs)` rows of a tally.
 type StateCounts = Vec<(String, i64)>;
 /// `(retried, reclaimed)` of a tally (NULL sums when no attempt matched).

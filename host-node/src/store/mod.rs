@@ -94,7 +94,6 @@ mod batch;
 mod claim;
 mod config;
 pub mod dashboard;
-mod dashboard_sql;
 mod enqueue;
 mod error;
 mod exchange;
@@ -117,7 +116,6 @@ mod settle;
 mod sqlite;
 mod steal;
 mod steer;
-mod steer_sql;
 mod totals;
 #[cfg(feature = "otel")]
 mod trace_context;

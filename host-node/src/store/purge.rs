@@ -33,6 +33,30 @@ const PURGE_CHUNK_PG: i64 = 10_000;
 #[cfg(feature = "sqlite")]
 const PURGE_CHUNK_SQLITE: i64 = 2_000;
 
+/// What a purge deletes up to, checked: rows older than `older_ms`
+/// before the database's clock (PostgreSQL, which stamped them), or than
+/// `at_ms` (SQLite: the caller's `now` less the span).
+#[derive(Clone, Copy)]
+pub(super) struct Cut {
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub older_ms: i64,
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub at_ms: i64,
+}
+
+impl Cut {
+    /// Checks `queue` (if any), `older_than` and `now` (each must fit in
+    /// i64 milliseconds), whichever backend uses them.
+    pub(super) fn checked(queue: Option<&str>, older_than: Duration, now: Millis) -> StoreResult<Cut> {
+        if let Some(queue) = queue {
+            validate::queue_name(queue)?;
+        }
+        let older_ms = validate::duration_ms("older_than", older_than)?;
+        let now_ms = validate::millis("now", now)?;
+        Ok(Cut { older_ms, at_ms: now_ms.saturating_sub(older_ms) })
+    }
+}
+
 impl Store {
     /// Deletes the jobs in one of `states` (succeeded, dead, or both) that
     /// finished more than `older_than` before `now` (on PostgreSQL: before
@@ -56,21 +80,13 @@ impl Store {
     /// [`StoreError::Database`] when a statement fails: the ranges before it
     /// stay purged, the rest is left as it was.
     pub async fn purge(&self, queue: Option<&str>, states: &[JobState], older_than: Duration, now: Millis) -> StoreResult<u64> {
-        if let Some(queue) = queue {
-            validate::queue_name(queue)?;
-        }
+        let cut = Cut::checked(queue, older_than, now)?;
         let states = final_states(states)?;
-        let older_ms = validate::duration_ms("older_than", older_than)?;
-        let now_ms = validate::millis("now", now)?;
-        // Checked on every backend, but only SQLite computes the cut from it.
-        #[cfg(not(feature = "sqlite"))]
-        let _ = now_ms;
         match &self.inner.pool {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
                 let states = serde_json::to_string(&states).expect("strings serialize");
-                let cut = now_ms.saturating_sub(older_ms);
-                sqlite::in_ranges(pool, sqlite::JOB_IDS, |range| sqlite::purge_range(pool, range, queue, &states, cut))
+                sqlite::in_ranges(pool, sqlite::JOB_IDS, |range| sqlite::purge_range(pool, range, queue, &states, cut.at_ms))
                     .await
             }
             #[cfg(feature = "postgres")]
@@ -82,7 +98,7 @@ impl Store {
                         .bind(from)
                         .bind(PURGE_CHUNK_PG)
                         .bind(&states)
-                        .bind(older_ms)
+                        .bind(cut.older_ms)
                         .bind(queue)
                         .fetch_one(pool)
                         .await?;
@@ -108,23 +124,15 @@ impl Store {
     /// in i64 milliseconds, [`StoreError::InvalidQueueName`],
     /// [`StoreError::Database`] (the ranges before it stay purged).
     pub async fn purge_settlements(&self, queue: Option<&str>, older_than: Duration, now: Millis) -> StoreResult<u64> {
-        if let Some(queue) = queue {
-            validate::queue_name(queue)?;
-        }
-        let older_ms = validate::duration_ms("older_than", older_than)?;
-        let now_ms = validate::millis("now", now)?;
-        // Checked on every backend, but only SQLite computes the cut from it.
-        #[cfg(not(feature = "sqlite"))]
-        let _ = now_ms;
+        let cut = Cut::checked(queue, older_than, now)?;
         match &self.inner.pool {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
-                let cut = now_ms.saturating_sub(older_ms);
                 sqlite::in_ranges(pool, sqlite::SETTLEMENT_IDS, |(from, to)| async move {
                     Ok(sqlx::query(sqlite::PURGE_SETTLEMENTS)
                         .bind(from)
                         .bind(to)
-                        .bind(cut)
+                        .bind(cut.at_ms)
                         .bind(queue)
                         .execute(pool)
                         .await?
@@ -142,7 +150,7 @@ impl Store {
                             .bind(&xid)
                             .bind(id)
                             .bind(PURGE_CHUNK_PG)
-                            .bind(older_ms)
+                            .bind(cut.older_ms)
                             .bind(queue)
                             .fetch_one(pool)
                             .await?;

@@ -26,32 +26,31 @@ pub(crate) trait DecodeRow {
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
 }
 
-macro_rules! decode_row_for {
-    ($row:ty) => {
-        impl DecodeRow for $row {
-            fn int(&self, col: &str) -> StoreResult<i64> {
-                Ok(sqlx::Row::try_get(self, col)?)
-            }
-            fn int32(&self, col: &str) -> StoreResult<i32> {
-                Ok(sqlx::Row::try_get(self, col)?)
-            }
-            fn opt_int(&self, col: &str) -> StoreResult<Option<i64>> {
-                Ok(sqlx::Row::try_get(self, col)?)
-            }
-            fn text(&self, col: &str) -> StoreResult<String> {
-                Ok(sqlx::Row::try_get(self, col)?)
-            }
-            fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
-                Ok(sqlx::Row::try_get(self, col)?)
-            }
-        }
-    };
+/// Every sqlx row type whose database decodes the store's column types:
+/// SQLite's and PostgreSQL's.
+impl<R: sqlx::Row> DecodeRow for R
+where
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> i32: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    fn int(&self, col: &str) -> StoreResult<i64> {
+        Ok(self.try_get(col)?)
+    }
+    fn int32(&self, col: &str) -> StoreResult<i32> {
+        Ok(self.try_get(col)?)
+    }
+    fn opt_int(&self, col: &str) -> StoreResult<Option<i64>> {
+        Ok(self.try_get(col)?)
+    }
+    fn text(&self, col: &str) -> StoreResult<String> {
+        Ok(self.try_get(col)?)
+    }
+    fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
+        Ok(self.try_get(col)?)
+    }
 }
-
-#[cfg(feature = "sqlite")]
-decode_row_for!(sqlx::sqlite::SqliteRow);
-#[cfg(feature = "postgres")]
-decode_row_for!(sqlx::postgres::PgRow);
 
 fn millis(table: &'static str, col: &str, v: i64) -> StoreResult<Millis> {
     Ok(Millis(unsigned(table, col, v)?))
@@ -134,10 +133,14 @@ pub(crate) fn fence_row(row: &impl DecodeRow) -> StoreResult<FenceRow> {
 }
 
 fn state(row: &impl DecodeRow) -> StoreResult<JobState> {
-    let s = row.text("state")?;
-    JobState::parse(&s).ok_or_else(|| StoreError::CorruptRow {
+    job_state(&row.text("state")?)
+}
+
+/// A job's `state` column as read; an unknown one is a corrupt row.
+pub(crate) fn job_state(text: &str) -> StoreResult<JobState> {
+    JobState::parse(text).ok_or_else(|| StoreError::CorruptRow {
         table: JOBS,
-        detail: format!("unknown state {s:?}"),
+        detail: format!("unknown state {text:?}"),
     })
 }
 
@@ -204,6 +207,15 @@ fn running_attempt(
         outcome: AttemptOutcome::Running,
         error: None,
     }))
+}
+
+/// A job row with its attempt log, from the rows of its attempts (oldest
+/// first) read in the same snapshot.
+pub(crate) fn job_with_attempts<R: DecodeRow>(row: &R, attempts: &[R]) -> StoreResult<JobRecord> {
+    let mut record = job(row)?;
+    let ended = attempts.iter().map(attempt).collect::<StoreResult<Vec<_>>>()?;
+    record.attempt_log = attempt_log(row, &record, ended)?;
+    Ok(record)
 }
 
 /// The attempt log of a job: its ended attempts (rows of the view

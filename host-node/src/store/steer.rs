@@ -19,6 +19,8 @@
 //! queued jobs (a worker stops claiming from it at its next poll), running
 //! jobs go on and settle, enqueues still land.
 //!
+//! Cancel and retry pick their jobs with one selector: the ids given (NULL:
+//! any), the queue (NULL: any) and the states the action applies to.
 //! Listing ids changes all of them or none: the statements run in one
 //! transaction, rolled back when fewer jobs changed than were named, and the
 //! first id at fault is named.
@@ -27,7 +29,12 @@ use std::future::Future;
 
 use leasehold_core::Millis;
 
-use super::{Pool, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, steer_sql, validate};
+use super::{Pool, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, validate};
+
+#[cfg(feature = "postgres")]
+use leasehold_core::queue::statements::postgres as pg_sql;
+#[cfg(feature = "sqlite")]
+use leasehold_core::queue::statements::sqlite as lite_sql;
 use crate::runner::{AbortSignal, Clock};
 
 /// The longest `by` and `reason` a cancel records, in bytes.
@@ -159,13 +166,13 @@ impl Store {
         let added = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
-                let sql = steer_sql::sqlite::PAUSE;
+                let sql = lite_sql::PAUSE_QUEUE.text;
                 sqlx::query(sql).bind(queue).bind(now_ms).bind(by).execute(pool).await?.rows_affected()
             }
             #[cfg(feature = "postgres")]
             Pool::Postgres(pool) => {
                 let _ = now_ms;
-                sqlx::query(steer_sql::postgres::PAUSE).bind(queue).bind(by).execute(pool).await?.rows_affected()
+                sqlx::query(pg_sql::PAUSE_QUEUE.text).bind(queue).bind(by).execute(pool).await?.rows_affected()
             }
         };
         Ok(added == 1)
@@ -181,9 +188,9 @@ impl Store {
         validate::queue_name(queue)?;
         let removed = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query(steer_sql::sqlite::RESUME).bind(queue).execute(pool).await?.rows_affected(),
+            Pool::Sqlite(pool) => sqlx::query(lite_sql::RESUME_QUEUE.text).bind(queue).execute(pool).await?.rows_affected(),
             #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query(steer_sql::postgres::RESUME).bind(queue).execute(pool).await?.rows_affected(),
+            Pool::Postgres(pool) => sqlx::query(pg_sql::RESUME_QUEUE.text).bind(queue).execute(pool).await?.rows_affected(),
         };
         if removed == 0 {
             // A paused queue is resumed even once its jobs are all gone;
@@ -199,9 +206,9 @@ impl Store {
     pub async fn paused_queues(&self) -> StoreResult<Vec<PausedQueue>> {
         let rows: Vec<(String, i64, String)> = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query_as(steer_sql::sqlite::PAUSED).fetch_all(pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_as(lite_sql::PAUSED_QUEUES.text).fetch_all(pool).await?,
             #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_as(steer_sql::postgres::PAUSED).fetch_all(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_as(pg_sql::PAUSED_QUEUES.text).fetch_all(pool).await?,
         };
         rows.into_iter()
             .map(|(queue, at, paused_by)| {
@@ -216,9 +223,9 @@ impl Store {
         validate::queue_name(queue)?;
         let known: bool = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query_scalar(steer_sql::sqlite::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_scalar(lite_sql::KNOWN_QUEUE.text).bind(queue).fetch_one(pool).await?,
             #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_scalar(steer_sql::postgres::KNOWN_QUEUE).bind(queue).fetch_one(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_scalar(pg_sql::KNOWN_QUEUE.text).bind(queue).fetch_one(pool).await?,
         };
         if known { Ok(()) } else { Err(StoreError::UnknownQueue(queue.to_owned())) }
     }
@@ -264,10 +271,10 @@ impl Store {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
                 let json = serde_json::to_string(ids).expect("ids serialize");
-                sqlx::query_as(steer_sql::sqlite::STATES).bind(json).fetch_all(pool).await
+                sqlx::query_as(lite_sql::JOB_STATES.text).bind(json).fetch_all(pool).await
             }
             #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_as(steer_sql::postgres::STATES).bind(ids).fetch_all(pool).await,
+            Pool::Postgres(pool) => sqlx::query_as(pg_sql::JOB_STATES.text).bind(ids).fetch_all(pool).await,
         };
         let found = match found {
             Ok(found) => found,
@@ -409,7 +416,9 @@ fn check_cancel_text(by: &str, reason: Option<&str>) -> StoreResult<()> {
 mod sqlite {
     use sqlx::SqlitePool;
 
-    use super::{Action, Selection, cancel_note, steer_sql::sqlite as sql};
+    use leasehold_core::queue::statements::sqlite as sql;
+
+    use super::{Action, Selection, cancel_note};
     use crate::store::StoreResult;
 
     /// The changed `(id, queue)`s, or `None` (rolled back) when listed ids
@@ -427,7 +436,7 @@ mod sqlite {
         let changed: Vec<(i64, String)> = match action {
             Action::Cancel { by, reason } => {
                 let note = cancel_note(by, reason);
-                for statement in [sql::LOG_CANCELLED, sql::JOURNAL_CANCELLED] {
+                for statement in [sql::ATTEMPTS_CANCELLED.text, sql::JOURNAL_CANCELLED.text] {
                     sqlx::query(statement)
                         .bind(&ids)
                         .bind(queue)
@@ -437,7 +446,7 @@ mod sqlite {
                         .execute(&mut *tx)
                         .await?;
                 }
-                sqlx::query_as(sql::CANCEL)
+                sqlx::query_as(sql::CANCEL.text)
                     .bind(&ids)
                     .bind(queue)
                     .bind(&states)
@@ -448,7 +457,7 @@ mod sqlite {
                     .await?
             }
             Action::Retry => {
-                sqlx::query_as(sql::RETRY).bind(&ids).bind(queue).bind(&states).bind(now).fetch_all(&mut *tx).await?
+                sqlx::query_as(sql::RETRY.text).bind(&ids).bind(queue).bind(&states).bind(now).fetch_all(&mut *tx).await?
             }
         };
         if !selection.complete(changed.len()) {
@@ -464,7 +473,9 @@ mod sqlite {
 mod postgres {
     use sqlx::PgPool;
 
-    use super::{Action, Selection, cancel_note, steer_sql::postgres as sql};
+    use leasehold_core::queue::statements::postgres as sql;
+
+    use super::{Action, Selection, cancel_note};
     use crate::store::StoreResult;
 
     /// As the SQLite `steer`; the NOTIFYs are sent at commit only.
@@ -475,7 +486,7 @@ mod postgres {
     ) -> StoreResult<Option<Vec<(i64, String)>>> {
         let mut tx = pool.begin().await?;
         let query = match action {
-            Action::Cancel { by, reason } => sqlx::query_as(sql::CANCEL)
+            Action::Cancel { by, reason } => sqlx::query_as(sql::CANCEL.text)
                 .bind(&selection.ids)
                 .bind(selection.queue)
                 .bind(selection.states)
@@ -483,7 +494,7 @@ mod postgres {
                 .bind(reason)
                 .bind(cancel_note(by, reason)),
             Action::Retry => {
-                sqlx::query_as(sql::RETRY).bind(&selection.ids).bind(selection.queue).bind(selection.states)
+                sqlx::query_as(sql::RETRY.text).bind(&selection.ids).bind(selection.queue).bind(selection.states)
             }
         };
         let changed: Vec<(i64, String, i64)> = query.fetch_all(&mut *tx).await?;

@@ -18,10 +18,6 @@ pub struct SettlementTotal {
     pub count: u64,
 }
 
-/// Grouped counts; the same SQL on both backends.
-const TOTALS: &str = "SELECT queue, outcome, count(*) AS n FROM leasehold_settlements
-     GROUP BY queue, outcome ORDER BY queue, outcome";
-
 impl Store {
     /// The settlements journal's rows counted by queue and outcome, queues
     /// and outcomes in name order. One statement, a scan of the journal:
@@ -32,9 +28,9 @@ impl Store {
     pub async fn settlement_totals(&self) -> StoreResult<Vec<SettlementTotal>> {
         match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
+            Pool::Sqlite(pool) => sqlx::query(leasehold_core::queue::statements::sqlite::SETTLEMENT_TOTALS.text).fetch_all(pool).await?.iter().map(total).collect(),
             #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query(TOTALS).fetch_all(pool).await?.iter().map(total).collect(),
+            Pool::Postgres(pool) => sqlx::query(leasehold_core::queue::statements::postgres::SETTLEMENT_TOTALS.text).fetch_all(pool).await?.iter().map(total).collect(),
         }
     }
 }

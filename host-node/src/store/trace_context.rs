@@ -6,7 +6,12 @@
 
 use std::collections::HashMap;
 
-use super::{Pool, JobId, Store, StoreResult};
+use super::{JobId, Pool, Store, StoreResult};
+
+#[cfg(feature = "postgres")]
+use leasehold_core::queue::statements::postgres as pg_sql;
+#[cfg(feature = "sqlite")]
+use leasehold_core::queue::statements::sqlite as lite_sql;
 
 impl Store {
     /// Stores `traceparent` with the jobs `ids` that have none yet.
@@ -16,22 +21,11 @@ impl Store {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
                 let ids = serde_json::to_string(&ids).expect("numbers serialize");
-                sqlx::query(
-                    "UPDATE leasehold_jobs SET trace_context = ?1
-                     WHERE id IN (SELECT value FROM json_each(?2)) AND trace_context IS NULL",
-                )
-                .bind(traceparent)
-                .bind(ids)
-                .execute(pool)
-                .await?;
+                sqlx::query(lite_sql::TRACE_CONTEXT_SET.text).bind(traceparent).bind(ids).execute(pool).await?;
             }
             #[cfg(feature = "postgres")]
             Pool::Postgres(pool) => {
-                sqlx::query("UPDATE leasehold_jobs SET trace_context = $1 WHERE id = ANY($2) AND trace_context IS NULL")
-                    .bind(traceparent)
-                    .bind(ids)
-                    .execute(pool)
-                    .await?;
+                sqlx::query(pg_sql::TRACE_CONTEXT_SET.text).bind(traceparent).bind(ids).execute(pool).await?;
             }
         }
         Ok(())
@@ -44,20 +38,11 @@ impl Store {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
                 let ids = serde_json::to_string(&ids).expect("numbers serialize");
-                sqlx::query_as(
-                    "SELECT id, trace_context FROM leasehold_jobs
-                     WHERE id IN (SELECT value FROM json_each(?1)) AND trace_context IS NOT NULL",
-                )
-                .bind(ids)
-                .fetch_all(pool)
-                .await?
+                sqlx::query_as(lite_sql::TRACE_CONTEXTS.text).bind(ids).fetch_all(pool).await?
             }
             #[cfg(feature = "postgres")]
             Pool::Postgres(pool) => {
-                sqlx::query_as("SELECT id, trace_context FROM leasehold_jobs WHERE id = ANY($1) AND trace_context IS NOT NULL")
-                    .bind(ids)
-                    .fetch_all(pool)
-                    .await?
+                sqlx::query_as(pg_sql::TRACE_CONTEXTS.text).bind(ids).fetch_all(pool).await?
             }
         };
         Ok(rows.into_iter().map(|(id, context)| (JobId(id), context)).collect())

@@ -16,6 +16,11 @@ use super::rows::DecodeRow;
 use super::validate::{self, unsigned, unsigned32};
 use super::{Pool, Store, StoreError, StoreResult};
 
+#[cfg(feature = "postgres")]
+use leasehold_core::queue::statements::postgres as pg_sql;
+#[cfg(feature = "sqlite")]
+use leasehold_core::queue::statements::sqlite as lite_sql;
+
 const TABLE: &str = "leasehold_workers";
 
 /// What one worker counted since it started, per queue.
@@ -94,7 +99,7 @@ pub(crate) enum Patience {
     IfIdle,
 }
 
-/// The binds of [`sqlite::RECORD`] and [`postgres::RECORD`], in order.
+/// The binds of the record statement (`workers_record.sql`), in order.
 struct Row<'a> {
     queue: &'a str,
     owner: &'a OwnerId,
@@ -104,20 +109,27 @@ struct Row<'a> {
     now: i64,
 }
 
-/// Binds a [`Row`] to a query of either backend, in the statements' order.
-macro_rules! bind_row {
-    ($query:expr, $row:expr) => {{
-        let row = $row;
-        let query = $query
-            .bind(row.owner.nonce.as_str())
-            .bind(row.queue)
-            .bind(row.owner.host_id.as_str())
-            .bind(i64::from(row.owner.pid))
-            .bind(row.hostname)
-            .bind(row.now)
-            .bind(row.stopped);
-        row.counters.iter().fold(query, |query, n| query.bind(*n))
-    }};
+/// Binds a [`Row`] to the record statement of either backend, in the
+/// statements' order (`workers_record.sql`).
+fn bind_row<'q, DB>(
+    query: sqlx::query::Query<'q, DB, DB::Arguments>,
+    row: &Row<'q>,
+) -> sqlx::query::Query<'q, DB, DB::Arguments>
+where
+    DB: sqlx::Database,
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    let query = query
+        .bind(row.owner.nonce.as_str())
+        .bind(row.queue)
+        .bind(row.owner.host_id.as_str())
+        .bind(i64::from(row.owner.pid))
+        .bind(row.hostname)
+        .bind(row.now)
+        .bind(row.stopped);
+    row.counters.iter().fold(query, |query, n| query.bind(*n))
 }
 
 impl Store {
@@ -164,14 +176,14 @@ impl Store {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => match patience {
                 Patience::Wait => {
-                    bind_row!(sqlx::query(sqlite::RECORD), &row).execute(pool).await?;
+                    bind_row(sqlx::query(lite_sql::WORKERS_RECORD.text), &row).execute(pool).await?;
                 }
                 Patience::IfIdle => return sqlite::record_if_idle(pool, &row).await,
             },
             #[cfg(feature = "postgres")]
             Pool::Postgres(pool) => {
                 let _ = patience; // the workers table is locked by nobody else
-                bind_row!(sqlx::query(postgres::RECORD), &row).execute(pool).await?;
+                bind_row(sqlx::query(pg_sql::WORKERS_RECORD.text), &row).execute(pool).await?;
             }
         }
         Ok(true)
@@ -184,9 +196,9 @@ impl Store {
     pub async fn workers(&self) -> StoreResult<Vec<WorkerRecord>> {
         match &self.inner.pool {
             #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query(sqlite::LIST).fetch_all(pool).await?.iter().map(record).collect(),
+            Pool::Sqlite(pool) => sqlx::query(lite_sql::WORKERS_LIST.text).fetch_all(pool).await?.iter().map(record).collect(),
             #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query(postgres::LIST).fetch_all(pool).await?.iter().map(record).collect(),
+            Pool::Postgres(pool) => sqlx::query(pg_sql::WORKERS_LIST.text).fetch_all(pool).await?.iter().map(record).collect(),
         }
     }
 
@@ -199,22 +211,15 @@ impl Store {
     /// span or instant that does not fit in i64 milliseconds,
     /// [`StoreError::Database`].
     pub async fn purge_workers(&self, queue: Option<&str>, older_than: std::time::Duration, now: Millis) -> StoreResult<u64> {
-        if let Some(queue) = queue {
-            validate::queue_name(queue)?;
-        }
-        let older_ms = validate::duration_ms("older_than", older_than)?;
-        let now_ms = validate::millis("now", now)?;
-        // Checked on every backend, but only SQLite computes the cut from it.
-        #[cfg(not(feature = "sqlite"))]
-        let _ = now_ms;
+        let cut = super::purge::Cut::checked(queue, older_than, now)?;
         let done = match &self.inner.pool {
             #[cfg(feature = "sqlite")]
             Pool::Sqlite(pool) => {
-                sqlx::query(sqlite::PURGE).bind(now_ms.saturating_sub(older_ms)).bind(queue).execute(pool).await?.rows_affected()
+                sqlx::query(lite_sql::WORKERS_PURGE.text).bind(cut.at_ms).bind(queue).execute(pool).await?.rows_affected()
             }
             #[cfg(feature = "postgres")]
             Pool::Postgres(pool) => {
-                sqlx::query(postgres::PURGE).bind(older_ms).bind(queue).execute(pool).await?.rows_affected()
+                sqlx::query(pg_sql::WORKERS_PURGE.text).bind(cut.older_ms).bind(queue).execute(pool).await?.rows_affected()
             }
         };
         Ok(done)
@@ -250,22 +255,11 @@ fn record(row: &impl DecodeRow) -> StoreResult<WorkerRecord> {
     })
 }
 
-/// The columns every read selects.
-macro_rules! columns {
-    () => {
-        "SELECT owner_nonce, queue, owner_host, owner_pid, hostname, started_at, last_seen, stopped_at,
-             claimed, succeeded, failed, dead_lettered, renewals, lapses, losses, steals
-         FROM leasehold_workers"
-    };
-}
-
 #[cfg(feature = "sqlite")]
 mod sqlite {
-    //! Binds of `RECORD`: `?1` nonce, `?2` queue, `?3` owner host, `?4`
-    //! pid, `?5` host name, `?6` the caller's clock, `?7` stopped, `?8`..`?15`
-    //! the counters in [`super::WorkerCounters`] order.
+    //! The periodic record's patience on SQLite.
 
-    use super::{Row, StoreResult};
+    use super::{Row, StoreResult, bind_row, lite_sql};
     use crate::store::sqlite::BUSY_TIMEOUT;
     use sqlx::SqlitePool;
 
@@ -282,7 +276,7 @@ mod sqlite {
         let Some(mut conn) = pool.try_acquire() else { return Ok(false) };
         let set = |ms: u128| sqlx::AssertSqlSafe(format!("PRAGMA busy_timeout = {ms}"));
         sqlx::raw_sql(set(IF_IDLE_BUSY_MS)).execute(&mut *conn).await?;
-        let written = bind_row!(sqlx::query(RECORD), row).execute(&mut *conn).await;
+        let written = bind_row(sqlx::query(lite_sql::WORKERS_RECORD.text), row).execute(&mut *conn).await;
         if sqlx::raw_sql(set(BUSY_TIMEOUT.as_millis())).execute(&mut *conn).await.is_err() {
             conn.close_on_drop();
         }
@@ -292,67 +286,4 @@ mod sqlite {
             Err(e) => Err(e.into()),
         }
     }
-
-    /// The upsert (see the module docs).
-    pub const RECORD: &str = "
-        INSERT INTO leasehold_workers (owner_nonce, queue, owner_host, owner_pid, hostname, started_at,
-            last_seen, stopped_at, claimed, succeeded, failed, dead_lettered, renewals, lapses, losses, steals)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, CASE WHEN ?7 THEN ?6 END, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-        ON CONFLICT (owner_nonce, queue) DO UPDATE SET
-            last_seen = max(last_seen, excluded.last_seen),
-            stopped_at = coalesce(stopped_at, excluded.stopped_at),
-            claimed = max(claimed, excluded.claimed),
-            succeeded = max(succeeded, excluded.succeeded),
-            failed = max(failed, excluded.failed),
-            dead_lettered = max(dead_lettered, excluded.dead_lettered),
-            renewals = max(renewals, excluded.renewals),
-            lapses = max(lapses, excluded.lapses),
-            losses = max(losses, excluded.losses),
-            steals = max(steals, excluded.steals)";
-
-    pub const LIST: &str = concat!(columns!(), " ORDER BY queue, last_seen DESC, owner_nonce");
-
-    /// `?1`: the cut (ms); rows last seen before it go, of queue `?2` (NULL: any).
-    pub const PURGE: &str = "DELETE FROM leasehold_workers WHERE last_seen < ?1 AND (?2 IS NULL OR queue = ?2)";
-}
-
-#[cfg(feature = "postgres")]
-mod postgres {
-    //! Binds of `RECORD` as in SQLite (`$6`, the caller's clock, is not
-    //! used: the server's clock stamps).
-
-    /// The statement's instant in ms since the Unix epoch.
-    macro_rules! db_now {
-        () => {
-            "CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint)"
-        };
-    }
-
-    /// The upsert (see the module docs).
-    pub const RECORD: &str = concat!(
-        "INSERT INTO leasehold_workers AS w (owner_nonce, queue, owner_host, owner_pid, hostname, started_at,
-            last_seen, stopped_at, claimed, succeeded, failed, dead_lettered, renewals, lapses, losses, steals)
-        SELECT $1, $2, $3, $4, $5, now_ms, now_ms, CASE WHEN $7 THEN now_ms END,
-            $8, $9, $10, $11, $12, $13, $14, $15
-        FROM (SELECT ",
-        db_now!(),
-        " AS now_ms, $6::bigint AS unused) AS t
-        ON CONFLICT (owner_nonce, queue) DO UPDATE SET
-            last_seen = greatest(w.last_seen, excluded.last_seen),
-            stopped_at = coalesce(w.stopped_at, excluded.stopped_at),
-            claimed = greatest(w.claimed, excluded.claimed),
-            succeeded = greatest(w.succeeded, excluded.succeeded),
-            failed = greatest(w.failed, excluded.failed),
-            dead_lettered = greatest(w.dead_lettered, excluded.dead_lettered),
-            renewals = greatest(w.renewals, excluded.renewals),
-            lapses = greatest(w.lapses, excluded.lapses),
-            losses = greatest(w.losses, excluded.losses),
-            steals = greatest(w.steals, excluded.steals)"
-    );
-
-    pub const LIST: &str = concat!(columns!(), " ORDER BY queue, last_seen DESC, owner_nonce");
-
-    /// `$1`: the span (ms) before the server's clock; `$2` the queue (NULL: any).
-    pub const PURGE: &str =
-        concat!("DELETE FROM leasehold_workers WHERE last_seen < ", db_now!(), " - $1 AND ($2::text IS NULL OR queue = $2)");
 }

@@ -76,6 +76,13 @@ impl TestDb {
             .expect("enqueue")
     }
 
+    /// Enqueues `n` jobs on `queue` in one batch, due now, with the default
+    /// options and the payloads `0`..`n`: their ids in order.
+    pub async fn enqueue_n(&self, queue: &str, n: usize) -> Vec<JobId> {
+        let jobs: Vec<_> = (0..n).map(|i| (serde_json::json!(i), EnqueueOptions::default())).collect();
+        self.store.enqueue_many(queue, &jobs, self.now()).await.expect("enqueue_many")
+    }
+
     /// `claimant`'s claim on `queue` now, for `lease`, which must find a
     /// job.
     pub async fn claim(&self, queue: &str, claimant: &OwnerId, lease: Duration) -> ClaimedJob {

@@ -7,7 +7,7 @@ use sqlx::postgres::PgRow;
 use leasehold_core::queue::statements::postgres as sql;
 
 use crate::store::backend::{BoxFuture, Reads, boxed};
-use crate::store::{JobId, JobRecord, QueueCounts, StoreResult, rows};
+use crate::store::{JobId, JobRecord, QueueCounts, rows};
 
 impl Reads for PgPool {
     fn counts<'a>(&'a self) -> BoxFuture<'a, Vec<QueueCounts>> {
@@ -27,25 +27,12 @@ impl Reads for PgPool {
             let mut tx = pool
                 .begin_with(sql::READ_SNAPSHOT.text)
                 .await?;
-            let Some(row) = sqlx::query(sql::JOB.text)
-                .bind(id.0)
-                .fetch_optional(&mut *tx)
-                .await?
-            else {
+            let Some(row) = sqlx::query(sql::JOB.text).bind(id.0).fetch_optional(&mut *tx).await? else {
                 return Ok(None);
             };
-            let mut record = rows::job(&row)?;
-            let ended =
-                sqlx::query(sql::JOB_ATTEMPTS.text)
-                    .bind(id.0)
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .iter()
-                    .map(rows::attempt)
-                    .collect::<StoreResult<Vec<_>>>()?;
+            let attempts = sqlx::query(sql::JOB_ATTEMPTS.text).bind(id.0).fetch_all(&mut *tx).await?;
             tx.commit().await?;
-            record.attempt_log = rows::attempt_log(&row, &record, ended)?;
-            Ok(Some(record))
+            rows::job_with_attempts(&row, &attempts).map(Some)
         })
     }
 

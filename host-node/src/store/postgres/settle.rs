@@ -8,7 +8,7 @@ use leasehold_core::queue::statements::postgres as sql;
 
 use crate::store::backend::{BoxFuture, Claims, Settles, boxed};
 use crate::store::exchange::{ClaimRequest, FenceRow, OwnerParams};
-use crate::store::{JobState, OnSuccess, StoreError, StoreResult, rows};
+use crate::store::{JobState, OnSuccess, StoreResult, rows};
 
 impl Settles for PgPool {
     fn renew<'a>(
@@ -84,11 +84,7 @@ impl Settles for PgPool {
             let Some((state, run_at)) = row else {
                 return Ok(None);
             };
-            let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
-                table: "leasehold_jobs",
-                detail: format!("unknown state {state:?}"),
-            })?;
-            Ok(Some((state, run_at)))
+            Ok(Some((rows::job_state(&state)?, run_at)))
         })
     }
 

@@ -5,7 +5,7 @@ use leasehold_core::queue::statements::sqlite as sql;
 use sqlx::SqlitePool;
 
 use crate::store::backend::{BoxFuture, Reads, boxed};
-use crate::store::{JobId, JobRecord, QueueCounts, StoreResult, rows};
+use crate::store::{JobId, JobRecord, QueueCounts, rows};
 
 impl Reads for SqlitePool {
     fn counts<'a>(&'a self) -> BoxFuture<'a, Vec<QueueCounts>> {
@@ -23,25 +23,12 @@ impl Reads for SqlitePool {
         boxed(async move {
             // One read transaction: the job row and its attempt log from one snapshot.
             let mut tx = pool.begin().await?;
-            let Some(row) = sqlx::query(sql::JOB.text)
-                .bind(id.0)
-                .fetch_optional(&mut *tx)
-                .await?
-            else {
+            let Some(row) = sqlx::query(sql::JOB.text).bind(id.0).fetch_optional(&mut *tx).await? else {
                 return Ok(None);
             };
-            let mut record = rows::job(&row)?;
-            let ended =
-                sqlx::query(sql::JOB_ATTEMPTS.text)
-                    .bind(id.0)
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .iter()
-                    .map(rows::attempt)
-                    .collect::<StoreResult<Vec<_>>>()?;
+            let attempts = sqlx::query(sql::JOB_ATTEMPTS.text).bind(id.0).fetch_all(&mut *tx).await?;
             tx.commit().await?;
-            record.attempt_log = rows::attempt_log(&row, &record, ended)?;
-            Ok(Some(record))
+            rows::job_with_attempts(&row, &attempts).map(Some)
         })
     }
 

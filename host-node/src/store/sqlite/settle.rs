@@ -9,7 +9,7 @@ use leasehold_core::queue::statements::sqlite as sql;
 use super::immediate;
 use crate::store::backend::{BoxFuture, Settles, boxed};
 use crate::store::exchange::FenceRow;
-use crate::store::{JobState, OnSuccess, StoreError, StoreResult, rows};
+use crate::store::{JobState, OnSuccess, StoreResult, rows};
 
 impl Settles for SqlitePool {
     fn renew<'a>(
@@ -109,11 +109,7 @@ impl Settles for SqlitePool {
                     .await?;
             }
             tx.commit().await?;
-            let state = JobState::parse(&state).ok_or_else(|| StoreError::CorruptRow {
-                table: "leasehold_jobs",
-                detail: format!("unknown state {state:?}"),
-            })?;
-            Ok(Some((state, run_at)))
+            Ok(Some((rows::job_state(&state)?, run_at)))
         })
     }
 

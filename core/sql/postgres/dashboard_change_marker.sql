@@ -1,0 +1,13 @@
+-- dashboard_change_marker: a text that changes when jobs change state: the newest
+-- and oldest job, the newest settlement, the running jobs' count and tokens
+-- (a claim), the dead and cancelled jobs' count (a retry), the paused
+-- queues.
+--
+-- Returns one row: the marker (text).
+SELECT concat_ws(':',
+       (SELECT max(id) FROM leasehold_jobs),
+       (SELECT min(id) FROM leasehold_jobs),
+       (SELECT xid::text || '/' || id FROM leasehold_settlements ORDER BY xid DESC, id DESC LIMIT 1),
+       (SELECT count(*) || '/' || coalesce(sum(token), 0) FROM leasehold_jobs WHERE state = 'running'),
+       (SELECT count(*) FROM leasehold_jobs WHERE state IN ('dead', 'cancelled')),
+       (SELECT count(*) FROM leasehold_paused_queues))

@@ -1,0 +1,5 @@
+-- dashboard_parked: the dashboard's dead and cancelled jobs per queue and state.
+--
+-- Returns per queue and state: queue, state, n.
+SELECT queue, state, count(*) AS n FROM leasehold_jobs
+WHERE state IN ('dead', 'cancelled') GROUP BY queue, state

@@ -1,0 +1,8 @@
+-- trace_context_set: stores a W3C traceparent with the given jobs that have
+-- none yet (feature `otel`).
+--
+-- $1 = traceparent: the enqueue span's traceparent
+-- $2 = ids: the job ids (bigint[])
+--
+-- Returns nothing.
+UPDATE leasehold_jobs SET trace_context = $1 WHERE id = ANY($2) AND trace_context IS NULL

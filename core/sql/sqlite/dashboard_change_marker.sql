@@ -1,0 +1,13 @@
+-- dashboard_change_marker: a text that changes when jobs change state: the newest
+-- and oldest job, the newest settlement, the running jobs' count and tokens
+-- (a claim), the dead and cancelled jobs' count (a retry), the paused
+-- queues.
+--
+-- Returns one row: the marker (text).
+SELECT (SELECT coalesce(max(id), 0) FROM leasehold_jobs) || ':' ||
+       (SELECT coalesce(min(id), 0) FROM leasehold_jobs) || ':' ||
+       (SELECT coalesce(max(id), 0) FROM leasehold_settlements) || ':' ||
+       (SELECT count(*) || '/' || coalesce(sum(token), 0) FROM leasehold_jobs WHERE state = 'running') || ':' ||
+       (SELECT count(*) FROM leasehold_jobs INDEXED BY leasehold_jobs_parked
+        WHERE state IN ('dead', 'cancelled')) || ':' ||
+       (SELECT count(*) FROM leasehold_paused_queues)
