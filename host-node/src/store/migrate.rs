@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::rows::DecodeRow;
 use super::{StoreError, StoreResult};
 
 /// Ids each migration set reserves, and the advisory-lock key PostgreSQL
@@ -346,4 +347,44 @@ mod tests {
         };
         assert!(check_sets(&[&unordered]).is_err());
     }
+}
+
+/// The catalogue statements a backend installs migrations with, and which
+/// text of each migration it runs.
+pub(crate) struct Installer {
+    pub table: &'static str,
+    pub applied: &'static str,
+    pub record: &'static str,
+    pub text: fn(&Migration) -> &'static str,
+}
+
+/// Creates the migrations table if needed and installs what `sets` still
+/// lack, in the caller's transaction on `conn` (which holds the database's
+/// migration lock): the one flow both backends run.
+pub(crate) async fn install<DB>(conn: &mut DB::Connection, sets: &[&MigrationSet], installer: &Installer) -> StoreResult<()>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    DB::Row: DecodeRow,
+    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
+{
+    sqlx::query::<DB>(installer.table).execute(&mut *conn).await?;
+    let applied = sqlx::query::<DB>(installer.applied)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|row| Ok(AppliedMigration { id: row.int("id")?, namespace: row.text("namespace")?, name: row.text("name")? }))
+        .collect::<StoreResult<Vec<_>>>()?;
+    for pending in plan(sets, &applied)? {
+        sqlx::raw_sql((installer.text)(pending.migration)).execute(&mut *conn).await?;
+        sqlx::query::<DB>(installer.record)
+            .bind(pending.id)
+            .bind(pending.namespace)
+            .bind(pending.migration.name)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
