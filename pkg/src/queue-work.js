@@ -64,7 +64,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const completions = store.completer(queue, leaseMs);
 
   async function claimPage() {
-    const jobs = await store.claimPage(queue, pageSize, leaseMs, [...held], completions);
+    const jobs = await store.claimPage(queue, pageSize, leaseMs, held, completions);
     const at = Date.now();
     for (const job of jobs) page.push({ job, at });
     return jobs.length;

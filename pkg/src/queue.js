@@ -112,9 +112,10 @@ function createQueue(adapter, deps, { owned = false } = {}) {
     integer: input.integer,
 
     /**
-     * Claims a page of `queue` (and takes over the stale leases a look finds). The
-     * completions `completer` holds waiting ride along: the claim statement settles them
-     * first, each under its fence, in the same round trip.
+     * Claims a page of `queue` (and takes over the stale leases a look finds, but not the
+     * ids of iterable `refused`: jobs whose outcome this worker holds). The completions
+     * `completer` holds waiting ride along: the claim statement settles them first, each
+     * under its fence, in the same round trip.
      */
     async claimPage(queue, pageSize, leaseMs, refused, completer) {
       const look = lookForStale(queue, leaseMs);
@@ -128,7 +129,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
           ...ownerArgs,
           lease_ms: leaseMs,
           look_for_stale: look,
-          refused_ids: refused,
+          refused_ids: look ? [...refused] : [], // read only by a claim that looks
           ...settleArgs(riders?.items ?? []),
         });
         const landed = new Set();
