@@ -23,8 +23,6 @@ const input = require('./queue-input.js');
 const { startWork } = require('./queue-work.js');
 const { migrate } = require('./queue-migrate.js');
 
-/** The states `counts()` reports (queue_counts.sql's), each a field of QueueCounts. */
-const STATES = ['queued', 'scheduled', 'running', 'retrying', 'succeeded', 'dead', 'cancelled'];
 
 /** A bigint column (a number, or the decimal string node-postgres answers) as a safe integer. */
 function int(value, what) {
@@ -300,7 +298,15 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
     async counts() {
       checkOpen('counts');
-      const [rows, paused] = await Promise.all([run('queue_counts'), run('paused_queues')]);
+      // The dashboard overview's statements, in one snapshot: queued jobs split by due time
+      // and attempts (queued, scheduled, retrying), running, dead and cancelled, succeeded.
+      const [queued, running, parked, succeeded, paused] = await adapter.snapshot(sql.statements.read_snapshot, async (via) => [
+        await run('dashboard_queued', {}, via),
+        await run('dashboard_running', {}, via),
+        await run('dashboard_parked', {}, via),
+        await run('dashboard_succeeded', {}, via),
+        await run('paused_queues', {}, via),
+      ]);
       const pausedSet = new Set(paused.map((row) => row.queue));
       const byQueue = new Map();
       const entry = (queue) => {
@@ -311,7 +317,13 @@ function createQueue(adapter, deps, { owned = false } = {}) {
         }
         return counts;
       };
-      for (const row of rows) if (STATES.includes(row.state)) entry(row.queue)[row.state] = int(row.n, 'count');
+      for (const row of queued) {
+        const counts = entry(row.queue);
+        for (const state of ['queued', 'scheduled', 'retrying']) counts[state] = int(row[state], 'count');
+      }
+      for (const row of running) entry(row.queue).running = int(row.n, 'count');
+      for (const row of parked) if (row.state === 'dead' || row.state === 'cancelled') entry(row.queue)[row.state] = int(row.n, 'count');
+      for (const row of succeeded) entry(row.queue).succeeded = int(row.n, 'count');
       for (const queue of pausedSet) entry(queue);
       return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
     },
