@@ -42,6 +42,11 @@
 //! `Worker` does (`BENCH_RECORD_EVERY_MS` in the environment changes the
 //! interval; 0 turns it off).
 //!
+//! `BENCH_SETUP_SQL` in the environment is run in each PostgreSQL run's
+//! schema after its migrations and bulk load (before `ANALYZE`), to measure
+//! a schema variant with the same build, e.g.
+//! `BENCH_SETUP_SQL='DROP INDEX leasehold_jobs_parked'`.
+//!
 //! The PostgreSQL URL comes from `--pg-url` or `LEASEHOLD_TEST_PG_URL`; without
 //! one the PostgreSQL runs are skipped (one line says so).
 
@@ -281,6 +286,10 @@ async fn pg_run(base: &str, args: &Args, run: Run) -> Vec<WorkerReport> {
     )
     .await;
     prepare(&url, args.jobs).await;
+    // A schema variant to measure (see the module docs).
+    if let Ok(extra) = std::env::var("BENCH_SETUP_SQL") {
+        pool_execute(&pool, &format!("SET search_path = {schema}; {extra}; RESET search_path;")).await;
+    }
     // Fresh statistics after the bulk load, as autovacuum would give a
     // long-lived table, so the claim uses its index from the first page.
     pool_execute(&pool, &format!("ANALYZE {schema}.leasehold_jobs;")).await;

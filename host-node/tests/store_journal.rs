@@ -206,3 +206,97 @@ async fn a_row_that_commits_after_a_higher_id_is_read_exactly_once() {
     let third: i64 = sqlx::query_scalar(append).bind(3_i64).fetch_one(&pool).await.unwrap();
     assert_eq!(read(s.settlements(&mut cursor).await.unwrap()), [third]);
 }
+
+/// The plan of `statement` as the store runs it (prepared, generic plan:
+/// the store's connections force it), executed with `args` (SQL literals).
+#[cfg(feature = "postgres")]
+async fn generic_plan(url: &str, statement: &str, args: &str) -> serde_json::Value {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET plan_cache_mode = force_generic_plan; PREPARE p AS {statement}")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    let args = if args.is_empty() { String::new() } else { format!("({args})") };
+    let plan = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("EXPLAIN (FORMAT JSON, COSTS OFF) EXECUTE p{args}")))
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    plan
+}
+
+/// Every node of a plan, depth first.
+#[cfg(feature = "postgres")]
+fn plan_nodes(plan: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let mut nodes = vec![&plan[0]["Plan"]];
+    let mut i = 0;
+    while let Some(node) = nodes.get(i).copied() {
+        nodes.extend(node.get("Plans").and_then(|p| p.as_array()).into_iter().flatten());
+        i += 1;
+    }
+    nodes
+}
+
+/// A journal of 20,000 rows, with statistics.
+#[cfg(feature = "postgres")]
+async fn big_journal(name: &str) -> Option<store_support::TestDb> {
+    let db = store_support::pg_db(name, StoreConfig::default()).await?;
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    sqlx::raw_sql(
+        "INSERT INTO leasehold_settlements (job_id, queue, attempt, token, outcome, at)
+         SELECT g, 'q', 1, 1, 'done', 0 FROM generate_series(1, 20000) g;
+         ANALYZE leasehold_settlements",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    Some(db)
+}
+
+/// The journal's reads by xid (the event log's, the dashboard's span and
+/// probe) order by the table's `xid` column, the (xid, id) index's order:
+/// with a bare `ORDER BY xid` they sorted the output column `xid::text`
+/// instead — digits as text (1000 before 999) — and every read scanned and
+/// sorted the whole journal rather than walking the index. Checked on the
+/// plans, as the event log's reader re-sorts its answer by id, and xids
+/// crossing a power of ten would take too many transactions to make.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn the_journal_reads_walk_the_index_in_xid_order_not_the_xids_text() {
+    use leasehold::core::queue::statements::postgres as sql;
+    let Some(db) = big_journal("journal_read_order").await else { return };
+    for (name, statement, args) in [
+        ("settlements", sql::SETTLEMENTS.text, "'0', 1"),
+        ("dashboard_journal_span", sql::DASHBOARD_JOURNAL_SPAN.text, ""),
+        ("dashboard_journal_probe", sql::DASHBOARD_JOURNAL_PROBE.text, "'0'"),
+    ] {
+        let plan = generic_plan(&db.url, statement, args).await;
+        for node in plan_nodes(&plan) {
+            let keys = node["Sort Key"].as_array().into_iter().flatten();
+            assert!(keys.filter_map(|k| k.as_str()).all(|k| !k.contains("::text")), "{name} sorts the xids' text: {plan}");
+            assert_ne!(node["Node Type"], "Seq Scan", "{name} scans the journal: {plan}");
+        }
+    }
+    let mut cursor = JournalCursor::default();
+    assert_eq!(db.store.settlements(&mut cursor).await.unwrap().len(), 20_000);
+}
+
+/// Each purge range deletes its rows off the (xid, id) index: joined to the
+/// range, the generic plan hashed it against a scan of the whole journal,
+/// once per range (quadratic in the journal's length).
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_purge_range_deletes_off_the_index_without_scanning_the_journal() {
+    let Some(db) = big_journal("journal_purge_plan").await else { return };
+    let statement = leasehold::core::queue::statements::postgres::PURGE_SETTLEMENTS.text;
+    let plan = generic_plan(&db.url, statement, "'0', 0, 1000, 0, NULL").await;
+    for node in plan_nodes(&plan) {
+        assert_ne!(node["Node Type"], "Seq Scan", "a purge range scans the journal: {plan}");
+    }
+    // Range by range, every row goes (the ranges' ends are exact).
+    let purged = db.store.purge_settlements(None, Duration::from_secs(1), db.now()).await.unwrap();
+    assert_eq!(purged, 20_000);
+    assert!(db.store.settlements(&mut JournalCursor::default()).await.unwrap().is_empty());
+}

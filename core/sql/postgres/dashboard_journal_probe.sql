@@ -3,4 +3,7 @@
 -- $1 = from_xid: the transaction id to start at (text)
 --
 -- Returns at most one row: xid (text), at.
-SELECT xid::text, at FROM leasehold_settlements WHERE xid >= $1::text::xid8 ORDER BY xid LIMIT 1
+--
+-- Ordered by the table's column s.xid, not the output text (see
+-- dashboard_journal_span.sql).
+SELECT s.xid::text, s.at FROM leasehold_settlements s WHERE s.xid >= $1::text::xid8 ORDER BY s.xid LIMIT 1

@@ -3,6 +3,11 @@
 -- commit order on PostgreSQL: the reader keeps a watermark at the
 -- snapshot's xmin (journal_xmin.sql) and remembers the rows above it.
 --
+-- ORDER BY names the table's columns (s.xid): a bare `xid` would name the
+-- output column `xid` (the text), sort the digits as text (1000 before
+-- 999) and leave the (xid, id) index unused, so that every read scanned
+-- and sorted the whole journal.
+--
 -- $1 = from_xid: the watermark, as text (text)
 -- $2 = min_id: the lowest id the reader may still be missing (int8)
 --
@@ -10,4 +15,4 @@
 -- token, owner_host, owner_pid, owner_nonce, outcome, error, retry_at, at.
 SELECT id, xid::text AS xid, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce,
     outcome, error, retry_at, at
-FROM leasehold_settlements WHERE xid >= $1::text::xid8 AND id >= $2 ORDER BY xid, id
+FROM leasehold_settlements s WHERE s.xid >= $1::text::xid8 AND s.id >= $2 ORDER BY s.xid, s.id
