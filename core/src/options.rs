@@ -139,7 +139,8 @@ pub enum OptionError {
     /// the millisecond (JS: `RangeError`).
     ZeroSkew { names: OptionNames },
     /// With a heartbeat, `heartbeatEveryMs ≥ staleAfterMs / 2`: two renewals
-    /// must fit in the stale window (JS: `RangeError`).
+    /// must fit in the stale window ([`LeasePolicy::check_cadence`], the
+    /// lease policy's relation 2) (JS: `RangeError`).
     CadenceTooSlow { heartbeat_every_ms: u64, stale_after_ms: u64, names: OptionNames },
     /// With a heartbeat, `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs
     /// − G − 1` leaves no write tolerance (JS: `RangeError`).
@@ -240,25 +241,6 @@ impl fmt::Display for OptionError {
 #[cfg(feature = "std")]
 impl std::error::Error for OptionError {}
 
-/// Supervised-renewal parameters (a run lease's relations applied per item,
-/// derived by [`LeasePolicy::for_runner`]): interval `I`, skew allowance
-/// `K`, write tolerance `W = S − I − K − G − 1`, reconfirmation bound `R =
-/// I` and exit grace `G`, all in ms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HeartbeatConfig {
-    /// `I`: renewal cadence.
-    pub every_ms: u64,
-    /// `K`: skew allowance.
-    pub skew_ms: u64,
-    /// `W`: how long renewals may fail before a reconfirmation is due.
-    pub tolerance_ms: u64,
-    /// `R`: how long a reconfirmation may take.
-    pub reconfirm_ms: u64,
-    /// `G`: how long an aborted perform may take to end (0 when it is never
-    /// dropped).
-    pub exit_grace_ms: u64,
-}
-
 /// Validated, normalised runner options: whole milliseconds and counts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
@@ -266,10 +248,17 @@ pub struct Config {
     pub interval_ms: u64,
     /// Stale window, ms.
     pub stale_after_ms: u64,
-    /// Renewal cadence, ≥ 1 ms (also computed when no heartbeat is given).
+    /// Renewal cadence, ≥ 1 ms (also computed when no heartbeat is given;
+    /// with one it is `lease`'s `heartbeat_interval_ms`).
     pub heartbeat_every_ms: u64,
-    /// Present when a heartbeat callback was given.
-    pub heartbeat: Option<HeartbeatConfig>,
+    /// Present when a heartbeat callback was given: the lease each claim is
+    /// kept under, the same [`LeasePolicy`] a run lease is (renewal interval
+    /// `I`, skew allowance `K`, stale window `S`, write tolerance `W = S − I
+    /// − K − G − 1` and exit grace `G`, from [`LeasePolicy::for_runner`]).
+    /// Its [`LeasePolicy::exit_deadline`] is the instant by which an item's
+    /// work has ended; its [`LeasePolicy::supervision`] is how each item's
+    /// renewals are supervised (a reconfirmation bounded by `I`).
+    pub lease: Option<LeasePolicy>,
     /// Backoff after raising passes.
     pub backoff: Option<Backoff>,
     /// Claim attempts per pass, ≥ 1.
@@ -277,26 +266,13 @@ pub struct Config {
     /// Items at once, 1..=64.
     pub concurrency: u32,
     /// Grace before an aborted perform is dropped (native host); `None`:
-    /// never dropped. With a heartbeat it is the lease policy's exit grace.
+    /// never dropped. With a heartbeat it is `lease`'s exit grace.
     pub abort_grace_ms: Option<u64>,
     /// When claims are made.
     pub scheduling: Scheduling,
 }
 
 impl Config {
-    /// The lease policy each claim is supervised under, when the job renews:
-    /// its [`LeasePolicy::exit_deadline`] is the instant by which an item's
-    /// work has ended.
-    pub fn lease_policy(&self) -> Option<LeasePolicy> {
-        self.heartbeat.map(|hb| LeasePolicy {
-            heartbeat_interval_ms: hb.every_ms,
-            skew_allowance_ms: hb.skew_ms,
-            stale_after_ms: self.stale_after_ms,
-            write_tolerance_ms: hb.tolerance_ms,
-            exit_grace_ms: hb.exit_grace_ms,
-        })
-    }
-
     /// Workers (slots) of the runner: `min(concurrency, batchLimit)` with
     /// [`Scheduling::Passes`], `concurrency` with [`Scheduling::Queue`].
     pub fn pool_size(&self) -> u32 {
@@ -366,10 +342,9 @@ impl OptionsInput {
             AbortGrace::Ms(v) => Some(whole(names.abort_grace, v)?),
         };
         let skew = self.heartbeat_skew_ms.map(|v| whole("heartbeatSkewMs", v)).transpose()?;
-        let heartbeat = if self.heartbeat {
-            if heartbeat_every_ms.saturating_mul(2) >= stale_after_ms {
-                return Err(OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, names });
-            }
+        let lease = if self.heartbeat {
+            LeasePolicy::check_cadence(stale_after_ms, heartbeat_every_ms)
+                .map_err(|_| OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, names })?;
             let skew_ms = skew.unwrap_or(heartbeat_every_ms / 2);
             let policy = LeasePolicy::for_runner(stale_after_ms, heartbeat_every_ms, skew_ms, grace).map_err(|e| match e {
                 PolicyError::GraceDoesNotFit { exit_grace_ms, room_ms, .. } => OptionError::GraceDoesNotFit {
@@ -391,19 +366,13 @@ impl OptionsInput {
                     names,
                 },
             })?;
-            Some(HeartbeatConfig {
-                every_ms: heartbeat_every_ms,
-                skew_ms,
-                tolerance_ms: policy.write_tolerance_ms,
-                reconfirm_ms: heartbeat_every_ms,
-                exit_grace_ms: policy.exit_grace_ms,
-            })
+            Some(policy)
         } else {
             None
         };
-        let abort_grace_ms = match (self.abort_grace, heartbeat) {
+        let abort_grace_ms = match (self.abort_grace, lease) {
             (AbortGrace::Never, _) => None,
-            (_, Some(hb)) => Some(hb.exit_grace_ms),
+            (_, Some(lease)) => Some(lease.exit_grace_ms),
             // Without renewals no claim is ever lost, so no perform is
             // aborted: the grace never applies.
             (_, None) => Some(grace.unwrap_or(crate::lease::DEFAULT_EXIT_GRACE_MS)),
@@ -412,7 +381,7 @@ impl OptionsInput {
             interval_ms,
             stale_after_ms,
             heartbeat_every_ms,
-            heartbeat,
+            lease,
             backoff: self.backoff,
             batch_limit,
             concurrency: normalize_concurrency(self.concurrency),

@@ -58,8 +58,8 @@ fn validator_accepts_safe_sets() {
         ("the documented fast-reclaim example", policy(500, 250, 4_000, 3_000), &[]),
         ("lapse bound one ms under stale-after", policy(2_000, 1_000, 15_000, 11_999), &[]),
         (
-            "stale-after exactly two intervals",
-            policy(2_000, 1, 4_000, 1_000),
+            "stale-after one ms over two intervals",
+            policy(2_000, 1, 4_001, 1_000),
             &[PolicyWarning::WriteToleranceUnderInterval { write_tolerance_ms: 1_000, heartbeat_interval_ms: 2_000 }],
         ),
         ("tolerance exactly one interval", policy(2_000, 1_000, 15_000, 2_000), &[]),
@@ -81,20 +81,20 @@ fn validator_accepts_safe_sets() {
 #[test]
 fn validator_refuses_each_relation_broken_by_one_millisecond() {
     let lapse_edge = policy(2_000, 1_000, 15_000, 11_999);
-    let interval_edge = policy(2_000, 1, 4_000, 1_000);
+    let interval_edge = policy(2_000, 1, 4_001, 1_000);
     assert!(lapse_edge.validate().is_ok() && interval_edge.validate().is_ok());
 
     let mut table: Vec<(LeasePolicy, PolicyError, String)> = [
         (
-            LeasePolicy { stale_after_ms: 3_999, ..interval_edge },
-            PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 3_999, heartbeat_interval_ms: 2_000 },
-            "lease policy: stale_after_ms (3999) must be at least 2 * heartbeat_interval_ms \
+            LeasePolicy { stale_after_ms: 4_000, ..interval_edge },
+            PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 4_000, heartbeat_interval_ms: 2_000 },
+            "lease policy: stale_after_ms (4000) must be more than 2 * heartbeat_interval_ms \
              (2 * 2000 = 4000): one missed pulse would make a live owner's run stealable",
         ),
         (
             LeasePolicy { heartbeat_interval_ms: 2_001, ..interval_edge },
-            PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 4_000, heartbeat_interval_ms: 2_001 },
-            "lease policy: stale_after_ms (4000) must be at least 2 * heartbeat_interval_ms \
+            PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: 4_001, heartbeat_interval_ms: 2_001 },
+            "lease policy: stale_after_ms (4001) must be more than 2 * heartbeat_interval_ms \
              (2 * 2001 = 4002): one missed pulse would make a live owner's run stealable",
         ),
     ]

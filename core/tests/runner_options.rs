@@ -2,7 +2,9 @@
 //! that would make a hot loop or an unsafe lease.
 
 use leasehold_core::backoff::Backoff;
+use leasehold_core::lease::{LeasePolicy, PolicyError};
 use leasehold_core::options::{AbortGrace, OptionError, OptionNames, OptionsInput};
+use leasehold_core::supervision::{Cadence, Reconfirm};
 
 fn base() -> OptionsInput {
     OptionsInput { interval_ms: 1000.0, stale_after_ms: 30_000.0, ..OptionsInput::default() }
@@ -74,15 +76,52 @@ fn with_a_heartbeat_a_cadence_of_half_the_stale_window_or_slower_is_refused() {
     assert!(OptionsInput { heartbeat_every_ms: Some(15_000.0), ..base() }.validate().is_ok());
 }
 
+/// One rule, the lease policy's relation 2: the runner's options and the
+/// lease policy's validator draw the line at the same millisecond, `S > 2·I`.
+#[test]
+fn the_options_and_the_lease_validator_refuse_a_cadence_of_half_the_window_alike() {
+    for stale in [30_000_u64, 30_001, 1_001] {
+        let slowest_accepted = (stale - 1) / 2;
+        for (every, accepted) in [(slowest_accepted, true), (slowest_accepted + 1, false)] {
+            let lease = LeasePolicy {
+                heartbeat_interval_ms: every,
+                skew_allowance_ms: 1,
+                stale_after_ms: stale,
+                write_tolerance_ms: stale - every - 2,
+                exit_grace_ms: 0,
+            };
+            let options = OptionsInput {
+                heartbeat: true,
+                stale_after_ms: stale as f64,
+                heartbeat_every_ms: Some(every as f64),
+                heartbeat_skew_ms: Some(1.0),
+                ..base()
+            }
+            .validate();
+            let case = format!("S = {stale}, I = {every}");
+            if accepted {
+                assert!(lease.validate().is_ok(), "{case}: {:?}", lease.validate());
+                assert!(options.is_ok(), "{case}: {options:?}");
+            } else {
+                let refused = PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms: stale, heartbeat_interval_ms: every };
+                assert_eq!(lease.validate(), Err(refused), "{case}");
+                assert!(matches!(options, Err(OptionError::CadenceTooSlow { .. })), "{case}: {options:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn supervision_parameters_follow_the_documented_relations() {
     let c = OptionsInput { heartbeat: true, ..base() }.validate().unwrap();
-    let hb = c.heartbeat.unwrap();
-    assert_eq!((hb.every_ms, hb.skew_ms, hb.reconfirm_ms), (10_000, 5_000, 10_000));
+    let lease = c.lease.unwrap();
+    assert_eq!((lease.heartbeat_interval_ms, lease.skew_allowance_ms, lease.stale_after_ms), (10_000, 5_000, 30_000));
+    // A reconfirmation is bounded by one interval.
+    assert_eq!(lease.supervision(Cadence::Grid, Reconfirm::Renewal).reconfirm_ms, 10_000);
     // Strictly inside the lease: W + I + K < S, by one millisecond (a JS
     // perform is never dropped, so there is no grace to make room for).
-    assert_eq!(hb.tolerance_ms, 30_000 - 10_000 - 5_000 - 1);
-    assert_eq!((hb.exit_grace_ms, c.abort_grace_ms), (0, None));
+    assert_eq!(lease.write_tolerance_ms, 30_000 - 10_000 - 5_000 - 1);
+    assert_eq!((lease.exit_grace_ms, c.abort_grace_ms), (0, None));
 }
 
 #[test]
@@ -95,12 +134,11 @@ fn a_skew_allowance_that_leaves_no_write_tolerance_is_refused() {
     let edge = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(19_999.0), ..base() }.validate();
     assert!(matches!(edge, Err(OptionError::NoWriteTolerance { .. })), "{edge:?}");
     let c = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(19_998.0), ..base() }.validate().unwrap();
-    assert_eq!(c.heartbeat.unwrap().tolerance_ms, 1);
+    assert_eq!(c.lease.unwrap().write_tolerance_ms, 1);
 }
 
 #[test]
 fn the_runner_and_the_lease_policy_give_one_verdict_on_every_set() {
-    use leasehold_core::lease::LeasePolicy;
     for skew in [1, 2_500, 5_000, 19_998, 19_999, 20_000] {
         for grace in [AbortGrace::Never, AbortGrace::Default, AbortGrace::Ms(4_999.0), AbortGrace::Ms(10_000.0)] {
             let input = OptionsInput { heartbeat: true, heartbeat_skew_ms: Some(skew as f64), abort_grace: grace, ..base() };
@@ -113,7 +151,7 @@ fn the_runner_and_the_lease_policy_give_one_verdict_on_every_set() {
             match input.validate() {
                 Ok(c) => {
                     let p = policy.unwrap_or_else(|e| panic!("skew {skew} {grace:?}: the runner accepted what {e}"));
-                    assert_eq!(c.lease_policy(), Some(p));
+                    assert_eq!(c.lease, Some(p));
                     assert_eq!(p.validate().map(drop), Ok(()));
                 }
                 Err(e) => assert!(policy.is_err(), "skew {skew} {grace:?}: refused ({e}) what the policy accepts"),
@@ -133,12 +171,12 @@ fn a_zero_skew_allowance_is_refused_as_the_lease_policy_refuses_it() {
 fn the_default_abort_grace_is_the_smaller_of_five_seconds_and_what_fits() {
     let long = OptionsInput { heartbeat: true, abort_grace: AbortGrace::Default, ..base() }.validate().unwrap();
     assert_eq!(long.abort_grace_ms, Some(5_000));
-    assert_eq!(long.heartbeat.unwrap().tolerance_ms, 30_000 - 10_000 - 5_000 - 5_000 - 1);
+    assert_eq!(long.lease.unwrap().write_tolerance_ms, 30_000 - 10_000 - 5_000 - 5_000 - 1);
     // S = 3 000, I = 1 000, K = 500: the room leaves the lease two intervals.
     let short = OptionsInput { stale_after_ms: 3_000.0, heartbeat: true, abort_grace: AbortGrace::Default, ..base() };
     let short = short.validate().unwrap();
     assert_eq!(short.abort_grace_ms, Some(500));
-    assert_eq!(short.heartbeat.unwrap().tolerance_ms, 999);
+    assert_eq!(short.lease.unwrap().write_tolerance_ms, 999);
     // Without renewals nothing is ever aborted; the grace is the plain default.
     let plain = OptionsInput { abort_grace: AbortGrace::Default, ..base() }.validate().unwrap();
     assert_eq!(plain.abort_grace_ms, Some(5_000));

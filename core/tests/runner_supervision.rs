@@ -133,7 +133,7 @@ fn the_exit_deadline_starts_at_the_claim_and_moves_with_each_confirmed_renewal_o
     opts.abort_grace = leasehold_core::AbortGrace::Ms(500.0);
     let config = opts.validate().unwrap();
     // W = 3000 − 250 − 125 − 500 − 1 = 2124; W + I + G = 2874, before S − K = 2875.
-    let policy = config.lease_policy().unwrap();
+    let policy = config.lease.unwrap();
     assert_eq!(policy.exit_deadline(Millis(0)), Millis(2_874));
     let mut runner: Runner<String> = Runner::new(config, false);
     let t0 = Millis(10_000);

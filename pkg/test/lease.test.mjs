@@ -381,7 +381,7 @@ test('an unsafe policy is refused, with the relation named, before any store cal
   }, { ...options, policy: { writeToleranceMs: 12_000 } }), (e) => e instanceof RangeError &&
     e.message.includes('writeToleranceMs + heartbeatIntervalMs + skewAllowanceMs (12000 + 2000 + 1000 = 15000) must be less than staleAfterMs (15000)'));
   assert.throws(() => heartbeatLoop({ ...options, policy: { staleAfterMs: 3999, heartbeatIntervalMs: 2000 } }),
-    { name: 'RangeError', message: /staleAfterMs \(3999\) must be at least 2 \* heartbeatIntervalMs/ });
+    { name: 'RangeError', message: /staleAfterMs \(3999\) must be more than 2 \* heartbeatIntervalMs/ });
   assert.equal(called, false, 'the work was not started');
   await clock.advance(30_000);
   assert.deepEqual(s.calls, []);
@@ -461,8 +461,9 @@ test('leasePolicy answers the checked policy, with the defaults filled in', () =
   // Each relation broken by one millisecond.
   assert.throws(() => leasePolicy({ ...fast, writeToleranceMs: 3250 }), { name: 'RangeError', message: /\(3250 \+ 500 \+ 250 = 4000\) must be less than staleAfterMs \(4000\)/ });
   assert.doesNotThrow(() => leasePolicy({ ...fast, writeToleranceMs: 3249 }));
-  assert.throws(() => leasePolicy({ heartbeatIntervalMs: 1000, skewAllowanceMs: 1, writeToleranceMs: 1, staleAfterMs: 1999 }),
-    { name: 'RangeError', message: /staleAfterMs \(1999\) must be at least 2 \* heartbeatIntervalMs \(2 \* 1000 = 2000\)/ });
+  assert.throws(() => leasePolicy({ heartbeatIntervalMs: 1000, skewAllowanceMs: 1, writeToleranceMs: 1, staleAfterMs: 2000 }),
+    { name: 'RangeError', message: /staleAfterMs \(2000\) must be more than 2 \* heartbeatIntervalMs \(2 \* 1000 = 2000\)/ });
+  assert.doesNotThrow(() => leasePolicy({ heartbeatIntervalMs: 1000, skewAllowanceMs: 1, writeToleranceMs: 1, staleAfterMs: 2001 }));
   for (const field of ['heartbeatIntervalMs', 'skewAllowanceMs', 'staleAfterMs', 'writeToleranceMs']) {
     assert.throws(() => leasePolicy({ ...fast, [field]: 0 }), { name: 'RangeError', message: `lease policy: ${field} must be positive, got 0` });
   }

@@ -37,14 +37,15 @@ fn parameter_sets_the_validator_accepts_survive_many_seeds() {
 #[test]
 fn the_set_on_the_edge_of_the_relation_survives_the_boundary_scenario() {
     let params = SimConfig::boundary_params();
-    let hb = params.heartbeat();
-    assert_eq!(hb.tolerance_ms + hb.reconfirm_ms + hb.skew_ms, params.stale_after_ms - 1);
+    let lease = params.lease();
+    // W + R + K with the reconfirmation bound R = I.
+    assert_eq!(lease.write_tolerance_ms + lease.heartbeat_interval_ms + lease.skew_allowance_ms, params.stale_after_ms - 1);
     let summary = run_seeds(0, 2 * SEEDS, &SimConfig::boundary(params), 1);
     assert_eq!(first_invariant(&summary), None, "{:?}", summary.failures.first().map(|f| (f.seed, f.violation.clone())));
     // The millisecond the strict relation keeps to spare: the equality
     // W + R + K = S is still safe against a strict staleness check.
     let mut spare = SimConfig::boundary_params();
-    spare.tolerance_ms = Some(hb.tolerance_ms + 1);
+    spare.tolerance_ms = Some(lease.write_tolerance_ms + 1);
     let summary = run_seeds(0, SEEDS, &SimConfig::boundary(spare), 1);
     assert_eq!(first_invariant(&summary), None, "{:?}", summary.failures.first().map(|f| (f.seed, f.violation.clone())));
 }
@@ -52,7 +53,7 @@ fn the_set_on_the_edge_of_the_relation_survives_the_boundary_scenario() {
 #[test]
 fn one_millisecond_past_the_equality_breaks_the_owners_budget() {
     let mut params = SimConfig::boundary_params();
-    params.tolerance_ms = Some(params.heartbeat().tolerance_ms + 2);
+    params.tolerance_ms = Some(params.lease().write_tolerance_ms + 2);
     let summary = run_seeds(0, SEEDS, &SimConfig::boundary(params), 1);
     assert_eq!(first_invariant(&summary), Some(Invariant::OwnerStopsInBudget));
 }
@@ -61,7 +62,7 @@ fn one_millisecond_past_the_equality_breaks_the_owners_budget() {
 fn one_millisecond_past_the_equality_lets_a_peer_take_over_while_the_owner_still_works() {
     // Not just a budget overrun: a real second owner in the same millisecond.
     let mut params = SimConfig::boundary_params();
-    params.tolerance_ms = Some(params.heartbeat().tolerance_ms + 2);
+    params.tolerance_ms = Some(params.lease().write_tolerance_ms + 2);
     let mut cfg = SimConfig::boundary(params);
     cfg.budget_check = false;
     let summary = run_seeds(0, 2 * SEEDS, &cfg, 1);

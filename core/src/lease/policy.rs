@@ -281,6 +281,23 @@ impl LeasePolicy {
         }
     }
 
+    /// Relation 2 of [`LeasePolicy::validate`] on its own, for a stale window
+    /// of `stale_after_ms` (`S`) and renewals every `heartbeat_interval_ms`
+    /// (`I`), both ms: two renewals fit in the window, `S > 2·I`. The job
+    /// runner's options check their cadence with it first, so a cadence too
+    /// slow is named as such before the spans derived from it are.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::StaleAfterUnderTwoIntervals`] when `S ≤ 2·I` (computed
+    /// without overflow).
+    pub fn check_cadence(stale_after_ms: u64, heartbeat_interval_ms: u64) -> Result<(), PolicyError> {
+        if u128::from(stale_after_ms) <= 2 * u128::from(heartbeat_interval_ms) {
+            return Err(PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms, heartbeat_interval_ms });
+        }
+        Ok(())
+    }
+
     /// The lease-only liveness check for this policy's stale-after.
     #[must_use]
     pub fn lease_liveness(&self) -> LeaseLiveness {
@@ -295,11 +312,16 @@ impl LeasePolicy {
     ///    written; a zero write tolerance lapses at the first pulse; a zero
     ///    skew allowance claims two hosts' clocks agree to the millisecond,
     ///    which none do. → [`PolicyError::NotPositive`].
-    /// 2. **`stale_after_ms >= 2 * heartbeat_interval_ms`.** The persisted
-    ///    heartbeat is refreshed once per interval, so a healthy owner's is
-    ///    already up to one interval old when a peer looks; below two
-    ///    intervals a single late or failed pulse would make a live owner's
-    ///    run stealable. → [`PolicyError::StaleAfterUnderTwoIntervals`].
+    /// 2. **`stale_after_ms > 2 * heartbeat_interval_ms`** (see
+    ///    [`LeasePolicy::check_cadence`], which the job runner's options use
+    ///    too). The persisted heartbeat is refreshed once per interval, so a
+    ///    healthy owner's is already up to one interval old when a peer
+    ///    looks; two renewals must fit in the stale window, strictly, or a
+    ///    single late or failed pulse would make a live owner's run
+    ///    stealable (at exactly two intervals the next renewal is due the
+    ///    instant the stamp goes stale, and relation 3 then leaves a write
+    ///    tolerance under one interval anyway). →
+    ///    [`PolicyError::StaleAfterUnderTwoIntervals`].
     /// 3. **`write_tolerance_ms + heartbeat_interval_ms + skew_allowance_ms +
     ///    exit_grace_ms < stale_after_ms`.** The owner decides to renew or
     ///    lapse by `T + write_tolerance + interval` on its clock (the deadline
@@ -337,12 +359,7 @@ impl LeasePolicy {
         if let Some(&(field, _)) = fields.iter().find(|(_, value)| *value == 0) {
             return Err(PolicyError::NotPositive { field });
         }
-        if u128::from(self.stale_after_ms) < 2 * u128::from(self.heartbeat_interval_ms) {
-            return Err(PolicyError::StaleAfterUnderTwoIntervals {
-                stale_after_ms: self.stale_after_ms,
-                heartbeat_interval_ms: self.heartbeat_interval_ms,
-            });
-        }
+        LeasePolicy::check_cadence(self.stale_after_ms, self.heartbeat_interval_ms)?;
         let exit_bound = u128::from(self.write_tolerance_ms)
             + u128::from(self.heartbeat_interval_ms)
             + u128::from(self.skew_allowance_ms)
@@ -386,7 +403,8 @@ pub enum PolicyError {
         /// The field that is zero.
         field: &'static str,
     },
-    /// Relation 2: `stale_after_ms < 2 * heartbeat_interval_ms`.
+    /// Relation 2: `stale_after_ms <= 2 * heartbeat_interval_ms`: the stale
+    /// window does not hold two whole renewal intervals.
     StaleAfterUnderTwoIntervals {
         /// The policy's stale-after, ms.
         stale_after_ms: u64,
@@ -434,7 +452,7 @@ impl fmt::Display for PolicyError {
             }
             PolicyError::StaleAfterUnderTwoIntervals { stale_after_ms, heartbeat_interval_ms } => write!(
                 f,
-                "lease policy: stale_after_ms ({stale_after_ms}) must be at least \
+                "lease policy: stale_after_ms ({stale_after_ms}) must be more than \
                  2 * heartbeat_interval_ms (2 * {heartbeat_interval_ms} = {}): \
                  one missed pulse would make a live owner's run stealable",
                 2 * u128::from(heartbeat_interval_ms)

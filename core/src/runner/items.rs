@@ -39,9 +39,9 @@ impl<E: Clone> Runner<E> {
         // held by another process by the time work starts: it is not
         // performed (supervision could not decide in time), and counts as a
         // lapsed claim.
-        if let Some(hb) = self.config.heartbeat {
+        if let Some(lease) = self.config.lease {
             let unconfirmed_ms = now.since(claim_at);
-            if unconfirmed_ms >= hb.tolerance_ms {
+            if unconfirmed_ms >= lease.write_tolerance_ms {
                 if let Some(pass) = self.pass.as_mut() {
                     pass.report.claim_lost = pass.report.claim_lost.saturating_add(1);
                 }
@@ -60,7 +60,7 @@ impl<E: Clone> Runner<E> {
             }
         }
         let index = self.slots.iter().position(|s| s.busy.is_none())?;
-        let supervisor = self.config.lease_policy().map(|lease| {
+        let supervisor = self.config.lease.map(|lease| {
             #[allow(unused_mut)]
             let mut supervisor = Supervisor::new(lease.supervision(Cadence::Grid, Reconfirm::Renewal), now, claim_at);
             #[cfg(feature = "mutations")]
@@ -153,7 +153,7 @@ impl<E: Clone> Runner<E> {
     /// watchdog process), and to the work so it can bound its own I/O.
     /// `None` without renewals, or when `key` is no longer performing.
     pub fn exit_deadline(&self, key: ItemKey) -> Option<Millis> {
-        let lease = self.config.lease_policy()?;
+        let lease = self.config.lease?;
         let slot = self.slots.get(usize::from(key.slot)).filter(|s| s.generation == key.generation)?;
         let supervisor = slot.busy.as_ref()?.supervisor.as_ref()?;
         Some(lease.exit_deadline(supervisor.last_confirmed()))

@@ -180,7 +180,7 @@ impl<E: Clone> Runner<E> {
     /// either way. Fixed for the runner's life (by its options).
     pub fn claim_found_reads_time(&self) -> bool {
         self.tracing
-            || self.config.heartbeat.is_some()
+            || self.config.lease.is_some()
             || self.config.scheduling == Scheduling::Queue
             || self.config.pool_size() > 1
     }
@@ -200,7 +200,7 @@ impl<E: Clone> Runner<E> {
         if let Some(until) = self.paused_until.filter(|_| self.may_be_work) {
             earliest = Some(earliest.map_or(until, |e| e.min(until)));
         }
-        if self.config.heartbeat.is_none() && !self.settle_phase {
+        if self.config.lease.is_none() && !self.settle_phase {
             debug_assert!(self.slots.iter().all(|s| s.deadline().is_none()), "an item timer without a heartbeat");
             return earliest;
         }

@@ -5,7 +5,8 @@
 //! mean gap between two occurrences per worker (0 turns a fault off) and
 //! probabilities in per-mille.
 
-use leasehold_core::options::{Config, HeartbeatConfig, OptionError, OptionsInput};
+use leasehold_core::lease::LeasePolicy;
+use leasehold_core::options::{Config, OptionError, OptionsInput};
 use leasehold_core::job_backoff;
 
 /// A deliberately broken variant the simulator must catch (the mutation
@@ -154,19 +155,20 @@ impl Params {
             scheduling: leasehold_core::options::Scheduling::Passes,
         }
         .validate()?;
-        if let (Some(w), Some(hb)) = (self.tolerance_ms, config.heartbeat.as_mut()) {
-            hb.tolerance_ms = w;
+        if let (Some(w), Some(lease)) = (self.tolerance_ms, config.lease.as_mut()) {
+            lease.write_tolerance_ms = w;
         }
         Ok(config)
     }
 
-    /// The supervised-renewal spans in force (`I`, `K`, `W`, `R`).
+    /// The lease each claim is kept under (`I`, `K`, `S`, `W`, `G`; a
+    /// reconfirmation is bounded by `I`).
     ///
     /// # Panics
     /// When the set is refused by the validator (check [`Params::config`]
     /// first).
-    pub fn heartbeat(&self) -> HeartbeatConfig {
-        self.config().expect("validated params").heartbeat.expect("heartbeat configured")
+    pub fn lease(&self) -> LeasePolicy {
+        self.config().expect("validated params").lease.expect("heartbeat configured")
     }
 
     /// The scale every default below is built on: `S = 600`, `I = 150`,

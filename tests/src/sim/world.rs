@@ -186,16 +186,20 @@ impl World {
         if cfg.mutation == Mutation::GraceOutsideBudget {
             // The lapse as if stopped work ended at once: `W = S − I − K`.
             let p = cfg.params;
-            if let Some(hb) = config.heartbeat.as_mut() {
-                hb.tolerance_ms = p.stale_after_ms - p.heartbeat_every_ms - p.skew_ms;
+            if let Some(lease) = config.lease.as_mut() {
+                lease.write_tolerance_ms = p.stale_after_ms - p.heartbeat_every_ms - p.skew_ms;
             }
         }
-        let hb = config.heartbeat.expect("heartbeat configured");
+        let lease = config.lease.expect("heartbeat configured");
         // The checks use the clocks' real band: a peer's clock is at most
         // `band` ahead, and one's own clock steps by at most `band`.
-        let band = cfg.faults.clock_band_ms.min(hb.skew_ms);
-        let spans =
-            Spans { stale_after: cfg.params.stale_after_ms, skew: band, tolerance: hb.tolerance_ms, reconfirm: hb.reconfirm_ms };
+        let band = cfg.faults.clock_band_ms.min(lease.skew_allowance_ms);
+        let spans = Spans {
+            stale_after: cfg.params.stale_after_ms,
+            skew: band,
+            tolerance: lease.write_tolerance_ms,
+            reconfirm: lease.heartbeat_interval_ms,
+        };
         let mut setup = Rng::stream(seed, 1, 0);
         let workers = (0..cfg.workers)
             .map(|w| Worker {

@@ -19,7 +19,7 @@ impl World {
     /// ended by) less the grace `G` the work takes to end, converted from
     /// `w`'s clock.
     pub(super) fn guard_deadline(&self, w: u8, stamp: u64) -> u64 {
-        let policy = self.config.lease_policy().expect("heartbeat configured");
+        let policy = self.config.lease.expect("heartbeat configured");
         let stop_at = policy.exit_deadline(Millis(stamp)).0.saturating_sub(policy.exit_grace_ms);
         self.now + stop_at.saturating_sub(self.local(w).0)
     }
@@ -27,7 +27,7 @@ impl World {
     /// How long a stopped execution takes to end: drawn in `[0, G]`, the
     /// runner's exit grace.
     pub(super) fn exit_latency(&mut self) -> u64 {
-        let grace = self.config.heartbeat.map_or(0, |hb| hb.exit_grace_ms);
+        let grace = self.config.lease.map_or(0, |lease| lease.exit_grace_ms);
         if grace == 0 { 0 } else { self.exit_rng.range(0, grace) }
     }
 
