@@ -33,6 +33,20 @@ pub struct PassReport {
 impl PassReport {
     /// The report of a pass that claimed nothing (the reference implementation's `IDLE`).
     pub const IDLE: PassReport = PassReport { claimed: 0, performed: 0, failed: 0, claim_lost: 0 };
+
+    /// The field names of a report in JS objects and JSON, in the order of
+    /// [`PassReport::counts`].
+    pub const FIELDS: [&'static str; 4] = ["claimed", "performed", "failed", "claimLost"];
+
+    /// The four counts, in the order of [`PassReport::FIELDS`].
+    pub fn counts(&self) -> [u32; 4] {
+        [self.claimed, self.performed, self.failed, self.claim_lost]
+    }
+
+    /// The report with these counts, in the order of [`PassReport::FIELDS`].
+    pub fn from_counts([claimed, performed, failed, claim_lost]: [u32; 4]) -> PassReport {
+        PassReport { claimed, performed, failed, claim_lost }
+    }
 }
 
 /// One trace event, with the `type` strings (see
@@ -77,7 +91,8 @@ pub enum FieldKind {
     Number,
     /// `true` or `false`.
     Flag,
-    /// A [`PassReport`]: `{ claimed, performed, failed, claimLost }`.
+    /// A [`PassReport`]: `{ claimed, performed, failed, claimLost }`
+    /// ([`PassReport::FIELDS`]).
     Report,
     /// The host's error payload.
     Error,

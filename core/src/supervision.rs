@@ -22,8 +22,10 @@
 //!   while a renewal write hangs.
 //!
 //! Inputs: [`Supervisor::handle_timeout`], [`Supervisor::handle_answer`],
-//! [`Supervisor::receipt_failed`]. Outputs: [`Step`]s handed to a callback, and
-//! [`Supervisor::poll_timeout`], the one instant the host must wake it at.
+//! [`Supervisor::handle_receipt_failed`]. Outputs: [`Step`]s, taken with
+//! [`Supervisor::poll_output`] after each input (at most
+//! [`MAX_STEPS_PER_INPUT`] per input), and [`Supervisor::poll_timeout`], the
+//! one instant the host must wake it at.
 
 use crate::Millis;
 

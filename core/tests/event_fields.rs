@@ -85,3 +85,18 @@ fn the_serde_form_is_the_js_event_object() {
     let lost = Event::<String>::ClaimLost { at: Millis(9), item: 0, lapsed: false, unconfirmed_ms: 0 };
     assert_eq!(serde_json::to_value(lost).unwrap(), json!({ "type": "claim-lost", "at": 9, "item": 0, "lapsed": false }), "as JS: no span unless lapsed");
 }
+
+#[test]
+fn a_report_lists_its_field_names_once_in_the_order_of_its_counts() {
+    let report = PassReport { claimed: 4, performed: 1, failed: 2, claim_lost: 1 };
+    let json = serde_json::to_value(report).unwrap();
+    let mut names: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut listed = PassReport::FIELDS.to_vec();
+    names.sort_unstable();
+    listed.sort_unstable();
+    assert_eq!(names, listed);
+    for (name, count) in PassReport::FIELDS.iter().zip(report.counts()) {
+        assert_eq!(json[name], count, "{name}");
+    }
+    assert_eq!(PassReport::from_counts(report.counts()), report);
+}

@@ -114,8 +114,7 @@ pub fn put_event(record: &mut [f64], event: &Event<u32>) {
             Value::Flag(flag) => record[slot] = if flag { 1.0 } else { 0.0 },
             Value::Error(token) => record[slot] = f64::from(*token),
             Value::Report(r) => {
-                let counts = [r.claimed, r.performed, r.failed, r.claim_lost];
-                for (i, count) in counts.into_iter().enumerate() {
+                for (i, count) in r.counts().into_iter().enumerate() {
                     record[slot + i] = f64::from(count);
                 }
                 slot += 3;

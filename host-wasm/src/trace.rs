@@ -11,8 +11,13 @@
 //! makes), with serde_path_to_error saying where a saved ring is wrong. This is built as a wasm module of its own (feature
 //! `trace`), so its serde code weighs only on users of the sink.
 //!
+//! Events are read into the core's [`Event`] by the one path the core
+//! gives, [`Event::from_fields`], their fields looked up by the names the
+//! core lists ([`EVENT_KINDS`]): no field name is written here.
+//!
 //! Why events are read here rather than flattened to numbers by the glue:
-//! every field is read through a `catch` getter, so an event that is not
+//! every field is read through a `catch` getter or `Reflect.get` (which
+//! catches too), so an event that is not
 //! what the runner builds (a missing field, a throwing getter, `null`) is
 //! refused with a `TypeError` naming the field, and no JS exception ever
 //! unwinds through a `&mut self` method (which would leave wasm-bindgen's
@@ -22,8 +27,7 @@
 
 use core::fmt;
 
-use leasehold_core::Millis;
-use leasehold_core::event::{Event, PassReport, EVENT_KINDS};
+use leasehold_core::event::{Event, FieldKind, PassReport, Value, EVENT_KINDS};
 use leasehold_core::trace_ring::{DEFAULT_TRACE_CAPACITY, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError};
 use wasm_bindgen::prelude::*;
 
@@ -31,7 +35,10 @@ use crate::options::kind_of;
 
 #[wasm_bindgen]
 extern "C" {
-    /// A runner event (`{ type, name, at, item?, ... }`), read field by field.
+    /// A runner event (`{ type, name, at, item?, ... }`): its `type` and
+    /// `name` are read through these getters, its other fields by the names
+    /// the core lists ([`EVENT_KINDS`]), and its `error` only when the ring
+    /// keeps the text.
     type EventObject;
 
     #[wasm_bindgen(method, structural, getter = type, catch)]
@@ -39,33 +46,7 @@ extern "C" {
     #[wasm_bindgen(method, structural, getter, catch)]
     fn name(this: &EventObject) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, structural, getter, catch)]
-    fn at(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter, catch)]
-    fn item(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter = durationMs, catch)]
-    fn duration_ms(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter = nextDelayMs, catch)]
-    fn next_delay_ms(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter, catch)]
-    fn report(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter, catch)]
-    fn lapsed(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter = unconfirmedMs, catch)]
-    fn unconfirmed_ms(this: &EventObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter, catch)]
     fn error(this: &EventObject) -> Result<JsValue, JsValue>;
-
-    /// A pass report (`{ claimed, performed, failed, claimLost }`).
-    type ReportObject;
-
-    #[wasm_bindgen(method, structural, getter, catch)]
-    fn claimed(this: &ReportObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter, catch)]
-    fn performed(this: &ReportObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter, catch)]
-    fn failed(this: &ReportObject) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, structural, getter = claimLost, catch)]
-    fn claim_lost(this: &ReportObject) -> Result<JsValue, JsValue>;
 
     /// `String(value)`: the error text of an `Error` (`"Name: message"`) or
     /// of any value JSON can not show.
@@ -98,6 +79,37 @@ impl Caller {
     }
 }
 
+/// A value's JS name in messages: `parent.field` (`event.at`,
+/// `event.report.claimLost`), or `parent` alone (`options`, `event`), so the
+/// field names can come from the core's listing without building a string
+/// per field read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Name {
+    /// The value, or the object holding the field.
+    pub parent: &'static str,
+    /// The field, when the value is one.
+    pub field: Option<&'static str>,
+}
+
+impl Name {
+    const fn of(parent: &'static str) -> Name {
+        Name { parent, field: None }
+    }
+
+    const fn field(parent: &'static str, field: &'static str) -> Name {
+        Name { parent, field: Some(field) }
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field {
+            Some(field) => write!(f, "{}.{field}", self.parent),
+            None => f.write_str(self.parent),
+        }
+    }
+}
+
 /// Why a ring could not be made or an event recorded. `Display` (after the
 /// caller's name) is the message of the JS error, which names what was wrong.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,7 +118,7 @@ pub enum TraceError {
     /// `capacity`, `onSpan`, `saved`, `event.at`.
     WrongKind {
         /// The value's JS name.
-        what: &'static str,
+        what: Name,
         /// What it must be.
         expected: &'static str,
         /// What was given (`typeof`, or `null`).
@@ -144,7 +156,7 @@ pub enum TraceError {
     /// is what it threw (`TypeError`).
     Unreadable {
         /// The value's JS name.
-        what: &'static str,
+        what: Name,
         /// What reading it threw.
         message: String,
     },
@@ -193,36 +205,26 @@ fn thrown(error: &JsValue) -> String {
     js_string(error).unwrap_or_else(|_| String::from("an unprintable value"))
 }
 
-/// Reads a field through a `catch` getter.
-fn field(what: &'static str, read: Result<JsValue, JsValue>) -> Result<JsValue, TraceError> {
+/// Reads a field through a `catch` getter (or `Reflect.get`, which
+/// catches too).
+fn field(what: Name, read: Result<JsValue, JsValue>) -> Result<JsValue, TraceError> {
     read.map_err(|e| TraceError::Unreadable { what, message: thrown(&e) })
 }
 
-fn number(what: &'static str, value: &JsValue) -> Result<f64, TraceError> {
+fn number(what: Name, value: &JsValue) -> Result<f64, TraceError> {
     value.as_f64().ok_or_else(|| TraceError::WrongKind { what, expected: "a number", got: kind_of(value) })
-}
-
-/// A number field, as the runner's saturating conversion reads it: fractions
-/// truncated, NaN and negatives 0; capped at [`MAX_SAFE`] so it converts
-/// back to a JS number exactly.
-fn count<T>(what: &'static str, read: Result<JsValue, JsValue>, cast: fn(f64) -> T) -> Result<T, TraceError> {
-    field(what, read).and_then(|v| number(what, &v)).map(cast)
 }
 
 /// The largest integer a JS number holds exactly, 2^53 − 1.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
+/// A JS number as a whole number, saturating: fractions truncated, NaN and
+/// negatives 0, capped at [`MAX_SAFE`]. (`value.min(MAX_SAFE)` first would
+/// turn NaN into the cap: `f64::min` answers the other operand.)
 fn u64_of(value: f64) -> u64 {
-    value.min(MAX_SAFE) as u64
+    (value as u64).min(MAX_SAFE as u64)
 }
 
-fn millis(value: f64) -> Millis {
-    Millis(u64_of(value))
-}
-
-fn u32_of(value: f64) -> u32 {
-    value as u32
-}
 
 /// The text of an error payload: a string as it is, an `Error` as
 /// `String(error)` (`"Error: boom"`), anything else as JSON when it has a JSON
@@ -240,20 +242,42 @@ fn describe(error: &JsValue) -> String {
     js_string(error).unwrap_or_else(|_| String::from("(an error that can not be shown as text)"))
 }
 
-/// Reads runner events, keeping the JS strings it compares against: the
-/// nine `type` strings, and the last runner name with its Rust copy. Comparing
-/// JS strings (`===`) costs one call; copying one into wasm memory costs
-/// several, and these two would be copied for every event.
+/// Reads runner events into the core's [`Event`] through its one path,
+/// [`Event::from_fields`]: the fields are read by the names the core lists
+/// for the event's type ([`EVENT_KINDS`]), each as its [`FieldKind`] says.
+///
+/// It keeps the JS strings it uses on every event: the nine `type` strings
+/// it compares against, every field name (as `Reflect.get` keys), and the
+/// last runner name with its Rust copy. Comparing JS strings (`===`) costs
+/// one call; copying one into wasm memory costs several, and these would be
+/// copied for every event.
 struct EventReader {
     /// The `type` strings, in [`EVENT_KINDS`] order.
     types: Vec<JsValue>,
+    /// Each type's field names, in [`EVENT_KINDS`] order.
+    fields: Vec<Vec<JsValue>>,
+    /// A pass report's field names ([`PassReport::FIELDS`]).
+    report_fields: Vec<JsValue>,
     /// The last runner name read, as JS and Rust strings.
     name: Option<(JsValue, String)>,
 }
 
+/// A number field, as the runner's saturating conversion reads it: fractions
+/// truncated, NaN and negatives 0; capped at [`MAX_SAFE`] so it converts
+/// back to a JS number exactly.
+fn count(what: Name, object: &JsValue, key: &JsValue) -> Result<u64, TraceError> {
+    field(what, js_sys::Reflect::get(object, key)).and_then(|v| number(what, &v)).map(u64_of)
+}
+
 impl EventReader {
     fn new() -> Self {
-        EventReader { types: EVENT_KINDS.iter().map(|k| JsValue::from_str(k.type_name)).collect(), name: None }
+        let keys = |names: &mut dyn Iterator<Item = &'static str>| names.map(JsValue::from_str).collect();
+        EventReader {
+            types: keys(&mut EVENT_KINDS.iter().map(|k| k.type_name)),
+            fields: EVENT_KINDS.iter().map(|k| keys(&mut k.fields.iter().map(|f| f.name))).collect(),
+            report_fields: keys(&mut PassReport::FIELDS.into_iter()),
+            name: None,
+        }
     }
 
     /// The runner event `value` as the core's [`Event`], with the event
@@ -261,75 +285,59 @@ impl EventReader {
     /// its text), and its runner name.
     fn read<'a>(&mut self, value: &'a JsValue) -> Result<(&str, Event<&'a EventObject>), TraceError> {
         if !value.is_object() {
-            return Err(TraceError::WrongKind { what: "event", expected: "an object", got: kind_of(value) });
+            return Err(TraceError::WrongKind { what: Name::of("event"), expected: "an object", got: kind_of(value) });
         }
         let event: &EventObject = value.unchecked_ref();
-        let kind = field("event.type", event.kind())?;
+        let kind = field(Name::field("event", "type"), event.kind())?;
         let Some(index) = self.types.iter().position(|t| *t == kind) else {
             return Err(match kind.as_string() {
                 Some(found) => TraceError::UnknownEvent { found },
-                None => TraceError::WrongKind { what: "event.type", expected: "a string", got: kind_of(&kind) },
+                None => TraceError::WrongKind { what: Name::field("event", "type"), expected: "a string", got: kind_of(&kind) },
             });
         };
-        let name = field("event.name", event.name())?;
+        let name = field(Name::field("event", "name"), event.name())?;
         if !matches!(&self.name, Some((last, _)) if *last == name) {
             let Some(text) = name.as_string() else {
-                return Err(TraceError::WrongKind { what: "event.name", expected: "a string", got: kind_of(&name) });
+                return Err(TraceError::WrongKind { what: Name::field("event", "name"), expected: "a string", got: kind_of(&name) });
             };
             self.name = Some((name, text));
         }
-        let at = count("event.at", event.at(), millis)?;
-        let item = || count("event.item", event.item(), u32_of);
-        let read = match EVENT_KINDS.get(index).map(|k| k.type_name) {
-            Some("pass-start") => Event::PassStart { at },
-            Some("pass-end") => Event::PassEnd {
-                at,
-                report: read_report(&field("event.report", event.report())?)?,
-                next_delay_ms: count("event.nextDelayMs", event.next_delay_ms(), u64_of)?,
-            },
-            Some("claimed") => Event::Claimed { at, item: item()? },
-            Some("claim-failed") => Event::ClaimFailed { at, error: event },
-            Some("performed") => Event::Performed {
-                at,
-                item: item()?,
-                duration_ms: count("event.durationMs", event.duration_ms(), u64_of)?,
-            },
-            Some("item-failed") => Event::ItemFailed { at, item: item()?, error: event },
-            Some("heartbeat") => Event::Heartbeat { at, item: item()? },
-            Some("heartbeat-failed") => Event::HeartbeatFailed { at, item: item()?, error: event },
-            Some("claim-lost") => {
-                let unconfirmed = field("event.unconfirmedMs", event.unconfirmed_ms())?;
-                Event::ClaimLost {
-                    at,
-                    item: item()?,
-                    lapsed: field("event.lapsed", event.lapsed())?.is_truthy(),
-                    // Present only for a lapsed claim.
-                    unconfirmed_ms: if unconfirmed.is_undefined() {
-                        0
-                    } else {
-                        number("event.unconfirmedMs", &unconfirmed).map(u64_of)?
-                    },
-                }
-            }
-            // `position` found it among these; a kind the core adds later
-            // is not one this reader knows.
-            _ => return Err(TraceError::UnknownEvent { found: kind.as_string().unwrap_or_default() }),
-        };
+        let mut values: [Option<Value<&EventObject>>; 4] = [None; 4];
+        for ((slot, field_of), key) in values.iter_mut().zip(EVENT_KINDS[index].fields).zip(&self.fields[index]) {
+            let what = Name::field("event", field_of.name);
+            *slot = match field_of.kind {
+                FieldKind::Number => Some(Value::Number(count(what, value, key)?)),
+                FieldKind::Flag => Some(Value::Flag(field(what, js_sys::Reflect::get(value, key))?.is_truthy())),
+                FieldKind::Report => Some(Value::Report(self.read_report(&field(what, js_sys::Reflect::get(value, key))?)?)),
+                // Read when the ring keeps its text (see `record`).
+                FieldKind::Error => Some(Value::Error(event)),
+                // Present only for a lapsed claim; absent reads 0.
+                FieldKind::WhenLapsed => match field(what, js_sys::Reflect::get(value, key))? {
+                    absent if absent.is_undefined() => None,
+                    present => Some(Value::Number(number(what, &present).map(u64_of)?)),
+                },
+            };
+        }
+        // Every value is of its field's kind: only an item ordinal past
+        // 2^32 − 1 is left for the core to refuse.
+        let read = Event::from_fields(index, values).ok_or(TraceError::WrongKind {
+            what: Name::field("event", "item"),
+            expected: "a number from 0 to 4294967295",
+            got: "a larger number",
+        })?;
         Ok((self.name.as_ref().map_or("", |(_, text)| text.as_str()), read))
     }
-}
 
-fn read_report(value: &JsValue) -> Result<PassReport, TraceError> {
-    if !value.is_object() {
-        return Err(TraceError::WrongKind { what: "event.report", expected: "an object", got: kind_of(value) });
+    fn read_report(&self, value: &JsValue) -> Result<PassReport, TraceError> {
+        if !value.is_object() {
+            return Err(TraceError::WrongKind { what: Name::field("event", "report"), expected: "an object", got: kind_of(value) });
+        }
+        let mut counts = [0; 4];
+        for ((count_of, name), key) in counts.iter_mut().zip(PassReport::FIELDS).zip(&self.report_fields) {
+            *count_of = u32::try_from(count(Name::field("event.report", name), value, key)?).unwrap_or(u32::MAX);
+        }
+        Ok(PassReport::from_counts(counts))
     }
-    let report: &ReportObject = value.unchecked_ref();
-    Ok(PassReport {
-        claimed: count("event.report.claimed", report.claimed(), u32_of)?,
-        performed: count("event.report.performed", report.performed(), u32_of)?,
-        failed: count("event.report.failed", report.failed(), u32_of)?,
-        claim_lost: count("event.report.claimLost", report.claim_lost(), u32_of)?,
-    })
 }
 
 /// Reads the sink options (`{ capacity?, onSpan? }`, or nothing): the
@@ -339,18 +347,18 @@ fn read_options(options: &JsValue) -> Result<Option<usize>, TraceError> {
         return Ok(None);
     }
     if !options.is_object() {
-        return Err(TraceError::WrongKind { what: "options", expected: "an object", got: kind_of(options) });
+        return Err(TraceError::WrongKind { what: Name::of("options"), expected: "an object", got: kind_of(options) });
     }
-    let get = |what: &'static str, key: &str| field(what, js_sys::Reflect::get(options, &JsValue::from_str(key)));
-    let on_span = get("onSpan", "onSpan")?;
+    let get = |key: &'static str| field(Name::of(key), js_sys::Reflect::get(options, &JsValue::from_str(key)));
+    let on_span = get("onSpan")?;
     if !(on_span.is_undefined() || on_span.is_null() || on_span.is_function()) {
-        return Err(TraceError::WrongKind { what: "onSpan", expected: "a function", got: kind_of(&on_span) });
+        return Err(TraceError::WrongKind { what: Name::of("onSpan"), expected: "a function", got: kind_of(&on_span) });
     }
-    let capacity = get("capacity", "capacity")?;
+    let capacity = get("capacity")?;
     if capacity.is_undefined() || capacity.is_null() {
         return Ok(None);
     }
-    let got = number("capacity", &capacity)?;
+    let got = number(Name::of("capacity"), &capacity)?;
     if !got.is_finite() {
         return Err(TraceError::NotFinite { got: js_string(&capacity).unwrap_or_default() });
     }
@@ -381,7 +389,7 @@ struct Probe {
 /// stack), and whatever throws while copying is a `TypeError` naming `saved`.
 fn read_saved(saved: &JsValue) -> Result<SavedTrace, TraceError> {
     let not_saved = || TraceError::WrongKind {
-        what: "saved",
+        what: Name::of("saved"),
         expected: "a saved trace (an object, or its JSON text)",
         got: kind_of(saved),
     };
@@ -390,7 +398,7 @@ fn read_saved(saved: &JsValue) -> Result<SavedTrace, TraceError> {
     } else if saved.is_object() || saved.is_function() {
         let text = JsValue::from(
             js_sys::JSON::stringify(saved)
-                .map_err(|e| TraceError::Unreadable { what: "saved", message: thrown(&e) })?,
+                .map_err(|e| TraceError::Unreadable { what: Name::of("saved"), message: thrown(&e) })?,
         );
         // `undefined` for a function without `toJSON`.
         if !text.is_string() {

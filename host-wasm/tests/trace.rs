@@ -168,6 +168,7 @@ fn huge_or_odd_numbers_are_capped_so_the_ring_still_saves() {
     let mut ring = create("{}");
     record(&mut ring, "{ type: 'pass-start', name: 'n', at: 1e300 }");
     record(&mut ring, "{ type: 'claimed', name: 'n', at: -5, item: NaN }");
+    record(&mut ring, "{ type: 'performed', name: 'n', at: NaN, item: 0, durationMs: -1 }");
     record(
         &mut ring,
         "{ type: 'pass-end', name: 'n', at: Infinity, report: { claimed: 1, performed: 0, failed: 0, claimLost: 0 }, nextDelayMs: 1.9 }",
@@ -175,6 +176,10 @@ fn huge_or_odd_numbers_are_capped_so_the_ring_still_saves() {
     let span = ring.latest().expect("a span that converts");
     assert_eq!(get(&span, "start").as_f64(), Some(9_007_199_254_740_991.0));
     assert_eq!(get(&span, "nextDelayMs").as_f64(), Some(1.0));
+    // NaN and negatives read 0, as documented (NaN read as the cap before).
+    let item = js_sys::Array::from(&get(&span, "items")).get(0);
+    assert_eq!((get(&item, "item").as_f64(), get(&item, "end").as_f64()), (Some(0.0), Some(0.0)));
+    assert_eq!(get(&item, "durationMs").as_f64(), Some(0.0));
     assert!(ring.save().is_ok());
 }
 
