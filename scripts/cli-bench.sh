@@ -5,10 +5,15 @@
 #
 #   scripts/cli-bench.sh            # builds the release binary first
 #   JOBS=5000 scripts/cli-bench.sh
+#   LEASEHOLD_BIN=/tmp/leasehold-before scripts/cli-bench.sh   # another build, e.g. an older commit's
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q -p leasehold --features cli --release --bin leasehold
-bin=target/release/leasehold
+if [ -n "${LEASEHOLD_BIN:-}" ]; then
+    bin=$LEASEHOLD_BIN
+else
+    cargo build -q -p leasehold --features cli --release --bin leasehold
+    bin=target/release/leasehold
+fi
 jobs=${JOBS:-2000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,9 +37,9 @@ if [ -n "${LEASEHOLD_TEST_PG_URL:-}" ]; then
     for c in 1 4; do
         schema="cli_bench_$c"
         sep='?'; [[ "$LEASEHOLD_TEST_PG_URL" == *\?* ]] && sep='&'
-        "$bin" --database "$LEASEHOLD_TEST_PG_URL" status > /dev/null  # reachable?
-        psql -q "$LEASEHOLD_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema;" 2>/dev/null \
-            || { echo "postgres: psql missing; skipped"; break; }
+        command -v psql > /dev/null || { echo "postgres: psql missing; skipped"; break; }
+        # A fresh schema per case (and the check that the server is reached).
+        psql -q "$LEASEHOLD_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema;"
         bench postgres "$LEASEHOLD_TEST_PG_URL${sep}options[search_path]=$schema" "$c"
     done
 else
