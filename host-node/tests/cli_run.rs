@@ -296,3 +296,21 @@ async fn a_program_that_cannot_start_is_named_in_the_error() {
         ]
     );
 }
+
+#[tokio::test]
+async fn status_counts_each_queue_by_the_states_the_dashboard_shows() {
+    let s = Scratch::new();
+    s.enqueue(&["--queue", "mail"], "echo done");
+    s.enqueue(&["--queue", "mail", "--max-attempts", "1"], "false");
+    s.cmd(&["work", "--queue", "mail", "--until-empty"]).assert().success();
+    s.enqueue(&["--queue", "mail"], "echo due");
+    s.enqueue(&["--queue", "mail", "--at", "1h"], "echo later");
+    let text = cli_support::stdout(&s, &["status"]);
+    let cells = |line: &str| -> Vec<String> {
+        line.split(['│', '┆']).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect()
+    };
+    let header = text.lines().find(|l| l.contains("queue")).map(cells).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(header, ["queue", "queued", "scheduled", "retrying", "running", "succeeded", "dead", "cancelled", "paused"]);
+    let mail = text.lines().find(|l| l.contains("mail")).map(cells).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(mail, ["mail", "1", "1", "0", "0", "1", "1", "0"], "the job due in an hour is scheduled, not queued: {text}");
+}

@@ -74,7 +74,9 @@ pub enum Command {
     /// A command that finished is never given up on: while the database cannot record its
     /// outcome, `work` waits for it, whatever the interrupts. Exits 0 once stopped either way.
     Work(WorkArgs),
-    /// Jobs per queue and state.
+    /// Jobs per queue and state, as the dashboard counts them: queued (due, never tried),
+    /// scheduled (not due yet), retrying (due again after a failed attempt), running,
+    /// succeeded, dead, cancelled; and since when a paused queue is paused.
     Status,
     /// A table of jobs, newest first.
     Jobs(JobsArgs),

@@ -4,6 +4,7 @@
 use crate::fail::CliError;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use leasehold::core::Millis;
+use leasehold::runner::{Clock, TokioClock};
 use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store, StoreConfig, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -61,26 +62,38 @@ pub fn cell(text: &str) -> String {
 
 /// `leasehold status`.
 pub async fn status(store: &Store) -> Result<(), CliError> {
-    let counts = store.counts().await?;
-    if counts.is_empty() {
+    let overview = store.overview(TokioClock::new().now()).await?;
+    if overview.queues.is_empty() {
         println!("no jobs");
         return Ok(());
     }
-    let paused = store.paused_queues().await?;
-    let mut t = table(&["queue", "queued", "running", "succeeded", "dead", "cancelled", "paused"]);
-    for c in counts {
-        let since = paused.iter().find(|p| p.queue == c.queue).map(|p| format!("since {} by {}", time(p.paused_at), p.paused_by));
+    // The dashboard's states: queued is due and never tried, scheduled not
+    // due yet, retrying due again after a failure.
+    let mut t = table(&["queue", "queued", "scheduled", "retrying", "running", "succeeded", "dead", "cancelled", "paused"]);
+    let about = if overview.succeeded_estimated { "≈" } else { "" };
+    for q in overview.queues {
+        let c = q.counts;
+        let since = q.paused_at_ms.map(|at| format!("since {} by {}", time(Millis(at)), q.paused_by.unwrap_or_default()));
         t.add_row(vec![
-            c.queue,
+            q.queue,
             c.queued.to_string(),
+            c.scheduled.to_string(),
+            c.retrying.to_string(),
             c.running.to_string(),
-            c.succeeded.to_string(),
+            format!("{about}{}", c.succeeded),
             c.dead.to_string(),
             c.cancelled.to_string(),
             since.unwrap_or_default(),
         ]);
     }
-    crate::fail::print(&format!("{t}\n"));
+    let mut text = format!("{t}\n");
+    if overview.succeeded_estimated {
+        text.push_str(&format!(
+            "≈ succeeded jobs estimated from {} of the {} job ids (`leasehold jobs --state succeeded` lists them)\n",
+            overview.sampled_ids, overview.id_span
+        ));
+    }
+    crate::fail::print(&text);
     Ok(())
 }
 
