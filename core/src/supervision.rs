@@ -259,7 +259,7 @@ impl Supervisor {
     }
 
     /// The send time of the last renewal that confirmed.
-    pub fn last_confirmed(&self) -> Millis {
+    pub(crate) fn last_confirmed(&self) -> Millis {
         self.last_confirmed
     }
 

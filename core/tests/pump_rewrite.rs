@@ -61,7 +61,7 @@ fn dropped_records_go_and_the_rest_keep_their_numbers_epoch_and_the_marks() {
         .map(|f| f.unwrap().1)
         .collect();
     assert_eq!(
-        frames.iter().map(|b| b.record_count()).collect::<Vec<_>>(),
+        frames.iter().map(|b| b.records().count()).collect::<Vec<_>>(),
         [2, 1]
     );
     assert_eq!(frames[0].marks().count(), 0);

@@ -14,17 +14,17 @@ use core::mem;
 
 /// One append: at most `max` drafts and the watermarks they complete.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chunk<D> {
+pub(crate) struct Chunk<D> {
     /// The drafts, in derivation order.
-    pub drafts: Vec<D>,
+    pub(crate) drafts: Vec<D>,
     /// `(source, position)`: every entry of `source` before `position` has
     /// its events in this chunk or an earlier one.
-    pub completes: Vec<(String, u64)>,
+    pub(crate) completes: Vec<(String, u64)>,
 }
 
 impl<D> Chunk<D> {
     /// Whether the chunk carries neither drafts nor watermarks.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.drafts.is_empty() && self.completes.is_empty()
     }
 }
@@ -44,7 +44,7 @@ struct Cursor {
 /// the chunk it returns before going on), [`Chunker::end_source`] with the
 /// committed length read; then [`Chunker::finish`] for the last chunk.
 #[derive(Debug)]
-pub struct Chunker<D> {
+pub(crate) struct Chunker<D> {
     max: usize,
     drafts: Vec<D>,
     completes: Vec<(String, u64)>,
@@ -53,24 +53,19 @@ pub struct Chunker<D> {
 
 impl<D> Chunker<D> {
     /// A chunker cutting at `max` drafts (at least 1: a smaller value is 1).
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         Chunker { max: max.max(1), drafts: Vec::new(), completes: Vec::new(), current: None }
     }
 
-    /// The most drafts one chunk holds.
-    pub fn max(&self) -> usize {
-        self.max
-    }
-
     /// Starts deriving `source` from its watermark `from`.
-    pub fn begin_source(&mut self, source: &str, from: u64) {
+    pub(crate) fn begin_source(&mut self, source: &str, from: u64) {
         self.current = Some(Cursor { source: String::from(source), done: from });
     }
 
     /// Adds a draft of entry `index` of the current source. When the chunk is
     /// already full it is cut first and returned: append it (with
     /// [`Chunk::completes`]) before pushing more. Indices must not go back.
-    pub fn push(&mut self, index: u64, draft: D) -> Option<Chunk<D>> {
+    pub(crate) fn push(&mut self, index: u64, draft: D) -> Option<Chunk<D>> {
         let cut = if self.drafts.len() >= self.max {
             if let Some(cursor) = self.current.as_mut() {
                 if index > cursor.done {
@@ -89,7 +84,7 @@ impl<D> Chunker<D> {
     /// The current source was read up to its committed length `len`: its
     /// watermark `len` travels with the chunk that holds its last draft (or
     /// the next one).
-    pub fn end_source(&mut self, len: u64) {
+    pub(crate) fn end_source(&mut self, len: u64) {
         if let Some(cursor) = self.current.take() {
             if len > cursor.done {
                 self.completes.push((cursor.source, len));
@@ -100,7 +95,7 @@ impl<D> Chunker<D> {
     /// The last chunk of the pass, `None` when it would be empty. A chunk with
     /// watermarks and no drafts moves the watermarks in memory only (they are
     /// written with the next append or at close).
-    pub fn finish(&mut self) -> Option<Chunk<D>> {
+    pub(crate) fn finish(&mut self) -> Option<Chunk<D>> {
         self.current = None;
         let chunk = self.take();
         (!chunk.is_empty()).then_some(chunk)
@@ -113,3 +108,6 @@ impl<D> Chunker<D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

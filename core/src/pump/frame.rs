@@ -66,7 +66,7 @@ pub enum HeaderError {
         /// Bytes the file holds.
         len: usize,
     },
-    /// The first 8 bytes are not [`MAGIC`]: not an event log, or another version.
+    /// The first 8 bytes are not `b"LHEVLOG1"`: not an event log, or another version.
     Magic,
     /// The header's checksum does not match its bytes.
     Checksum,
@@ -391,11 +391,6 @@ impl<'a> Batch<'a> {
             r.mark()?;
         }
         (r.pos == body.len()).then_some(Batch { body, records, marks_at })
-    }
-
-    /// How many records the frame holds.
-    pub fn record_count(&self) -> u32 {
-        self.records
     }
 
     /// The records, in the order they were appended.

@@ -10,8 +10,8 @@
 //! - [`frame`]: the log's byte layout and what an open does with a torn tail
 //!   or a corrupt log.
 //! - [`watermarks`]: one watermark per source, and which moves are unsaved.
-//! - [`chunk`]: at most N drafts per append, each append with the watermarks
-//!   it completes.
+//! - `chunk` (inside the crate): at most N drafts per append, each append
+//!   with the watermarks it completes.
 //! - [`failure`]: keep dirty, report once, retry after a second.
 //! - [`compaction`]: compaction at open and at most hourly; retention.
 //! - [`rewrite`]: the bytes a compaction writes (the same from every host).
@@ -20,9 +20,10 @@
 //! - [`machine`]: the order of every pump operation, as the host's run loop
 //!   drives it (`handle_*` in, `poll_output` out).
 //! - [`state`]: the dirty set, the timer and the pump's phase, tying the
-//!   above together for the machine.
+//!   above together; only the machine steps it, hosts read it through
+//!   [`PumpMachine::state`].
 
-pub mod chunk;
+mod chunk;
 pub mod compaction;
 pub mod failure;
 pub mod frame;
@@ -33,12 +34,10 @@ pub mod rewrite;
 pub mod state;
 pub mod watermarks;
 
-pub use chunk::{Chunk, Chunker};
 pub use compaction::{COMPACT_EVERY_MS, DEFAULT_RETENTION_MS, Retention};
 pub use machine::{LogFailure, Op, OpError, Output, PumpMachine};
 pub use failure::RETRY_AFTER_MS;
 pub use state::{
-    ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, FailureDecision, MAX_CHUNK_SIZE, PassPlan, Phase,
-    PumpConfig, PumpState,
+    ConfigError, DEFAULT_CHUNK_SIZE, DEFAULT_KICK_DELAY_MS, MAX_CHUNK_SIZE, Phase, PumpConfig, PumpState,
 };
 pub use watermarks::Watermarks;

@@ -12,7 +12,7 @@
 //!   sequence numbers may be behind what readers already saw.
 //! - Otherwise the writer takes the file over: a torn tail is cut back to the
 //!   last whole frame, the epoch stays, and the next sequence number skips
-//!   [`MAX_CHUNK_SIZE`] past the last one ([`start_seq`]), so a record a
+//!   [`MAX_CHUNK_SIZE`] past the last one, so a record a
 //!   reader saw before a crash lost it never has its number reused.
 
 use super::frame::{Corruption, Ending, Summary, decode_header, summarize};
@@ -57,7 +57,7 @@ impl Written {
 
     /// Whether `bytes` (read from the log's path, header epoch `epoch`) still
     /// hold what was written, perhaps with more after it.
-    pub fn still_held_by(&self, bytes: &[u8], epoch: u64) -> bool {
+    pub(crate) fn still_held_by(&self, bytes: &[u8], epoch: u64) -> bool {
         let Ok(len) = usize::try_from(self.len) else { return false };
         epoch == self.epoch && len >= TAIL_LEN && bytes.len() >= len && bytes[len - TAIL_LEN..len] == self.tail
     }
@@ -72,7 +72,7 @@ impl Written {
 /// highest: [`MAX_CHUNK_SIZE`] past it, the most records any writer's append
 /// may carry, so the numbers of an append a crash lost are never given out
 /// again (readers resume by sequence number).
-pub fn start_seq(last_seq: Option<u64>) -> u64 {
+pub(crate) fn start_seq(last_seq: Option<u64>) -> u64 {
     last_seq.map_or(0, |s| s + 1).saturating_add(MAX_CHUNK_SIZE as u64)
 }
 
@@ -118,8 +118,9 @@ pub struct TakeOver {
     /// Cut the file to this many bytes first (a torn tail): the length of
     /// the whole frames, and the torn bytes after them.
     pub truncate: Option<(u64, u64)>,
-    /// The sequence number the next record gets ([`start_seq`]); numbers
-    /// from it on need a reservation before they are given out.
+    /// The sequence number the next record gets: [`MAX_CHUNK_SIZE`] past
+    /// the last one found (from 0 in a log without records); numbers from
+    /// it on need a reservation before they are given out.
     pub next_seq: u64,
     /// What the writer has written once the tail is cut.
     pub written: Written,

@@ -110,19 +110,19 @@ pub enum Phase {
 
 /// What a failed pass asks the host to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FailureDecision {
+pub(crate) struct FailureDecision {
     /// Report the error now (it differs from the one reported last).
-    pub report: bool,
+    pub(crate) report: bool,
     /// The background retry is due then (the timer was armed for it or for
     /// an earlier kick).
-    pub retry_at: Option<Millis>,
+    pub(crate) retry_at: Option<Millis>,
 }
 
 /// The sources a pass derives, taken from the dirty set in name order.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PassPlan {
+pub(crate) struct PassPlan {
     /// Registered sources to derive past their watermark.
-    pub sources: Vec<String>,
+    pub(crate) sources: Vec<String>,
 }
 
 /// The pump's state machine.
@@ -144,7 +144,7 @@ impl PumpState {
     ///
     /// # Errors
     /// [`ConfigError`] when `config` can not work.
-    pub fn new(config: PumpConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn new(config: PumpConfig) -> Result<Self, ConfigError> {
         config.validate()?;
         Ok(PumpState {
             config,
@@ -160,7 +160,7 @@ impl PumpState {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &PumpConfig {
+    pub(crate) fn config(&self) -> &PumpConfig {
         &self.config
     }
 
@@ -207,14 +207,14 @@ impl PumpState {
 
     /// A source joins. It is dirty: the next pass derives it past its
     /// watermark (if the log recorded one at open).
-    pub fn register(&mut self, source: &str) {
+    pub(crate) fn register(&mut self, source: &str) {
         self.sources.insert(String::from(source));
         self.dirty.insert(String::from(source));
     }
 
     /// The source is gone (its events were logged and its journal dropped):
     /// its watermark goes and its old records become droppable.
-    pub fn forget(&mut self, source: &str) {
+    pub(crate) fn forget(&mut self, source: &str) {
         self.sources.remove(source);
         self.dirty.remove(source);
         self.marks.forget(source);
@@ -223,7 +223,7 @@ impl PumpState {
     /// The log opened with the watermarks it recorded; `created` when it is
     /// new (or replaced a corrupt one). Keeps the watermarks of registered
     /// sources only, and makes every registered source dirty.
-    pub fn opened<S: AsRef<str>>(&mut self, recorded: impl IntoIterator<Item = (S, u64)>, created: bool) {
+    pub(crate) fn opened<S: AsRef<str>>(&mut self, recorded: impl IntoIterator<Item = (S, u64)>, created: bool) {
         if self.phase != Phase::Opening {
             return;
         }
@@ -237,7 +237,7 @@ impl PumpState {
     /// A source appended (`Some`), or a pass is wanted (`None`): derive soon.
     /// Arms the timer at `now + kick_delay_ms` unless it is armed already, so
     /// a burst of kicks makes one pass. Ignored once closed.
-    pub fn kick(&mut self, source: Option<&str>, now: Millis) {
+    pub(crate) fn kick(&mut self, source: Option<&str>, now: Millis) {
         if self.phase == Phase::Closed {
             return;
         }
@@ -252,13 +252,13 @@ impl PumpState {
     }
 
     /// When the host should call [`PumpState::handle_timeout`].
-    pub fn poll_timeout(&self) -> Option<Millis> {
+    pub(crate) fn poll_timeout(&self) -> Option<Millis> {
         self.timer
     }
 
     /// The timer fired at `now`: answers whether a pass is due (the timer is
     /// disarmed then).
-    pub fn handle_timeout(&mut self, now: Millis) -> bool {
+    pub(crate) fn handle_timeout(&mut self, now: Millis) -> bool {
         match self.timer {
             Some(at) if at <= now => {
                 self.timer = None;
@@ -271,14 +271,14 @@ impl PumpState {
     /// `flush` or `close`: a pass over every registered source is due now,
     /// kicked or not (everything appended so far, even by a caller that
     /// forgot to kick), so the pending timer goes.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         self.dirty.extend(self.sources.iter().cloned());
         self.timer = None;
     }
 
     /// Starts a pass: takes the dirty set (registered sources, in name order).
     /// Empty unless the log is open.
-    pub fn begin_pass(&mut self) -> PassPlan {
+    pub(crate) fn begin_pass(&mut self) -> PassPlan {
         if self.phase != Phase::Open {
             return PassPlan { sources: Vec::new() };
         }
@@ -287,41 +287,41 @@ impl PumpState {
     }
 
     /// A chunker for the pass, cutting at `chunk_size`.
-    pub fn chunker<D>(&self) -> Chunker<D> {
+    pub(crate) fn chunker<D>(&self) -> Chunker<D> {
         Chunker::new(self.config.chunk_size)
     }
 
     /// The watermarks an append for a chunk completing `completes` carries.
-    pub fn to_write<'a>(&'a self, completes: &'a [(String, u64)]) -> Vec<(&'a str, u64)> {
+    pub(crate) fn to_write<'a>(&'a self, completes: &'a [(String, u64)]) -> Vec<(&'a str, u64)> {
         self.marks.to_write(completes)
     }
 
     /// The append of a chunk completing `completes` (with
     /// [`PumpState::to_write`]) is durable.
-    pub fn chunk_logged(&mut self, completes: &[(String, u64)]) {
+    pub(crate) fn chunk_logged(&mut self, completes: &[(String, u64)]) {
         self.marks.logged(completes);
     }
 
     /// A chunk without drafts completed `completes`: moved in memory only.
-    pub fn chunk_without_events(&mut self, completes: &[(String, u64)]) {
+    pub(crate) fn chunk_without_events(&mut self, completes: &[(String, u64)]) {
         self.marks.moved_unlogged(completes);
     }
 
     /// An append that carried the unsaved watermarks (an emit, a compaction)
     /// is durable.
-    pub fn unsaved_written(&mut self) {
+    pub(crate) fn unsaved_written(&mut self) {
         self.marks.unsaved_logged();
     }
 
     /// The pass derived and logged everything it took.
-    pub fn pass_succeeded(&mut self) {
+    pub(crate) fn pass_succeeded(&mut self) {
         self.failure.recovered();
     }
 
     /// The pass failed with `message` at `now`: its sources stay dirty, the
     /// error is reported once per episode, and a retry is armed
     /// `retry_after_ms` on unless the timer is armed already (or closed).
-    pub fn pass_failed(&mut self, plan: PassPlan, message: &str, now: Millis) -> FailureDecision {
+    pub(crate) fn pass_failed(&mut self, plan: PassPlan, message: &str, now: Millis) -> FailureDecision {
         self.dirty.extend(plan.sources.into_iter().filter(|s| self.sources.contains(s)));
         let report = self.failure.failed(message);
         if self.phase != Phase::Closed && self.timer.is_none() {
@@ -333,7 +333,7 @@ impl PumpState {
     /// The log had to be created anew when the host reopened it (a broken
     /// log found corrupt or gone): every watermark goes, every source is
     /// dirty and derived again from its first entry (backfill), soon.
-    pub fn replaced(&mut self, now: Millis) {
+    pub(crate) fn replaced(&mut self, now: Millis) {
         self.marks.clear();
         self.backfilled = true;
         self.dirty.extend(self.sources.iter().cloned());
@@ -342,24 +342,27 @@ impl PumpState {
 
     /// Whether a compaction is due at `now` (at open, then at most every
     /// `compact_every_ms`). False unless open.
-    pub fn compaction_due(&self, now: Millis) -> bool {
+    pub(crate) fn compaction_due(&self, now: Millis) -> bool {
         self.phase == Phase::Open && self.compaction.due(now)
     }
 
     /// A compaction starts at `now`.
-    pub fn compaction_started(&mut self, now: Millis) {
+    pub(crate) fn compaction_started(&mut self, now: Millis) {
         self.compaction.started(now);
     }
 
     /// `close` ran its last pass: the watermarks moved without an append (if
     /// any) are what the host writes before closing the log.
-    pub fn unsaved_marks(&self) -> Vec<(&str, u64)> {
+    pub(crate) fn unsaved_marks(&self) -> Vec<(&str, u64)> {
         self.marks.to_write(&[])
     }
 
     /// The pump closed: nothing more is derived, the timer is gone.
-    pub fn closed(&mut self) {
+    pub(crate) fn closed(&mut self) {
         self.phase = Phase::Closed;
         self.timer = None;
     }
 }
+
+#[cfg(test)]
+mod tests;

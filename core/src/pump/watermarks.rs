@@ -12,6 +12,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The pump's watermarks and which of them the log has not recorded yet.
+/// Hosts read them ([`Watermarks::iter`], through
+/// [`PumpMachine::state`](super::PumpMachine::state)); only the pump moves them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Watermarks {
     marks: BTreeMap<String, u64>,
@@ -20,13 +22,13 @@ pub struct Watermarks {
 
 impl Watermarks {
     /// No watermarks: every source derives from its first entry.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The watermarks a log recorded at open, keeping only the sources `keep`
     /// accepts.
-    pub fn load<S: AsRef<str>>(
+    pub(crate) fn load<S: AsRef<str>>(
         recorded: impl IntoIterator<Item = (S, u64)>,
         mut keep: impl FnMut(&str) -> bool,
     ) -> Self {
@@ -39,7 +41,7 @@ impl Watermarks {
     }
 
     /// Where `source` derives from next (0 when it has no watermark).
-    pub fn get(&self, source: &str) -> u64 {
+    pub(crate) fn get(&self, source: &str) -> u64 {
         self.marks.get(source).copied().unwrap_or(0)
     }
 
@@ -49,13 +51,13 @@ impl Watermarks {
     }
 
     /// Whether some watermark moved that the log does not record yet.
-    pub fn has_unsaved(&self) -> bool {
+    pub(crate) fn has_unsaved(&self) -> bool {
         !self.unsaved.is_empty()
     }
 
     /// The watermarks an append should carry: the moves not recorded yet plus
     /// the ones the chunk completes (`completes` wins for a source in both).
-    pub fn to_write<'a>(&'a self, completes: &'a [(String, u64)]) -> Vec<(&'a str, u64)> {
+    pub(crate) fn to_write<'a>(&'a self, completes: &'a [(String, u64)]) -> Vec<(&'a str, u64)> {
         let mut out: BTreeMap<&str, u64> = self
             .unsaved
             .iter()
@@ -69,7 +71,7 @@ impl Watermarks {
 
     /// An append that carried [`Watermarks::to_write`] for `completes` is
     /// durable: those watermarks move and nothing is unsaved any more.
-    pub fn logged(&mut self, completes: &[(String, u64)]) {
+    pub(crate) fn logged(&mut self, completes: &[(String, u64)]) {
         self.unsaved.clear();
         for (name, position) in completes {
             self.advance(name, *position);
@@ -78,7 +80,7 @@ impl Watermarks {
 
     /// A chunk without events completed `completes`: the watermarks move in
     /// memory and wait for the next append (or close) to be recorded.
-    pub fn moved_unlogged(&mut self, completes: &[(String, u64)]) {
+    pub(crate) fn moved_unlogged(&mut self, completes: &[(String, u64)]) {
         for (name, position) in completes {
             if self.advance(name, *position) {
                 self.unsaved.insert(name.clone());
@@ -109,15 +111,30 @@ impl Watermarks {
     }
 
     /// The source is gone (its journal was dropped): its watermark goes.
-    pub fn forget(&mut self, source: &str) {
+    pub(crate) fn forget(&mut self, source: &str) {
         self.marks.remove(source);
         self.unsaved.remove(source);
     }
 
     /// The log was replaced by a new, empty one: every source derives again
     /// from its first entry (backfill).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.marks.clear();
         self.unsaved.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermarks_never_move_back() {
+        let mut marks = Watermarks::new();
+        marks.logged(&[(String::from("a"), 10)]);
+        marks.logged(&[(String::from("a"), 4)]);
+        assert_eq!(marks.get("a"), 10);
+        marks.moved_unlogged(&[(String::from("a"), 7)]);
+        assert!(!marks.has_unsaved(), "a move back is no move");
     }
 }

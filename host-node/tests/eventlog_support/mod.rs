@@ -446,5 +446,5 @@ pub async fn open_pump(
 /// Records per frame of the log at `path`.
 pub fn frame_sizes(path: &Path) -> Vec<u32> {
     let bytes = std::fs::read(path).unwrap();
-    leasehold::core::pump::frame::Frames::new(&bytes).map(|f| f.unwrap().1.record_count()).collect()
+    leasehold::core::pump::frame::Frames::new(&bytes).map(|f| f.unwrap().1.records().count() as u32).collect()
 }

@@ -40,34 +40,6 @@ pub enum Dialect {
     Sqlite,
 }
 
-impl Dialect {
-    /// The folder of `core/sql/` holding this dialect's files:
-    /// `"postgres"` or `"sqlite"`.
-    #[must_use]
-    pub fn folder(self) -> &'static str {
-        match self {
-            Dialect::Postgres => "postgres",
-            Dialect::Sqlite => "sqlite",
-        }
-    }
-
-    /// Every statement of this dialect.
-    #[must_use]
-    pub fn catalogue(self) -> &'static [Statement] {
-        match self {
-            Dialect::Postgres => postgres::ALL,
-            Dialect::Sqlite => sqlite::ALL,
-        }
-    }
-
-    /// The statement named `name` (its file's name without `.sql`), or
-    /// `None` when this dialect has none of that name.
-    #[must_use]
-    pub fn statement(self, name: &str) -> Option<&'static Statement> {
-        self.catalogue().iter().find(|s| s.name == name)
-    }
-}
-
 /// One SQL statement: its text as its file holds it (header comment
 /// included: both databases skip comments) and its parameters' names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,12 @@
-//! Chunk planning (seed 004 `EventPump.pass`): at most N drafts per append,
-//! each carrying the watermarks it completes; a source cut inside a chunk gets
-//! the position up to which its events are in it.
+//! Chunk planning (the reference implementation's `EventPump.pass`): at most
+//! N drafts per append, each carrying the watermarks it completes; a source
+//! cut inside a chunk gets the position up to which its events are in it.
 
-use leasehold_core::pump::{Chunk, Chunker};
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{Chunk, Chunker};
 
 /// Drives a chunker over sources given as `(name, from, drafts per entry)`,
 /// collecting every chunk it cuts (the last one included).
@@ -14,7 +18,7 @@ fn plan(max: usize, sources: &[(&str, u64, &[usize])]) -> Vec<Chunk<(String, u64
         for (offset, count) in per_entry.iter().enumerate() {
             let index = from + offset as u64;
             for j in 0..*count {
-                if let Some(chunk) = chunker.push(index, (name.to_string(), index, j)) {
+                if let Some(chunk) = chunker.push(index, (String::from(*name), index, j)) {
                     out.push(chunk);
                 }
             }
@@ -95,5 +99,5 @@ fn a_pass_with_nothing_to_derive_cuts_no_chunk() {
 #[test]
 fn a_zero_maximum_is_one() {
     let chunker: Chunker<u8> = Chunker::new(0);
-    assert_eq!(chunker.max(), 1);
+    assert_eq!(chunker.max, 1);
 }

@@ -1,12 +1,13 @@
-//! The pump's state (seed 004 `EventPump`): kick batching, the dirty set,
-//! watermarks and their unsaved moves, failure handling, compaction schedule,
-//! retention, and the backfill after the log was replaced.
+//! The pump's state (the reference implementation's `EventPump`): kick
+//! batching, the dirty set, watermarks and their unsaved moves, failure
+//! handling, the compaction schedule, and the backfill after the log was
+//! replaced.
 
-use leasehold_core::Millis;
-use leasehold_core::pump::{
-    COMPACT_EVERY_MS, ConfigError, DEFAULT_KICK_DELAY_MS, MAX_CHUNK_SIZE, Phase, PumpConfig, PumpState, RETRY_AFTER_MS,
-    Retention, Watermarks,
-};
+use alloc::string::ToString;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::*;
 
 fn open_pump(sources: &[&str], recorded: &[(&str, u64)]) -> PumpState {
     let mut state = PumpState::new(PumpConfig::default()).unwrap();
@@ -50,7 +51,7 @@ fn open_keeps_watermarks_of_registered_sources_and_makes_them_dirty() {
 fn a_created_log_is_a_backfill() {
     let mut state = PumpState::new(PumpConfig::default()).unwrap();
     state.register("a");
-    state.opened(std::iter::empty::<(&str, u64)>(), true);
+    state.opened(core::iter::empty::<(&str, u64)>(), true);
     assert!(state.backfilled());
 }
 
@@ -85,7 +86,7 @@ fn no_pass_before_open_or_after_close() {
     state.kick(Some("a"), Millis(0));
     assert!(!state.handle_timeout(Millis(100)), "not open yet");
     assert!(state.begin_pass().sources.is_empty());
-    state.opened(std::iter::empty::<(&str, u64)>(), false);
+    state.opened(core::iter::empty::<(&str, u64)>(), false);
     state.closed();
     state.kick(Some("a"), Millis(200));
     assert_eq!(state.poll_timeout(), None, "a closed pump arms no timer");
@@ -111,16 +112,6 @@ fn close_writes_the_moves_no_append_carried() {
     assert_eq!(state.unsaved_marks(), vec![("a", 9)]);
     state.unsaved_written();
     assert!(state.unsaved_marks().is_empty(), "an emit's append carried them");
-}
-
-#[test]
-fn watermarks_never_move_back() {
-    let mut marks = Watermarks::new();
-    marks.logged(&[("a".into(), 10)]);
-    marks.logged(&[("a".into(), 4)]);
-    assert_eq!(marks.get("a"), 10);
-    marks.moved_unlogged(&[("a".into(), 7)]);
-    assert!(!marks.has_unsaved(), "a move back is no move");
 }
 
 #[test]
@@ -187,30 +178,6 @@ fn compaction_runs_at_open_then_at_most_hourly() {
     assert!(state.compaction_due(Millis(COMPACT_EVERY_MS)));
     state.compaction_started(Millis(COMPACT_EVERY_MS));
     assert!(!state.compaction_due(Millis(COMPACT_EVERY_MS + 10)));
-}
-
-#[test]
-fn retention_drops_only_old_records_of_quiet_or_gone_sources() {
-    let mut retention = Retention::new(Millis(100_000), 10_000);
-    assert_eq!(retention.cutoff(), Millis(90_000));
-    let verdict = |source: &str| source != "busy";
-    assert!(retention.drops("idle", Millis(89_999), verdict));
-    assert!(!retention.drops("idle", Millis(90_000), verdict), "not older than the window");
-    assert!(!retention.drops("busy", Millis(1), verdict), "a source that is not quiet keeps everything");
-}
-
-#[test]
-fn retention_asks_each_source_once() {
-    let mut retention = Retention::new(Millis(100), 10);
-    let mut asked = Vec::new();
-    for at in [1, 2, 3] {
-        retention.drops("a", Millis(at), |s| {
-            asked.push(s.to_string());
-            true
-        });
-    }
-    retention.drops("a", Millis(99), |_| unreachable!("recent records never ask"));
-    assert_eq!(asked, vec!["a"]);
 }
 
 #[test]
