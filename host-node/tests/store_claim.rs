@@ -51,7 +51,7 @@ async fn claim_takes_priority_then_due_time_then_id() {
         while let Some(job) = s.claim("q", &me, db.now(), LEASE).await.unwrap() {
             order.push(job.id);
         }
-        assert_eq!(order, [high, early_low, late_low, tie_a], "{}", db.label());
+        assert_eq!(order, [high, early_low, late_low, tie_a]);
     }
 }
 
@@ -66,9 +66,7 @@ async fn job_not_yet_due_is_not_claimed() {
         let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
         let me = owner("h", "n1");
         assert!(
-            s.claim("q", &me, db.now(), LEASE).await.unwrap().is_none(),
-            "{}",
-            db.label()
+            s.claim("q", &me, db.now(), LEASE).await.unwrap().is_none()
         );
         db.advance(Duration::from_millis(1100)).await;
         let job = s
@@ -133,9 +131,7 @@ async fn claim_page_takes_up_to_n_in_queue_order() {
         let page = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
         assert_eq!(
             page.iter().map(|j| j.id).collect::<Vec<_>>(),
-            ids[..5],
-            "{}",
-            db.label()
+            ids[..5]
         );
         let rest = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
         assert_eq!(rest.iter().map(|j| j.id).collect::<Vec<_>>(), ids[5..]);
@@ -183,7 +179,7 @@ async fn stale_lease_is_reclaimed_with_a_greater_token() {
         );
         db.advance(LEASE).await;
         let second = db.claim("q", &owner("h2", "b"), LEASE).await;
-        assert_eq!(second.id, id, "{}", db.label());
+        assert_eq!(second.id, id);
         assert!(second.token > first.token);
         assert!(second.reclaimed);
         assert_eq!(second.attempt, 2);
@@ -219,9 +215,7 @@ async fn stale_jobs_come_before_queued_ones_in_a_page() {
             .unwrap();
         assert_eq!(
             page.iter().map(|j| j.id).collect::<Vec<_>>(),
-            [old],
-            "{}",
-            db.label()
+            [old]
         );
         let page = s
             .claim_page("q", &owner("h2", "b"), db.now(), LEASE, 5)
@@ -276,7 +270,7 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
             // The refused candidate took this page's slot; the next claim skips it.
             None => db.claim("q", &owner("h2", "b"), LEASE).await,
         };
-        assert_eq!(job.id, other, "{}", db.label());
+        assert_eq!(job.id, other);
         assert_eq!(
             check.asked.load(std::sync::atomic::Ordering::SeqCst),
             asked_before + 1
@@ -424,9 +418,7 @@ async fn complete_and_claim_settles_one_and_claims_the_next() {
             .unwrap();
         assert_eq!(
             done,
-            leasehold::core::lease::FenceOutcome::Updated,
-            "{}",
-            db.label()
+            leasehold::core::lease::FenceOutcome::Updated
         );
         assert_eq!(next.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
         assert_eq!(s.job(ids[0]).await.unwrap().state, JobState::Succeeded);
@@ -450,7 +442,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
         db.advance(LEASE * 2).await;
         let thief = owner("h2", "b");
         let taken = s.claim("q", &thief, db.now(), LEASE).await.unwrap().unwrap();
-        assert_eq!((taken.id, taken.reclaimed), (lost.id, true), "{}", db.label());
+        assert_eq!((taken.id, taken.reclaimed), (lost.id, true));
         // The first owner's completion rides a claim: the fence is lost to
         // the newer token, the job stays the thief's, the claim still lands.
         let (outcome, page) = s
@@ -459,9 +451,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
             .unwrap();
         assert_eq!(
             outcome,
-            leasehold::core::lease::FenceOutcome::LostToNewerToken,
-            "{}",
-            db.label()
+            leasehold::core::lease::FenceOutcome::LostToNewerToken
         );
         assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
         let record = s.job(ids[0]).await.unwrap();
@@ -515,7 +505,7 @@ async fn a_stale_lease_is_reclaimed_at_the_next_look_not_before() {
             .await
             .unwrap()
             .expect("the look after 2 s reclaims it");
-        assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
+        assert_eq!((taken.id, taken.reclaimed), (first.id, true));
         assert!(taken.token > first.token);
     }
 }
@@ -531,7 +521,7 @@ async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases() {
             .await
             .unwrap()
             .expect("every claim looks");
-        assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
+        assert_eq!((taken.id, taken.reclaimed), (first.id, true));
     }
 }
 
@@ -561,7 +551,7 @@ async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another() {
             back.push(job.id);
         }
         back.sort();
-        assert_eq!(back, ids, "{}", db.label());
+        assert_eq!(back, ids);
         assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
     }
 }
@@ -576,13 +566,13 @@ async fn an_own_stale_lease_taken_back_is_not_reclaimed_from_a_lost_worker() {
         let s = &db.store;
         let first = stale_one_second_after_a_look(&db).await;
         let again = s.claim("q", &owner("h1", "a"), db.now(), LONG).await.unwrap().expect("its own stale lease");
-        assert_eq!((again.id, again.reclaimed), (first.id, false), "{}", db.label());
-        assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 0, "{}", db.label());
+        assert_eq!((again.id, again.reclaimed), (first.id, false));
+        assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 0);
         // Another owner taking the next stale lease over is a reclaim.
         db.advance(Duration::from_secs(11)).await;
         let taken = s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().expect("stale again");
-        assert_eq!((taken.id, taken.reclaimed), (first.id, true), "{}", db.label());
-        assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 1, "{}", db.label());
+        assert_eq!((taken.id, taken.reclaimed), (first.id, true));
+        assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 1);
     }
 }
 

@@ -58,9 +58,9 @@ async fn the_overview_counts_each_queue_by_every_state_and_marks_the_paused_ones
         db.store.pause_queue("zip", "ops", db.now()).await.unwrap();
 
         let overview = db.store.overview(db.now()).await.unwrap();
-        assert!(!overview.succeeded_estimated, "{}", db.label());
+        assert!(!overview.succeeded_estimated);
         let names: Vec<&str> = overview.queues.iter().map(|q| q.queue.as_str()).collect();
-        assert_eq!(names, ["mail", "zip"], "{}", db.label());
+        assert_eq!(names, ["mail", "zip"]);
         let mail = &overview.queues[0].counts;
         let counts = [mail.queued, mail.scheduled, mail.retrying, mail.running, mail.succeeded, mail.dead, mail.cancelled];
         assert_eq!(counts, [2; 7], "{}: {mail:?}", db.label());
@@ -98,7 +98,7 @@ async fn over_a_large_id_range_succeeded_jobs_are_estimated_and_said_to_be_while
         };
         let ids = one_of_each(&db, "a").await;
         let overview = db.store.overview(db.now()).await.unwrap();
-        assert!(overview.succeeded_estimated, "{}", db.label());
+        assert!(overview.succeeded_estimated);
         assert_eq!(overview.sampled_ids, 4096);
         let a = &overview.queues.iter().find(|q| q.queue == "a").expect("a").counts;
         let b = &overview.queues.iter().find(|q| q.queue == "b").expect("b").counts;
@@ -106,7 +106,7 @@ async fn over_a_large_id_range_succeeded_jobs_are_estimated_and_said_to_be_while
         assert!(near(a.succeeded, 100_001.0), "{}: a ≈ {}", db.label(), a.succeeded);
         assert!(near(b.succeeded, 50_000.0), "{}: b ≈ {}", db.label(), b.succeeded);
         // Every other state is exact.
-        assert_eq!([a.queued, a.scheduled, a.retrying, a.running, a.dead, a.cancelled], [1; 6], "{}", db.label());
+        assert_eq!([a.queued, a.scheduled, a.retrying, a.running, a.dead, a.cancelled], [1; 6]);
         assert_eq!(ids.len(), 7);
     }
 }
@@ -147,7 +147,7 @@ async fn pages_go_back_by_id_without_gaps_or_repeats_and_filter_by_queue_state_a
         }
         let query = JobQuery { text: Some("echo dead".into()), ..Default::default() };
         let page = s.job_page(&query, db.now()).await.unwrap();
-        assert_eq!(page.jobs.len(), 6, "{}", db.label());
+        assert_eq!(page.jobs.len(), 6);
         assert!(page.jobs.iter().all(|j| j.payload["command"] == "echo dead"));
     }
 }
@@ -161,7 +161,7 @@ async fn a_search_no_index_serves_stops_after_its_window_and_says_where_to_go_on
         let new = s.enqueue("q", &json!({ "command": "hay" }), &opts(1), db.now()).await.unwrap();
         let mut query = JobQuery { text: Some("needle".into()), ..Default::default() };
         let first = s.job_page(&query, db.now()).await.unwrap();
-        assert!(first.jobs.is_empty(), "{}", db.label());
+        assert!(first.jobs.is_empty());
         let next = first.next.expect("older ids remain");
         assert_eq!(first.searched_down_to, Some(next));
         assert_eq!(next.0, new.0 + 1 - 100_000);
@@ -176,7 +176,7 @@ async fn a_search_no_index_serves_stops_after_its_window_and_says_where_to_go_on
             }
             query.before = Some(page.next.expect("more"));
         };
-        assert_eq!(found.iter().map(|j| j.id).collect::<Vec<_>>(), [old], "{}", db.label());
+        assert_eq!(found.iter().map(|j| j.id).collect::<Vec<_>>(), [old]);
         assert_eq!(pages, 3, "{}: 250,001 ids in windows of 100,000", db.label());
         // A state with its own index is not windowed.
         s.cancel(&[old], None, "ops", db.now()).await.unwrap();
@@ -206,17 +206,17 @@ async fn activity_buckets_count_settlements_by_outcome_with_how_long_they_waited
 
         let activity = s.activity(Millis(since.0 - 60_000), 60_000, db.now()).await.unwrap();
         let total = |f: fn(&leasehold::store::dashboard::ActivityBucket) -> u64| activity.buckets.iter().map(f).sum::<u64>();
-        assert_eq!((total(|b| b.done), total(|b| b.retrying), total(|b| b.cancelled), total(|b| b.dead)), (1, 1, 1, 0), "{}", db.label());
+        assert_eq!((total(|b| b.done), total(|b| b.retrying), total(|b| b.cancelled), total(|b| b.dead)), (1, 1, 1, 0));
         let ran: Vec<_> = activity.buckets.iter().filter(|b| b.ran.count > 0).collect();
         let runs: u64 = ran.iter().map(|b| b.ran.count).sum();
-        assert_eq!(runs, 2, "{}", db.label());
+        assert_eq!(runs, 2);
         if db.kind == BackendKind::Sqlite {
             // The virtual clock: waited 300 ms after due, ran 200 ms.
             let bucket = ran[0];
             assert_eq!((bucket.ran.mean_ms, bucket.ran.max_ms), (200, 200));
             assert_eq!((bucket.waited.count, bucket.waited.mean_ms), (1, 300));
         } else {
-            assert!(ran.iter().all(|b| b.ran.max_ms >= 150 && b.ran.max_ms < 5_000), "{}", db.label());
+            assert!(ran.iter().all(|b| b.ran.max_ms >= 150 && b.ran.max_ms < 5_000));
         }
         assert!(s.activity(since, 0, db.now()).await.is_err());
         assert!(s.activity(Millis(since.0 - 3_600_000), 1, db.now()).await.is_err(), "too many buckets");
@@ -237,7 +237,7 @@ async fn a_job_page_shows_its_own_settlements_only() {
         let _ = other;
         let record = s.job(id).await.unwrap();
         let rows = s.job_settlements(&record).await.unwrap();
-        assert!(rows.iter().all(|r| r.job == id), "{}", db.label());
+        assert!(rows.iter().all(|r| r.job == id));
         assert!(!rows.is_empty(), "{}: {record:?}", db.label());
         assert!(matches!(rows[0].outcome, SettlementOutcome::Retrying { .. }), "{}: {rows:?}", db.label());
     }

@@ -29,7 +29,7 @@ async fn enqueued_job_keeps_its_payload_and_options() {
         let id = s.enqueue("mail", &payload, &opts, now).await.unwrap();
         let record = s.job(id).await.unwrap();
         assert_eq!(record.queue, "mail");
-        assert_eq!(record.payload, payload, "{}", db.label());
+        assert_eq!(record.payload, payload);
         assert_eq!(record.state, JobState::Queued);
         assert_eq!(record.run_at, Millis(now.0 + 60_000));
         assert_eq!(
@@ -59,7 +59,7 @@ async fn second_enqueue_with_the_same_key_returns_the_first_job() {
             .enqueue("q", &json!("second"), &keyed("k"), db.now())
             .await
             .unwrap();
-        assert_eq!(first, again, "{}", db.label());
+        assert_eq!(first, again);
         assert_eq!(s.job(first).await.unwrap().payload, json!("first"));
         // Keys are per queue.
         let elsewhere = s
@@ -152,9 +152,7 @@ async fn payload_text_that_is_not_json_is_refused_and_nothing_is_written() {
         assert!(matches!(err, StoreError::InvalidPayload(_)), "{err}");
         assert!(err.to_string().contains("payload is not JSON"));
         assert!(
-            db.store.counts().await.unwrap().is_empty(),
-            "{}",
-            db.label()
+            db.store.counts().await.unwrap().is_empty()
         );
         let ok = db
             .store
@@ -208,9 +206,7 @@ async fn invalid_bulk_job_fails_the_whole_batch_before_writing() {
             .unwrap_err();
         assert!(err.to_string().contains("max_attempts"), "{err}");
         assert!(
-            db.store.counts().await.unwrap().is_empty(),
-            "{}",
-            db.label()
+            db.store.counts().await.unwrap().is_empty()
         );
     }
 }

@@ -38,9 +38,7 @@ async fn heartbeat_renews_the_lease_so_no_one_can_reclaim() {
             s.claim("q", &owner("h", "b"), db.now(), LEASE)
                 .await
                 .unwrap()
-                .is_none(),
-            "{}",
-            db.label()
+                .is_none()
         );
         let lease = s.job(id).await.unwrap().lease.unwrap();
         assert!(lease.heartbeat_at.unwrap() > job.leased_at);
@@ -56,9 +54,7 @@ async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job() {
         db.advance(LEASE * 2).await;
         assert_eq!(
             s.heartbeat(job.fence(), db.now()).await.unwrap(),
-            FenceOutcome::Updated,
-            "{}",
-            db.label()
+            FenceOutcome::Updated
         );
     }
 }
@@ -75,9 +71,7 @@ async fn old_token_can_neither_renew_nor_settle() {
         let lost = FenceOutcome::LostToNewerToken;
         assert_eq!(
             s.heartbeat(old.fence(), db.now()).await.unwrap(),
-            lost,
-            "{}",
-            db.label()
+            lost
         );
         assert_eq!(
             s.reconfirm(old.fence(), &owner("h1", "a"), db.now())
@@ -116,9 +110,7 @@ async fn complete_settles_once_and_a_second_complete_is_not_running() {
         );
         assert_eq!(
             s.complete(job.fence(), None, db.now()).await.unwrap(),
-            FenceOutcome::LostNotRunning,
-            "{}",
-            db.label()
+            FenceOutcome::LostNotRunning
         );
         assert_eq!(
             s.heartbeat(job.fence(), db.now()).await.unwrap(),
@@ -184,9 +176,7 @@ async fn reconfirm_needs_the_same_owner_as_well_as_the_token() {
             s.reconfirm(job.fence(), &owner("h", "impostor"), db.now())
                 .await
                 .unwrap(),
-            FenceOutcome::LostToNewerToken,
-            "{}",
-            db.label()
+            FenceOutcome::LostToNewerToken
         );
     }
 }
@@ -214,9 +204,7 @@ async fn batched_writes_are_fenced_one_by_one() {
                 FenceOutcome::Updated,
                 // The same fence twice: the lease it names is held and renewed.
                 FenceOutcome::Updated
-            ],
-            "{}",
-            db.label()
+            ]
         );
         let completed = s.complete_many(&without_results(&fences), db.now()).await.unwrap();
         assert_eq!(
@@ -245,12 +233,12 @@ async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
         let old = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         db.advance(LEASE * 2).await;
         let new = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
-        assert_eq!((new.id, new.token > old.token), (old.id, true), "{}", db.label());
+        assert_eq!((new.id, new.token > old.token), (old.id, true));
         let lost = FenceOutcome::LostToNewerToken;
         let renewed = s.heartbeat_many(&[old.fence(), new.fence()], db.now()).await.unwrap();
-        assert_eq!(renewed, [lost, FenceOutcome::Updated], "{}", db.label());
+        assert_eq!(renewed, [lost, FenceOutcome::Updated]);
         let completed = s.complete_many(&without_results(&[old.fence(), new.fence(), new.fence()]), db.now()).await.unwrap();
-        assert_eq!(completed, [lost, FenceOutcome::Updated, FenceOutcome::LostNotRunning], "{}", db.label());
+        assert_eq!(completed, [lost, FenceOutcome::Updated, FenceOutcome::LostNotRunning]);
         let record = s.job(old.id).await.unwrap();
         assert_eq!((record.state, record.token), (JobState::Succeeded, new.token));
     }
@@ -338,7 +326,7 @@ async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
             .unwrap();
         let handed_back = [page[1].fence(), page[2].fence()];
         let released = s.release_many(&handed_back, db.now()).await.unwrap();
-        assert_eq!(released, [FenceOutcome::Updated; 2], "{}", db.label());
+        assert_eq!(released, [FenceOutcome::Updated; 2]);
         let record = s.job(ids[1]).await.unwrap();
         assert_eq!((record.state, record.attempts), (JobState::Queued, 0));
         assert!(record.attempt_log.is_empty(), "a released claim never ran");
@@ -382,18 +370,14 @@ async fn a_result_is_written_only_by_a_settle_whose_fence_holds() {
         let left = json!({"exitCode": 1, "output": "late"});
         assert_eq!(
             s.complete(old.fence(), Some(&left), db.now()).await.unwrap(),
-            FenceOutcome::LostToNewerToken,
-            "{}",
-            db.label()
+            FenceOutcome::LostToNewerToken
         );
         assert_eq!(
             s.fail(old.fence(), "late", Some(&left), db.now()).await.unwrap(),
-            FailOutcome::Lost(FenceOutcome::LostToNewerToken),
-            "{}",
-            db.label()
+            FailOutcome::Lost(FenceOutcome::LostToNewerToken)
         );
         let batch = s.complete_many(&[(old.fence(), Some(&left))], db.now()).await.unwrap();
-        assert_eq!(batch, [FenceOutcome::LostToNewerToken], "{}", db.label());
+        assert_eq!(batch, [FenceOutcome::LostToNewerToken]);
         assert!(s.results(id).await.unwrap().is_empty(), "{}: a refused settle wrote a result", db.label());
 
         let failed = json!({"exitCode": 3});
@@ -404,7 +388,7 @@ async fn a_result_is_written_only_by_a_settle_whose_fence_holds() {
         let done = json!({"exitCode": 0});
         let (outcome, _) =
             s.complete_and_claim(third.fence(), Some(&done), "q", &owner("h", "b"), db.now(), LEASE, 1).await.unwrap();
-        assert_eq!(outcome, FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(outcome, FenceOutcome::Updated);
         assert_eq!(
             s.results(id).await.unwrap(),
             [(new.token, failed), (third.token, done)],

@@ -65,9 +65,7 @@ async fn counts_are_per_queue_and_state_in_name_order() {
                     dead: 0,
                     cancelled: 0
                 },
-            ],
-            "{}",
-            db.label()
+            ]
         );
     }
 }
@@ -100,7 +98,7 @@ async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
 
         let record = s.job(id).await.unwrap();
         let log = &record.attempt_log;
-        assert_eq!(log.len(), 3, "{}", db.label());
+        assert_eq!(log.len(), 3);
         let view: Vec<_> = log
             .iter()
             .map(|a| (a.token, a.owner.nonce.as_str(), a.outcome))

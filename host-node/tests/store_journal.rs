@@ -42,10 +42,10 @@ async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
         let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
         let me = owner("h1", "a");
         let page = s.claim_page("q", &me, db.now(), LEASE, 4).await.unwrap();
-        assert_eq!(page.len(), 4, "{}", db.label());
+        assert_eq!(page.len(), 4);
         let by_id = |i: usize| page.iter().find(|j| j.id == ids[i]).unwrap().clone();
         let mut cursor = JournalCursor::default();
-        assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}", db.label());
+        assert!(s.settlements(&mut cursor).await.unwrap().is_empty());
 
         assert!(s.complete(by_id(0).fence(), Some(&json!({"exitCode": 0})), db.now()).await.unwrap().is_updated());
         let retry = s.fail(by_id(2).fence(), "exit code 1", None, db.now()).await.unwrap();
@@ -62,16 +62,14 @@ async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
                 (ids[2].0, 1, token(2), SettlementOutcome::Retrying { at }),
                 (ids[1].0, 1, token(1), SettlementOutcome::DeadLettered),
                 (ids[3].0, 1, token(3), SettlementOutcome::Released),
-            ],
-            "{}",
-            db.label()
+            ]
         );
-        assert_eq!(rows[1].error.as_deref(), Some("exit code 1"), "{}", db.label());
-        assert_eq!(rows[2].error.as_deref(), Some("exit code 2"), "{}", db.label());
+        assert_eq!(rows[1].error.as_deref(), Some("exit code 1"));
+        assert_eq!(rows[2].error.as_deref(), Some("exit code 2"));
         for row in &rows {
             assert_eq!(row.queue, "q");
             let owner = row.owner.as_ref().expect("the attempt's owner");
-            assert_eq!((owner.host_id.as_str(), owner.nonce.as_str()), ("h1", "a"), "{}", db.label());
+            assert_eq!((owner.host_id.as_str(), owner.nonce.as_str()), ("h1", "a"));
         }
         assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}: read once", db.label());
 
@@ -81,25 +79,23 @@ async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
         db.advance(Duration::from_millis(20)).await;
         let again = s.claim_page("q", &me, db.now(), LEASE, 2).await.unwrap();
         let released = again.iter().find(|j| j.id == ids[3]).expect("released job claimed again");
-        assert_eq!(released.attempt, 1, "{}", db.label());
+        assert_eq!(released.attempt, 1);
         db.advance(LEASE * 2).await;
         let thief = owner("h2", "b");
         let taken = s.claim_page("q", &thief, db.now(), LEASE, 2).await.unwrap();
         let taken_over = taken.iter().find(|j| j.id == ids[3]).expect("reclaimed");
         let (outcome, _) =
             s.complete_and_claim(taken_over.fence(), None, "q", &thief, db.now(), LEASE, 1).await.unwrap();
-        assert_eq!(outcome, FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(outcome, FenceOutcome::Updated);
         let rows = s.settlements(&mut cursor).await.unwrap();
         let of_job: Vec<_> = rows.iter().filter(|r| r.job == ids[3]).collect();
         assert_eq!(
             of_job.iter().map(|r| (r.attempt, r.token, r.outcome)).collect::<Vec<_>>(),
-            [(1, released.token, SettlementOutcome::Lost), (2, taken_over.token, SettlementOutcome::Done)],
-            "{}",
-            db.label()
+            [(1, released.token, SettlementOutcome::Lost), (2, taken_over.token, SettlementOutcome::Done)]
         );
         assert_eq!(of_job[0].owner.as_ref().unwrap().host_id, "h1", "{}: the loser is named", db.label());
-        assert!(of_job[0].error.as_deref().unwrap_or_default().contains("reclaimed by h2"), "{}", db.label());
-        assert_eq!(of_job[1].owner.as_ref().unwrap().host_id, "h2", "{}", db.label());
+        assert!(of_job[0].error.as_deref().unwrap_or_default().contains("reclaimed by h2"));
+        assert_eq!(of_job[1].owner.as_ref().unwrap().host_id, "h2");
     }
 }
 
@@ -113,7 +109,7 @@ async fn a_settle_whose_fence_is_refused_appends_nothing() {
         let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
         let mut cursor = JournalCursor::default();
         let lost = s.settlements(&mut cursor).await.unwrap();
-        assert_eq!(summary(&lost), [(old.id.0, 1, old.token, SettlementOutcome::Lost)], "{}", db.label());
+        assert_eq!(summary(&lost), [(old.id.0, 1, old.token, SettlementOutcome::Lost)]);
         assert!(!s.complete(old.fence(), None, db.now()).await.unwrap().is_updated());
         assert!(matches!(s.fail(old.fence(), "late", None, db.now()).await.unwrap(), FailOutcome::Lost(_)));
         assert!(!s.release(old.fence(), db.now()).await.unwrap().is_updated());
@@ -121,7 +117,7 @@ async fn a_settle_whose_fence_is_refused_appends_nothing() {
         assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}: a refused settle was journaled", db.label());
         assert!(s.complete(new.fence(), None, db.now()).await.unwrap().is_updated());
         let done = s.settlements(&mut cursor).await.unwrap();
-        assert_eq!(summary(&done), [(new.id.0, 2, new.token, SettlementOutcome::Done)], "{}", db.label());
+        assert_eq!(summary(&done), [(new.id.0, 2, new.token, SettlementOutcome::Done)]);
     }
 }
 
@@ -144,13 +140,13 @@ async fn a_deleted_jobs_settlement_stays_until_purge_says_it_is_old_enough() {
             jobs
         };
         let all: Vec<i64> = ids.iter().map(|id| id.0).collect();
-        assert_eq!(done(s.settlements(&mut JournalCursor::default()).await.unwrap()), all, "{}", db.label());
+        assert_eq!(done(s.settlements(&mut JournalCursor::default()).await.unwrap()), all);
 
-        assert_eq!(s.purge_settlements(None, Duration::from_secs(3600), db.now()).await.unwrap(), 0, "{}", db.label());
-        assert_eq!(s.purge_settlements(Some("other"), Duration::ZERO, db.now()).await.unwrap(), 0, "{}", db.label());
+        assert_eq!(s.purge_settlements(None, Duration::from_secs(3600), db.now()).await.unwrap(), 0);
+        assert_eq!(s.purge_settlements(Some("other"), Duration::ZERO, db.now()).await.unwrap(), 0);
         db.advance(Duration::from_millis(50)).await;
-        assert_eq!(s.purge_settlements(Some("q"), Duration::ZERO, db.now()).await.unwrap(), 3, "{}", db.label());
-        assert!(s.settlements(&mut JournalCursor::default()).await.unwrap().is_empty(), "{}", db.label());
+        assert_eq!(s.purge_settlements(Some("q"), Duration::ZERO, db.now()).await.unwrap(), 3);
+        assert!(s.settlements(&mut JournalCursor::default()).await.unwrap().is_empty());
     }
 }
 
@@ -173,7 +169,7 @@ async fn a_cursor_reads_each_row_once_across_a_purge_that_empties_the_journal() 
             db.advance(Duration::from_millis(20)).await;
             s.purge_settlements(None, Duration::ZERO, db.now()).await.unwrap();
         }
-        assert_eq!(seen.len(), 3, "{}", db.label());
+        assert_eq!(seen.len(), 3);
     }
 }
 

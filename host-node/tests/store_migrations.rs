@@ -112,9 +112,7 @@ async fn connect_installs_the_queue_set_in_its_block() {
                 (1001, "leasehold-queue".into(), "0001_jobs_and_attempts".into()),
                 (1002, "leasehold-queue".into(), "0002_attempt_results".into()),
                 (1003, "leasehold-queue".into(), "0003_success_on_the_job_row".into()),
-            ],
-            "{}",
-            db.label()
+            ]
         );
         assert_eq!(rows, queue_set_rows(), "{}: every migration of the set", db.label());
     }
@@ -127,7 +125,7 @@ async fn installing_twice_changes_nothing() {
         db.store.migrate(&[&QUEUE_MIGRATIONS]).await.unwrap();
         let again = Store::connect(&db.url).await.unwrap();
         again.migrate(&[&QUEUE_MIGRATIONS]).await.unwrap();
-        assert_eq!(migration_rows(&db.url).await, before, "{}", db.label());
+        assert_eq!(migration_rows(&db.url).await, before);
     }
 }
 
@@ -147,7 +145,7 @@ async fn composed_sets_install_in_their_own_blocks() {
         let queue = queue_set_rows();
         let mut expected: Vec<_> = queue.iter().map(|r| (r.0, r.1.as_str())).collect();
         expected.push((7001, "extra-tests"));
-        assert_eq!(ids, expected, "{}", db.label());
+        assert_eq!(ids, expected);
     }
 }
 

@@ -53,16 +53,16 @@ async fn a_completion_deletes_the_job_with_its_attempt_log_and_results() {
         assert!(matches!(failed, FailOutcome::Retrying { .. }));
         db.advance(Duration::from_millis(1100)).await;
         let second = s.claim("q", &me, db.now(), LEASE).await.unwrap().expect("the retry is due");
-        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1, "{}", db.label());
-        assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 1, "{}", db.label());
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1);
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 1);
 
-        assert_eq!(s.complete(second.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
+        assert_eq!(s.complete(second.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
         assert!(!exists(s, id).await, "{}: the completed job is still there", db.label());
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0, "{}: attempt rows remain", db.label());
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 0, "{}: result rows remain", db.label());
-        assert_eq!(finished(&db).await, (0, 0), "{}", db.label());
+        assert_eq!(finished(&db).await, (0, 0));
         // Completing it again lands nowhere.
-        assert_eq!(s.complete(second.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostMissing, "{}", db.label());
+        assert_eq!(s.complete(second.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostMissing);
     }
 }
 
@@ -74,16 +74,16 @@ async fn a_stale_token_cannot_delete_the_job() {
         let old = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let new = db.claim("q", &owner("h2", "b"), LEASE).await;
-        assert_eq!((new.id, new.token > old.token), (id, true), "{}", db.label());
+        assert_eq!((new.id, new.token > old.token), (id, true));
 
-        assert_eq!(s.complete(old.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostToNewerToken, "{}", db.label());
+        assert_eq!(s.complete(old.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostToNewerToken);
         let record = s.job(id).await.unwrap();
-        assert_eq!((record.state, record.token), (JobState::Running, new.token), "{}", db.label());
+        assert_eq!((record.state, record.token), (JobState::Running, new.token));
         // The lost attempt's log row goes with the job once the new owner completes it.
-        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1, "{}", db.label());
-        assert_eq!(s.complete(new.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated, "{}", db.label());
-        assert!(!exists(s, id).await, "{}", db.label());
-        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0, "{}", db.label());
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1);
+        assert_eq!(s.complete(new.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
+        assert!(!exists(s, id).await);
+        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0);
     }
 }
 
@@ -99,12 +99,10 @@ async fn a_batch_deletes_only_the_jobs_whose_fence_holds() {
         let outcomes = s.complete_many(&without_results(&[page[0].fence(), wrong, page[2].fence()]), db.now()).await.unwrap();
         assert_eq!(
             outcomes,
-            [FenceOutcome::Updated, FenceOutcome::LostToNewerToken, FenceOutcome::Updated],
-            "{}",
-            db.label()
+            [FenceOutcome::Updated, FenceOutcome::LostToNewerToken, FenceOutcome::Updated]
         );
-        assert!(!exists(s, page[0].id).await && !exists(s, page[2].id).await, "{}", db.label());
-        assert_eq!(s.job(page[1].id).await.unwrap().state, JobState::Running, "{}", db.label());
+        assert!(!exists(s, page[0].id).await && !exists(s, page[2].id).await);
+        assert_eq!(s.job(page[1].id).await.unwrap().state, JobState::Running);
     }
 }
 
@@ -141,12 +139,12 @@ async fn failed_and_dead_lettered_jobs_are_kept_and_a_deleted_jobs_key_is_free_a
         let dead = s.enqueue("q", &json!("dead"), &once, db.now()).await.unwrap();
         let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         assert_eq!(s.fail(job.fence(), "boom", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
-        assert_eq!(s.job(dead).await.unwrap().state, JobState::Dead, "{}", db.label());
-        assert_eq!(finished(&db).await, (0, 1), "{}", db.label());
+        assert_eq!(s.job(dead).await.unwrap().state, JobState::Dead);
+        assert_eq!(finished(&db).await, (0, 1));
 
         let keyed = EnqueueOptions { idempotency_key: Some("k".into()), ..Default::default() };
         let first = s.enqueue("q", &json!("first"), &keyed, db.now()).await.unwrap();
-        assert_eq!(s.enqueue("q", &json!("again"), &keyed, db.now()).await.unwrap(), first, "{}", db.label());
+        assert_eq!(s.enqueue("q", &json!("again"), &keyed, db.now()).await.unwrap(), first);
         let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
         assert_eq!(job.id, first);
         s.complete(job.fence(), None, db.now()).await.unwrap();
@@ -164,8 +162,8 @@ async fn the_default_keeps_succeeded_jobs() {
         let id = db.enqueue("q", json!(1)).await;
         let job = db.claim("q", &owner("h", "a"), LEASE).await;
         s.complete(job.fence(), None, db.now()).await.unwrap();
-        assert_eq!(s.job(id).await.unwrap().state, JobState::Succeeded, "{}", db.label());
-        assert_eq!(finished(&db).await, (1, 0), "{}", db.label());
+        assert_eq!(s.job(id).await.unwrap().state, JobState::Succeeded);
+        assert_eq!(finished(&db).await, (1, 0));
     }
 }
 
@@ -226,9 +224,7 @@ async fn a_tally_counts_the_deleted_jobs_apart() {
         let tally = s.tally(&listed_twice).await.unwrap();
         assert_eq!(
             (tally.queued, tally.running, tally.succeeded, tally.deleted, tally.unsettled()),
-            (2, 0, 0, 1, 2),
-            "{}",
-            db.label()
+            (2, 0, 0, 1, 2)
         );
     }
 }

@@ -61,7 +61,7 @@ async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
         s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1).await.unwrap();
 
         let purged = s.purge(None, &[JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
-        assert_eq!(purged, old_done.len() as u64, "{}", db.label());
+        assert_eq!(purged, old_done.len() as u64);
         for &id in &old_done {
             assert!(!exists(s, id).await, "{}: job {id} finished long ago and was kept", db.label());
         }
@@ -70,21 +70,19 @@ async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
         }
 
         let purged = s.purge(None, &[JobState::Dead, JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
-        assert_eq!(purged, old_dead.len() as u64, "{}", db.label());
+        assert_eq!(purged, old_dead.len() as u64);
         let counts = s.counts().await.unwrap();
         let q = counts.iter().find(|c| c.queue == "q").unwrap();
         assert_eq!(
             (q.queued, q.running, q.succeeded, q.dead),
-            (1, 1, new_done.len() as u64, new_dead.len() as u64),
-            "{}",
-            db.label()
+            (1, 1, new_done.len() as u64, new_dead.len() as u64)
         );
         assert!(exists(s, waiting.0).await && exists(s, running.0).await);
 
         // A span of zero takes every finished job, and still no other.
         db.advance(Duration::from_millis(50)).await;
         let purged = s.purge(None, &[JobState::Succeeded, JobState::Dead], Duration::ZERO, db.now()).await.unwrap();
-        assert_eq!(purged, (new_done.len() + new_dead.len()) as u64, "{}", db.label());
+        assert_eq!(purged, (new_done.len() + new_dead.len()) as u64);
         let tally = s.tally(&[waiting, running]).await.unwrap();
         assert_eq!((tally.queued, tally.running), (1, 1));
     }
@@ -117,7 +115,7 @@ async fn a_purge_keeps_to_its_queue_when_given_one() {
         }
         db.advance(Duration::from_millis(50)).await;
         let purged = s.purge(Some("q"), &[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap();
-        assert_eq!(purged, 1, "{}", db.label());
+        assert_eq!(purged, 1);
         let counts = s.counts().await.unwrap();
         assert_eq!(counts.iter().map(|c| (c.queue.as_str(), c.succeeded)).collect::<Vec<_>>(), [("keep", 1)]);
         let err = s.purge(Some("bad queue!"), &[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap_err();
@@ -144,7 +142,7 @@ async fn a_purge_over_ids_far_apart_walks_only_the_rows_there_are() {
         db.advance(Duration::from_millis(50)).await;
         let purge = s.purge(None, &[JobState::Succeeded, JobState::Dead], Duration::ZERO, db.now());
         let purged = tokio::time::timeout(Duration::from_secs(60), purge).await.expect("the purge ends").unwrap();
-        assert_eq!(purged, 2, "{}", db.label());
+        assert_eq!(purged, 2);
     }
 }
 
@@ -165,8 +163,8 @@ async fn a_purge_walks_past_its_first_range_of_ids() {
         }
         db.advance(Duration::from_millis(50)).await;
         let purged = s.purge(None, &[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap();
-        assert_eq!(purged, n as u64, "{}", db.label());
-        assert!(s.counts().await.unwrap().iter().all(|c| c.queue != "q"), "{}", db.label());
+        assert_eq!(purged, n as u64);
+        assert!(s.counts().await.unwrap().iter().all(|c| c.queue != "q"));
     }
 }
 

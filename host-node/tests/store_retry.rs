@@ -41,7 +41,7 @@ async fn failed_attempt_is_retried_after_a_doubling_backoff_then_dead_lettered()
                 .await
                 .unwrap()
                 .expect("due");
-            assert_eq!(job.attempt, attempt, "{}", db.label());
+            assert_eq!(job.attempt, attempt);
             let outcome = s
                 .fail(job.fence(), &format!("boom {attempt}"), None, db.now())
                 .await
@@ -137,9 +137,7 @@ async fn lease_lost_on_the_final_attempt_dead_letters_the_job() {
             s.claim("q", &owner("h2", "b"), db.now(), LEASE)
                 .await
                 .unwrap()
-                .is_none(),
-            "{}",
-            db.label()
+                .is_none()
         );
         let record = s.job(id).await.unwrap();
         assert_eq!(record.state, JobState::Dead);

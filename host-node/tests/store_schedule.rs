@@ -85,7 +85,7 @@ async fn restart_after_downtime(db: &TestDb, catch_up: CatchUp, back: u64) -> Ve
     spec.catch_up = catch_up;
     db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
     let round = db.store.run_due_schedules(&name, Millis(T0 + back)).await.unwrap();
-    assert_eq!(round.next_due, Some(Millis(T0 + (back / MIN + 1) * MIN)), "{}", db.label());
+    assert_eq!(round.next_due, Some(Millis(T0 + (back / MIN + 1) * MIN)));
     // Back to normal: the next slot is enqueued on time, once.
     let after = T0 + (back / MIN + 1) * MIN + 200;
     db.store.run_due_schedules(&name, Millis(after)).await.unwrap();
@@ -101,11 +101,11 @@ async fn a_restart_across_missed_slots_follows_the_catch_up_policy() {
     for db in backends("schedule_restart").await {
         let back = 10 * MIN + 30 * SEC;
         // all: each of the 10 missed slots, then the 11th on time.
-        assert_eq!(restart_after_downtime(&db, CatchUp::All, back).await, (1..=11).collect::<Vec<_>>(), "{}", db.label());
+        assert_eq!(restart_after_downtime(&db, CatchUp::All, back).await, (1..=11).collect::<Vec<_>>());
         // one (the default): one catch-up run for the latest missed slot.
-        assert_eq!(restart_after_downtime(&db, CatchUp::One, back).await, vec![10, 11], "{}", db.label());
+        assert_eq!(restart_after_downtime(&db, CatchUp::One, back).await, vec![10, 11]);
         // none: the missed slots are skipped; the schedule resumes on time.
-        assert_eq!(restart_after_downtime(&db, CatchUp::None, back).await, vec![11], "{}", db.label());
+        assert_eq!(restart_after_downtime(&db, CatchUp::None, back).await, vec![11]);
     }
 }
 
@@ -116,7 +116,7 @@ async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round() {
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
         // 250 slots: more than one decision's burst limit (100).
         let round = db.store.run_due_schedules("sched", Millis(T0 + 250 * SEC)).await.unwrap();
-        assert_eq!(round.enqueued.len(), 250, "{}", db.label());
+        assert_eq!(round.enqueued.len(), 250);
         assert_eq!(slots(&db.store).await, (1..=250).map(|s| T0 + s * SEC).collect::<Vec<_>>());
     }
 }
@@ -131,11 +131,11 @@ async fn a_longer_backlog_goes_on_in_the_next_rounds_without_holding_up_other_sc
         let now = Millis(T0 + 1_500 * SEC);
         let first = db.store.run_due_schedules("sched", now).await.unwrap();
         let per = |round: &leasehold::store::ScheduleRound, name: &str| round.enqueued.iter().filter(|j| j.schedule == name).count();
-        assert_eq!((per(&first, "backlog"), per(&first, "other")), (MAX_ROUND_SLOTS, 25), "{}", db.label());
+        assert_eq!((per(&first, "backlog"), per(&first, "other")), (MAX_ROUND_SLOTS, 25));
         assert_eq!(first.next_due, Some(Millis(T0 + (MAX_ROUND_SLOTS as u64 + 1) * SEC)), "more is due");
         let second = db.store.run_due_schedules("sched", now).await.unwrap();
         assert_eq!(per(&second, "backlog"), 1_500 - MAX_ROUND_SLOTS);
-        assert_eq!(slots(&db.store).await.len(), 1_525, "{}", db.label());
+        assert_eq!(slots(&db.store).await.len(), 1_525);
     }
 }
 
@@ -148,7 +148,7 @@ async fn no_overlap_skips_slots_while_the_long_job_is_queued_or_running() {
         db.store.run_due_schedules("sched", Millis(T0 + SEC)).await.unwrap();
         // Slot 2 while the first job is still queued: skipped.
         let round = db.store.run_due_schedules("sched", Millis(T0 + 2 * SEC)).await.unwrap();
-        assert_eq!((round.enqueued.len(), round.skipped), (0, 1), "{}", db.label());
+        assert_eq!((round.enqueued.len(), round.skipped), (0, 1));
         let claimed = db
             .store
             .claim("sched", &owner("h", "n"), Millis(T0 + 2 * SEC + 100), Duration::from_secs(60))
@@ -159,13 +159,13 @@ async fn no_overlap_skips_slots_while_the_long_job_is_queued_or_running() {
         for s in 3..=6 {
             db.store.run_due_schedules("sched", Millis(T0 + s * SEC)).await.unwrap();
         }
-        assert_eq!(slots(&db.store).await, vec![T0 + SEC], "{}", db.label());
+        assert_eq!(slots(&db.store).await, vec![T0 + SEC]);
         let record = db.store.schedule("long").await.unwrap();
         assert_eq!(record.last_run.unwrap().state, Some(JobState::Running));
         db.store.complete(claimed.fence(), None, Millis(T0 + 6 * SEC + 500)).await.unwrap();
         // Slot 7 after it ended: enqueued.
         db.store.run_due_schedules("sched", Millis(T0 + 7 * SEC)).await.unwrap();
-        assert_eq!(slots(&db.store).await, vec![T0 + SEC, T0 + 7 * SEC], "{}", db.label());
+        assert_eq!(slots(&db.store).await, vec![T0 + SEC, T0 + 7 * SEC]);
     }
 }
 
@@ -176,7 +176,7 @@ async fn overlap_is_allowed_by_default() {
         for s in 1..=3 {
             db.store.run_due_schedules("sched", Millis(T0 + s * SEC)).await.unwrap();
         }
-        assert_eq!(slots(&db.store).await.len(), 3, "{}", db.label());
+        assert_eq!(slots(&db.store).await.len(), 3);
     }
 }
 
@@ -188,7 +188,7 @@ async fn a_paused_schedule_enqueues_nothing_and_resumes_from_the_resume() {
         assert!(s.pause_schedule("p", Millis(T0 + 10 * SEC)).await.unwrap());
         assert!(!s.pause_schedule("p", Millis(T0 + 11 * SEC)).await.unwrap(), "paused already");
         s.run_due_schedules("sched", Millis(T0 + 5 * MIN)).await.unwrap();
-        assert!(slots(s).await.is_empty(), "{}", db.label());
+        assert!(slots(s).await.is_empty());
         assert_eq!(s.schedule("p").await.unwrap().paused_at, Some(Millis(T0 + 10 * SEC)));
         assert!(s.resume_schedule("p", Millis(T0 + 5 * MIN + 30 * SEC)).await.unwrap());
         assert!(!s.resume_schedule("p", Millis(T0 + 5 * MIN + 31 * SEC)).await.unwrap(), "running already");
@@ -196,7 +196,7 @@ async fn a_paused_schedule_enqueues_nothing_and_resumes_from_the_resume() {
         s.run_due_schedules("sched", Millis(T0 + 5 * MIN + 40 * SEC)).await.unwrap();
         assert!(slots(s).await.is_empty());
         s.run_due_schedules("sched", Millis(T0 + 6 * MIN)).await.unwrap();
-        assert_eq!(slots(s).await, vec![T0 + 6 * MIN], "{}", db.label());
+        assert_eq!(slots(s).await, vec![T0 + 6 * MIN]);
         let record = s.schedule("p").await.unwrap();
         assert_eq!((record.paused_at, record.next_slot), (None, Some(Millis(T0 + 7 * MIN))));
         let last = record.last_run.unwrap();
@@ -212,7 +212,7 @@ async fn a_removed_schedule_stops_and_keeps_its_jobs() {
         s.run_due_schedules("sched", Millis(T0 + SEC)).await.unwrap();
         s.remove_schedule("gone").await.unwrap();
         s.run_due_schedules("sched", Millis(T0 + 5 * SEC)).await.unwrap();
-        assert_eq!(slots(s).await, vec![T0 + SEC], "{}", db.label());
+        assert_eq!(slots(s).await, vec![T0 + SEC]);
         assert!(matches!(s.remove_schedule("gone").await, Err(StoreError::UnknownSchedule(_))));
         assert!(matches!(s.pause_schedule("gone", Millis(T0)).await, Err(StoreError::UnknownSchedule(_))));
         assert!(s.schedules().await.unwrap().is_empty());
@@ -241,7 +241,7 @@ async fn bad_schedules_are_refused_naming_the_mistake_and_nothing_changes() {
         let mut twin = every("taken", Duration::from_secs(60));
         twin.queue = "elsewhere".into();
         assert!(matches!(s.add_schedule(&twin, Millis(T0 + 1)).await, Err(StoreError::DuplicateSchedule(n)) if n == "taken"));
-        assert_eq!(s.schedules().await.unwrap(), vec![original], "{}", db.label());
+        assert_eq!(s.schedules().await.unwrap(), vec![original]);
     }
 }
 
@@ -254,7 +254,7 @@ async fn a_schedule_reads_back_as_added() {
         spec.catch_up = CatchUp::None;
         spec.overlap = Overlap::Skip;
         let record = db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
-        assert_eq!(record.spec, spec, "{}", db.label());
+        assert_eq!(record.spec, spec);
         assert_eq!(record.created_at, Millis(T0));
         // T0 is 2023-11-14T22:14:00Z; 03:00 in Berlin (UTC+1) is 02:00Z the next day.
         assert_eq!(record.next_slot, Some(Millis(1_700_013_600_000)));
@@ -273,6 +273,6 @@ async fn the_drive_task_enqueues_due_slots_by_the_system_clock() {
         let at = slots(&db.store).await;
         let first = added.next_slot.unwrap().0;
         assert!(at.len() >= 2, "{}: a slot a second for 2.6 s: {at:?}", db.label());
-        assert_eq!(at, (0..at.len() as u64).map(|i| first + i * SEC).collect::<Vec<_>>(), "{}", db.label());
+        assert_eq!(at, (0..at.len() as u64).map(|i| first + i * SEC).collect::<Vec<_>>());
     }
 }

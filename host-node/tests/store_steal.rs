@@ -115,9 +115,7 @@ async fn evidence_probed_before_the_steal_instant_is_refused() {
         // Nothing was written.
         assert_eq!(
             s.job(id).await.unwrap().lease.unwrap().owner.nonce,
-            "a",
-            "{}",
-            db.label()
+            "a"
         );
     }
 }
@@ -169,7 +167,7 @@ async fn steal_on_a_changed_snapshot_changes_nothing() {
             .steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE)
             .await
             .unwrap();
-        assert_eq!(outcome, StealOutcome::SnapshotChanged, "{}", db.label());
+        assert_eq!(outcome, StealOutcome::SnapshotChanged);
         let record = s.job(id).await.unwrap();
         assert_eq!(record.token, old.token);
         assert_eq!(record.attempt_log.len(), 1);

@@ -24,7 +24,7 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
         let id = db.enqueue("q", json!(1)).await;
         let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
         let cancelled = s.cancel(&[id], Some("wrong input"), "ops@box", db.now()).await.unwrap();
-        assert_eq!(cancelled, vec![id], "{}", db.label());
+        assert_eq!(cancelled, vec![id]);
 
         assert!(matches!(s.heartbeat(job.fence(), db.now()).await.unwrap(), FenceOutcome::LostToNewerToken { .. }));
         let output = json!({"exitCode": 0});
@@ -34,7 +34,7 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
         assert!(matches!(late, FailOutcome::Lost(_)), "{}: {late:?}", db.label());
 
         let record = s.job(id).await.unwrap();
-        assert_eq!(record.state, JobState::Cancelled, "{}", db.label());
+        assert_eq!(record.state, JobState::Cancelled);
         let how = record.cancellation.expect("who, when, why");
         assert_eq!((how.by.as_str(), how.reason.as_deref()), ("ops@box", Some("wrong input")));
         assert!(record.finished_at.is_some());
@@ -45,7 +45,7 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
         assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "never retried");
         let journal = s.settlements(&mut JournalCursor::default()).await.unwrap();
         let [row] = journal.as_slice() else { panic!("{}: {journal:?}", db.label()) };
-        assert_eq!((row.job, row.outcome, row.token), (id, SettlementOutcome::Cancelled, job.token), "{}", db.label());
+        assert_eq!((row.job, row.outcome, row.token), (id, SettlementOutcome::Cancelled, job.token));
         assert_eq!(row.owner.as_ref().map(|o| o.nonce.as_str()), Some("a"), "{}: the owner it was taken from", db.label());
         assert_eq!(row.error.as_deref(), Some("cancelled by ops@box: wrong input"));
     }
@@ -59,15 +59,15 @@ async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
         let later = EnqueueOptions { delay: Some(Duration::from_secs(1)), ..Default::default() };
         let scheduled = s.enqueue("q", &json!(2), &later, db.now()).await.unwrap();
         let both = s.cancel(&[scheduled, now, now], None, "me", db.now()).await.unwrap();
-        assert_eq!(both, vec![now, scheduled], "{}", db.label());
+        assert_eq!(both, vec![now, scheduled]);
         db.advance(Duration::from_millis(1100)).await;
-        assert!(s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
+        assert!(s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().is_none());
         let counts = s.counts().await.unwrap();
-        assert_eq!((counts[0].cancelled, counts[0].queued), (2, 0), "{}", db.label());
+        assert_eq!((counts[0].cancelled, counts[0].queued), (2, 0));
         assert_eq!(s.job(now).await.unwrap().cancellation.unwrap().reason, None);
         let journal = s.settlements(&mut JournalCursor::default()).await.unwrap();
         let cancelled: Vec<_> = journal.iter().map(|r| (r.job, r.outcome, r.owner.is_none())).collect();
-        assert_eq!(cancelled, [(now, SettlementOutcome::Cancelled, true), (scheduled, SettlementOutcome::Cancelled, true)], "{}", db.label());
+        assert_eq!(cancelled, [(now, SettlementOutcome::Cancelled, true), (scheduled, SettlementOutcome::Cancelled, true)]);
     }
 }
 
@@ -124,14 +124,14 @@ async fn a_cancel_racing_the_completion_has_exactly_one_outcome() {
             match (completed.unwrap(), cancel) {
                 (FenceOutcome::Updated, Err(StoreError::WrongState { state: "succeeded", .. })) => {
                     succeeded += 1;
-                    assert_eq!(record.state, JobState::Succeeded, "{}", db.label());
+                    assert_eq!(record.state, JobState::Succeeded);
                     assert_eq!(results.len(), 1, "{}: the result is kept", db.label());
                     assert_eq!(journaled, [(id, SettlementOutcome::Done)], "{}: round {round}", db.label());
                 }
                 (FenceOutcome::LostToNewerToken { .. }, Ok(ids)) => {
                     cancelled += 1;
                     assert_eq!(ids, vec![id]);
-                    assert_eq!(record.state, JobState::Cancelled, "{}", db.label());
+                    assert_eq!(record.state, JobState::Cancelled);
                     assert!(results.is_empty(), "{}: round {round} kept {results:?}", db.label());
                     assert_eq!(journaled, [(id, SettlementOutcome::Cancelled)], "{}: round {round}", db.label());
                     assert!(record.attempt_log.iter().all(|a| a.outcome != AttemptOutcome::Succeeded));
@@ -154,9 +154,9 @@ async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds()
 
         let err = s.retry(&[id, JobId(999)], db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::UnknownJob(JobId(999))), "{err}");
-        assert_eq!(s.retry(&[id], db.now()).await.unwrap(), vec![id], "{}", db.label());
+        assert_eq!(s.retry(&[id], db.now()).await.unwrap(), vec![id]);
         let record = s.job(id).await.unwrap();
-        assert_eq!((record.state, record.attempts), (JobState::Queued, 0), "{}", db.label());
+        assert_eq!((record.state, record.attempts), (JobState::Queued, 0));
         let err = s.retry(&[id], db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::WrongState { state: "queued", .. }), "{err}");
 
@@ -166,7 +166,7 @@ async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds()
         let record = s.job(id).await.unwrap();
         assert_eq!(record.state, JobState::Succeeded);
         let outcomes: Vec<_> = record.attempt_log.iter().map(|a| a.outcome).collect();
-        assert_eq!(outcomes, [AttemptOutcome::Failed, AttemptOutcome::Succeeded], "{}", db.label());
+        assert_eq!(outcomes, [AttemptOutcome::Failed, AttemptOutcome::Succeeded]);
     }
 }
 
@@ -184,7 +184,7 @@ async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id
         let other = s.enqueue("other", &json!(9), &once, db.now()).await.unwrap();
         let job = s.claim("other", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
         s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
-        assert_eq!(s.retry_dead(Some("q"), db.now()).await.unwrap(), dead, "{}", db.label());
+        assert_eq!(s.retry_dead(Some("q"), db.now()).await.unwrap(), dead);
         assert_eq!(s.job(other).await.unwrap().state, JobState::Dead, "other queues are left alone");
         assert!(matches!(s.retry_dead(Some("nowhere"), db.now()).await, Err(StoreError::UnknownQueue(_))));
 
@@ -192,7 +192,7 @@ async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id
         s.cancel(&[cancelled], None, "me", db.now()).await.unwrap();
         assert_eq!(s.retry(&[cancelled], db.now()).await.unwrap(), vec![cancelled]);
         let record = s.job(cancelled).await.unwrap();
-        assert_eq!((record.state, record.cancellation), (JobState::Queued, None), "{}", db.label());
+        assert_eq!((record.state, record.cancellation), (JobState::Queued, None));
     }
 }
 
@@ -203,12 +203,12 @@ async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueu
         assert!(matches!(s.pause_queue("q", "me", db.now()).await, Err(StoreError::UnknownQueue(_))));
         db.enqueue("q", json!(1)).await;
         let running = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
-        assert!(s.pause_queue("q", "me", db.now()).await.unwrap(), "{}", db.label());
+        assert!(s.pause_queue("q", "me", db.now()).await.unwrap());
         assert!(!s.pause_queue("q", "me", db.now()).await.unwrap(), "paused already");
         let queued = db.enqueue("q", json!(2)).await;
         db.enqueue("elsewhere", json!(3)).await;
 
-        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "{}", db.label());
+        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none());
         assert!(s.claim("elsewhere", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_some());
         assert_eq!(s.heartbeat(running.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
         assert_eq!(s.complete(running.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
@@ -218,7 +218,7 @@ async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueu
         s.resume_queue("q").await.unwrap();
         assert!(matches!(s.resume_queue("q").await, Err(StoreError::NotPaused(_))));
         let job = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("resumed");
-        assert_eq!(job.id, queued, "{}", db.label());
+        assert_eq!(job.id, queued);
         assert!(s.paused_queues().await.unwrap().is_empty());
     }
 }
@@ -231,7 +231,7 @@ async fn a_paused_queue_whose_jobs_were_all_deleted_can_still_be_resumed() {
         s.pause_queue("gone", "me", db.now()).await.unwrap();
         raw(&db, "DELETE FROM leasehold_jobs WHERE queue = 'gone'", "").await;
         s.resume_queue("gone").await.unwrap();
-        assert!(s.paused_queues().await.unwrap().is_empty(), "{}", db.label());
-        assert!(matches!(s.resume_queue("gone").await, Err(StoreError::UnknownQueue(_))), "{}", db.label());
+        assert!(s.paused_queues().await.unwrap().is_empty());
+        assert!(matches!(s.resume_queue("gone").await, Err(StoreError::UnknownQueue(_))));
     }
 }

@@ -26,9 +26,7 @@ async fn enqueue_of_due_work_wakes_local_subscribers_of_that_queue() {
             .await
             .expect("woken");
         assert!(
-            tokio::time::timeout(QUIET, other.notified()).await.is_err(),
-            "{}",
-            db.label()
+            tokio::time::timeout(QUIET, other.notified()).await.is_err()
         );
         assert_eq!(mail.queue(), "mail");
     }
@@ -47,9 +45,7 @@ async fn delayed_enqueue_wakes_nobody() {
             .await
             .unwrap();
         assert!(
-            tokio::time::timeout(QUIET, mail.notified()).await.is_err(),
-            "{}",
-            db.label()
+            tokio::time::timeout(QUIET, mail.notified()).await.is_err()
         );
     }
 }
@@ -68,9 +64,7 @@ async fn wakes_arriving_while_nobody_waits_coalesce_into_one() {
             .await
             .expect("one pending wake");
         assert!(
-            tokio::time::timeout(QUIET, mail.notified()).await.is_err(),
-            "{}",
-            db.label()
+            tokio::time::timeout(QUIET, mail.notified()).await.is_err()
         );
     }
 }

@@ -36,12 +36,12 @@ async fn a_worker_is_one_row_that_keeps_its_start_and_never_moves_a_counter_back
         // An older snapshot arriving late changes nothing.
         s.record_worker("q", &me, &counters(5), false, db.now()).await.unwrap();
         let [row] = s.workers().await.unwrap().try_into().expect("still one row");
-        assert_eq!(row.counters, counters(10), "{}", db.label());
-        assert_eq!(row.started_at, first.started_at, "{}", db.label());
+        assert_eq!(row.counters, counters(10));
+        assert_eq!(row.started_at, first.started_at);
         assert!(row.last_seen > first.last_seen, "{}: {row:?} after {first:?}", db.label());
         assert_eq!((row.queue.as_str(), row.owner.host_id.as_str(), row.owner.nonce.as_str()), ("q", "host-a", "nonce-a"));
         assert_eq!(row.owner.pid, me.pid);
-        assert_eq!(row.stopped_at, None, "{}", db.label());
+        assert_eq!(row.stopped_at, None);
     }
 }
 
@@ -56,7 +56,7 @@ async fn a_clean_stop_is_kept_and_each_queue_of_a_worker_is_its_own_row() {
         s.record_worker("b", &me, &counters(2), false, db.now()).await.unwrap();
         let rows = s.workers().await.unwrap();
         let by_queue: Vec<_> = rows.iter().map(|r| (r.queue.as_str(), r.stopped_at.is_some(), r.counters.claimed)).collect();
-        assert_eq!(by_queue, [("a", false, 1), ("b", true, 2)], "{}", db.label());
+        assert_eq!(by_queue, [("a", false, 1), ("b", true, 2)]);
     }
 }
 
@@ -68,13 +68,13 @@ async fn workers_are_listed_most_recently_seen_first_and_purged_when_long_unseen
         db.advance(Duration::from_millis(1500)).await;
         s.record_worker("q", &owner("h", "new"), &counters(0), false, db.now()).await.unwrap();
         let nonces: Vec<_> = s.workers().await.unwrap().into_iter().map(|r| r.owner.nonce).collect();
-        assert_eq!(nonces, ["new", "old"], "{}", db.label());
+        assert_eq!(nonces, ["new", "old"]);
         s.record_worker("other", &owner("h", "old"), &counters(0), false, db.now()).await.unwrap();
-        assert_eq!(s.purge_workers(Some("other"), Duration::from_secs(1), db.now()).await.unwrap(), 0, "{}", db.label());
+        assert_eq!(s.purge_workers(Some("other"), Duration::from_secs(1), db.now()).await.unwrap(), 0);
         let purged = s.purge_workers(None, Duration::from_secs(1), db.now()).await.unwrap();
-        assert_eq!(purged, 1, "{}", db.label());
+        assert_eq!(purged, 1);
         let rows: Vec<_> = s.workers().await.unwrap().into_iter().map(|r| (r.queue, r.owner.nonce)).collect();
-        assert_eq!(rows, [("other".to_owned(), "old".to_owned()), ("q".to_owned(), "new".to_owned())], "{}", db.label());
+        assert_eq!(rows, [("other".to_owned(), "old".to_owned()), ("q".to_owned(), "new".to_owned())]);
     }
 }
 
@@ -90,6 +90,6 @@ async fn a_record_with_a_bad_queue_or_no_nonce_is_refused_and_writes_nothing() {
             "{}: {no_nonce:?}",
             db.label()
         );
-        assert!(s.workers().await.unwrap().is_empty(), "{}", db.label());
+        assert!(s.workers().await.unwrap().is_empty());
     }
 }

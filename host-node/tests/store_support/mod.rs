@@ -102,6 +102,16 @@ impl TestDb {
     }
 }
 
+/// Names the backend when a test fails: the store tests loop over every
+/// backend, and an assertion's own message does not say which one it was on.
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("(the failure above was on {})", self.label());
+        }
+    }
+}
+
 /// A SQLite database in a fresh temp dir.
 pub async fn sqlite_db(config: StoreConfig) -> TestDb {
     let dir = tempfile::tempdir().expect("temp dir");
