@@ -56,6 +56,34 @@ async fn a_stopped_worker_in_its_own_pid_namespace_has_its_command_ended_too() {
     stopped_worker(true).await;
 }
 
+/// A worker stopped for good on the same host as its peers: the peers' pid
+/// probe sees a process that still exists, but a stopped one does no work and
+/// renews nothing, so a peer reclaims the job once its lease expires and
+/// finishes it (before, the job stayed `running` for as long as the worker
+/// stayed stopped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_on_the_same_host_reclaims_the_job_of_a_worker_stopped_for_good() {
+    let s = Scratch::new();
+    let marker = s.path("first-attempt-started");
+    // The first attempt sleeps long; the next one finishes at once.
+    let id = s.enqueue(&[], &format!("if [ -e {m} ]; then exit 0; fi; touch {m}; exec sleep 60", m = marker.display()));
+    let stale = ["--stale-after", "3s", "work", "--concurrency", "1"];
+    let stopped = KillOnDrop(s.spawn(&stale));
+    let start = Instant::now();
+    while !marker.exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "the first attempt never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    rustix::process::kill_process(Pid::from_raw(stopped.0.id() as i32).unwrap(), Signal::STOP).expect("stopped");
+    let _peer = KillOnDrop(s.spawn(&stale));
+    let store = s.store().await;
+    let job = cli_support::wait_for_state(&store, id, leasehold::store::JobState::Succeeded, Duration::from_secs(20)).await;
+    assert_eq!(cli_support::succeeded_attempts(&job), 1, "{:?}", job.attempt_log);
+    let first = &job.attempt_log[0];
+    assert_eq!(first.owner.pid, stopped.0.id(), "the stopped worker held the first attempt");
+    assert_ne!(job.attempt_log.last().unwrap().owner.pid, stopped.0.id(), "a peer finished the job");
+}
+
 /// The pid of the guard whose command line names `marker`.
 fn guard_of(marker: &str) -> i32 {
     let procs = std::fs::read_dir("/proc").expect("/proc");

@@ -52,6 +52,33 @@ fn current_process_is_alive() {
 }
 
 #[test]
+fn stopped_child_is_not_alive_until_continued() {
+    let probe = SameHostPidProbe::new();
+    let mut child = Command::new("sleep").arg("60").spawn().expect("spawn `sleep`");
+    let recorded = owner_for(child.id());
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).expect("pid fits i32")).expect("non-zero pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::STOP).expect("SIGSTOP the child");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ProcStat::read(child.id()).is_some_and(|stat| stat.state == 'T') {
+        assert!(Instant::now() < deadline, "child {} never showed as stopped", child.id());
+        sleep(Duration::from_millis(1));
+    }
+    assert_eq!(probe.verdict(&recorded, &current_owner()), PidVerdict::Stopped('T'));
+    assert!(!is_alive(&probe, &recorded, &current_owner()));
+    // A stopped owner may resume: no pid-dead evidence, the expired lease decides.
+    assert_eq!(probe.evidence(&recorded, &current_owner(), Millis(7)), None);
+    rustix::process::kill_process(pid, rustix::process::Signal::CONT).expect("SIGCONT the child");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ProcStat::read(child.id()).is_some_and(|stat| stat.is_stopped()) {
+        assert!(Instant::now() < deadline, "child {} never continued", child.id());
+        sleep(Duration::from_millis(1));
+    }
+    assert!(is_alive(&probe, &recorded, &current_owner()));
+    child.kill().expect("kill child");
+    child.wait().expect("reap child");
+}
+
+#[test]
 fn reaped_child_is_dead() {
     let probe = SameHostPidProbe::new();
     let mut child = zombie_child();

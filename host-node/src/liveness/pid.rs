@@ -60,6 +60,13 @@ pub enum PidVerdict {
         /// The start time of the process now holding the pid.
         found: u64,
     },
+    /// The process is stopped (`/proc/<pid>/stat` state `T`, stopped by a
+    /// signal such as `SIGSTOP` or a terminal's ctrl-Z, or `t`, stopped by a
+    /// debugger), state character attached. Not alive: a stopped process does
+    /// no work and renews no lease, and may stay stopped for good, so its
+    /// expired lease decides as it would for an owner on another host. Not a
+    /// death either: it may resume, and then finds its claims fenced.
+    Stopped(char),
     /// `kill(pid, 0)` returned and nothing contradicts it. Alive.
     Running,
     /// `kill(pid, 0)` failed with an error other than `ESRCH` (`EPERM`
@@ -77,12 +84,13 @@ impl PidVerdict {
         matches!(self, PidVerdict::InvalidPid | PidVerdict::Running | PidVerdict::Unknown(_))
     }
 
-    /// Whether the probe found the owner dead on its own host: not alive and
-    /// not [`PidVerdict::OtherHost`] (which was never probed). Exactly the
-    /// verdicts that justify `same-host-pid-dead` evidence.
+    /// Whether the probe found the owner dead on its own host: not alive,
+    /// not [`PidVerdict::OtherHost`] (which was never probed) and not
+    /// [`PidVerdict::Stopped`] (which may resume). Exactly the verdicts that
+    /// justify `same-host-pid-dead` evidence.
     #[must_use]
     pub fn is_same_host_death(&self) -> bool {
-        !self.is_alive() && *self != PidVerdict::OtherHost
+        !self.is_alive() && !matches!(self, PidVerdict::OtherHost | PidVerdict::Stopped(_))
     }
 }
 
@@ -96,6 +104,9 @@ impl fmt::Display for PidVerdict {
             PidVerdict::Exited => f.write_str("owner process exited and awaits reaping (zombie): dead"),
             PidVerdict::PidReused { recorded, found } => {
                 write!(f, "owner pid reused: recorded start time {recorded}, found {found}: dead")
+            }
+            PidVerdict::Stopped(state) => {
+                write!(f, "owner process is stopped (state {state}): not alive, the expired lease decides")
             }
             PidVerdict::Running => f.write_str("owner process exists: alive"),
             PidVerdict::Unknown(Some(errno)) => {
@@ -118,7 +129,9 @@ impl fmt::Display for PidVerdict {
 /// 3. A recorded start time that differs from the stat's → [`PidVerdict::PidReused`].
 ///    This holds whatever `kill` answered: an `EPERM` from another user's
 ///    process that took the pid is no sign of the owner.
-/// 4. Otherwise `kill` decides: returned → [`PidVerdict::Running`]; any other
+/// 4. A stat in state `T`/`t` → [`PidVerdict::Stopped`]: the process exists
+///    but does no work until it is continued, which may be never.
+/// 5. Otherwise `kill` decides: returned → [`PidVerdict::Running`]; any other
 ///    error (`EPERM` included) or no `kill` → [`PidVerdict::Unknown`], alive.
 #[must_use]
 pub fn classify(kill: KillAnswer, stat: Option<&ProcStat>, recorded_start_time: Option<u64>) -> PidVerdict {
@@ -134,6 +147,9 @@ pub fn classify(kill: KillAnswer, stat: Option<&ProcStat>, recorded_start_time: 
                 return PidVerdict::PidReused { recorded, found: stat.start_time };
             }
             _ => {}
+        }
+        if stat.is_stopped() {
+            return PidVerdict::Stopped(stat.state);
         }
     }
     match kill {
@@ -156,8 +172,10 @@ pub fn classify(kill: KillAnswer, stat: Option<&ProcStat>, recorded_start_time: 
 ///   addition: a pid from a previous boot names nothing now).
 /// - `kill(pid, 0)` and `/proc/<pid>/stat`, decided by [`classify`]: `ESRCH`
 ///   dead; zombie dead; a recorded start time that differs from field 22 dead
-///   (our addition: the pid was reused); success alive; any other error
-///   (`EPERM` included) alive.
+///   (our addition: the pid was reused); stopped (`T`/`t`) not alive (our
+///   addition: a stopped owner would otherwise hold its jobs for as long as
+///   it stays stopped, while its guard has already ended their commands);
+///   success alive; any other error (`EPERM` included) alive.
 ///
 /// Limits (as in the reference implementation): an owner recorded with the claimant's own pid is
 /// alive while this process lives (two engines in one process differ only by
@@ -308,6 +326,23 @@ mod tests {
         // Reused by another user's process: kill says EPERM, still not the owner.
         assert_eq!(
             classify(KillAnswer::Refused(EPERM), Some(&running(9)), Some(5)),
+            PidVerdict::PidReused { recorded: 5, found: 9 }
+        );
+    }
+
+    #[test]
+    fn stopped_is_not_alive_and_not_a_death() {
+        for state in ['T', 't'] {
+            let stopped = ProcStat { state, start_time: 5 };
+            let verdict = classify(KillAnswer::Delivered, Some(&stopped), Some(5));
+            assert_eq!(verdict, PidVerdict::Stopped(state));
+            assert!(!verdict.is_alive(), "{verdict:?}");
+            assert!(!verdict.is_same_host_death(), "{verdict:?}");
+        }
+        // A stopped process that took a reused pid is still not the owner.
+        let stopped = ProcStat { state: 'T', start_time: 9 };
+        assert_eq!(
+            classify(KillAnswer::Delivered, Some(&stopped), Some(5)),
             PidVerdict::PidReused { recorded: 5, found: 9 }
         );
     }

@@ -112,6 +112,14 @@ impl ProcStat {
     pub fn has_exited(&self) -> bool {
         matches!(self.state, 'Z' | 'X' | 'x')
     }
+
+    /// Whether the process is stopped: `T` (by a signal: `SIGSTOP`,
+    /// `SIGTSTP`, ctrl-Z) or `t` (by a debugger or tracer). It exists but runs
+    /// nothing until continued.
+    #[must_use]
+    pub fn is_stopped(&self) -> bool {
+        matches!(self.state, 'T' | 't')
+    }
 }
 
 /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`, trimmed): a random
