@@ -54,7 +54,13 @@ async fn the_store_metrics_count_jobs_by_state_settlements_by_outcome_and_lease_
             s.enqueue("mail", &json!(n), &once, db.now()).await.unwrap();
         }
         s.enqueue("video", &json!(0), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let later = EnqueueOptions { delay: Some(Duration::from_secs(3_600)), ..EnqueueOptions::default() };
+        s.enqueue("video", &json!(1), &later, db.now()).await.unwrap();
         let me = owner("h", "a");
+        // Failed once with attempts left: retrying (its backoff is not due yet).
+        s.enqueue("retry", &json!(0), &EnqueueOptions::default(), db.now()).await.unwrap();
+        let again = s.claim("retry", &me, db.now(), Duration::from_secs(30)).await.unwrap().unwrap();
+        s.fail(again.fence(), "flaky", None, db.now()).await.unwrap();
         let done = s.claim("mail", &me, db.now(), Duration::from_secs(30)).await.unwrap().unwrap();
         s.complete(done.fence(), None, db.now()).await.unwrap();
         let dead = s.claim("mail", &me, db.now(), Duration::from_secs(30)).await.unwrap().unwrap();
@@ -64,7 +70,7 @@ async fn the_store_metrics_count_jobs_by_state_settlements_by_outcome_and_lease_
         s.record_worker("mail", &owner("h", "w1"), &counted(1, 2, 3), false, db.now()).await.unwrap();
         s.record_worker("mail", &owner("h", "w2"), &counted(10, 20, 30), true, db.now()).await.unwrap();
 
-        let text = render_store(s).await.unwrap();
+        let text = render_store(s, db.now()).await.unwrap();
         let m = scrape(&text);
         let jobs = |queue, state| value(&m, "leasehold_jobs", &[("queue", queue), ("state", state)]);
         assert_eq!(
@@ -73,7 +79,16 @@ async fn the_store_metrics_count_jobs_by_state_settlements_by_outcome_and_lease_
             "{}: {text}",
             db.label()
         );
-        assert_eq!(jobs("video", "queued"), 1.0, "{}", db.label());
+        assert_eq!(
+            [jobs("video", "queued"), jobs("video", "scheduled"), jobs("video", "retrying")],
+            [1.0, 1.0, 0.0],
+            "a job not due yet is scheduled, not queued: {text}"
+        );
+        assert_eq!(
+            [jobs("retry", "queued"), jobs("retry", "scheduled"), jobs("retry", "retrying")],
+            [0.0, 0.0, 1.0],
+            "a job failed with attempts left is retrying: {text}"
+        );
         assert_eq!(value(&m, "leasehold_queue_paused", &[("queue", "video")]), 1.0);
         assert!(sample(&m, "leasehold_queue_paused", &[("queue", "mail")]).is_none(), "mail is not paused");
         let settled = |outcome| value(&m, "leasehold_settled_total", &[("queue", "mail"), ("outcome", outcome)]);

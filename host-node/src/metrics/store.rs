@@ -5,14 +5,23 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use leasehold_core::Millis;
+
 use crate::store::{Store, StoreResult, WorkerCounters};
 
 type Labels = Vec<(&'static str, String)>;
 
-/// The queue's metrics as Prometheus text (serve it with [`super::CONTENT_TYPE`]):
+/// The queue's metrics as Prometheus text (serve it with [`super::CONTENT_TYPE`]),
+/// as they stand at `now` (the caller's clock, ms since the Unix epoch: it
+/// tells a job not due yet from a due one):
 ///
-/// - `leasehold_jobs{queue,state}` (gauge): jobs by state — `queued` (due
-///   or scheduled), `running`, `succeeded`, `dead`, `cancelled`;
+/// - `leasehold_jobs{queue,state}` (gauge): jobs by state, the states the
+///   dashboard and `leasehold status` show — `queued` (due, never tried),
+///   `scheduled` (not due yet), `retrying` (failed, to be tried again),
+///   `running`, `succeeded`, `dead`, `cancelled`. On a large jobs table
+///   `succeeded` is estimated from a sample of job ids, as on the dashboard
+///   ([`crate::store::dashboard::Overview::succeeded_estimated`]); every
+///   other state is counted exactly;
 /// - `leasehold_queue_paused{queue}` (gauge): 1 for each paused queue;
 /// - `leasehold_settled_total{queue,outcome}` (counter): settled attempts in
 ///   the settlements journal by outcome — `done`, `retrying`, `dead`,
@@ -24,37 +33,40 @@ type Labels = Vec<(&'static str, String)>;
 ///   records its counters every few seconds; see
 ///   [`crate::store::WorkerCounters`] for what each counts).
 ///
-/// Four reads, each one statement; the journal's is a scan of that table
-/// (grouped counts), so it grows with the rows `purge` keeps.
+/// Three reads: the dashboard's overview (one snapshot), the journal's
+/// grouped counts (a scan of that table, so it grows with the rows `purge`
+/// keeps) and the workers table.
 ///
 /// # Errors
 /// The store's, when a read fails ([`crate::store::StoreError::Database`]).
-pub async fn render_store(store: &Store) -> StoreResult<String> {
-    let counts = store.counts().await?;
-    let paused = store.paused_queues().await?;
+pub async fn render_store(store: &Store, now: Millis) -> StoreResult<String> {
+    let overview = store.overview(now).await?;
     let settled = store.settlement_totals().await?;
     let workers = store.workers().await?;
 
     let mut registry = Registry::default();
     let jobs = Family::<Labels, Gauge>::default();
     registry.register("leasehold_jobs", "Jobs by queue and state", jobs.clone());
-    for c in &counts {
+    let paused_gauge = Family::<Labels, Gauge>::default();
+    registry.register("leasehold_queue_paused", "1 for a paused queue (claims skip it)", paused_gauge.clone());
+    for q in &overview.queues {
+        let c = &q.counts;
         let states = [
             ("queued", c.queued),
+            ("scheduled", c.scheduled),
+            ("retrying", c.retrying),
             ("running", c.running),
             ("succeeded", c.succeeded),
             ("dead", c.dead),
             ("cancelled", c.cancelled),
         ];
         for (state, n) in states {
-            let labels = vec![("queue", c.queue.clone()), ("state", state.to_owned())];
+            let labels = vec![("queue", q.queue.clone()), ("state", state.to_owned())];
             jobs.get_or_create(&labels).set(i64::try_from(n).unwrap_or(i64::MAX));
         }
-    }
-    let paused_gauge = Family::<Labels, Gauge>::default();
-    registry.register("leasehold_queue_paused", "1 for a paused queue (claims skip it)", paused_gauge.clone());
-    for p in &paused {
-        paused_gauge.get_or_create(&vec![("queue", p.queue.clone())]).set(1);
+        if q.paused_at_ms.is_some() {
+            paused_gauge.get_or_create(&vec![("queue", q.queue.clone())]).set(1);
+        }
     }
     let settled_total = Family::<Labels, Counter>::default();
     registry.register(

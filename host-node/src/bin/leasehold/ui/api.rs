@@ -214,7 +214,7 @@ fn attempt(n: usize, a: &AttemptRecord, result: Option<&Value>) -> Value {
 
 /// `GET /metrics`: the store's Prometheus text.
 pub async fn metrics(State(ui): State<Ui>) -> Answer {
-    let text = leasehold::metrics::render_store(&ui.store).await?;
+    let text = leasehold::metrics::render_store(&ui.store, TokioClock::new().now()).await?;
     Ok(([(header::CONTENT_TYPE, leasehold::metrics::CONTENT_TYPE)], text).into_response())
 }
 
