@@ -1,7 +1,8 @@
 -- claim: completes the jobs a worker finished, each under its fence, and
 -- claims a page of the queue's due jobs for it, in ONE statement (one
 -- commit, one round trip). Either part may be empty: no jobs to complete,
--- or a page size of 0 (a completion alone).
+-- or a page size of 0 (a completion alone; the Rust store runs
+-- complete.sql for that instead, which plans only the settling part).
 --
 -- $1 = queue: the queue's name (text)
 -- $2 = page_size: most jobs to claim, 0..=1000 (int8)

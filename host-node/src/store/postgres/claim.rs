@@ -159,7 +159,7 @@ impl Claims for PgPool {
 /// Fences as two arrays (ids, tokens) in ascending id order: the order in
 /// which a batch locks its rows (see `claim.sql`); with their
 /// results, in the same order.
-fn by_id(pairs: &[(i64, i64)], results: &[Option<String>]) -> (Vec<i64>, Vec<i64>, Vec<Option<String>>) {
+pub(super) fn by_id(pairs: &[(i64, i64)], results: &[Option<String>]) -> (Vec<i64>, Vec<i64>, Vec<Option<String>>) {
     debug_assert_eq!(pairs.len(), results.len(), "one result (or none) per fence");
     let mut sorted: Vec<((i64, i64), Option<String>)> =
         pairs.iter().copied().zip(results.iter().cloned()).collect();
