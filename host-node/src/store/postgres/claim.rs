@@ -28,8 +28,11 @@ impl Claims for PgPool {
             } = request;
             // A claim that does not look for stale leases names no refused ids.
             let refused: &[i64] = if *look_for_stale { refused } else { &[] };
-            let (ids, tokens, results) = by_id(settle, settle_results);
-            let query = sqlx::query(sql::CLAIM.text)
+            // Nothing to settle: the claim part alone (claim_only.sql), which
+            // PostgreSQL plans once and caches; claim.sql is planned afresh on
+            // every call.
+            let text = if settle.is_empty() { sql::CLAIM_ONLY.text } else { sql::CLAIM.text };
+            let query = sqlx::query(text)
                 .bind(*queue)
                 .bind(*n)
                 .bind(owner.host)
@@ -39,11 +42,13 @@ impl Claims for PgPool {
                 .bind(owner.boot_id)
                 .bind(*lease_ms)
                 .bind(*look_for_stale)
-                .bind(refused)
-                .bind(ids)
-                .bind(tokens)
-                .bind(results)
-                .bind(*on_success == OnSuccess::Delete);
+                .bind(refused);
+            let query = if settle.is_empty() {
+                query
+            } else {
+                let (ids, tokens, results) = by_id(settle, settle_results);
+                query.bind(ids).bind(tokens).bind(results).bind(*on_success == OnSuccess::Delete)
+            };
             let found = query.fetch_all(pool).await?;
             let mut round = ClaimRound::default();
             let mut done = Vec::new();
