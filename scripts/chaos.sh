@@ -199,9 +199,11 @@ start_worker() {
   started=$tag
 }
 
-# Counts of the chaos queue by state: "queued running succeeded dead".
+# Counts of the chaos queue by state: "queued running succeeded dead", where queued also
+# counts the jobs not due yet and those waiting to retry. `leasehold status` columns:
+# queue, queued, scheduled, retrying, running, succeeded, dead, cancelled, paused.
 queue_counts() {
-  lh status 2>/dev/null | sed 's/[│┆]/|/g' | awk -F'|' '$2 ~ / chaos / { gsub(/ /, ""); print $3, $4, $5, $6 }'
+  lh status 2>/dev/null | sed 's/[│┆]/|/g' | awk -F'|' '$2 ~ / chaos / { gsub(/ /, ""); print $3 + $4 + $5, $6, $7, $8 }'
 }
 
 # Sets up the experiment's database and queues its jobs.
