@@ -14,9 +14,13 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::exchange::{ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
+use super::db::{Arg, Db};
 use super::migrate::MigrationSet;
+use super::schedule::{ScheduleRow, Swap};
+use super::schedule_sql::JobRow;
 use super::validate::NewJob;
 use super::{BackendKind, JobId, JobRecord, JobState, OnSuccess, QueueCounts, StoreResult};
+use leasehold_core::Millis;
 
 /// A future a backend answers with, borrowing its inputs for `'a`.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = StoreResult<T>> + Send + 'a>>;
@@ -32,9 +36,19 @@ pub(crate) fn boxed<'a, T>(body: impl Future<Output = StoreResult<T>> + Send + '
 /// Unix epoch as the caller's clock read them (SQLite stamps with them;
 /// PostgreSQL stamps with the server's clock and uses them only where a doc
 /// says so). Fences travel as `(job id, token)` pairs.
-pub(crate) trait Backend: Migrations + Enqueues + Claims + Settles + Reads + Send + Sync {
+pub(crate) trait Backend: Migrations + Enqueues + Claims + Settles + Reads + Schedules + Send + Sync {
     /// Which database this is.
     fn kind(&self) -> BackendKind;
+}
+
+/// Every pool whose database implements each group is a backend.
+impl<DB: Db> Backend for sqlx::Pool<DB>
+where
+    sqlx::Pool<DB>: Migrations + Enqueues + Claims + Settles + Reads + Schedules,
+{
+    fn kind(&self) -> BackendKind {
+        DB::KIND
+    }
 }
 
 /// Installing migration sets.
@@ -127,4 +141,48 @@ pub(crate) trait Reads {
     /// The results recorded for job `id`'s attempts as `(token, JSON
     /// text)`, oldest first.
     fn results(&self, id: i64) -> BoxFuture<'_, Vec<(i64, String)>>;
+}
+
+/// The schedule statements (see `schedule`): each flow is the same on both
+/// databases, so one generic implementation serves both (`schedule_sql`).
+/// Values are offered by parameter name ([`Arg`]).
+pub(crate) trait Schedules {
+    /// Inserts a schedule from `offered`; answers its id, or `None` when
+    /// its name is taken.
+    fn add_schedule<'a>(&'a self, offered: &'a [(&'a str, Arg<'a>)]) -> BoxFuture<'a, Option<i64>>;
+
+    /// The schedules `which` selects with `offered`, by name.
+    fn read_schedules<'a>(&'a self, which: ScheduleRead, offered: &'a [(&'a str, Arg<'a>)]) -> BoxFuture<'a, Vec<ScheduleRow>>;
+
+    /// The earliest next slot of `queue`'s active schedules.
+    fn next_due<'a>(&'a self, queue: &'a str) -> BoxFuture<'a, Option<i64>>;
+
+    /// Removes, pauses or resumes a schedule; answers how many changed.
+    fn change_schedule<'a>(&'a self, which: ScheduleChange, offered: &'a [(&'a str, Arg<'a>)]) -> BoxFuture<'a, u64>;
+
+    /// In one transaction: the swap of a schedule's cursor, the jobs of
+    /// `slots` and the schedule's last job (and the queue's notification).
+    /// Answers the new jobs' ids, or `None` when the swap found the cursor
+    /// moved and nothing was written.
+    fn advance<'a>(&'a self, swap: &'a Swap, slots: &'a [Millis], job: &'a JobRow<'a>, now: i64) -> BoxFuture<'a, Option<Vec<i64>>>;
+}
+
+/// Which schedules [`Schedules::read_schedules`] reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ScheduleRead {
+    /// One by `name`, or every one (`name` NULL).
+    List,
+    /// The active ones of `queue` due at `now`.
+    Due,
+}
+
+/// What [`Schedules::change_schedule`] does.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ScheduleChange {
+    /// Removes `name`.
+    Remove,
+    /// Pauses `name` at `now`.
+    Pause,
+    /// Resumes `name`: `last_slot` and `next_slot` move past the pause.
+    Resume,
 }

@@ -93,6 +93,7 @@ mod backend;
 mod batch;
 mod claim;
 mod config;
+mod db;
 pub mod dashboard;
 mod enqueue;
 mod error;

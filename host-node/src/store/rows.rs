@@ -24,6 +24,8 @@ pub(crate) trait DecodeRow {
     fn opt_int(&self, col: &str) -> StoreResult<Option<i64>>;
     fn text(&self, col: &str) -> StoreResult<String>;
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
+    /// The first column, an integer or NULL (an unnamed aggregate's).
+    fn first_opt_int(&self) -> StoreResult<Option<i64>>;
 }
 
 /// Every sqlx row type whose database decodes the store's column types:
@@ -31,6 +33,7 @@ pub(crate) trait DecodeRow {
 impl<R: sqlx::Row> DecodeRow for R
 where
     for<'c> &'c str: sqlx::ColumnIndex<R>,
+    usize: sqlx::ColumnIndex<R>,
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> i32: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
@@ -49,6 +52,9 @@ where
     }
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
         Ok(self.try_get(col)?)
+    }
+    fn first_opt_int(&self) -> StoreResult<Option<i64>> {
+        Ok(self.try_get(0)?)
     }
 }
 

@@ -26,35 +26,17 @@ use std::time::Duration;
 use leasehold_core::Millis;
 use leasehold_core::schedule::{CatchUp, DEFAULT_LATE_LIMIT_MS, FireTimes, Overlap, SlotPolicy, decide};
 
+use super::backend::{ScheduleChange, ScheduleRead};
 use super::rows::DecodeRow;
-use super::schedule_sql::{self, JobRow};
+use super::schedule_sql::JobRow;
 use super::validate::{self, NewJob};
-use super::{Pool, EnqueueOptions, JobId, JobState, Store, StoreError, StoreResult};
+use super::{EnqueueOptions, JobId, JobState, Store, StoreError, StoreResult};
 use crate::schedule::Cadence;
 
 const TABLE: &str = "leasehold_schedules";
 
 /// Most slots one round enqueues for one schedule: ten decisions' bursts.
 pub const MAX_ROUND_SLOTS: usize = 10 * leasehold_core::schedule::MAX_BURST;
-
-/// Runs `$body` with `$pool` bound to the backend's pool and `$sql` naming
-/// that backend's schedule statements, so each flow is written once.
-macro_rules! on_backend {
-    ($store:expr, |$pool:ident, $sql:ident| $body:expr) => {
-        match &$store.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite($pool) => {
-                use schedule_sql::sqlite as $sql;
-                $body
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres($pool) => {
-                use schedule_sql::postgres as $sql;
-                $body
-            }
-        }
-    };
-}
 
 /// A schedule as added: its name, what it enqueues, when and how.
 #[derive(Clone, Debug, PartialEq)]
@@ -151,15 +133,15 @@ pub struct ScheduleRound {
 /// The compare-and-swap of one schedule's cursor: from the value read to
 /// the new one, with the first slot after it (stored values, ms).
 #[derive(Clone, Copy)]
-struct Swap {
-    id: i64,
-    from: i64,
-    to: i64,
-    next: Option<i64>,
+pub(crate) struct Swap {
+    pub(crate) id: i64,
+    pub(crate) from: i64,
+    pub(crate) to: i64,
+    pub(crate) next: Option<i64>,
 }
 
 /// A row read back: the record, plus what the swap needs.
-struct Row {
+pub(crate) struct ScheduleRow {
     id: i64,
     last_slot: i64,
     record: ScheduleRecord,
@@ -191,23 +173,21 @@ impl Store {
             Cadence::Every(period) => (Some(validate::duration_ms("every", *period)?), None, None),
             Cadence::Cron { expression, time_zone } => (None, Some(expression.as_str()), Some(time_zone.as_str())),
         };
-        let added: Option<i64> = on_backend!(self, |pool, sql| {
-            sqlx::query_scalar(sql::ADD)
-                .bind(&spec.name)
-                .bind(&spec.queue)
-                .bind(&job.payload)
-                .bind(job.max_attempts)
-                .bind(job.timeout_ms)
-                .bind(every_ms)
-                .bind(cron)
-                .bind(zone.unwrap_or(crate::schedule::DEFAULT_TIME_ZONE))
-                .bind(spec.catch_up.as_str())
-                .bind(spec.overlap.as_str())
-                .bind(now_ms)
-                .bind(next_ms)
-                .fetch_optional(pool)
-                .await?
-        });
+        let offered = [
+            ("name", spec.name.as_str().into()),
+            ("queue", spec.queue.as_str().into()),
+            ("payload", job.payload.as_str().into()),
+            ("max_attempts", job.max_attempts.into()),
+            ("timeout_ms", job.timeout_ms.into()),
+            ("every_ms", every_ms.into()),
+            ("cron", cron.into()),
+            ("time_zone", zone.unwrap_or(crate::schedule::DEFAULT_TIME_ZONE).into()),
+            ("catch_up", spec.catch_up.as_str().into()),
+            ("overlap", spec.overlap.as_str().into()),
+            ("now", now_ms.into()),
+            ("next_slot", next_ms.into()),
+        ];
+        let added = self.backend().add_schedule(&offered).await?;
         if added.is_none() {
             return Err(StoreError::DuplicateSchedule(spec.name.clone()));
         }
@@ -232,10 +212,8 @@ impl Store {
         rows.pop().map(|row| row.record).ok_or_else(|| StoreError::UnknownSchedule(name.to_owned()))
     }
 
-    async fn read_schedules(&self, name: Option<&str>) -> StoreResult<Vec<Row>> {
-        on_backend!(self, |pool, sql| {
-            sqlx::query(sql::LIST).bind(name).fetch_all(pool).await?.iter().map(read_row).collect()
-        })
+    async fn read_schedules(&self, name: Option<&str>) -> StoreResult<Vec<ScheduleRow>> {
+        self.backend().read_schedules(ScheduleRead::List, &[("name", name.into())]).await
     }
 
     /// Removes a schedule; the jobs it enqueued stay as they are.
@@ -243,9 +221,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::UnknownSchedule`], [`StoreError::Database`].
     pub async fn remove_schedule(&self, name: &str) -> StoreResult<()> {
-        let gone = on_backend!(self, |pool, sql| {
-            sqlx::query(sql::REMOVE).bind(name).execute(pool).await?.rows_affected()
-        });
+        let gone = self.backend().change_schedule(ScheduleChange::Remove, &[("name", name.into())]).await?;
         if gone == 0 {
             return Err(StoreError::UnknownSchedule(name.to_owned()));
         }
@@ -259,9 +235,8 @@ impl Store {
     /// [`StoreError::UnknownSchedule`], [`StoreError::Database`].
     pub async fn pause_schedule(&self, name: &str, now: Millis) -> StoreResult<bool> {
         let now_ms = validate::millis("now", now)?;
-        let paused = on_backend!(self, |pool, sql| {
-            sqlx::query(sql::PAUSE).bind(name).bind(now_ms).execute(pool).await?.rows_affected()
-        });
+        let offered = [("name", name.into()), ("now", now_ms.into())];
+        let paused = self.backend().change_schedule(ScheduleChange::Pause, &offered).await?;
         if paused == 0 {
             self.schedule(name).await?;
         }
@@ -281,9 +256,8 @@ impl Store {
         let now_ms = validate::millis("now", now)?;
         let record = self.schedule(name).await?;
         let next = record.spec.cadence.fire_times()?.next_after(now).map(|at| at.0 as i64);
-        let resumed = on_backend!(self, |pool, sql| {
-            sqlx::query(sql::RESUME).bind(name).bind(now_ms).bind(next).execute(pool).await?.rows_affected()
-        });
+        let offered = [("name", name.into()), ("last_slot", now_ms.into()), ("next_slot", next.into())];
+        let resumed = self.backend().change_schedule(ScheduleChange::Resume, &offered).await?;
         Ok(resumed == 1)
     }
 
@@ -305,16 +279,13 @@ impl Store {
     pub async fn run_due_schedules(&self, queue: &str, now: Millis) -> StoreResult<ScheduleRound> {
         validate::queue_name(queue)?;
         let now_ms = validate::millis("now", now)?;
-        let due: Vec<Row> = on_backend!(self, |pool, sql| {
-            sqlx::query(sql::DUE).bind(queue).bind(now_ms).fetch_all(pool).await?.iter().map(read_row).collect::<StoreResult<_>>()?
-        });
+        let offered = [("queue", queue.into()), ("now", now_ms.into())];
+        let due = self.backend().read_schedules(ScheduleRead::Due, &offered).await?;
         let mut round = ScheduleRound::default();
         for row in due {
             self.run_one(row, now, &mut round).await?;
         }
-        let next: Option<i64> = on_backend!(self, |pool, sql| {
-            sqlx::query_scalar(sql::NEXT_DUE).bind(queue).fetch_one(pool).await?
-        });
+        let next = self.backend().next_due(queue).await?;
         round.next_due = next.map(|at| Millis(at.max(0) as u64));
         if !round.enqueued.is_empty() {
             self.inner.wakers.wake(queue);
@@ -324,7 +295,7 @@ impl Store {
 
     /// Decides and enqueues one schedule's due slots, deciding again while a
     /// burst left more due; stops at the first swap another worker won.
-    async fn run_one(&self, mut row: Row, now: Millis, round: &mut ScheduleRound) -> StoreResult<()> {
+    async fn run_one(&self, mut row: ScheduleRow, now: Millis, round: &mut ScheduleRound) -> StoreResult<()> {
         let spec = &row.record.spec;
         let mut slots = match spec.cadence.fire_times() {
             Ok(slots) => slots,
@@ -386,35 +357,7 @@ impl Store {
     /// jobs' ids, or `None` when the swap found the cursor moved (or the
     /// schedule paused or removed) and nothing was written.
     async fn advance(&self, swap: &Swap, slots: &[Millis], job: &JobRow<'_>, now: Millis) -> StoreResult<Option<Vec<i64>>> {
-        let Swap { id, from, to, next } = *swap;
-        let last_run = slots.last().map(|at| at.0 as i64);
-        let now_ms = now.0 as i64;
-        on_backend!(self, |pool, sql| {
-            let mut tx = pool.begin().await?;
-            let swapped = sqlx::query(sql::ADVANCE)
-                .bind(to)
-                .bind(next)
-                .bind(last_run)
-                .bind(id)
-                .bind(from)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if swapped == 0 {
-                tx.rollback().await?;
-                return Ok(None);
-            }
-            let mut ids = Vec::with_capacity(slots.len());
-            for slot in slots {
-                ids.push(sql::insert_job(&mut tx, job, slot.0 as i64, now_ms).await?);
-            }
-            if let Some(&last) = ids.last() {
-                sqlx::query(sql::SET_LAST_JOB).bind(last).bind(id).execute(&mut *tx).await?;
-                sql::notify(&mut tx, job.queue).await?;
-            }
-            tx.commit().await?;
-            Ok(Some(ids))
-        })
+        self.backend().advance(swap, slots, job, now.0 as i64).await
     }
 }
 
@@ -428,7 +371,7 @@ fn schedule_name(name: &str) -> StoreResult<()> {
 }
 
 /// Reads one row of [`schedule_sql`]'s `LIST` / `DUE` shape.
-fn read_row(row: &impl DecodeRow) -> StoreResult<Row> {
+pub(crate) fn read_row(row: &impl DecodeRow) -> StoreResult<ScheduleRow> {
     let corrupt = |detail: String| StoreError::CorruptRow { table: TABLE, detail };
     let millis = |col: &str, v: i64| validate::unsigned(TABLE, col, v).map(Millis);
     let name = row.text("name")?;
@@ -458,7 +401,7 @@ fn read_row(row: &impl DecodeRow) -> StoreResult<Row> {
         }),
         _ => None,
     };
-    Ok(Row {
+    Ok(ScheduleRow {
         id: row.int("id")?,
         last_slot: row.int("last_slot")?,
         record: ScheduleRecord {

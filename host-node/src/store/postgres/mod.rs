@@ -20,12 +20,14 @@ mod settle;
 pub(crate) use listen::{forward_notifications, open_listener};
 use std::str::FromStr;
 
-use sqlx::Connection;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::error::BoxDynError;
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgQueryResult};
+use sqlx::{Arguments, Connection, Executor, Postgres};
 
+use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::postgres as sql;
 
-use super::backend::Backend;
+use super::db::{Arg, Db, add_scalar};
 use super::{BackendKind, StoreConfig, StoreError, StoreResult};
 
 pub(crate) async fn connect(
@@ -97,9 +99,29 @@ pub(crate) async fn vacuum(pool: &PgPool) {
     }
 }
 
+/// PostgreSQL binds a list of ids as a `BIGINT[]` (read with `unnest` or
+/// `= ANY`) and stamps time with the server's clock.
+impl Db for Postgres {
+    const KIND: BackendKind = BackendKind::Postgres;
+    const STATEMENTS: &'static [Statement] = sql::ALL;
+    const NOTIFY: Option<&'static Statement> = Some(&sql::NOTIFY_QUEUE);
 
-impl Backend for PgPool {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Postgres
+    fn add(args: &mut PgArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
+        match value {
+            Arg::Ids(ids) => args.add(ids),
+            scalar => add_scalar::<Postgres>(args, scalar),
+        }
+    }
+
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    fn on_pool(pool: &PgPool) -> impl Executor<'_, Database = Postgres> {
+        pool
+    }
+
+    fn on_conn(conn: &mut PgConnection) -> impl Executor<'_, Database = Postgres> {
+        conn
     }
 }

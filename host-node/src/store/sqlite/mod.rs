@@ -18,11 +18,14 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::error::BoxDynError;
+use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteQueryResult};
+use sqlx::{Arguments, Executor, Sqlite, Transaction};
 
+use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::sqlite as sql;
 
-use super::backend::Backend;
+use super::db::{Arg, Db, add_scalar};
 use super::{BackendKind, StoreConfig, StoreError, StoreResult};
 
 /// How long a writer waits for another process's write lock.
@@ -117,9 +120,29 @@ pub(super) async fn immediate(pool: &SqlitePool) -> StoreResult<Transaction<'sta
     Ok(pool.begin_with(sql::BEGIN_IMMEDIATE.text).await?)
 }
 
+/// SQLite binds a list of ids as the text of a JSON array (read with
+/// `json_each`) and stamps time with the caller's clock.
+impl Db for Sqlite {
+    const KIND: BackendKind = BackendKind::Sqlite;
+    const STATEMENTS: &'static [Statement] = sql::ALL;
+    const NOTIFY: Option<&'static Statement> = None;
 
-impl Backend for SqlitePool {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Sqlite
+    fn add(args: &mut SqliteArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
+        match value {
+            Arg::Ids(ids) => args.add(serde_json::to_string(ids)?),
+            scalar => add_scalar::<Sqlite>(args, scalar),
+        }
+    }
+
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    fn on_pool(pool: &SqlitePool) -> impl Executor<'_, Database = Sqlite> {
+        pool
+    }
+
+    fn on_conn(conn: &mut SqliteConnection) -> impl Executor<'_, Database = Sqlite> {
+        conn
     }
 }
