@@ -21,6 +21,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::mark_pairs;
 
+pub mod batch;
+
 fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
     // Defining a data property on a fresh plain object cannot fail.
     let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());

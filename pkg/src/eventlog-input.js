@@ -127,9 +127,28 @@ function cycleAt(value, where, open) {
   return undefined;
 }
 
-/* The JSON record of draft number `index`; `now` (ms since the Unix epoch)
-   stands for a missing `at`. */
-function eventPayload(draft, index, now) {
+/* How the items of a batch's JSON text are laid out (host-wasm's
+   eventlog/batch.rs reads them): a draft's kind says which items it has,
+   and an item of any length is followed by the separator, a string
+   `JSON.stringify` writes with a backslash, so the module finds the items'
+   ends without reading them. */
+const HAS_IDENTITY = 1;
+const HAS_BODY = 2;
+const WHOLE = 4;
+const SEPARATOR = '\u001f';
+
+/* `value` checked as a draft's `field`: whether it is plain JSON (else
+   checkJson accepted it, as it may hold a `toJSON`). */
+function plainValue(value, index, field) {
+  if (plainJson(value, 1)) return true;
+  checkValue(value, index, field);
+  return false;
+}
+
+/* Checks draft number `index` and adds its items to `items`; answers its
+   kind. The record is `{source, at, type, identity?, body?}` with `at` from
+   `ats[index]` (`now`, ms since the Unix epoch, for a missing `at`). */
+function addDraft(items, ats, draft, index, now) {
   if (draft === null || typeof draft !== 'object' || Array.isArray(draft)) throw bad(`draft ${index} must be an object`);
   for (const key in draft) {
     if (!FIELDS.has(key)) throw bad(`draft ${index} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
@@ -140,17 +159,47 @@ function eventPayload(draft, index, now) {
   if (at !== undefined && (!Number.isSafeInteger(at) || at < 0)) {
     throw bad(`draft ${index}: at must be milliseconds since the Unix epoch (an integer from 0), got ${String(at)}`);
   }
-  const record = { source, at: at ?? now, type };
+  let kind = 0;
+  let plain = true;
   if (identity !== undefined && identity !== null) {
     if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`draft ${index}: identity must be an object`);
-    checkValue(identity, index, 'identity');
-    if (Object.keys(identity).length > 0) record.identity = identity;
+    plain = plainValue(identity, index, 'identity');
+    if (Object.keys(identity).length > 0) kind |= HAS_IDENTITY;
   }
   if (body !== undefined && body !== null) {
-    checkValue(body, index, 'body');
-    record.body = body;
+    plain = plainValue(body, index, 'body') && plain;
+    kind |= HAS_BODY;
   }
-  return JSON.stringify(record);
+  ats[index] = at ?? now;
+  // A top-level item that is the separator's string would pass for one.
+  if (source === SEPARATOR || type === SEPARATOR || body === SEPARATOR) plain = false;
+  if (!plain) {
+    // A toJSON is called with the key its value has in the record (and the
+    // separator's string nests there): the record is left to JSON.stringify
+    // as it is.
+    const record = { source, at: ats[index], type };
+    if (kind & HAS_IDENTITY) record.identity = identity;
+    if (kind & HAS_BODY) record.body = body;
+    items.push(record, SEPARATOR);
+    return WHOLE;
+  }
+  items.push(source, type);
+  if (kind & HAS_IDENTITY) items.push(identity, SEPARATOR);
+  if (kind & HAS_BODY) items.push(body, SEPARATOR);
+  return kind;
+}
+
+/* The drafts of one append, checked, as the wasm module builds their
+   records: `{ text, kinds, ats }`, one JSON text of every draft's items
+   (one JSON.stringify for the whole append), a kind byte per draft and
+   `at` per draft. Throws `EVENTLOG_BAD_INPUT` naming the first draft that
+   is wrong. */
+function draftsBatch(drafts, now) {
+  const items = [];
+  const kinds = new Uint8Array(drafts.length);
+  const ats = new Float64Array(drafts.length);
+  for (let i = 0; i < drafts.length; i++) kinds[i] = addDraft(items, ats, drafts[i], i, now);
+  return { text: JSON.stringify(items), kinds, ats };
 }
 
 /* Watermarks as `[source, position]` pairs: from a Map, an iterable of
@@ -184,4 +233,4 @@ function checkMarks(pairs, ahead, who) {
   }
 }
 
-module.exports = { EventLogError, eventPayload, marksOf, checkMarks, MAX_VALUE_DEPTH };
+module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, MAX_VALUE_DEPTH };

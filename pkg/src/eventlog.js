@@ -17,7 +17,7 @@
 const fs = require('node:fs');
 const { promisify } = require('node:util');
 const { WriterLock } = require('./eventlog-lock.js');
-const { EventLogError, eventPayload, checkMarks, marksOf } = require('./eventlog-input.js');
+const { EventLogError, draftsBatch, checkMarks, marksOf } = require('./eventlog-input.js');
 const { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath } = require('./eventlog-files.js');
 
 const fdatasync = promisify(fs.fdatasync);
@@ -36,32 +36,16 @@ function createEventLogApi(wasm) {
     return value;
   }
 
-  /* JSON payloads of `drafts` as one buffer and their byte lengths: each
-     text is encoded once, straight into a buffer sized for the worst case
-     (UTF-8 takes at most three bytes per UTF-16 unit), which answers its
-     byte length as it goes. */
-  function payloadsOf(drafts, now) {
-    const texts = new Array(drafts.length);
-    let units = 0;
-    for (let i = 0; i < drafts.length; i++) {
-      texts[i] = eventPayload(drafts[i], i, now);
-      units += texts[i].length;
-    }
-    const out = Buffer.allocUnsafe(3 * units);
-    const lens = new Uint32Array(texts.length);
-    let at = 0;
-    for (let i = 0; i < texts.length; i++) {
-      const written = out.utf8Write(texts[i], at);
-      lens[i] = written;
-      at += written;
-    }
-    return { bytes: out.subarray(0, at), lens };
-  }
+  const utf8 = new TextEncoder();
 
-  /* The frame of a prepared append whose records are numbered from `first`. */
-  function encode({ bytes, lens, pairs }, first) {
+  /* The frame of a prepared append (`draftsBatch`'s answer and the
+     watermarks) whose records are numbered from `first`: its text is
+     encoded straight into the module's memory (UTF-8 takes at most three
+     bytes per UTF-16 unit), which builds the records and the frame. */
+  function encode({ text, kinds, ats, names, positions }, first) {
     try {
-      return wasm.encodeFrame(bytes, lens, first, pairs.map((p) => p[0]), Float64Array.from(pairs, (p) => p[1]));
+      const { written } = utf8.encodeInto(text, wasm.draftsInput(3 * text.length));
+      return wasm.encodeDrafts(written, kinds, ats, first, names, positions);
     } catch (error) {
       throw new EventLogError(`event log record could not be encoded: ${error.message}`, 'EVENTLOG_BAD_INPUT', { cause: error });
     }
@@ -387,7 +371,13 @@ function createEventLogApi(wasm) {
         const pairs = marksOf(marks, 'EventLog.append');
         checkMarks(pairs, this.#marksAhead, 'EventLog.append');
         if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
-        prepared = { ...payloadsOf(drafts, Date.now()), count: drafts.length, pairs };
+        prepared = {
+          ...draftsBatch(drafts, Date.now()),
+          count: drafts.length,
+          pairs,
+          names: pairs.map((p) => p[0]),
+          positions: Float64Array.from(pairs, (p) => p[1]),
+        };
         // Numbered and checksummed now, as the numbers will be unless an
         // append queued before fails: the write then only writes.
         prepared.first = this.#nextSeq + this.#queued;

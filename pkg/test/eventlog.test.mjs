@@ -194,6 +194,64 @@ test('values JSON holds through toJSON, undefined fields and non-ASCII text are 
   await log.close();
 });
 
+/* The payloads of the records in the log file at `file`, in order (the layout of the
+   framing: a 20-byte header, then frames of a 12-byte head, a record count, and records
+   of a sequence number, a length and the payload). */
+function payloads(file) {
+  const bytes = fs.readFileSync(file);
+  const out = [];
+  for (let at = 20; at < bytes.length;) {
+    const len = bytes.readUInt32LE(at);
+    let r = at + 16;
+    for (let n = bytes.readUInt32LE(at + 12); n > 0; n--) {
+      const size = bytes.readUInt32LE(r + 8);
+      if (size > 0) out.push(bytes.subarray(r + 12, r + 12 + size).toString('utf8'));
+      r += 12 + size;
+    }
+    at += 12 + len;
+  }
+  return out;
+}
+
+test('each record holds the bytes JSON.stringify writes for it, whatever its values hold', async (t) => {
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  const sep = '\u001f';
+  const written = [
+    { source: 'jobs', at: 7, type: 'x', identity: { request: 'r-1' }, body: { n: 1 } },
+    { source: 'jobs', type: 'no at', body: 'text' },
+    { source: 'jobs', at: 0, type: 'zero', identity: {} },
+    { source: 'jobs', at: -0, type: 'minus zero', identity: null, body: null },
+    { source: 'jobs', at: Number.MAX_SAFE_INTEGER, type: 'largest', body: [1e21, 0.1, -0, 5e-324, 1.7976931348623157e308] },
+    { source: 'q"u\\o\nte\u0000', at: 1, type: 'ünï 😀 \ud800 \u2028', body: 'a "quoted" \\ back\tslash \udfff' },
+    { source: sep, at: 2, type: 'separator as source', body: 1 },
+    { source: 'jobs', at: 3, type: sep, body: 2 },
+    { source: 'jobs', at: 4, type: 'separator as body', body: sep },
+    { source: 'jobs', at: 5, type: 'separator nested', identity: { [sep]: sep, k: [sep, sep] }, body: [sep, { a: sep }, [',', sep]] },
+    { source: 'jobs', at: 6, type: 'toJSON', identity: { when: new Date(0) }, body: new Date(1) },
+    { source: 'jobs', at: 8, type: 'toJSON with its key', body: { toJSON: (key) => `key ${key}` } },
+    { source: 'jobs', at: 9, type: 'scalars', body: false },
+    { source: 'jobs', at: 10, type: 'scalars', body: 0 },
+    { source: 'jobs', at: 11, type: 'undefined fields', identity: { gone: undefined }, body: { skipped: undefined, kept: [null] } },
+    { source: '', at: 12, type: 'empty source', body: {} },
+  ];
+  await log.append(written, { jobs: 1 });
+  await log.append([written[9]], { jobs: 2 });
+  await log.append([], { jobs: 3 });
+  const got = payloads(file);
+  const expected = [...written, written[9]].map((d, i) => {
+    const record = { source: d.source, at: d.at ?? JSON.parse(got[i]).at, type: d.type };
+    if (d.identity != null && Object.keys(d.identity).length > 0) record.identity = d.identity;
+    if (d.body != null) record.body = d.body;
+    return JSON.stringify(record);
+  });
+  assert.deepEqual(got, expected);
+  assert.equal(JSON.parse(got[11]).body, 'key body', 'toJSON is called with the key "body"');
+  const read = await log.readFrom(0);
+  assert.deepEqual(read.records.map((r) => JSON.stringify(r.event)), expected.map((e) => JSON.stringify(JSON.parse(e))));
+  await log.close();
+});
+
 test('a path in a read-only folder is refused at open', { skip: process.platform === 'win32' }, (t) => {
   const file = tempLog(t);
   const top = path.dirname(file);
