@@ -8,6 +8,7 @@ use crate::event::Event;
 use crate::options::Scheduling;
 use crate::supervision::{Answer, CallId, Cadence, Reconfirm, Step, Supervisor, MAX_STEPS_PER_INPUT};
 use crate::Millis;
+use alloc::boxed::Box;
 
 impl<E: Clone> Runner<E> {
     /// The claim in flight answered an item. Answers where the host must
@@ -65,7 +66,7 @@ impl<E: Clone> Runner<E> {
             let mut supervisor = Supervisor::new(lease.supervision(Cadence::Grid, Reconfirm::Renewal), now, claim_at);
             #[cfg(feature = "mutations")]
             supervisor.set_mutation(self.supervision_mutation);
-            supervisor
+            Box::new(supervisor)
         });
         let slot = &mut self.slots[index];
         slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None, phase: Phase::Performing });

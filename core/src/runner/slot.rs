@@ -2,6 +2,7 @@
 //! item so nothing is allocated per item.
 
 use crate::supervision::Supervisor;
+use alloc::boxed::Box;
 use crate::Millis;
 
 /// Names one claimed item: the slot the host keeps it in and that slot's
@@ -46,7 +47,11 @@ pub(crate) struct Busy<E> {
     /// the perform ran.
     pub lost: bool,
     /// Present when a heartbeat is configured and supervision is running.
-    pub supervisor: Option<Supervisor>,
+    /// Boxed: a supervisor is about 240 bytes, and a `Busy` is moved into
+    /// and out of its slot once per item; without a heartbeat (no
+    /// supervisor) the move is then a few words rather than the whole
+    /// supervisor's room, and with one the box is what moves.
+    pub supervisor: Option<Box<Supervisor>>,
     /// When an aborted perform is dropped (native hosts with a grace period).
     pub drop_at: Option<Millis>,
     pub phase: Phase<E>,
@@ -68,7 +73,7 @@ impl<E> Slot<E> {
     /// The earliest instant this slot needs a timeout at.
     pub fn deadline(&self) -> Option<Millis> {
         let busy = self.busy.as_ref()?;
-        let supervision = busy.supervisor.as_ref().and_then(Supervisor::poll_timeout);
+        let supervision = busy.supervisor.as_deref().and_then(Supervisor::poll_timeout);
         let own = match &busy.phase {
             Phase::Performing => busy.drop_at,
             Phase::Settling { retry_at, .. } => *retry_at,
