@@ -11,16 +11,19 @@ WORKLOAD   path to runner-throughput.mjs (default: ../shared/bench/ beside the r
            c1-trace, c16-hb, c16-trace)
 --all      all eight combinations of concurrency 1/16, heartbeat and trace, not only four
 
-Prints, per configuration: the median items/s of the reference runner and of the package,
-their ratio (package / reference; the target is at least 1.10) and the median of the
-back-to-back pair ratios with their lowest and highest (the spread a loaded machine gives);
-then the median CPU time per item of each side (user + system, over the pass the workload
-times: steadier than wall time on a loaded machine) and its ratio. Then the calls from JS
-into wasm per item, and the heap each item in flight holds at concurrency 64, package beside
-reference (the package's must be no larger).`;
+Prints the load average (os.loadavg(), 1/5/15 minutes) before and after the runs, then per
+configuration: the median items/s of the reference runner and of the package, their ratio
+(package / reference; the target is at least 1.10) and the median of the back-to-back pair
+ratios with their lowest and highest (the spread a loaded machine gives); then the median CPU
+time per item of each side (user + system of every thread, GC helpers included, over the pass
+the workload times: steadier than wall time on a loaded machine), its ratio (reference /
+package, so above 1 is the package ahead, like items/s) and the spread of its pairs. Then the
+lowest of each ratio, the calls from JS into wasm per item, and the heap each item in flight
+holds at concurrency 64, package beside reference (the package's must be no larger).`;
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -159,12 +162,19 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const pad = (value, width) => String(value).padStart(width);
+/* The median of the back-to-back pair ratios, with the lowest and highest. */
+const spread = (pairs) => `${median(pairs).toFixed(2)} (${Math.min(...pairs).toFixed(2)}–${Math.max(...pairs).toFixed(2)})`;
+
+/* The machine's load: on a shared machine it decides how far wall-clock figures can be trusted. */
+const loadAverage = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
 
 console.log(`workload: ${workload}`);
 console.log(`N = ${n} items per run, ${runs} runs per side, alternating reference / package, each a fresh process; medians`);
+console.log(`load average (1 / 5 / 15 min) before: ${loadAverage()}`);
 console.log('');
-console.log('config          reference  package   ratio  pairwise (min–max) | CPU ns/item: reference  package  ratio');
+console.log('config          reference  package   ratio  pairwise (min–max) | CPU ns/item: reference  package  ratio  pairwise (min–max)');
 const ratios = [];
+const cpuRatios = [];
 for (const config of configs) {
   const ref = [];
   const pkg = [];
@@ -180,15 +190,17 @@ for (const config of configs) {
   }
   const ratio = median(pkg.map((p) => p.ips)) / median(ref.map((p) => p.ips));
   const pairs = pkg.map((p, i) => p.ips / ref[i].ips);
-  const pairwise = median(pairs);
   const refCpu = median(ref.map((p) => p.cpuNs));
   const pkgCpu = median(pkg.map((p) => p.cpuNs));
+  const cpuPairs = pkg.map((p, i) => ref[i].cpuNs / p.cpuNs);
   ratios.push(ratio);
+  cpuRatios.push(refCpu / pkgCpu);
   console.log(
-    `${config.label.padEnd(14)} ${pad(Math.round(median(ref.map((p) => p.ips))), 9)} ${pad(Math.round(median(pkg.map((p) => p.ips))), 8)}   ${ratio.toFixed(2)}   ${pairwise.toFixed(2)} (${Math.min(...pairs).toFixed(2)}–${Math.max(...pairs).toFixed(2)})   |             ${pad(Math.round(refCpu), 6)}   ${pad(Math.round(pkgCpu), 6)}   ${(refCpu / pkgCpu).toFixed(2)}`,
+    `${config.label.padEnd(14)} ${pad(Math.round(median(ref.map((p) => p.ips))), 9)} ${pad(Math.round(median(pkg.map((p) => p.ips))), 8)}   ${ratio.toFixed(2)}   ${spread(pairs)}   |             ${pad(Math.round(refCpu), 6)}   ${pad(Math.round(pkgCpu), 6)}   ${(refCpu / pkgCpu).toFixed(2)}   ${spread(cpuPairs)}`,
   );
 }
-console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)} (target ≥ 1.10)`);
+console.log(`lowest ratio: items/s ${Math.min(...ratios).toFixed(2)}, CPU time ${Math.min(...cpuRatios).toFixed(2)} (target ≥ 1.10)`);
+console.log(`load average (1 / 5 / 15 min) after: ${loadAverage()}`);
 
 // Crossings: every method of the wasm Core, counted in this process over one pass.
 const require = createRequire(path.join(pkgDir, 'package.json'));
