@@ -1,6 +1,7 @@
 //! Seed 000, items: each counted in exactly one of performed / failed /
 //! claimLost; a failing item is isolated, logged, traced and backs off; a
-//! lost claim never backs off; the outcome follows the `lost` flag.
+//! lost claim never backs off; the outcome follows the `lost` flag; an item
+//! the host found lost (`item_lost`) counts as a lost claim.
 
 mod common;
 use common::*;
@@ -91,4 +92,29 @@ fn a_perform_that_ignores_the_abort_is_dropped_after_the_grace_period() {
     assert_eq!(host.tick(), report(1, 0, 0, 1));
     assert_eq!(host.aborts, vec![(0, false, start + 250)]);
     assert_eq!(host.dropped, vec![(0, start + 500)], "lost at 250 ms, dropped 250 ms later");
+}
+
+#[test]
+fn an_item_the_host_found_lost_counts_claim_lost_traced_once_not_logged_nor_backing_off() {
+    let mut opts = options(1000.0, 30000.0);
+    opts.backoff = Some(leasehold_core::job_backoff(1000.0));
+    let perform: PerformFn = Box::new(|item| Reply::After(1, if item == 1 { Err(LOST.into()) } else { Ok(()) }));
+    let mut host = Host::new(opts, true, queue(3), perform);
+    assert_eq!(host.tick(), report(3, 2, 0, 1));
+    assert!(host.logs.is_empty());
+    let lost: Vec<_> = host.events.iter().filter(|e| matches!(e, Event::ClaimLost { .. })).collect();
+    assert_eq!(lost.len(), 1);
+    assert!(matches!(lost[0], Event::ClaimLost { item: 1, lapsed: false, unconfirmed_ms: 0, .. }));
+    assert!(!host.events.iter().any(|e| matches!(e, Event::Performed { item: 1, .. } | Event::ItemFailed { .. })));
+    assert_eq!(host.next_delays(), vec![1000]);
+}
+
+#[test]
+fn an_item_lost_after_its_claim_was_lost_is_counted_and_traced_once() {
+    // The renewal at 250 ms loses the claim; the perform then answers that it
+    // found the job lost too (its write was refused).
+    let mut host = losing_host(Box::new(|_| Reply::After(400, Err(LOST.into()))));
+    assert_eq!(host.tick(), report(1, 0, 0, 1));
+    assert_eq!(host.events.iter().filter(|e| matches!(e, Event::ClaimLost { .. })).count(), 1);
+    assert!(host.logs.is_empty());
 }

@@ -161,6 +161,16 @@ impl Core {
         self.drain();
     }
 
+    /// The item's `perform` resolved to say its job was lost (cancelled
+    /// under it, or the write of its outcome refused by the store's fence):
+    /// counted `claimLost` (see [`Runner::item_lost`]).
+    pub fn lost(&mut self, now: f64, slot: u32, generation: u32) {
+        if let Some(key) = key(slot, generation) {
+            self.runner.item_lost(at(now), key);
+        }
+        self.drain();
+    }
+
     /// Renewal `call` of the item answered: `landed` is the truthiness of
     /// what `heartbeat` resolved to.
     pub fn renewed(&mut self, now: f64, slot: u32, generation: u32, call: u32, landed: bool) {

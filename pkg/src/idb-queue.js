@@ -33,6 +33,9 @@
 /** Page jobs older than this (since their page was claimed) are renewed before the runner gets them, ms. */
 const PAGE_FRESH_MS = 100;
 
+/** The runner's internal answer: a perform resolving to it reports its item lost, not performed (runner.js). */
+const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
+
 const CONNECT_OPTIONS = ['name', 'durability'];
 const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'pageSize', 'onEvent', 'logger'];
 const DURABILITIES = ['default', 'strict', 'relaxed'];
@@ -273,8 +276,9 @@ function createIndexedDbApi(deps) {
         } catch (error) {
           const reason = controller.signal.reason;
           const stopped = controller.signal.aborted && reason !== timedOut && (error === reason || error?.code === reason?.code);
-          // Cancelled: the cancel wrote the outcome. Claim lost or lapsed: the runner knows; nothing to write.
-          if (stopped && reason instanceof JobCancelledError) return;
+          // Cancelled: the cancel wrote the outcome, and the runner counts a lost claim.
+          // Claim lost or lapsed: the runner knows; nothing to write.
+          if (stopped && reason instanceof JobCancelledError) return ITEM_LOST;
           if (stopped) throw error;
           failure = timedOut ?? error;
         } finally {
@@ -283,7 +287,9 @@ function createIndexedDbApi(deps) {
           running.delete(job.id);
         }
         if (outcome === undefined) outcome = { ok: false, error: failure === timedOut ? timedOut.message : errorText(failure) };
-        await settle(job, outcome, logLine('settling a job failed; trying again'));
+        const settled = await settle(job, outcome, logLine('settling a job failed; trying again'));
+        // The fence refused the write (another tab has the job, or it was cancelled): a lost claim.
+        if (settled === 'lost') return ITEM_LOST;
         // Once recorded, a failed attempt is raised to the runner, so that its report counts it
         // `failed` and its onEvent (leasehold/otel's spans) shows `item-failed` with the error.
         if (!outcome.ok) throw failure;

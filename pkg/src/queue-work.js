@@ -17,8 +17,12 @@
  *   while the database does not answer (the core's recovery backoff) however long that
  *   takes, lapse or not: it lands if nobody took the job meanwhile, and only a refused
  *   fence gives it up. A handler that throws its signal's reason (the claim was lost or
- *   lapsed) settles nothing. Meanwhile claims leave the held jobs alone. The slot takes
- *   its next job while the outcome is written (see `perform`); dispose waits for them all.
+ *   lapsed, or the job was cancelled) settles nothing. Meanwhile claims leave the held jobs
+ *   alone. The slot takes its next job once the outcome is written, so the runner reports
+ *   each job as it ended: performed (completed), failed (its attempt failed and was
+ *   recorded: retried or dead-lettered; `item-failed` with the handler's error, as the
+ *   runner reports a throwing perform), or a lost claim (cancelled under it, its write
+ *   refused by the fence, or its claim lost or lapsed).
  * - Completions from all slots are coalesced (queue.js `completer`): those waiting when a
  *   claim starts ride on it, the others go in a flush of their own; each still fenced.
  * - LISTEN/NOTIFY (queue.js) wakes every slot when work arrives; polling every `pollMs`
@@ -29,6 +33,8 @@ const { jsonText, storableText } = require('./queue-input.js');
 
 /** The runner's internal option: abort an item through this glue, no AbortController per item (runner.js). */
 const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
+/** The runner's internal answer: a perform resolving to it reports its item lost, not performed (runner.js). */
+const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
 
 /** Page items older than this (ms since their page was claimed) are renewed first. */
 const PAGE_FRESH_MS = 100;
@@ -56,9 +62,6 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   let paging; // the page claim (or renewal) in flight, which every slot without a job waits on
   /** Jobs whose outcome is held, not yet settled: claims leave them alone. */
   const held = new Set();
-  /** The settles in flight, and how many may be before a slot waits for its own. */
-  const settles = new Set();
-  const backlog = 4 * Math.max(slots, pageSize);
   /** The jobs being performed, by id: their token and how to abort them (a cancel). */
   const running = new Map();
   const completions = store.completer(queue, leaseMs);
@@ -114,6 +117,11 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     return waiting.length;
   }
 
+  /**
+   * Runs the handler and writes its outcome; answers as the runner should count the job:
+   * resolves (performed), throws the attempt's error (failed, recorded), throws the signal's
+   * reason (the runner lost the claim) or resolves to ITEM_LOST (cancelled, or refused).
+   */
   async function perform(job) {
     const ctx = contextOf(job, running);
     let reached;
@@ -124,24 +132,25 @@ function startWork(store, api, policy, queue, handler, options = {}) {
       // Stopped on its signal with no outcome: nothing is written, as in the Rust worker
       // (a cancelled job is nobody's now: that is no failure of this worker's).
       if (ctx.reason() !== undefined && error === ctx.reason() && !ctx.timedOut()) {
-        if (error instanceof CancelledError) return;
+        if (error instanceof CancelledError) return ITEM_LOST;
         throw error;
       }
       reached = failure(ctx.timedOut() ?? error);
     } finally {
       ctx.done();
     }
-    // The slot is free for the next job while the outcome is written: the write is
-    // coalesced with the other slots' and lands within one statement, long before the
-    // lease (renewed up to the handler's end) goes stale. More than `backlog` outcomes
-    // waiting (a database that stopped answering) hold the slots until they land.
+    // The write is coalesced with the other slots' (and rides their claims); renewals go
+    // on meanwhile, so the lease stays fresh however long a database that stopped
+    // answering takes.
     held.add(job.id);
-    const settling = settle(job, reached).finally(() => {
+    let landed;
+    try {
+      landed = await settle(job, reached);
+    } finally {
       held.delete(job.id);
-      settles.delete(settling);
-    });
-    settles.add(settling);
-    if (settles.size > backlog) await settling;
+    }
+    if (!landed) return ITEM_LOST;
+    if (!reached.ok) throw reached.raised;
   }
 
   /** Writes the held outcome until the store answers; a refused fence gives it up. */
@@ -166,9 +175,10 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     }
   }
 
+  /** `error`: what the handler raised (or the timeout, or a result that cannot be stored), reported to the runner once recorded. */
   function failure(error) {
     const message = error instanceof Error ? error.message || String(error) : typeof error === 'string' ? error : safeText(error);
-    return { ok: false, error: storableText(message) };
+    return { ok: false, error: storableText(message), raised: error };
   }
 
   const runners = [];
@@ -206,9 +216,9 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   async function dispose() {
     disposing ??= (async () => {
       unsubscribe();
+      // Every outcome reached is written (or refused by its fence) before a runner's
+      // dispose resolves: its perform waits for the write.
       await Promise.all(runners.map((runner) => runner.dispose()));
-      // Every outcome reached is written (or refused by its fence) before dispose resolves.
-      while (settles.size > 0) await Promise.allSettled([...settles]);
       await completions.flush();
       // Jobs claimed in a page and never started go back to the queue at once.
       if (paging !== undefined) await paging.catch(() => undefined);

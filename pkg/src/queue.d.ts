@@ -153,13 +153,18 @@ export interface WorkOptions {
   /**
    * The runner's trace events, as `createJobRunner`'s `onEvent` gets them (`jobEventSpans` of
    * `leasehold/otel` fits): an attempt that failed (the handler threw, timed out, or answered
-   * what JSON cannot hold) is an `item-failed` with that error, once its failure is recorded.
+   * what JSON cannot hold) is an `item-failed` with that error, once its failure is recorded;
+   * a job that ended with nothing written (cancelled under its handler, or its outcome refused
+   * by the fence because another worker holds it) is a `claim-lost` with `lapsed: false`; only
+   * a completion that was written is `performed`. Pass reports count them the same way.
    */
   readonly onEvent?: ((event: JobEvent) => void) | undefined;
   /**
    * Where failures are logged (`console` by default): an object with an `error` method, or a
-   * function answering one. A failed attempt is logged as `NAME/QUEUE work failed` (the
-   * connection's name and the queue) with `{ module, err }`.
+   * function answering one. A failed attempt is logged as `RUNNER work failed` with
+   * `{ module, err }`, RUNNER naming the worker: `NAME/QUEUE` on IndexedDB (the connection's
+   * name and the queue), `QUEUE#SLOT` on PostgreSQL and PGlite (the queue and the slot, 1 to
+   * `concurrency`).
    */
   readonly logger?: { error(message: string, meta: unknown): void } | (() => { error(message: string, meta: unknown): void }) | undefined;
 }

@@ -485,7 +485,7 @@ function jobRecord(row, attempts, results) {
   const record = {
     id: int(row.id, 'job id'),
     queue: row.queue,
-    state: row.state,
+    state: row.shown_state, // as counts() tells queued jobs apart (job.sql)
     payload: JSON.parse(row.payload),
     priority: Number(row.priority),
     runAt: int(row.run_at, 'run_at'),

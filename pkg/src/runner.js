@@ -12,7 +12,7 @@
  * records from a buffer in wasm memory (see host-wasm/src/protocol.rs).
  *
  * Crossings per item: `claimFound` when the claim answers, `performed` (or
- * `failed`) when `perform` settles. Renewals add one each.
+ * `failed`, or `lost`) when `perform` settles. Renewals add one each.
  *
  * Shared by the Node.js build (CommonJS, as is) and the browser build (the
  * build script wraps it as an ES module).
@@ -46,6 +46,13 @@ class JobClaimLostError extends Error {
  * which makes the handler's signal only when the handler reads it).
  */
 const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
+/*
+ * An internal answer (a registered symbol, no public name): a `perform` that resolves to
+ * it reports its item lost, not performed: counted `claimLost` and traced `claim-lost`.
+ * For glue that writes its own outcomes (the job queues' work()), whose job was cancelled
+ * under it or whose write the store's fence refused.
+ */
+const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
 /* What a slot's `controller` holds for an item in flight under ABORT_ITEM. */
 const HOOKED = Object.freeze({});
 
@@ -117,7 +124,7 @@ class Slot {
     this.item = undefined;
     this.gen = 0;
     this.controller = undefined;
-    this.done = () => performed(this);
+    this.done = (value) => performed(this, value);
     this.fail = (error) => failed(this, error);
   }
 }
@@ -294,10 +301,11 @@ function createApi(wasm, timing) {
       settle(outcome, slot.done, slot.fail);
     }
 
-    function performed(slot) {
+    function performed(slot, value) {
       slot.item = undefined;
       slot.controller = undefined;
-      core.performed(time(), slot.index, slot.gen);
+      if (value === ITEM_LOST) core.lost(time(), slot.index, slot.gen);
+      else core.performed(time(), slot.index, slot.gen);
       run();
     }
 

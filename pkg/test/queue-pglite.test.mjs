@@ -8,8 +8,20 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { connect } from 'leasehold/pglite';
+import { checkReports, checkShownStates } from './queue-reports.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A queue on an in-memory PGlite instance, both closed after the test. */
+async function inMemory(t) {
+  const db = new PGlite();
+  const queue = await connect(db);
+  t.after(async () => {
+    await queue.close();
+    await db.close();
+  });
+  return { db, queue };
+}
 
 test('jobs queued in a folder are worked once it is opened again, by a PGlite instance given (left open)', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'leasehold-pglite-'));
@@ -50,12 +62,7 @@ test('a target that is neither a folder nor a PGlite instance is refused', async
 test("queue names and idempotency keys are held to the core's limits, and the schema is recorded under the core's migration set", async (t) => {
   // The core's rules as the package's wasm module hands them to the queue glue.
   const rules = createRequire(import.meta.url)('../dist/leasehold_node.cjs').queueDefaults();
-  const db = new PGlite();
-  const queue = await connect(db);
-  t.after(async () => {
-    await queue.close();
-    await db.close();
-  });
+  const { db, queue } = await inMemory(t);
   const longest = 'q'.repeat(rules.maxQueueNameBytes);
   assert.equal((await queue.enqueue(longest, {})).created, true);
   await assert.rejects(queue.enqueue(`${longest}q`, {}), new RegExp(`is longer than ${rules.maxQueueNameBytes} bytes`));
@@ -69,12 +76,7 @@ test("queue names and idempotency keys are held to the core's limits, and the sc
 });
 
 test('work() words the runner\'s refusals as its own options, and takes pollMs 0 as the 1 ms floor', async (t) => {
-  const db = new PGlite();
-  const queue = await connect(db);
-  t.after(async () => {
-    await queue.close();
-    await db.close();
-  });
+  const { queue } = await inMemory(t);
   assert.throws(() => queue.work('q', () => undefined, { pollMs: -1 }), (error) => /^work: pollMs\b/.test(error.message) && !/intervalMs|createJobRunner/.test(error.message));
   assert.throws(() => queue.work('q', () => undefined, { staleAfterMs: 1_000, heartbeatMs: 900 }), /: work: heartbeatMs \(900\)/);
   const { id } = await queue.enqueue('q', {});
@@ -84,4 +86,14 @@ test('work() words the runner\'s refusals as its own options, and takes pollMs 0
   await ran;
   await working.dispose();
   assert.equal((await queue.job(id)).state, 'succeeded');
+});
+
+test('work() reports each job as it ended: performed, failed with its error, a lost claim when cancelled or its write refused', async (t) => {
+  const { queue } = await inMemory(t);
+  await checkReports(queue);
+});
+
+test('counts() and job(id) tell queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', async (t) => {
+  const { queue } = await inMemory(t);
+  await checkShownStates(queue);
 });

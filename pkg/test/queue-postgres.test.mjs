@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { connect, LeaseholdSchemaError } from 'leasehold/postgres';
+import { checkReports, checkShownStates, until } from './queue-reports.mjs';
 
 const url = process.env.LEASEHOLD_TEST_PG_URL;
 const skip = url ? false : 'LEASEHOLD_TEST_PG_URL is not set (scripts/pg-cluster.sh start): leasehold/postgres tests skipped';
@@ -30,15 +31,6 @@ async function freshPool(t, name) {
   return { pool, schema, admin, open };
 }
 
-async function until(what, check, ms = 15_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 test('a job enqueued is worked once, its result kept, its failure retried after the core backoff', { skip }, async (t) => {
   const { open } = await freshPool(t, 'roundtrip');
@@ -200,30 +192,12 @@ test('a handler that reads its signal only after its job was cancelled finds it 
   assert.equal((await queue.job(id)).state, 'cancelled');
 });
 
-test('counts() tells queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', { skip }, async (t) => {
+test('counts() and job(id) tell queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', { skip }, async (t) => {
   const { open } = await freshPool(t, 'counts');
-  const queue = await open();
-  await queue.enqueue('c', { n: 'held' });
-  await queue.enqueue('c', { n: 'later' }, { delayMs: 3_600_000 });
-  await queue.enqueue('c', { n: 'flaky' }, { priority: -1 });
-  let release;
-  const gate = new Promise((resolve) => (release = resolve));
-  let holding;
-  const held = new Promise((resolve) => (holding = resolve));
-  // One slot: the flaky job first (its priority), which fails; then the held one, which keeps the slot.
-  const working = queue.work('c', async (payload) => {
-    if (payload.n === 'flaky') throw new Error('not yet');
-    holding();
-    await gate;
-  });
-  await held;
-  await queue.enqueue('c', { n: 'due' });
-  const [counts] = await queue.counts();
-  release();
-  await working.dispose();
-  assert.deepEqual(
-    [counts.queued, counts.scheduled, counts.running, counts.retrying, counts.succeeded],
-    [1, 1, 1, 1, 0],
-    `queued, scheduled, running, retrying, succeeded: ${JSON.stringify(counts)}`,
-  );
+  await checkShownStates(await open());
+});
+
+test('work() reports each job as it ended: performed, failed with its error, a lost claim when cancelled or its write refused', { skip }, async (t) => {
+  const { open } = await freshPool(t, 'reports');
+  await checkReports(await open());
 });

@@ -93,6 +93,26 @@ impl<E: Clone> Runner<E> {
         self.worker_free(now);
     }
 
+    /// The item at `key` ended without its outcome written, for a reason
+    /// the host learned itself rather than from the runner's renewals: the
+    /// job was cancelled under it, or the store's fence refused the write
+    /// of its outcome (another claimant holds the job now, or it is gone).
+    /// Counted `claimLost` and traced `claim-lost` (`lapsed: false`) once,
+    /// as a settle whose fence was refused ([`SettleAnswer::FenceRefused`]);
+    /// not logged and never backing the loop off: it is contention, not a
+    /// failure. A host whose perform writes its own outcome reports it here
+    /// instead of as performed. Ignored for an item that is not performing.
+    ///
+    /// [`SettleAnswer::FenceRefused`]: super::SettleAnswer::FenceRefused
+    pub fn item_lost(&mut self, now: Millis, key: ItemKey) {
+        if !self.slot_mut(key).and_then(|s| s.busy.as_ref()).is_some_and(|b| matches!(b.phase, Phase::Performing)) {
+            return;
+        }
+        let Some(busy) = self.take_busy(key) else { return };
+        self.count_refused(now, &busy);
+        self.worker_free(now);
+    }
+
     /// Counts an item's outcome per the flag rule (see
     /// [`Runner::item_settled`]).
     pub(super) fn count_outcome(&mut self, now: Millis, busy: &Busy<E>, outcome: Result<(), E>) {

@@ -15,7 +15,7 @@
 //! loop {
 //!     while let Some(action) = runner.poll_action() { execute it }
 //!     wait until: a callback settles  -> runner.claim_found/claim_empty/claim_failed/
-//!                                        item_settled/renewal_answered(now, ..)
+//!                                        item_settled/item_lost/renewal_answered(now, ..)
 //!                 runner.poll_timeout() passes -> runner.handle_timeout(now)
 //!                 the user calls start/tick/wake/stop/quiesce/dispose
 //! }

@@ -121,8 +121,9 @@ impl<E: Clone> Runner<E> {
         self.worker_free(now);
     }
 
-    /// A settle whose fence was refused: a lost claim, traced once.
-    fn count_refused(&mut self, now: Millis, busy: &Busy<E>) {
+    /// A settle whose fence was refused (or an item the host found lost,
+    /// [`Runner::item_lost`]): a lost claim, traced once.
+    pub(super) fn count_refused(&mut self, now: Millis, busy: &Busy<E>) {
         let Some(pass) = self.pass.as_mut() else { return };
         pass.report.claim_lost = pass.report.claim_lost.saturating_add(1);
         if self.tracing && !busy.lost {

@@ -30,6 +30,10 @@ pub type ReleaseFn = Box<dyn FnMut(u64) -> Reply<Result<(), String>>>;
 /// stop without an outcome).
 pub const ABORTED: &str = "aborted";
 
+/// The error a perform raises to say its job was lost to something the host
+/// learned itself (a cancel, a refused write): reported with `item_lost`.
+pub const LOST: &str = "lost";
+
 enum Due {
     Claim(Result<Option<u64>, String>),
     Settle(ItemKey, Result<(), String>),
@@ -299,6 +303,11 @@ impl Host {
             Due::Settle(key, r) if self.settle.is_some() && r.as_ref().err().is_none_or(|e| e != ABORTED) => {
                 self.performing -= 1;
                 self.runner.outcome_reached(now, key, r);
+            }
+            Due::Settle(key, Err(e)) if e == LOST => {
+                self.performing -= 1;
+                self.forget(key);
+                self.runner.item_lost(now, key);
             }
             Due::Settle(key, r) => {
                 self.performing -= 1;

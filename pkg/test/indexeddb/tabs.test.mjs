@@ -370,6 +370,43 @@ test('a handler that throws, times out or answers what JSON cannot hold reaches 
   await page.close();
 });
 
+test('a job cancelled under its handler, or whose write the fence refused, reaches onEvent as claim-lost, not performed', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.tab();
+  const result = await page.evaluate(async () => {
+    const q = await lh.connect({ name: 'lost-events' });
+    const events = [];
+    const ids = {};
+    for (const [kind, priority] of [['ok', 1], ['stopped', 2], ['ignored', 3]]) ids[kind] = (await q.enqueue('q', { kind }, { priority })).id;
+    let running;
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const working = q.work('q', async ({ kind }, { signal }) => {
+      running = kind;
+      if (kind === 'stopped') await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      if (kind === 'ignored') await gate; // answers after its cancel: the fence refuses the write
+      return kind;
+    }, { pollMs: 50, onEvent: (event) => events.push(event) });
+    while (running !== 'stopped') await sleep(10);
+    await q.cancel(ids.stopped);
+    while (running !== 'ignored') await sleep(10);
+    await q.cancel(ids.ignored);
+    release();
+    while (events.filter((e) => e.type === 'claim-lost').length < 2) await sleep(20);
+    await working.dispose();
+    const total = { claimed: 0, performed: 0, failed: 0, claimLost: 0 };
+    for (const { report } of events.filter((e) => e.type === 'pass-end')) for (const k of Object.keys(total)) total[k] += report[k];
+    return {
+      ends: events.filter((e) => ['performed', 'item-failed', 'claim-lost'].includes(e.type)).map((e) => [e.type, e.lapsed ?? null]),
+      total,
+      states: [(await q.job(ids.stopped)).state, (await q.job(ids.ignored)).state],
+    };
+  });
+  assert.deepEqual(result.ends, [['performed', null], ['claim-lost', false], ['claim-lost', false]]);
+  assert.deepEqual(result.total, { claimed: 3, performed: 1, failed: 0, claimLost: 2 });
+  assert.deepEqual(result.states, ['cancelled', 'cancelled']);
+  await page.close();
+});
+
 test('a connection whose database is deleted says so: QUEUE_CLOSED naming the deletion, not a newer version', { skip, timeout: 60_000 }, async () => {
   const page = await browser.tab();
   const message = await page.evaluate(async () => {
