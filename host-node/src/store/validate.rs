@@ -1,8 +1,10 @@
 //! Input checks that run before anything is written, and the conversion of
 //! enqueue options into the plain values both backends bind.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use leasehold_core::queue::rules;
 use leasehold_core::Millis;
 
 use super::{EnqueueOptions, StoreError, StoreResult};
@@ -24,14 +26,23 @@ pub fn queue_name(name: &str) -> StoreResult<()> {
 /// The rule of queue (and schedule) names: 1 to [`MAX_QUEUE_NAME_LEN`]
 /// bytes of `A-Z a-z 0-9 _ - . :`; answers the rule broken.
 pub fn name_rule(name: &str) -> Result<(), &'static str> {
+    // Worded from the core's rules once per process, so a change there reaches the text.
+    static TOO_LONG: OnceLock<String> = OnceLock::new();
+    static ALLOWED: OnceLock<String> = OnceLock::new();
     if name.is_empty() {
         return Err("empty");
     }
     if name.len() > MAX_QUEUE_NAME_LEN {
-        return Err("longer than 128 bytes");
+        return Err(TOO_LONG.get_or_init(|| format!("longer than {MAX_QUEUE_NAME_LEN} bytes")));
     }
-    if !name.bytes().all(leasehold_core::queue::rules::queue_name_byte) {
-        return Err("only A-Z a-z 0-9 _ - . : are allowed");
+    if !name.bytes().all(rules::queue_name_byte) {
+        return Err(ALLOWED.get_or_init(|| {
+            let marks: Vec<String> = rules::QUEUE_NAME_PUNCTUATION
+                .chars()
+                .map(String::from)
+                .collect();
+            format!("only A-Z a-z 0-9 {} are allowed", marks.join(" "))
+        }));
     }
     Ok(())
 }
@@ -128,7 +139,10 @@ impl NewJob {
                 return invalid("idempotency_key", "must not be empty");
             }
             if key.len() > MAX_IDEMPOTENCY_KEY_LEN {
-                return invalid("idempotency_key", "longer than 512 bytes");
+                return invalid(
+                    "idempotency_key",
+                    &format!("longer than {MAX_IDEMPOTENCY_KEY_LEN} bytes"),
+                );
             }
         }
         let timeout_ms = match options.timeout {
@@ -213,6 +227,34 @@ mod tests {
                 .contains("128")
         );
         assert!(queue_name(&"q".repeat(128)).is_ok());
+    }
+
+    #[test]
+    fn refusals_name_the_limits_and_marks_of_the_core_rules() {
+        let too_long = "q".repeat(MAX_QUEUE_NAME_LEN + 1);
+        assert_eq!(
+            name_rule(&too_long),
+            Err(format!("longer than {MAX_QUEUE_NAME_LEN} bytes").as_str())
+        );
+        let marks = rules::QUEUE_NAME_PUNCTUATION
+            .chars()
+            .map(String::from)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(
+            name_rule("a/b"),
+            Err(format!("only A-Z a-z 0-9 {marks} are allowed").as_str())
+        );
+        let options = EnqueueOptions {
+            idempotency_key: Some("k".repeat(MAX_IDEMPOTENCY_KEY_LEN + 1)),
+            ..EnqueueOptions::default()
+        };
+        let err = NewJob::new(&serde_json::Value::Null, &options).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("longer than {MAX_IDEMPOTENCY_KEY_LEN} bytes")),
+            "{err}"
+        );
     }
 
     #[test]
