@@ -131,10 +131,13 @@ function cycleAt(value, where, open) {
    eventlog/batch.rs reads them): a draft's kind says which items it has,
    and an item of any length is followed by the separator, a string
    `JSON.stringify` writes with a backslash, so the module finds the items'
-   ends without reading them. */
+   ends without reading them. A source or type the same as the draft
+   before's is not repeated (most drafts of an append share them). */
 const HAS_IDENTITY = 1;
 const HAS_BODY = 2;
 const WHOLE = 4;
+const SAME_SOURCE = 8;
+const SAME_TYPE = 16;
 const SEPARATOR = '\u001f';
 
 /* `value` checked as a draft's `field`: whether it is plain JSON (else
@@ -145,10 +148,12 @@ function plainValue(value, index, field) {
   return false;
 }
 
-/* Checks draft number `index` and adds its items to `items`; answers its
-   kind. The record is `{source, at, type, identity?, body?}` with `at` from
-   `ats[index]` (`now`, ms since the Unix epoch, for a missing `at`). */
-function addDraft(items, ats, draft, index, now) {
+/* Checks draft number `index` and adds its items to `batch.items`;
+   answers its kind. The record is `{source, at, type, identity?, body?}`
+   with `at` from `batch.ats[index]` (`now`, ms since the Unix epoch, for a
+   missing `at`). `batch.source` and `batch.type`: the last ones added. */
+function addDraft(batch, draft, index, now) {
+  const { items, ats } = batch;
   if (draft === null || typeof draft !== 'object' || Array.isArray(draft)) throw bad(`draft ${index} must be an object`);
   for (const key in draft) {
     if (!FIELDS.has(key)) throw bad(`draft ${index} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
@@ -183,7 +188,10 @@ function addDraft(items, ats, draft, index, now) {
     items.push(record, SEPARATOR);
     return WHOLE;
   }
-  items.push(source, type);
+  if (source === batch.source) kind |= SAME_SOURCE;
+  else items.push((batch.source = source));
+  if (type === batch.type) kind |= SAME_TYPE;
+  else items.push((batch.type = type));
   if (kind & HAS_IDENTITY) items.push(identity, SEPARATOR);
   if (kind & HAS_BODY) items.push(body, SEPARATOR);
   return kind;
@@ -195,11 +203,10 @@ function addDraft(items, ats, draft, index, now) {
    `at` per draft. Throws `EVENTLOG_BAD_INPUT` naming the first draft that
    is wrong. */
 function draftsBatch(drafts, now) {
-  const items = [];
+  const batch = { items: [], ats: new Float64Array(drafts.length), source: undefined, type: undefined };
   const kinds = new Uint8Array(drafts.length);
-  const ats = new Float64Array(drafts.length);
-  for (let i = 0; i < drafts.length; i++) kinds[i] = addDraft(items, ats, drafts[i], i, now);
-  return { text: JSON.stringify(items), kinds, ats };
+  for (let i = 0; i < drafts.length; i++) kinds[i] = addDraft(batch, drafts[i], i, now);
+  return { text: JSON.stringify(batch.items), kinds, ats: batch.ats };
 }
 
 /* Watermarks as `[source, position]` pairs: from a Map, an iterable of

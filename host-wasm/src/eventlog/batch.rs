@@ -14,9 +14,10 @@
 //!
 //! - [`WHOLE`]: the whole record (an object the glue left to `JSON.stringify`
 //!   because a value in it has a `toJSON`), then [`SEPARATOR`];
-//! - otherwise `source` and `type` (JSON strings), then the identity and
-//!   [`SEPARATOR`] when the kind has [`IDENTITY`], the body and
-//!   [`SEPARATOR`] when it has [`BODY`].
+//! - otherwise `source` and `type` (JSON strings; either left out when the
+//!   kind has [`SAME_SOURCE`] or [`SAME_TYPE`]: the last one given stands),
+//!   then the identity and [`SEPARATOR`] when the kind has [`IDENTITY`],
+//!   the body and [`SEPARATOR`] when it has [`BODY`].
 //!
 //! The separator is the string `"\u001f"`, which `JSON.stringify` writes as
 //! 8 bytes beginning with a backslash. A backslash is rare in JSON text, so
@@ -38,6 +39,10 @@ pub const IDENTITY: u8 = 1;
 pub const BODY: u8 = 2;
 /// Kind bit: the item is the whole record.
 pub const WHOLE: u8 = 4;
+/// Kind bit: no source item; the draft's source is the last one given.
+pub const SAME_SOURCE: u8 = 8;
+/// Kind bit: no type item; the draft's type is the last one given.
+pub const SAME_TYPE: u8 = 16;
 
 /// `,"\u001f"`: a comma, then the separator item as `JSON.stringify` writes it.
 const SEPARATOR: &[u8] = b",\"\\u001f\"";
@@ -151,6 +156,7 @@ pub fn encode<'m>(
     }
     let mut batch = BatchEncoder::begin(out);
     let mut digits = [0u8; 20];
+    let (mut source, mut kind_type): (Option<&[u8]>, Option<&[u8]>) = (None, None);
     for (i, (kind, at)) in kinds.iter().zip(ats).enumerate() {
         let seq = first + i as u64;
         if kind & WHOLE != 0 {
@@ -161,8 +167,15 @@ pub fn encode<'m>(
             })?;
             continue;
         }
-        let source = items.string()?;
-        let kind_type = items.string()?;
+        if kind & SAME_SOURCE == 0 {
+            source = Some(items.string()?);
+        }
+        if kind & SAME_TYPE == 0 {
+            kind_type = Some(items.string()?);
+        }
+        let (Some(source), Some(kind_type)) = (source, kind_type) else {
+            return Err(Error::Text("a draft without a source or type before it"));
+        };
         let identity = if kind & IDENTITY != 0 { Some(items.separated()?) } else { None };
         let body = if kind & BODY != 0 { Some(items.separated()?) } else { None };
         let stamp = decimal(*at, &mut digits);
