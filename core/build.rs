@@ -33,7 +33,10 @@ fn main() {
         let folder = root.join("sql").join(dialect);
         println!("cargo:rerun-if-changed=sql/{dialect}");
         println!("cargo:rerun-if-changed=sql/{dialect}/migrations");
-        let code = catalogue(&folder, variant, mark).unwrap_or_else(|e| fail(&e));
+        println!("cargo:rerun-if-changed=sql/{dialect}/fragments");
+        let whole = out.join("sql").join(dialect);
+        std::fs::create_dir_all(&whole).expect("OUT_DIR is writable");
+        let code = catalogue(&folder, &whole, variant, mark).unwrap_or_else(|e| fail(&e));
         std::fs::write(out.join(format!("{dialect}_statements.rs")), code).expect("OUT_DIR is writable");
         migrations.push(sql_files(&folder.join("migrations")));
     }
@@ -80,15 +83,19 @@ fn stem(path: &Path) -> String {
 }
 
 /// The Rust naming each statement of `folder`: a constant per file (its
-/// header as its doc) and `ALL`.
-fn catalogue(folder: &Path, variant: &str, mark: char) -> Result<String, String> {
+/// header as its doc) and `ALL`; each statement whole is written to
+/// `whole/NAME.sql`, the file the constant includes.
+fn catalogue(folder: &Path, whole: &Path, variant: &str, mark: char) -> Result<String, String> {
     let mut code = String::new();
     let mut names = Vec::new();
     for path in sql_files(folder) {
         let name = stem(&path);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let shown = format!("sql/{}/{name}.sql", folder.file_name().unwrap().to_string_lossy());
-        let params = header_params(&text, mark).map_err(|e| format!("{shown}: {e}"))?;
+        let params = header_params(&source, mark).map_err(|e| format!("{shown}: {e}"))?;
+        let text = assemble(folder, &source, &params, mark).map_err(|e| format!("{shown}: {e}"))?;
+        let path = whole.join(format!("{name}.sql"));
+        std::fs::write(&path, &text).expect("OUT_DIR is writable");
         let opening = format!("-- {name}: ");
         if !text.starts_with(&opening) {
             return Err(format!("{shown}: the header must open with `{opening}` and what the statement does"));
@@ -125,6 +132,48 @@ fn catalogue(folder: &Path, variant: &str, mark: char) -> Result<String, String>
     writeln!(code, "/// Every statement of this dialect, by file name.").unwrap();
     writeln!(code, "pub const ALL: &[Statement] = &[{}];", names.join(", ")).unwrap();
     Ok(code)
+}
+
+/// `source` whole: each `\include fragments/NAME.sql` line replaced by that
+/// file of `folder` (and what follows the file name on the line), then each
+/// `{mark}{name}` by `{mark}N`, N the number `params` (the header's names)
+/// gives `name`.
+fn assemble(folder: &Path, source: &str, params: &[String], mark: char) -> Result<String, String> {
+    let mut spliced = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        let Some(rest) = line.trim_end().strip_prefix("\\include ") else {
+            spliced.push_str(line);
+            continue;
+        };
+        let Some(end) = rest.find(".sql") else {
+            return Err(format!("malformed include {:?} (want `\\include fragments/NAME.sql`)", line.trim_end()));
+        };
+        let (file, after) = rest.split_at(end + ".sql".len());
+        let fragment = std::fs::read_to_string(folder.join(file)).map_err(|e| format!("\\include {file}: {e}"))?;
+        if fragment.lines().any(|l| l.starts_with("\\include ")) {
+            return Err(format!("{file}: a fragment includes no other fragment"));
+        }
+        spliced.push_str(fragment.trim_end());
+        spliced.push_str(after);
+        spliced.push('\n');
+    }
+    let open = format!("{mark}{{");
+    let mut text = String::with_capacity(spliced.len());
+    let mut rest = spliced.as_str();
+    while let Some(at) = rest.find(&open) {
+        text.push_str(&rest[..at]);
+        let after = &rest[at + open.len()..];
+        let Some((name, _)) = after.split_once('}') else {
+            return Err(format!("`{open}` without its closing `}}`"));
+        };
+        let Some(number) = params.iter().position(|p| p == name) else {
+            return Err(format!("`{open}{name}}}` names no parameter of the header"));
+        };
+        write!(text, "{mark}{}", number + 1).unwrap();
+        rest = &after[name.len() + 1..];
+    }
+    text.push_str(rest);
+    Ok(text)
 }
 
 /// The SQL below the header.

@@ -23,7 +23,7 @@
 #                            idb-*.js / idb-*.mjs (the job queue over IndexedDB)
 #   postgres.cjs, .mjs, .d.ts, .d.mts  `leasehold/postgres` (Node.js only): the job queue over a
 #                            node-postgres pool, with its glue queue*.js, postgres.js and
-#                            postgres-sql.cjs, the statements of core/sql/postgres (scripts/pkg-sql.mjs)
+#                            postgres-sql.cjs, core's PostgreSQL statement catalogue (scripts/pkg-sql.mjs)
 #   pglite.cjs, .mjs, .d.ts, .d.mts  `leasehold/pglite` (Node.js only): the same queue on PGlite
 #   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
 #                            eventlog*.js and its own modules, nodejs target only:
@@ -117,7 +117,11 @@ types otel
 # store's tables. Its statements are core/sql/postgres as one generated module, loaded only by
 # these entries (no SQL text reaches a browser bundle); its types open with the queue API
 # every store shares (pkg/src/queue.d.ts), so each entry's declarations stand alone.
-node scripts/pkg-sql.mjs core/sql/postgres "$dist/postgres-sql.cjs"
+# The statements whole, as core's catalogue holds them (shared fragments spliced in).
+sql_dir=$(mktemp -d)
+cargo run -q -p leasehold-core --example sql_files -- postgres "$sql_dir"
+node scripts/pkg-sql.mjs "$sql_dir" "$dist/postgres-sql.cjs"
+rm -r "$sql_dir"
 cp pkg/src/queue*.js pkg/src/postgres.js pkg/src/pglite.js pkg/src/postgres.cjs pkg/src/postgres.mjs \
   pkg/src/pglite.cjs pkg/src/pglite.mjs "$dist/"
 for entry in postgres pglite; do

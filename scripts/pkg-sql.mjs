@@ -1,7 +1,9 @@
-// Writes the PostgreSQL statements of core/sql/postgres/ as one CommonJS module for the
-// npm package's Node.js stores (`leasehold/postgres`, `leasehold/pglite`):
+// Writes the PostgreSQL statements as one CommonJS module for the npm package's Node.js
+// stores (`leasehold/postgres`, `leasehold/pglite`), from the folder core's catalogue
+// writes them to whole (core/sql/postgres with its shared fragments spliced in):
 //
-//   node scripts/pkg-sql.mjs core/sql/postgres pkg/dist/postgres-sql.cjs
+//   cargo run -p leasehold-core --example sql_files -- postgres DIR
+//   node scripts/pkg-sql.mjs DIR pkg/dist/postgres-sql.cjs
 //
 // Each `NAME.sql` holds one statement under a header comment whose `-- $N = name: …` lines
 // name its parameters (the same names as core's catalogue, `leasehold_core::queue`); the

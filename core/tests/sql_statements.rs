@@ -48,6 +48,56 @@ fn header_params(statement: &Statement) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// `text` with each `\include fragments/NAME.sql` line replaced by the
+/// fragment (and what follows the file name), its `${name}` parameters
+/// still by name: the catalogue's text, once those are numbered.
+fn spliced(dialect: Dialect, text: &str) -> String {
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        match line.trim_end().strip_prefix("\\include ") {
+            Some(rest) => {
+                let (file, after) = rest.split_at(rest.find(".sql").expect("an include names a .sql file") + 4);
+                let fragment = std::fs::read_to_string(folder(dialect).join(file)).expect("the included fragment");
+                out.push_str(fragment.trim_end());
+                out.push_str(after);
+                out.push('\n');
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The statement whole as the build should make it from file `text`: spliced,
+/// each `${name}` numbered by the header.
+fn whole(dialect: Dialect, text: &str) -> String {
+    let mut out = spliced(dialect, text);
+    let mark = marker(dialect);
+    let header: Vec<String> = text
+        .lines()
+        .take_while(|l| l.starts_with("--"))
+        .filter_map(|l| l.strip_prefix(&format!("-- {mark}"))?.split_once(" = ")?.1.split_once(':').map(|(n, _)| n.to_owned()))
+        .collect();
+    for (i, name) in header.iter().enumerate() {
+        out = out.replace(&format!("{mark}{{{name}}}"), &format!("{mark}{}", i + 1));
+    }
+    out
+}
+
+#[test]
+fn a_fragment_is_spliced_in_whole_with_its_parameters_numbered_by_the_statement() {
+    let complete = postgres::ALL.iter().find(|s| s.name == "complete").expect("complete.sql");
+    let claim = postgres::ALL.iter().find(|s| s.name == "claim").expect("claim.sql");
+    for statement in [complete, claim] {
+        assert!(!statement.text.contains("\\include"), "{}: no include left", statement.name);
+        assert!(!statement.text.contains("${"), "{}: every fragment parameter numbered", statement.name);
+        assert!(statement.text.contains("kept_results AS ("), "{}: the settle fragment is in", statement.name);
+    }
+    // One fragment, two numberings: the settle ids are complete's $1 and claim's $11.
+    assert!(complete.text.contains("JOIN unnest($1::int8[], $2::int8[], $3::text[])"));
+    assert!(claim.text.contains("JOIN unnest($11::int8[], $12::int8[], $13::text[])"));
+}
+
 #[test]
 fn every_sql_file_is_in_the_catalogue_under_its_own_name_and_text() {
     for dialect in DIALECTS {
@@ -58,7 +108,7 @@ fn every_sql_file_is_in_the_catalogue_under_its_own_name_and_text() {
                 let name = path.file_stem().unwrap().to_string_lossy().into_owned();
                 let text = std::fs::read_to_string(&path).expect("readable");
                 let statement = catalogue(dialect).iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}.sql is not in the catalogue"));
-                assert_eq!(statement.text, text, "{name}: the catalogue's text is the file's");
+                assert_eq!(statement.text, whole(dialect, &text), "{name}: the catalogue's text is the file's, fragments spliced in");
                 assert_eq!(statement.dialect, dialect);
                 on_disk.insert(name);
             }

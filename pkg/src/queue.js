@@ -77,7 +77,6 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       settle_ids: batch.map((c) => c.job.id),
       settle_tokens: batch.map((c) => c.job.token),
       settle_results: batch.map((c) => c.result),
-      delete_completed: false,
     };
   }
 
@@ -121,14 +120,17 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       const claimed = [];
       const stale = [];
       try {
-        const rows = await run('claim', {
+        // One statement per shape (PostgreSQL caches one plan for each): with
+        // riders, the claim that completes them first; without, the claim alone.
+        const riding = riders?.items ?? [];
+        const rows = await run(riding.length > 0 ? 'claim' : 'claim_only', {
           queue,
           page_size: pageSize,
           ...ownerArgs,
           lease_ms: leaseMs,
           look_for_stale: look,
           refused_ids: look ? [...refused] : [], // read only by a claim that looks
-          ...settleArgs(riders?.items ?? []),
+          ...(riding.length > 0 ? settleArgs(riding) : {}),
         });
         const landed = new Set();
         for (const row of rows) {
@@ -164,22 +166,14 @@ function createQueue(adapter, deps, { owned = false } = {}) {
 
     /**
      * Completions of `queue`'s jobs, coalesced: each goes with the next claim statement
-     * that starts while it waits (`claimPage`), or else in a flush of its own, the claim
-     * statement with a page of 0. Either way each job is completed under its fence, kept
+     * that starts while it waits (`claimPage`), or else in a flush of its own, the
+     * completion statement alone. Either way each job is completed under its fence, kept
      * as succeeded with its result.
      */
     completer(queue, leaseMs) {
       return coalescer(async (batch) => {
-        const rows = await run('claim', {
-          queue,
-          page_size: 0,
-          ...ownerArgs,
-          lease_ms: leaseMs,
-          look_for_stale: false,
-          refused_ids: [],
-          ...settleArgs(batch),
-        });
-        const landed = new Set(rows.filter((row) => row.kind === 'done').map((row) => int(row.id, 'job id')));
+        const rows = await run('complete', settleArgs(batch));
+        const landed = new Set(rows.map((row) => int(row.id, 'job id')));
         return batch.map((c) => landed.has(c.job.id));
       });
     },

@@ -7,7 +7,9 @@
 //! (`-- $1 = name: meaning (type)`, `?1` for SQLite) and the rows it
 //! returns; [`Statement::params`] holds those names, read off the header
 //! when the crate is built (a header that does not name exactly the
-//! parameters its SQL uses fails the build).
+//! parameters its SQL uses fails the build). Parts several statements share
+//! word for word live once, in `core/sql/<dialect>/fragments/`, and the
+//! build splices them in (see `core/build.rs`): each text here is whole.
 //!
 //! - PostgreSQL texts stamp time with the server's clock
 //!   (`statement_timestamp()` in ms since the Unix epoch); batches bind
@@ -40,8 +42,9 @@ pub enum Dialect {
     Sqlite,
 }
 
-/// One SQL statement: its text as its file holds it (header comment
-/// included: both databases skip comments) and its parameters' names.
+/// One SQL statement: its text as its file holds it with any shared
+/// fragments spliced in (header comment included: both databases skip
+/// comments) and its parameters' names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Statement {
     /// The file's name without `.sql`, e.g. `"claim"`.

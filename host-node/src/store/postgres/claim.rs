@@ -28,10 +28,14 @@ impl Claims for PgPool {
             } = request;
             // A claim that does not look for stale leases names no refused ids.
             let refused: &[i64] = if *look_for_stale { refused } else { &[] };
-            // Nothing to settle: the claim part alone (claim_only.sql), which
-            // PostgreSQL plans once and caches; claim.sql is planned afresh on
-            // every call.
-            let text = if settle.is_empty() { sql::CLAIM_ONLY.text } else { sql::CLAIM.text };
+            // One statement per shape, so that PostgreSQL caches one plan for
+            // each: nothing to settle is the claim part alone (claim_only.sql).
+            let keep = *on_success == OnSuccess::Keep;
+            let text = match (settle.is_empty(), keep) {
+                (true, _) => sql::CLAIM_ONLY.text,
+                (false, true) => sql::CLAIM.text,
+                (false, false) => sql::CLAIM_DELETING.text,
+            };
             let query = sqlx::query(text)
                 .bind(*queue)
                 .bind(*n)
@@ -47,7 +51,8 @@ impl Claims for PgPool {
                 query
             } else {
                 let (ids, tokens, results) = by_id(settle, settle_results);
-                query.bind(ids).bind(tokens).bind(results).bind(*on_success == OnSuccess::Delete)
+                let query = query.bind(ids).bind(tokens);
+                if keep { query.bind(results) } else { query }
             };
             let found = query.fetch_all(pool).await?;
             let mut round = ClaimRound::default();
@@ -162,7 +167,7 @@ impl Claims for PgPool {
 }
 
 /// Fences as two arrays (ids, tokens) in ascending id order: the order in
-/// which a batch locks its rows (see `claim.sql`); with their
+/// which a batch locks its rows (see `fragments/settle_keep.sql`); with their
 /// results, in the same order.
 pub(super) fn by_id(pairs: &[(i64, i64)], results: &[Option<String>]) -> (Vec<i64>, Vec<i64>, Vec<Option<String>>) {
     debug_assert_eq!(pairs.len(), results.len(), "one result (or none) per fence");

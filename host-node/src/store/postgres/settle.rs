@@ -38,10 +38,10 @@ impl Settles for PgPool {
     }
 
     /// Completes the fenced jobs with the completion statement alone
-    /// (complete.sql, the settling part of claim.sql): the claim statement
-    /// with a page of 0 would be planned whole on every call, claim and
-    /// stale-lease parts included, roughly doubling a lone completion's
-    /// server time.
+    /// (complete.sql, or complete_deleting.sql: the settling part of the
+    /// claim statements): the claim statement with a page of 0 would be
+    /// planned whole on every call, claim and stale-lease parts included,
+    /// roughly doubling a lone completion's server time.
     fn complete<'a>(
         &'a self,
         pairs: &'a [(i64, i64)],
@@ -52,13 +52,11 @@ impl Settles for PgPool {
         let pool = self;
         boxed(async move {
             let (ids, tokens, results) = by_id(pairs, results);
-            Ok(sqlx::query_scalar(sql::COMPLETE.text)
-                .bind(ids)
-                .bind(tokens)
-                .bind(results)
-                .bind(on_success == OnSuccess::Delete)
-                .fetch_all(pool)
-                .await?)
+            let query = match on_success {
+                OnSuccess::Keep => sqlx::query_scalar(sql::COMPLETE.text).bind(ids).bind(tokens).bind(results),
+                OnSuccess::Delete => sqlx::query_scalar(sql::COMPLETE_DELETING.text).bind(ids).bind(tokens),
+            };
+            Ok(query.fetch_all(pool).await?)
         })
     }
 
