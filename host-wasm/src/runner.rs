@@ -19,7 +19,7 @@
 
 use crate::protocol::{self, CAPACITY, DEADLINE, END, HEADER, LEN, STRIDE};
 use leasehold_core::options::Config;
-use leasehold_core::runner::{Action, ItemKey, Runner, Ticket};
+use leasehold_core::runner::{Action, DetachedId, Ended, ItemKey, Runner, Ticket};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
 
@@ -168,6 +168,40 @@ impl Core {
         if let Some(key) = key(slot, generation) {
             self.runner.item_lost(at(now), key);
         }
+        self.drain();
+    }
+
+    /// The item's work is over and the glue writes its outcome: its slot is
+    /// free for the next claim at once (see [`Runner::item_detached`]).
+    /// Answers the id to report its end with ([`Core::detached_performed`],
+    /// [`Core::detached_failed`], [`Core::detached_lost`]), or `-1` when the
+    /// item is not performing.
+    pub fn detached(&mut self, now: f64, slot: u32, generation: u32) -> f64 {
+        let id = key(slot, generation).and_then(|key| self.runner.item_detached(at(now), key));
+        self.drain();
+        id.map_or(-1.0, |id| f64::from(id.0))
+    }
+
+    /// The detached item `id`'s outcome was written: counted `performed`.
+    #[wasm_bindgen(js_name = detachedPerformed)]
+    pub fn detached_performed(&mut self, now: f64, id: u32) {
+        self.runner.detached_ended(at(now), DetachedId(id), Ended::Performed);
+        self.drain();
+    }
+
+    /// The detached item `id`'s failure was recorded, with the error held
+    /// as `token`: counted `failed`, logged and traced.
+    #[wasm_bindgen(js_name = detachedFailed)]
+    pub fn detached_failed(&mut self, now: f64, id: u32, token: u32) {
+        self.runner.detached_ended(at(now), DetachedId(id), Ended::Failed(token));
+        self.drain();
+    }
+
+    /// Nothing of the detached item `id` was written (cancelled, or refused
+    /// by the fence): counted `claimLost`.
+    #[wasm_bindgen(js_name = detachedLost)]
+    pub fn detached_lost(&mut self, now: f64, id: u32) {
+        self.runner.detached_ended(at(now), DetachedId(id), Ended::Lost);
         self.drain();
     }
 

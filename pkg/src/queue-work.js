@@ -18,8 +18,8 @@
  *   takes, lapse or not: it lands if nobody took the job meanwhile, and only a refused
  *   fence gives it up. A handler that throws its signal's reason (the claim was lost or
  *   lapsed, or the job was cancelled) settles nothing. Meanwhile claims leave the held jobs
- *   alone. The slot takes its next job once the outcome is written, so the runner reports
- *   each job as it ended: performed (completed), failed (its attempt failed and was
+ *   alone. The slot takes its next job while the outcome is written, and the runner counts
+ *   each job once it is: performed (completed), failed (its attempt failed and was
  *   recorded: retried or dead-lettered; `item-failed` with the handler's error, as the
  *   runner reports a throwing perform), or a lost claim (cancelled under it, its write
  *   refused by the fence, or its claim lost or lapsed).
@@ -33,8 +33,9 @@ const { jsonText, storableText } = require('./queue-input.js');
 
 /** The runner's internal option: abort an item through this glue, no AbortController per item (runner.js). */
 const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
-/** The runner's internal answer: a perform resolving to it reports its item lost, not performed (runner.js). */
+/** The runner's internal answers (runner.js): the item was lost, not performed; its outcome comes later. */
 const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
+const OUTCOME_LATER = Symbol.for('leasehold.runner.outcomeLater');
 
 /** Page items older than this (ms since their page was claimed) are renewed first. */
 const PAGE_FRESH_MS = 100;
@@ -62,6 +63,9 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   let paging; // the page claim (or renewal) in flight, which every slot without a job waits on
   /** Jobs whose outcome is held, not yet settled: claims leave them alone. */
   const held = new Set();
+  /** The settles in flight, and how many may be before a slot waits for its own. */
+  const settles = new Set();
+  const backlog = 4 * Math.max(slots, pageSize);
   /** The jobs being performed, by id: their token and how to abort them (a cancel). */
   const running = new Map();
   const completions = store.completer(queue, leaseMs);
@@ -119,8 +123,8 @@ function startWork(store, api, policy, queue, handler, options = {}) {
 
   /**
    * Runs the handler and writes its outcome; answers as the runner should count the job:
-   * resolves (performed), throws the attempt's error (failed, recorded), throws the signal's
-   * reason (the runner lost the claim) or resolves to ITEM_LOST (cancelled, or refused).
+   * throws the signal's reason (the runner lost the claim), ITEM_LOST (cancelled), or the
+   * write's answer (`outcomeOf`), later: the slot takes its next job while it is written.
    */
   async function perform(job) {
     const ctx = contextOf(job, running);
@@ -139,18 +143,25 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     } finally {
       ctx.done();
     }
-    // The write is coalesced with the other slots' (and rides their claims); renewals go
-    // on meanwhile, so the lease stays fresh however long a database that stopped
-    // answering takes.
+    // The slot is free for the next job while the outcome is written: the write is
+    // coalesced with the other slots' and lands within one statement, long before the
+    // lease (renewed up to the handler's end) goes stale; the runner counts the job once
+    // it landed. More than `backlog` outcomes waiting (a database that stopped answering)
+    // hold the slots until they land.
     held.add(job.id);
-    let landed;
-    try {
-      landed = await settle(job, reached);
-    } finally {
+    const outcome = outcomeOf(settle(job, reached), reached).finally(() => {
       held.delete(job.id);
-    }
-    if (!landed) return ITEM_LOST;
+      settles.delete(outcome);
+    });
+    settles.add(outcome);
+    return settles.size > backlog ? outcome : { [OUTCOME_LATER]: outcome };
+  }
+
+  /** How the runner counts a written outcome: performed, failed with the attempt's error (recorded), or lost (refused). */
+  async function outcomeOf(landing, reached) {
+    if (!(await landing)) return ITEM_LOST;
     if (!reached.ok) throw reached.raised;
+    return undefined;
   }
 
   /** Writes the held outcome until the store answers; a refused fence gives it up. */
@@ -217,7 +228,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     disposing ??= (async () => {
       unsubscribe();
       // Every outcome reached is written (or refused by its fence) before a runner's
-      // dispose resolves: its perform waits for the write.
+      // dispose resolves: its pass waits for the jobs whose outcome comes later.
       await Promise.all(runners.map((runner) => runner.dispose()));
       await completions.flush();
       // Jobs claimed in a page and never started go back to the queue at once.

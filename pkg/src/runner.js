@@ -12,7 +12,8 @@
  * records from a buffer in wasm memory (see host-wasm/src/protocol.rs).
  *
  * Crossings per item: `claimFound` when the claim answers, `performed` (or
- * `failed`, or `lost`) when `perform` settles. Renewals add one each.
+ * `failed`, or `lost`) when `perform` settles; an item whose outcome comes later
+ * (OUTCOME_LATER) `detached` then, and its end once more. Renewals add one each.
  *
  * Shared by the Node.js build (CommonJS, as is) and the browser build (the
  * build script wraps it as an ES module).
@@ -53,6 +54,13 @@ const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
  * under it or whose write the store's fence refused.
  */
 const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
+/*
+ * An internal answer (a registered symbol): a `perform` that resolves to an object holding
+ * a promise under it frees its slot for the next claim at once, and its item is counted when
+ * that promise settles: resolved (performed, or lost for ITEM_LOST) or rejected (failed with
+ * the reason). For glue whose outcome write is slower than its work (the job queues).
+ */
+const OUTCOME_LATER = Symbol.for('leasehold.runner.outcomeLater');
 /* What a slot's `controller` holds for an item in flight under ABORT_ITEM. */
 const HOOKED = Object.freeze({});
 
@@ -304,9 +312,28 @@ function createApi(wasm, timing) {
     function performed(slot, value) {
       slot.item = undefined;
       slot.controller = undefined;
-      if (value === ITEM_LOST) core.lost(time(), slot.index, slot.gen);
+      if (typeof value === 'object' && value !== null && OUTCOME_LATER in value) later(slot, value[OUTCOME_LATER]);
+      else if (value === ITEM_LOST) core.lost(time(), slot.index, slot.gen);
       else core.performed(time(), slot.index, slot.gen);
       run();
+    }
+
+    /* Detaches the slot's item, counted once `outcome` settles (see OUTCOME_LATER). */
+    function later(slot, outcome) {
+      const id = core.detached(time(), slot.index, slot.gen);
+      if (id < 0) return settle(outcome, noop, noop); // no longer the core's to count
+      settle(
+        outcome,
+        (value) => {
+          if (value === ITEM_LOST) core.detachedLost(time(), id);
+          else core.detachedPerformed(time(), id);
+          run();
+        },
+        (error) => {
+          core.detachedFailed(time(), id, errors.push(error) - 1);
+          run();
+        },
+      );
     }
 
     function failed(slot, error) {

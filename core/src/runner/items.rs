@@ -2,7 +2,7 @@
 //! supervised renewals, counted when it settles, aborted when its claim is
 //! lost or lapses, and dropped once its grace passed.
 
-use super::slot::{Busy, Phase};
+use super::slot::{Busy, Phase, Tally};
 use super::{Action, ItemKey, LogKind, Runner};
 use crate::event::Event;
 use crate::options::Scheduling;
@@ -89,7 +89,7 @@ impl<E: Clone> Runner<E> {
             return;
         }
         let Some(busy) = self.take_busy(key) else { return };
-        self.count_outcome(now, &busy, outcome);
+        self.count_outcome(now, busy.tally(), outcome);
         self.worker_free(now);
     }
 
@@ -109,13 +109,13 @@ impl<E: Clone> Runner<E> {
             return;
         }
         let Some(busy) = self.take_busy(key) else { return };
-        self.count_refused(now, &busy);
+        self.count_refused(now, busy.tally());
         self.worker_free(now);
     }
 
     /// Counts an item's outcome per the flag rule (see
     /// [`Runner::item_settled`]).
-    pub(super) fn count_outcome(&mut self, now: Millis, busy: &Busy<E>, outcome: Result<(), E>) {
+    pub(super) fn count_outcome(&mut self, now: Millis, busy: Tally, outcome: Result<(), E>) {
         let item = busy.ordinal;
         let Some(pass) = self.pass.as_mut() else { return };
         match outcome {

@@ -15,7 +15,8 @@
 //! loop {
 //!     while let Some(action) = runner.poll_action() { execute it }
 //!     wait until: a callback settles  -> runner.claim_found/claim_empty/claim_failed/
-//!                                        item_settled/item_lost/renewal_answered(now, ..)
+//!                                        item_settled/item_lost/item_detached/detached_ended/
+//!                                        renewal_answered(now, ..)
 //!                 runner.poll_timeout() passes -> runner.handle_timeout(now)
 //!                 the user calls start/tick/wake/stop/quiesce/dispose
 //! }
@@ -29,10 +30,12 @@
 //! One concern per module: [`Action`] and the other answers in `action`, the
 //! user's calls in `calls`, when claims are made and passes end in `pass`
 //! (and [`queue`]), an item's life in `items`, the settle phase in `settle`,
-//! the per-slot bookkeeping in `slot`.
+//! items counted after their worker moved on in `detach`, the per-slot
+//! bookkeeping in `slot`.
 
 mod action;
 mod calls;
+mod detach;
 mod items;
 mod pass;
 pub mod queue;
@@ -40,6 +43,7 @@ mod settle;
 mod slot;
 
 pub use action::{Action, LogKind, PassId, Ticket};
+pub use detach::{DetachedId, Ended};
 pub use settle::{SettleAnswer, SETTLE_RETRY};
 pub use slot::ItemKey;
 
@@ -83,6 +87,8 @@ pub struct Runner<E> {
     pass: Option<Pass>,
     next_pass: u64,
     slots: Vec<Slot<E>>,
+    /// Detached items by [`DetachedId`], until their end is reported.
+    detached: Vec<Option<slot::Tally>>,
     actions: VecDeque<Action<E>>,
     #[cfg(feature = "mutations")]
     supervision_mutation: crate::supervision::Mutation,
@@ -110,6 +116,7 @@ impl<E: Clone> Runner<E> {
             pass: None,
             next_pass: 0,
             slots: (0..pool).map(|_| Slot::default()).collect(),
+            detached: Vec::new(),
             // The largest burst is a timeout round that lapses every item (a
             // `claim-lost` event and an abort each) and the pass's few
             // actions after it; the queue grows once past that if ever.

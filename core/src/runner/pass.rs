@@ -37,6 +37,8 @@ pub(super) struct Pass {
     pub claim_at: Millis,
     /// Workers holding an item (performing, settling or releasing it).
     pub performing: u32,
+    /// Items detached from their workers whose end is not reported yet.
+    pub detached: u32,
     /// Queue: `stop` was called during this pass; it claims no more.
     pub halted: bool,
 }
@@ -80,6 +82,7 @@ impl<E: Clone> Runner<E> {
             claim_in_flight: false,
             claim_at: now,
             performing: 0,
+            detached: 0,
             halted: false,
         });
         if queue {
@@ -175,7 +178,7 @@ impl<E: Clone> Runner<E> {
 
     pub(super) fn maybe_end_pass(&mut self, now: Millis) {
         let Some(pass) = &self.pass else { return };
-        if pass.claim_in_flight || pass.waiting > 0 || pass.performing > 0 {
+        if pass.claim_in_flight || pass.waiting > 0 || pass.performing > 0 || pass.detached > 0 {
             return;
         }
         let pass = self.pass.take().expect("checked above");

@@ -31,7 +31,7 @@
 //! whole lease. The worker waits for the release's answer before claiming
 //! again.
 
-use super::slot::{Busy, Phase};
+use super::slot::{Busy, Phase, Tally};
 use super::{Action, ItemKey, LogKind, Runner};
 use crate::backoff::{Backoff, RECOVERY_PROBE_MAX_MS};
 use crate::event::Event;
@@ -94,13 +94,13 @@ impl<E: Clone> Runner<E> {
             SettleAnswer::Landed => {
                 let mut busy = self.take_busy(key).expect("settling item present");
                 if let Phase::Settling { outcome, .. } = core::mem::replace(&mut busy.phase, Phase::Performing) {
-                    self.count_outcome(now, &busy, outcome);
+                    self.count_outcome(now, busy.tally(), outcome);
                 }
                 self.worker_free(now);
             }
             SettleAnswer::FenceRefused => {
                 let busy = self.take_busy(key).expect("settling item present");
-                self.count_refused(now, &busy);
+                self.count_refused(now, busy.tally());
                 self.worker_free(now);
             }
         }
@@ -123,7 +123,7 @@ impl<E: Clone> Runner<E> {
 
     /// A settle whose fence was refused (or an item the host found lost,
     /// [`Runner::item_lost`]): a lost claim, traced once.
-    pub(super) fn count_refused(&mut self, now: Millis, busy: &Busy<E>) {
+    pub(super) fn count_refused(&mut self, now: Millis, busy: Tally) {
         let Some(pass) = self.pass.as_mut() else { return };
         pass.report.claim_lost = pass.report.claim_lost.saturating_add(1);
         if self.tracing && !busy.lost {

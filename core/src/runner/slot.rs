@@ -57,6 +57,25 @@ pub(crate) struct Busy<E> {
     pub phase: Phase<E>,
 }
 
+impl<E> Busy<E> {
+    /// What counting its outcome needs.
+    pub fn tally(&self) -> Tally {
+        Tally { ordinal: self.ordinal, started_at: self.started_at, lost: self.lost }
+    }
+}
+
+/// What counting an item's outcome needs, kept past its slot by a detached
+/// item (see [`super::Runner::item_detached`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tally {
+    /// Ordinal of the item in its pass.
+    pub ordinal: u32,
+    /// When `perform` started, for `durationMs`.
+    pub started_at: Millis,
+    /// The reference implementation's `lost` flag (see [`Busy::lost`]).
+    pub lost: bool,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Slot<E> {
     pub generation: u32,

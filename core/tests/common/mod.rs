@@ -5,7 +5,7 @@
 
 use leasehold_core::event::{Event, PassReport};
 use leasehold_core::options::OptionsInput;
-use leasehold_core::runner::{Action, ItemKey, LogKind, PassId, Runner, SettleAnswer, Ticket};
+use leasehold_core::runner::{Action, DetachedId, Ended, ItemKey, LogKind, PassId, Runner, SettleAnswer, Ticket};
 use leasehold_core::supervision::CallId;
 use leasehold_core::Millis;
 
@@ -40,6 +40,7 @@ enum Due {
     Renew(ItemKey, CallId, Result<bool, String>),
     SettleAnswered(ItemKey, SettleAnswer<String>),
     Released(ItemKey, Result<(), String>),
+    Ended(DetachedId, Ended<String>),
 }
 
 pub struct Host {
@@ -69,6 +70,11 @@ pub struct Host {
     pub max_performing: usize,
     /// When an item is aborted, its perform rejects after this many ms (None: ignores the signal).
     pub abort_rejects_after: Option<u64>,
+    /// Detached items: a perform's answer detaches its item, whose end (the answer: `Ok`
+    /// performed, [`LOST`] lost, another error failed) is reported this many ms later.
+    pub detach_for: Option<u64>,
+    /// When each detached item's end was reported.
+    pub detached_ends: Vec<u64>,
     claim: ClaimFn,
     perform: PerformFn,
     heartbeat: RenewFn,
@@ -157,6 +163,8 @@ impl Host {
             max_claims_in_flight: 0,
             max_performing: 0,
             abort_rejects_after: None,
+            detach_for: None,
+            detached_ends: Vec::new(),
             claim,
             perform,
             heartbeat,
@@ -303,6 +311,21 @@ impl Host {
             Due::Settle(key, r) if self.settle.is_some() && r.as_ref().err().is_none_or(|e| e != ABORTED) => {
                 self.performing -= 1;
                 self.runner.outcome_reached(now, key, r);
+            }
+            Due::Settle(key, r) if self.detach_for.is_some() => {
+                self.performing -= 1;
+                self.forget(key);
+                let id = self.runner.item_detached(now, key).expect("a performing item detaches");
+                let ended = match r {
+                    Ok(()) => Ended::Performed,
+                    Err(e) if e == LOST => Ended::Lost,
+                    Err(e) => Ended::Failed(e),
+                };
+                self.schedule(self.detach_for.unwrap_or(0), Due::Ended(id, ended));
+            }
+            Due::Ended(id, ended) => {
+                self.detached_ends.push(self.now);
+                self.runner.detached_ended(now, id, ended);
             }
             Due::Settle(key, Err(e)) if e == LOST => {
                 self.performing -= 1;
