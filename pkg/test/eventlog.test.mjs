@@ -234,6 +234,9 @@ test('each record holds the bytes JSON.stringify writes for it, whatever its val
     { source: 'jobs', at: 10, type: 'scalars', body: 0 },
     { source: 'jobs', at: 11, type: 'undefined fields', identity: { gone: undefined }, body: { skipped: undefined, kept: [null] } },
     { source: '', at: 12, type: 'empty source', body: {} },
+    { source: 'jobs', at: 99_999_999, type: 'eight digits', body: 3 },
+    { source: 'jobs', at: 100_000_000, type: 'nine digits', body: 4 },
+    { source: 'jobs', at: 1_700_000_000_007, type: 'zeros inside', body: 5 },
   ];
   await log.append(written, { jobs: 1 });
   await log.append([written[9]], { jobs: 2 });
