@@ -18,7 +18,9 @@ ratios with their lowest and highest (the spread a loaded machine gives); then t
 time per item of each side (user + system of every thread, GC helpers included, over the pass
 the workload times: steadier than wall time on a loaded machine), its ratio (reference /
 package, so above 1 is the package ahead, like items/s) and the spread of its pairs. Then the
-lowest of each ratio, the calls from JS into wasm per item, and the heap each item in flight
+lowest of each ratio; on Linux the same for the main thread's CPU time alone (the thread the
+runners' JavaScript and wasm run on: what items/s follows on an idle machine, where GC helper
+threads run beside it); the calls from JS into wasm per item, and the heap each item in flight
 holds at concurrency 64, package beside reference (the package's must be no larger).`;
 
 import { spawnSync } from 'node:child_process';
@@ -130,19 +132,36 @@ if (configs.length === 0) fail(`no configuration called ${only} (see --help)`);
 
 /* Preloaded into each run: the CPU time (µs) between the workload's two clock readings
    (`process.hrtime.bigint()` before and after its pass), written to stderr at exit, so
-   start-up and module loading are left out as they are from its items/s. */
+   start-up and module loading are left out as they are from its items/s. Two figures: the
+   whole process's (every thread: the garbage collector's helpers too), and, where Linux
+   tells it (/proc/self/task/PID/schedstat, ns), the main thread's alone: the runner's
+   JavaScript and wasm run there, and the pass cannot end sooner than it allows, so it is
+   what items/s would follow if the machine were idle; on a loaded one the wall clock
+   mostly measures the wait for a core. */
 const CPU_PROBE = `
+import { readFileSync } from 'node:fs';
 const clock = process.hrtime.bigint;
 const marks = [];
+const mainThread = () => {
+  try {
+    return Number(readFileSync('/proc/self/task/' + process.pid + '/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    return NaN;
+  }
+};
 process.hrtime.bigint = function bigint() {
-  if (marks.length < 2) marks.push(process.cpuUsage());
+  if (marks.length < 2) {
+    const cpu = process.cpuUsage();
+    marks.push({ cpu: cpu.user + cpu.system, main: mainThread() });
+  }
   return clock.call(process.hrtime);
 };
 process.on('exit', () => {
-  if (marks.length === 2) process.stderr.write('cpu-us ' + (marks[1].user + marks[1].system - marks[0].user - marks[0].system) + '\\n');
+  if (marks.length === 2) process.stderr.write('cpu-us ' + (marks[1].cpu - marks[0].cpu) + ' main-ns ' + (marks[1].main - marks[0].main) + '\\n');
 });`;
 
-/* One run of the workload in a fresh process: items/s and CPU ns per item. */
+/* One run of the workload in a fresh process: items/s, and CPU ns per item of the process
+   and of its main thread (NaN where the system does not tell it). */
 function once(impl, { concurrency, hb, trace }) {
   const run = spawnSync(
     process.execPath,
@@ -152,8 +171,8 @@ function once(impl, { concurrency, hb, trace }) {
   if (run.status !== 0) throw new Error(`${impl} exited with ${run.status}: ${run.stderr}`);
   const line = JSON.parse(run.stdout.trim().split('\n').at(-1));
   if (line.performed !== n) throw new Error(`${impl} performed ${line.performed} of ${n}`);
-  const cpuUs = Number(/cpu-us (\d+)/.exec(run.stderr)?.[1]);
-  return { ips: line.itemsPerSec, cpuNs: (cpuUs * 1000) / n };
+  const probe = /cpu-us (\d+) main-ns (\d+|NaN)/.exec(run.stderr);
+  return { ips: line.itemsPerSec, cpuNs: (Number(probe?.[1]) * 1000) / n, mainNs: Number(probe?.[2]) / n };
 }
 
 const median = (xs) => {
@@ -175,6 +194,8 @@ console.log('');
 console.log('config          reference  package   ratio  pairwise (min–max) | CPU ns/item: reference  package  ratio  pairwise (min–max)');
 const ratios = [];
 const cpuRatios = [];
+/* The main thread's lines, printed after the table above. */
+const mainLines = [];
 for (const config of configs) {
   const ref = [];
   const pkg = [];
@@ -195,11 +216,23 @@ for (const config of configs) {
   const cpuPairs = pkg.map((p, i) => ref[i].cpuNs / p.cpuNs);
   ratios.push(ratio);
   cpuRatios.push(refCpu / pkgCpu);
+  const refMain = median(ref.map((p) => p.mainNs));
+  const pkgMain = median(pkg.map((p) => p.mainNs));
+  if (Number.isFinite(refMain) && Number.isFinite(pkgMain)) {
+    const mainPairs = pkg.map((p, i) => ref[i].mainNs / p.mainNs);
+    mainLines.push(`${config.label.padEnd(14)} ${pad(Math.round(refMain), 9)} ${pad(Math.round(pkgMain), 8)}   ${(refMain / pkgMain).toFixed(2)}   ${spread(mainPairs)}`);
+  }
   console.log(
     `${config.label.padEnd(14)} ${pad(Math.round(median(ref.map((p) => p.ips))), 9)} ${pad(Math.round(median(pkg.map((p) => p.ips))), 8)}   ${ratio.toFixed(2)}   ${spread(pairs)}   |             ${pad(Math.round(refCpu), 6)}   ${pad(Math.round(pkgCpu), 6)}   ${(refCpu / pkgCpu).toFixed(2)}   ${spread(cpuPairs)}`,
   );
 }
 console.log(`lowest ratio: items/s ${Math.min(...ratios).toFixed(2)}, CPU time ${Math.min(...cpuRatios).toFixed(2)} (target ≥ 1.10)`);
+if (mainLines.length > 0) {
+  console.log('');
+  console.log('main thread CPU ns/item (the runner\'s own thread, GC helpers left out: what bounds items/s on an idle machine)');
+  console.log('config          reference  package   ratio  pairwise (min–max)');
+  for (const line of mainLines) console.log(line);
+}
 console.log(`load average (1 / 5 / 15 min) after: ${loadAverage()}`);
 
 // Crossings: every method of the wasm Core, counted in this process over one pass.
