@@ -38,14 +38,26 @@ function createEventLogApi(wasm) {
 
   const utf8 = new TextEncoder();
 
+  /* Encodes `text` straight into the module's memory (draftsInput); answers
+     its length in bytes. JSON text is mostly ASCII, a byte per UTF-16 unit:
+     room for more (UTF-8 takes at most three bytes per unit) is made only
+     for what did not fit, so the module's memory, which never shrinks, does
+     not grow to three times the largest append. */
+  function encodeText(text) {
+    let { read, written } = utf8.encodeInto(text, wasm.draftsInput(text.length));
+    if (read < text.length) {
+      const room = wasm.draftsInput(written + 3 * (text.length - read)).subarray(written);
+      written += utf8.encodeInto(text.slice(read), room).written;
+    }
+    return written;
+  }
+
   /* The frame of a prepared append (`draftsBatch`'s answer and the
-     watermarks) whose records are numbered from `first`: its text is
-     encoded straight into the module's memory (UTF-8 takes at most three
-     bytes per UTF-16 unit), which builds the records and the frame. */
+     watermarks) whose records are numbered from `first`: the module builds
+     the records and the frame from the text. */
   function encode({ text, kinds, ats, names, positions }, first) {
     try {
-      const { written } = utf8.encodeInto(text, wasm.draftsInput(3 * text.length));
-      return wasm.encodeDrafts(written, kinds, ats, first, names, positions);
+      return wasm.encodeDrafts(encodeText(text), kinds, ats, first, names, positions);
     } catch (error) {
       throw new EventLogError(`event log record could not be encoded: ${error.message}`, 'EVENTLOG_BAD_INPUT', { cause: error });
     }

@@ -237,6 +237,7 @@ test('each record holds the bytes JSON.stringify writes for it, whatever its val
     { source: 'jobs', at: 99_999_999, type: 'eight digits', body: 3 },
     { source: 'jobs', at: 100_000_000, type: 'nine digits', body: 4 },
     { source: 'jobs', at: 1_700_000_000_007, type: 'zeros inside', body: 5 },
+    { source: 'jobs', at: 13, type: 'mostly not ASCII', body: { text: '日本語の本文 😀😀😀 ' + 'ü€😀'.repeat(500) } },
   ];
   await log.append(written, { jobs: 1 });
   await log.append([written[9]], { jobs: 2 });

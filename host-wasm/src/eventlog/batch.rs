@@ -57,10 +57,10 @@ thread_local! {
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A view of `len` bytes of this module's memory for the next
-/// [`encode_drafts`]'s text (UTF-8). The view is valid until the next call
-/// into this module (which may grow the memory and detach it): write into
-/// it at once.
+/// A view of the first `len` bytes of this module's buffer for the next
+/// [`encode_drafts`]'s text (UTF-8); what was written there before is kept
+/// when it grows. The view is valid until the next call into this module
+/// (which may grow the memory and detach it): write into it at once.
 #[wasm_bindgen(js_name = draftsInput)]
 pub fn drafts_input(len: usize) -> Uint8Array {
     INPUT.with(|input| {
