@@ -14,10 +14,13 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::exchange::{ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
-use super::db::{Arg, Db};
+use super::db::{Arg, Db, Statements};
 use super::migrate::MigrationSet;
 use super::schedule::{ScheduleRow, Swap};
+use super::journal::{JournalCursor, SettlementRecord};
+use super::purge::Cut;
 use super::schedule_sql::JobRow;
+use super::steer::{Action, Selection};
 use super::validate::NewJob;
 use super::{BackendKind, JobId, JobRecord, JobState, OnSuccess, QueueCounts, StoreResult};
 use leasehold_core::Millis;
@@ -36,7 +39,7 @@ pub(crate) fn boxed<'a, T>(body: impl Future<Output = StoreResult<T>> + Send + '
 /// Unix epoch as the caller's clock read them (SQLite stamps with them;
 /// PostgreSQL stamps with the server's clock and uses them only where a doc
 /// says so). Fences travel as `(job id, token)` pairs.
-pub(crate) trait Backend: Migrations + Enqueues + Claims + Settles + Reads + Schedules + Send + Sync {
+pub(crate) trait Backend: Migrations + Enqueues + Claims + Settles + Reads + Schedules + Statements + Steers + Purges + Journals + JournalSearch + Send + Sync {
     /// Which database this is.
     fn kind(&self) -> BackendKind;
 }
@@ -44,7 +47,7 @@ pub(crate) trait Backend: Migrations + Enqueues + Claims + Settles + Reads + Sch
 /// Every pool whose database implements each group is a backend.
 impl<DB: Db> Backend for sqlx::Pool<DB>
 where
-    sqlx::Pool<DB>: Migrations + Enqueues + Claims + Settles + Reads + Schedules,
+    sqlx::Pool<DB>: Migrations + Enqueues + Claims + Settles + Reads + Schedules + Statements + Steers + Purges + Journals + JournalSearch,
 {
     fn kind(&self) -> BackendKind {
         DB::KIND
@@ -185,4 +188,46 @@ pub(crate) enum ScheduleChange {
     Pause,
     /// Resumes `name`: `last_slot` and `next_slot` move past the pause.
     Resume,
+}
+
+/// Cancel and retry by hand (see `steer`), each database its way.
+pub(crate) trait Steers {
+    /// Runs `action` on `selection` in one transaction at `now` (SQLite;
+    /// PostgreSQL stamps its own clock): answers the changed `(id, queue)`s,
+    /// or `None` (rolled back) when listed ids did not all change.
+    fn steer<'a>(&'a self, action: Action<'a>, selection: &'a Selection<'a>, now: i64) -> BoxFuture<'a, Option<Vec<(i64, String)>>>;
+}
+
+/// Purging finished work (see `purge`), each database its way.
+pub(crate) trait Purges {
+    /// Deletes the jobs of `queue` (`None`: every queue) in `states` (final
+    /// ones, checked) that finished before `cut`, with their attempt log and
+    /// results, range by range; answers how many jobs.
+    fn purge_jobs<'a>(&'a self, queue: Option<&'a str>, states: &'a [&'a str], cut: Cut) -> BoxFuture<'a, u64>;
+
+    /// Deletes the journal's rows of `queue` settled before `cut`, range by
+    /// range; answers how many.
+    fn purge_settlements<'a>(&'a self, queue: Option<&'a str>, cut: Cut) -> BoxFuture<'a, u64>;
+}
+
+/// Reading the settlements journal in commit order (see `journal`), each
+/// database its way.
+pub(crate) trait Journals {
+    /// The rows settled since `cursor`, which moves past them.
+    fn settlements<'a>(&'a self, cursor: &'a mut JournalCursor) -> BoxFuture<'a, Vec<SettlementRecord>>;
+
+    /// Where the journal's ids are final (see `Store::settlement_fence`):
+    /// `None` where ids commit in order.
+    fn settlement_fence(&self) -> BoxFuture<'_, Option<(i64, u64)>>;
+}
+
+/// Searching the settlements journal by time (see `dashboard::activity`).
+pub(crate) trait JournalSearch {
+    /// The position in the journal's commit order from which rows written
+    /// at or after `at` (ms) start; `None` for an empty journal.
+    fn journal_key(&self, at: u64) -> BoxFuture<'_, Option<u64>>;
+
+    /// The journal's clock now: `now` (the caller's) where the caller
+    /// stamps, else the server's.
+    fn journal_now(&self, now: Millis) -> BoxFuture<'_, Millis>;
 }

@@ -14,8 +14,9 @@ use sqlx::{Executor, IntoArguments, Pool};
 
 use leasehold_core::queue::statements::Statement;
 
+use super::backend::{BoxFuture, boxed};
 use super::rows::DecodeRow;
-use super::{BackendKind, StoreResult};
+use super::{BackendKind, Store, StoreResult};
 
 /// A value offered to a statement's parameter of the same name.
 #[derive(Clone, Copy, Debug)]
@@ -28,6 +29,9 @@ pub(crate) enum Arg<'a> {
     Text(Option<&'a str>),
     /// A boolean.
     Bool(bool),
+    /// An unsigned number bound as its decimal text (a transaction id,
+    /// which PostgreSQL reads from text).
+    Decimal(u64),
     /// A list of ids: an array on PostgreSQL, a JSON array's text on SQLite.
     Ids(&'a [i64]),
 }
@@ -85,9 +89,23 @@ pub(crate) trait Db: sqlx::Database<Row: DecodeRow, Arguments: IntoArguments<Sel
     /// The statement that wakes a queue's listeners when its transaction
     /// commits (`queue` bound), where the database has one.
     const NOTIFY: Option<&'static Statement>;
+    /// The statement that reads the server's clock (ms since the Unix
+    /// epoch), where the database stamps with its own.
+    const SERVER_CLOCK: Option<&'static Statement>;
+    /// The statement that begins a read-only transaction reading one
+    /// snapshot, where a plain `BEGIN` does not (SQLite's does).
+    const READ_SNAPSHOT: Option<&'static Statement>;
 
     /// Adds one value to `args` as this database binds it.
     fn add(args: &mut Self::Arguments, value: Arg<'_>) -> Result<(), sqlx::error::BoxDynError>;
+
+    /// Runs `statement` with `offered` on `pool` only if that costs no
+    /// wait: answers `None` when it would have waited (see each backend).
+    fn execute_if_idle<'a>(pool: &'a Pool<Self>, statement: &'static Statement, offered: Offered<'a>) -> BoxFuture<'a, Option<u64>>;
+
+    /// Column `i` of `row`, a position in the settlements journal's commit
+    /// order (NULL: `None`).
+    fn journal_key(row: &Self::Row, i: usize) -> StoreResult<Option<u64>>;
 
     /// How many rows a statement changed.
     fn rows_affected(result: &Self::QueryResult) -> u64;
@@ -170,6 +188,7 @@ where
     for<'q> Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> i32: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     use sqlx::Arguments;
@@ -178,6 +197,110 @@ where
         Arg::Int32(v) => args.add(v),
         Arg::Text(v) => args.add(v),
         Arg::Bool(v) => args.add(v),
+        Arg::Decimal(v) => args.add(v.to_string()),
         Arg::Ids(_) => Err("a list of ids binds as its backend's list form".into()),
+    }
+}
+
+/// The statement named `name` of `DB`'s catalogue, looked up when it runs.
+fn named<DB: Db>(name: &str) -> StoreResult<&'static Statement> {
+    DB::STATEMENTS.iter().find(|s| s.name == name).ok_or_else(|| {
+        sqlx::Error::Protocol(format!("the {:?} catalogue has no statement {name}", DB::KIND)).into()
+    })
+}
+
+/// A row of either database, read by column name (rows own their data).
+pub(crate) type AnyRow = dyn DecodeRow + 'static;
+
+/// Hands each row of a read to the caller's decoder.
+pub(crate) type EachRow<'a> = &'a mut (dyn FnMut(&AnyRow) -> StoreResult<()> + Send);
+
+/// Values offered by parameter name.
+pub(crate) type Offered<'a> = &'a [(&'a str, Arg<'a>)];
+
+/// Several reads from one snapshot, each named once the rows of the one
+/// before it were seen.
+pub(crate) trait SnapshotReader {
+    /// The next read: a statement's name and the values offered to it;
+    /// `None` when done.
+    fn next_read(&mut self) -> Option<(&'static str, Vec<(&'static str, Arg<'_>)>)>;
+
+    /// One row of the read named last.
+    fn row(&mut self, row: &AnyRow) -> StoreResult<()>;
+}
+
+/// Running a statement of the catalogue by name: what a flow that is the
+/// same on both databases asks of its backend. Rows are handed to the
+/// caller as [`DecodeRow`]s, read by column name.
+pub(crate) trait Statements {
+    /// Runs the statement `name` with `offered`; hands `each` its rows.
+    fn fetch<'a>(&'a self, name: &'a str, offered: Offered<'a>, each: EachRow<'a>) -> BoxFuture<'a, ()>;
+
+    /// Runs the reads `reader` names, in turn, from one snapshot (a
+    /// read-only transaction), handing it each read's rows before asking
+    /// for the next.
+    fn read_snapshot<'a>(&'a self, reader: &'a mut (dyn SnapshotReader + Send)) -> BoxFuture<'a, ()>;
+
+    /// Runs the statement `name` with `offered`; answers how many rows it
+    /// changed.
+    fn execute<'a>(&'a self, name: &'a str, offered: Offered<'a>) -> BoxFuture<'a, u64>;
+
+    /// As [`Statements::execute`] if that costs no wait; `None` when it
+    /// would have waited (a background write that must not hold up claims).
+    fn execute_if_idle<'a>(&'a self, name: &'a str, offered: Offered<'a>) -> BoxFuture<'a, Option<u64>>;
+}
+
+impl<DB: Db> Statements for Pool<DB> {
+    fn fetch<'a>(&'a self, name: &'a str, offered: Offered<'a>, each: EachRow<'a>) -> BoxFuture<'a, ()> {
+        boxed(async move {
+            let rows = query(named::<DB>(name)?, offered)?.fetch_all(DB::on_pool(self)).await?;
+            rows.iter().try_for_each(|row| each(row))
+        })
+    }
+
+    fn read_snapshot<'a>(&'a self, reader: &'a mut (dyn SnapshotReader + Send)) -> BoxFuture<'a, ()> {
+        boxed(async move {
+            let mut tx = match DB::READ_SNAPSHOT {
+                Some(begin) => self.begin_with(begin.text).await?,
+                None => self.begin().await?,
+            };
+            while let Some((name, offered)) = reader.next_read() {
+                let read = query(named::<DB>(name)?, &offered)?;
+                drop(offered);
+                for row in read.fetch_all(DB::on_conn(&mut tx)).await? {
+                    reader.row(&row)?;
+                }
+            }
+            Ok(tx.commit().await?)
+        })
+    }
+
+    fn execute<'a>(&'a self, name: &'a str, offered: Offered<'a>) -> BoxFuture<'a, u64> {
+        boxed(async move { execute(DB::on_pool(self), named::<DB>(name)?, offered).await })
+    }
+
+    fn execute_if_idle<'a>(&'a self, name: &'a str, offered: Offered<'a>) -> BoxFuture<'a, Option<u64>> {
+        boxed(async move { DB::execute_if_idle(self, named::<DB>(name)?, offered).await })
+    }
+}
+
+impl Store {
+    /// The rows of the statement `name` run with `offered`, each decoded by
+    /// `decode`.
+    pub(crate) async fn rows<T: Send>(
+        &self,
+        name: &str,
+        offered: Offered<'_>,
+        decode: impl Fn(&AnyRow) -> StoreResult<T> + Send + Sync,
+    ) -> StoreResult<Vec<T>> {
+        let mut found = Vec::new();
+        self.backend().fetch(name, offered, &mut |row| Ok(found.push(decode(row)?))).await?;
+        Ok(found)
+    }
+
+    /// Runs the statement `name` with `offered`; answers how many rows it
+    /// changed.
+    pub(crate) async fn run(&self, name: &str, offered: Offered<'_>) -> StoreResult<u64> {
+        self.backend().execute(name, offered).await
     }
 }

@@ -35,11 +35,10 @@ use std::collections::BTreeSet;
 
 use leasehold_core::Millis;
 use leasehold_core::lease::OwnerId;
-use leasehold_core::queue::statements;
 
 use super::rows::DecodeRow;
 use super::validate::{unsigned, unsigned32};
-use super::{Pool, JobId, Store, StoreError, StoreResult};
+use super::{JobId, Store, StoreError, StoreResult};
 
 const TABLE: &str = "leasehold_settlements";
 
@@ -117,12 +116,12 @@ pub struct SettlementRecord {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JournalCursor {
     /// SQLite: the last id handed out.
-    after_id: i64,
+    pub(crate) after_id: i64,
     /// Rows with a lower id are never answered (a reader that has them
     /// already: [`JournalCursor::from_id`]).
-    min_id: i64,
+    pub(crate) min_id: i64,
     /// PostgreSQL: the `xmin` of the last read.
-    xmin: u64,
+    pub(crate) xmin: u64,
     /// PostgreSQL: rows handed out whose `xid` is at or above `xmin`.
     ahead: BTreeSet<i64>,
 }
@@ -146,7 +145,7 @@ impl JournalCursor {
     /// `xmin`: answers those not handed out before, and remembers the ones
     /// the next reads will see again.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    fn admit(&mut self, rows: Vec<(u64, SettlementRecord)>, xmin: u64) -> Vec<SettlementRecord> {
+    pub(crate) fn admit(&mut self, rows: Vec<(u64, SettlementRecord)>, xmin: u64) -> Vec<SettlementRecord> {
         let mut ahead = BTreeSet::new();
         let mut fresh = Vec::with_capacity(rows.len());
         for (xid, row) in rows {
@@ -176,41 +175,7 @@ impl Store {
     /// journal yet (no table `leasehold_settlements`); [`StoreError::CorruptRow`]
     /// for a row that is not one the store writes.
     pub async fn settlements(&self, cursor: &mut JournalCursor) -> StoreResult<Vec<SettlementRecord>> {
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let rows = sqlx::query(statements::sqlite::SETTLEMENTS.text)
-                .bind(cursor.after_id)
-                .fetch_all(pool)
-                .await?;
-                let rows = rows.iter().map(record).collect::<StoreResult<Vec<_>>>()?;
-                if let Some(last) = rows.last() {
-                    cursor.after_id = last.id;
-                }
-                Ok(rows)
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                // One snapshot for the xmin and the rows it bounds.
-                let mut tx = pool.begin_with(statements::postgres::READ_SNAPSHOT.text).await?;
-                let xmin: String = sqlx::query_scalar(statements::postgres::JOURNAL_XMIN.text)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                let rows = sqlx::query(statements::postgres::SETTLEMENTS.text)
-                .bind(cursor.xmin.to_string())
-                .bind(cursor.min_id)
-                .fetch_all(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                let rows = rows
-                    .iter()
-                    .map(|row| Ok((xid(&row.text("xid")?)?, record(row)?)))
-                    .collect::<StoreResult<Vec<_>>>()?;
-                let mut fresh = cursor.admit(rows, xid(&xmin)?);
-                fresh.sort_unstable_by_key(|row| row.id);
-                Ok(fresh)
-            }
-        }
+        self.backend().settlements(cursor).await
     }
 }
 
@@ -230,29 +195,12 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`] when a read fails.
     pub(crate) async fn settlement_fence(&self) -> StoreResult<Option<(i64, u64)>> {
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(_) => Ok(None),
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                // Two statements, so the snapshot whose xmax is read is
-                // taken after the sequence was read.
-                let taken: i64 = sqlx::query_scalar(statements::postgres::SETTLEMENT_ID_TAKEN.text).fetch_one(pool).await?;
-                let next: String = sqlx::query_scalar(statements::postgres::SETTLEMENT_NEXT_XID.text).fetch_one(pool).await?;
-                Ok(Some((taken, xid(&next)?)))
-            }
-        }
+        self.backend().settlement_fence().await
     }
 }
 
-/// A transaction id as PostgreSQL writes an `xid8` in text.
-#[cfg(feature = "postgres")]
-fn xid(text: &str) -> StoreResult<u64> {
-    text.parse().map_err(|_| StoreError::CorruptRow { table: TABLE, detail: format!("xid {text:?} is not a number") })
-}
-
 /// One journal row as read.
-pub(super) fn record(row: &impl DecodeRow) -> StoreResult<SettlementRecord> {
+pub(crate) fn record(row: &(impl DecodeRow + ?Sized)) -> StoreResult<SettlementRecord> {
     let outcome = row.text("outcome")?;
     let outcome = match outcome.as_str() {
         "done" => SettlementOutcome::Done,

@@ -1,13 +1,12 @@
 //! Listing jobs and tallying a set of them: what `leasehold jobs` shows and
 //! what `leasehold run` watches until its jobs are drained.
 //!
-//! Both are read-only and run one statement per backend (the same SQL apart
-//! from how a list of ids is bound: a JSON array through `json_each` on
+//! Both are read-only and written once for both backends (their SQL differs
+//! only in how a list of ids is bound: a JSON array through `json_each` on
 //! SQLite, a `bigint[]` with `= ANY` on PostgreSQL).
 
-use leasehold_core::queue::statements;
-
-use super::{Pool, JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
+use super::db::{AnyRow, Arg, SnapshotReader};
+use super::{JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
 
 /// How far a set of jobs has come ([`Store::tally`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,11 +42,6 @@ impl JobTally {
     }
 }
 
-/// `(state, jobs)` rows of a tally.
-type StateCounts = Vec<(String, i64)>;
-/// `(retried, reclaimed)` of a tally (NULL sums when no attempt matched).
-type AttemptCounts = (Option<i64>, Option<i64>);
-
 impl Store {
     /// Jobs newest first (highest id first), at most `limit`, optionally of
     /// one `queue` and in one `state`. The records carry no attempt log (read
@@ -62,20 +56,8 @@ impl Store {
         }
         let state = state.map(JobState::as_str);
         let limit = i64::from(limit);
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let sql = statements::sqlite::LIST_JOBS.text;
-                let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
-                found.iter().map(rows::job).collect()
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let sql = statements::postgres::LIST_JOBS.text;
-                let found = sqlx::query(sql).bind(queue).bind(state).bind(limit).fetch_all(pool).await?;
-                found.iter().map(rows::job).collect()
-            }
-        }
+        let offered = [("queue", queue.into()), ("state", state.into()), ("limit", limit.into())];
+        self.rows("list_jobs", &offered, rows::job).await
     }
 
     /// How far the jobs `ids` have come: counts by state, retried failures,
@@ -88,25 +70,9 @@ impl Store {
     pub async fn tally(&self, ids: &[JobId]) -> StoreResult<JobTally> {
         let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
         let mut tally = JobTally::default();
-        let (states, (retried, reclaimed)): (StateCounts, AttemptCounts) = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
-                let mut tx = pool.begin().await?;
-                let states = sqlx::query_as(statements::sqlite::TALLY_STATES.text).bind(&json).fetch_all(&mut *tx).await?;
-                let attempts = sqlx::query_as(statements::sqlite::TALLY_ATTEMPTS.text).bind(&json).fetch_one(&mut *tx).await?;
-                tx.commit().await?;
-                (states, attempts)
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let mut tx = pool.begin_with(statements::postgres::READ_SNAPSHOT.text).await?;
-                let states = sqlx::query_as(statements::postgres::TALLY_STATES.text).bind(&ids).fetch_all(&mut *tx).await?;
-                let attempts = sqlx::query_as(statements::postgres::TALLY_ATTEMPTS.text).bind(&ids).fetch_one(&mut *tx).await?;
-                tx.commit().await?;
-                (states, attempts)
-            }
-        };
+        let mut read = TallyRead { ids: &ids, step: 0, states: Vec::new(), attempts: (None, None) };
+        self.backend().read_snapshot(&mut read).await?;
+        let (states, (retried, reclaimed)) = (read.states, read.attempts);
         for (state, n) in states {
             let n = n.max(0) as u64;
             match JobState::parse(&state) {
@@ -124,5 +90,33 @@ impl Store {
         tally.retried = retried.unwrap_or(0).max(0) as u64;
         tally.reclaimed = reclaimed.unwrap_or(0).max(0) as u64;
         Ok(tally)
+    }
+}
+
+/// A tally's reads, from one snapshot: the states and the attempts of the
+/// same moment.
+struct TallyRead<'a> {
+    ids: &'a [i64],
+    step: usize,
+    /// `(state, jobs)`.
+    states: Vec<(String, i64)>,
+    /// `(retried, reclaimed)` (NULL sums when no attempt matched).
+    attempts: (Option<i64>, Option<i64>),
+}
+
+impl SnapshotReader for TallyRead<'_> {
+    fn next_read(&mut self) -> Option<(&'static str, Vec<(&'static str, Arg<'_>)>)> {
+        self.step += 1;
+        let name = ["tally_states", "tally_attempts"].get(self.step - 1)?;
+        Some((name, vec![("ids", self.ids.into())]))
+    }
+
+    fn row(&mut self, row: &AnyRow) -> StoreResult<()> {
+        if self.step == 1 {
+            self.states.push((row.text("state")?, row.int("n")?));
+        } else {
+            self.attempts = (row.opt_int("retried")?, row.opt_int("reclaimed")?);
+        }
+        Ok(())
     }
 }

@@ -24,24 +24,17 @@ use std::time::Duration;
 
 use leasehold_core::Millis;
 
-use super::{Pool, JobState, Store, StoreError, StoreResult, validate};
-
-/// Rows per purge statement (PostgreSQL: row locks only, so ranges can be
-/// long) or transaction (SQLite: the whole file is locked meanwhile).
-#[cfg(feature = "postgres")]
-const PURGE_CHUNK_PG: i64 = 10_000;
-#[cfg(feature = "sqlite")]
-const PURGE_CHUNK_SQLITE: i64 = 2_000;
+use super::{JobState, Store, StoreError, StoreResult, validate};
 
 /// What a purge deletes up to, checked: rows older than `older_ms`
 /// before the database's clock (PostgreSQL, which stamped them), or than
 /// `at_ms` (SQLite: the caller's `now` less the span).
 #[derive(Clone, Copy)]
-pub(super) struct Cut {
+pub(crate) struct Cut {
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    pub older_ms: i64,
+    pub(crate) older_ms: i64,
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-    pub at_ms: i64,
+    pub(crate) at_ms: i64,
 }
 
 impl Cut {
@@ -82,34 +75,7 @@ impl Store {
     pub async fn purge(&self, queue: Option<&str>, states: &[JobState], older_than: Duration, now: Millis) -> StoreResult<u64> {
         let cut = Cut::checked(queue, older_than, now)?;
         let states = final_states(states)?;
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let states = serde_json::to_string(&states).expect("strings serialize");
-                sqlite::in_ranges(pool, sqlite::JOB_IDS, |range| sqlite::purge_range(pool, range, queue, &states, cut.at_ms))
-                    .await
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let mut purged = 0u64;
-                let mut from = i64::MIN;
-                loop {
-                    let (last, n): (Option<i64>, i64) = sqlx::query_as(leasehold_core::queue::statements::postgres::PURGE_JOBS.text)
-                        .bind(from)
-                        .bind(PURGE_CHUNK_PG)
-                        .bind(&states)
-                        .bind(cut.older_ms)
-                        .bind(queue)
-                        .fetch_one(pool)
-                        .await?;
-                    purged += n.max(0) as u64;
-                    match last {
-                        Some(last) => from = last,
-                        None => return Ok(purged),
-                    }
-                }
-            }
-        }
+        self.backend().purge_jobs(queue, &states, cut).await
     }
 
     /// Deletes the settlements journal's rows of `queue` (`None`: every
@@ -125,43 +91,7 @@ impl Store {
     /// [`StoreError::Database`] (the ranges before it stay purged).
     pub async fn purge_settlements(&self, queue: Option<&str>, older_than: Duration, now: Millis) -> StoreResult<u64> {
         let cut = Cut::checked(queue, older_than, now)?;
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                sqlite::in_ranges(pool, sqlite::SETTLEMENT_IDS, |(from, to)| async move {
-                    Ok(sqlx::query(sqlite::PURGE_SETTLEMENTS)
-                        .bind(from)
-                        .bind(to)
-                        .bind(cut.at_ms)
-                        .bind(queue)
-                        .execute(pool)
-                        .await?
-                        .rows_affected())
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let (mut xid, mut id) = ("0".to_owned(), i64::MIN);
-                let mut purged = 0u64;
-                loop {
-                    let (last_xid, last_id, n): (Option<String>, Option<i64>, i64) =
-                        sqlx::query_as(leasehold_core::queue::statements::postgres::PURGE_SETTLEMENTS.text)
-                            .bind(&xid)
-                            .bind(id)
-                            .bind(PURGE_CHUNK_PG)
-                            .bind(cut.older_ms)
-                            .bind(queue)
-                            .fetch_one(pool)
-                            .await?;
-                    purged += n.max(0) as u64;
-                    match (last_xid, last_id) {
-                        (Some(x), Some(i)) => (xid, id) = (x, i),
-                        _ => return Ok(purged),
-                    }
-                }
-            }
-        }
+        self.backend().purge_settlements(queue, cut).await
     }
 }
 
@@ -186,78 +116,4 @@ fn final_states(states: &[JobState]) -> StoreResult<Vec<&'static str>> {
     names.sort_unstable();
     names.dedup();
     Ok(names)
-}
-
-#[cfg(feature = "sqlite")]
-mod sqlite {
-    use std::future::Future;
-
-    use sqlx::SqlitePool;
-
-    use super::PURGE_CHUNK_SQLITE;
-    use crate::store::StoreResult;
-
-    use leasehold_core::queue::statements::sqlite as sql;
-
-    /// The last id of the range of at most `?2` jobs after id `?1`.
-    pub(super) const JOB_IDS: &str = sql::JOB_RANGE_END.text;
-
-    /// [`JOB_IDS`] for the settlements journal.
-    pub(super) const SETTLEMENT_IDS: &str = sql::SETTLEMENT_RANGE_END.text;
-
-    /// Deletes the journal's rows of an id range settled before a cut.
-    pub(super) const PURGE_SETTLEMENTS: &str = sql::PURGE_SETTLEMENTS.text;
-
-    /// Runs `purge` on each id range `(from, to]` of at most
-    /// [`PURGE_CHUNK_SQLITE`] rows, in id order, the ranges' ends read with
-    /// `ranges` (bound the last end and the chunk); rests after each as long
-    /// as it took, so workers keep at least half of the write lock. Answers
-    /// the sum of what `purge` answered.
-    pub(super) async fn in_ranges<F, Fut>(pool: &SqlitePool, ranges: &'static str, mut purge: F) -> StoreResult<u64>
-    where
-        F: FnMut((i64, i64)) -> Fut,
-        Fut: Future<Output = StoreResult<u64>>,
-    {
-        let mut purged = 0;
-        let mut from = i64::MIN;
-        // The range's upper id, read on its own (not in the write
-        // transaction: a read first would make the transaction's write fail
-        // at once when another connection wrote since).
-        while let Some(to) =
-            sqlx::query_scalar::<_, Option<i64>>(ranges).bind(from).bind(PURGE_CHUNK_SQLITE).fetch_one(pool).await?
-        {
-            let started = std::time::Instant::now();
-            purged += purge((from, to)).await?;
-            from = to;
-            tokio::time::sleep(started.elapsed()).await;
-        }
-        Ok(purged)
-    }
-
-    /// Purges one id range in one transaction: the attempt log and results
-    /// first, then the jobs (the first statement is a write, so the
-    /// transaction holds the write lock from its start).
-    pub(super) async fn purge_range(
-        pool: &SqlitePool,
-        (from, to): (i64, i64),
-        queue: Option<&str>,
-        states: &str,
-        cut: i64,
-    ) -> StoreResult<u64> {
-        let mut tx = pool.begin().await?;
-        for statement in [sql::PURGE_ATTEMPTS, sql::PURGE_RESULTS] {
-            sqlx::query(statement.text).bind(from).bind(to).bind(states).bind(cut).bind(queue).execute(&mut *tx).await?;
-        }
-        let gone = sqlx::query(sql::PURGE_JOBS.text)
-            .bind(from)
-            .bind(to)
-            .bind(states)
-            .bind(cut)
-            .bind(queue)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        tx.commit().await?;
-        Ok(gone)
-    }
 }

@@ -24,8 +24,15 @@ pub(crate) trait DecodeRow {
     fn opt_int(&self, col: &str) -> StoreResult<Option<i64>>;
     fn text(&self, col: &str) -> StoreResult<String>;
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
-    /// The first column, an integer or NULL (an unnamed aggregate's).
-    fn first_opt_int(&self) -> StoreResult<Option<i64>>;
+    /// Column `i` (from 0), an integer or NULL: for unnamed columns
+    /// (an aggregate's), as are the two below.
+    fn opt_int_at(&self, i: usize) -> StoreResult<Option<i64>>;
+    /// Column `i`, a boolean (an `EXISTS`).
+    fn bool_at(&self, i: usize) -> StoreResult<bool>;
+    /// Column `i`, a text.
+    fn text_at(&self, i: usize) -> StoreResult<String>;
+    /// Column `i`, a text or NULL.
+    fn opt_text_at(&self, i: usize) -> StoreResult<Option<String>>;
 }
 
 /// Every sqlx row type whose database decodes the store's column types:
@@ -34,6 +41,7 @@ impl<R: sqlx::Row> DecodeRow for R
 where
     for<'c> &'c str: sqlx::ColumnIndex<R>,
     usize: sqlx::ColumnIndex<R>,
+    for<'r> bool: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> i32: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
@@ -53,8 +61,17 @@ where
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
         Ok(self.try_get(col)?)
     }
-    fn first_opt_int(&self) -> StoreResult<Option<i64>> {
-        Ok(self.try_get(0)?)
+    fn opt_int_at(&self, i: usize) -> StoreResult<Option<i64>> {
+        Ok(self.try_get(i)?)
+    }
+    fn bool_at(&self, i: usize) -> StoreResult<bool> {
+        Ok(self.try_get(i)?)
+    }
+    fn text_at(&self, i: usize) -> StoreResult<String> {
+        Ok(self.try_get(i)?)
+    }
+    fn opt_text_at(&self, i: usize) -> StoreResult<Option<String>> {
+        Ok(self.try_get(i)?)
     }
 }
 
@@ -75,7 +92,7 @@ fn payload(text: &str) -> StoreResult<serde_json::Value> {
 
 /// The owner columns `{prefix}host`, `{prefix}pid`, `{prefix}nonce`,
 /// `{prefix}start_time`, `{prefix}boot_id`; `None` when host is NULL.
-pub(crate) fn owner(row: &impl DecodeRow, prefix: &str) -> StoreResult<Option<OwnerId>> {
+pub(crate) fn owner(row: &(impl DecodeRow + ?Sized), prefix: &str) -> StoreResult<Option<OwnerId>> {
     let Some(host_id) = row.opt_text(&format!("{prefix}host"))? else {
         return Ok(None);
     };
@@ -94,7 +111,7 @@ pub(crate) fn owner(row: &impl DecodeRow, prefix: &str) -> StoreResult<Option<Ow
 
 /// A claimed job from columns id, token, payload, attempts, max_attempts,
 /// timeout_ms, now.
-pub(crate) fn claimed(row: &impl DecodeRow, reclaimed: bool) -> StoreResult<ClaimedJob> {
+pub(crate) fn claimed(row: &(impl DecodeRow + ?Sized), reclaimed: bool) -> StoreResult<ClaimedJob> {
     Ok(ClaimedJob {
         id: JobId(row.int("id")?),
         token: unsigned(JOBS, "token", row.int("token")?)?,
@@ -112,7 +129,7 @@ pub(crate) fn claimed(row: &impl DecodeRow, reclaimed: bool) -> StoreResult<Clai
 
 /// A stale candidate from columns id, token, owner_*, claimed_at,
 /// heartbeat_at, lease_ms.
-pub(crate) fn stale(row: &impl DecodeRow) -> StoreResult<StaleCandidate> {
+pub(crate) fn stale(row: &(impl DecodeRow + ?Sized)) -> StoreResult<StaleCandidate> {
     let id = row.int("id")?;
     let owner = owner(row, "owner_")?.ok_or_else(|| StoreError::CorruptRow {
         table: JOBS,
@@ -129,7 +146,7 @@ pub(crate) fn stale(row: &impl DecodeRow) -> StoreResult<StaleCandidate> {
 }
 
 /// A fence row from columns id, token, state, owner_nonce.
-pub(crate) fn fence_row(row: &impl DecodeRow) -> StoreResult<FenceRow> {
+pub(crate) fn fence_row(row: &(impl DecodeRow + ?Sized)) -> StoreResult<FenceRow> {
     Ok(FenceRow {
         id: row.int("id")?,
         token: row.int("token")?,
@@ -138,7 +155,7 @@ pub(crate) fn fence_row(row: &impl DecodeRow) -> StoreResult<FenceRow> {
     })
 }
 
-fn state(row: &impl DecodeRow) -> StoreResult<JobState> {
+fn state(row: &(impl DecodeRow + ?Sized)) -> StoreResult<JobState> {
     job_state(&row.text("state")?)
 }
 
@@ -151,7 +168,7 @@ pub(crate) fn job_state(text: &str) -> StoreResult<JobState> {
 }
 
 /// A job record (without attempts) from every column of `leasehold_jobs`.
-pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
+pub(crate) fn job(row: &(impl DecodeRow + ?Sized)) -> StoreResult<JobRecord> {
     let state = state(row)?;
     let token = unsigned(JOBS, "token", row.int("token")?)?;
     let owner = owner(row, "owner_")?;
@@ -199,7 +216,7 @@ pub(crate) fn job(row: &impl DecodeRow) -> StoreResult<JobRecord> {
 
 /// The running attempt of a job record, read off its lease and claim time.
 fn running_attempt(
-    row: &impl DecodeRow,
+    row: &(impl DecodeRow + ?Sized),
     record: &JobRecord,
 ) -> StoreResult<Option<AttemptRecord>> {
     let Some(lease) = &record.lease else {
@@ -228,7 +245,7 @@ pub(crate) fn job_with_attempts<R: DecodeRow>(row: &R, attempts: &[R]) -> StoreR
 /// `leasehold_attempt_log`, oldest first, which reads a succeeded attempt
 /// off the job row), then the running one, if any (see [`running_attempt`]).
 pub(crate) fn attempt_log(
-    row: &impl DecodeRow,
+    row: &(impl DecodeRow + ?Sized),
     record: &JobRecord,
     mut ended: Vec<AttemptRecord>,
 ) -> StoreResult<Vec<AttemptRecord>> {
@@ -237,7 +254,7 @@ pub(crate) fn attempt_log(
 }
 
 /// An ended attempt from a row of `leasehold_attempt_log`.
-pub(crate) fn attempt(row: &impl DecodeRow) -> StoreResult<AttemptRecord> {
+pub(crate) fn attempt(row: &(impl DecodeRow + ?Sized)) -> StoreResult<AttemptRecord> {
     let outcome = row.text("outcome")?;
     Ok(AttemptRecord {
         token: unsigned(ATTEMPTS, "token", row.int("token")?)?,

@@ -371,7 +371,7 @@ fn schedule_name(name: &str) -> StoreResult<()> {
 }
 
 /// Reads one row of [`schedule_sql`]'s `LIST` / `DUE` shape.
-pub(crate) fn read_row(row: &impl DecodeRow) -> StoreResult<ScheduleRow> {
+pub(crate) fn read_row(row: &(impl DecodeRow + ?Sized)) -> StoreResult<ScheduleRow> {
     let corrupt = |detail: String| StoreError::CorruptRow { table: TABLE, detail };
     let millis = |col: &str, v: i64| validate::unsigned(TABLE, col, v).map(Millis);
     let name = row.text("name")?;

@@ -40,7 +40,7 @@ impl<DB: Db> Schedules for Pool<DB> {
     fn next_due<'a>(&'a self, queue: &'a str) -> BoxFuture<'a, Option<i64>> {
         boxed(async move {
             let next_due = const { statement::<DB>("schedule_next_due") };
-            db::query(next_due, &[("queue", queue.into())])?.fetch_one(DB::on_pool(self)).await?.first_opt_int()
+            db::query(next_due, &[("queue", queue.into())])?.fetch_one(DB::on_pool(self)).await?.opt_int_at(0)
         })
     }
 

@@ -30,11 +30,6 @@ use std::future::Future;
 use leasehold_core::Millis;
 
 use super::{Pool, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, validate};
-
-#[cfg(feature = "postgres")]
-use leasehold_core::queue::statements::postgres as pg_sql;
-#[cfg(feature = "sqlite")]
-use leasehold_core::queue::statements::sqlite as lite_sql;
 use crate::runner::{AbortSignal, Clock};
 
 /// The longest `by` and `reason` a cancel records, in bytes.
@@ -58,17 +53,17 @@ pub struct PausedQueue {
 
 /// What a steering statement does to the jobs it selects.
 #[derive(Clone, Copy)]
-enum Action<'a> {
+pub(crate) enum Action<'a> {
     Cancel { by: &'a str, reason: Option<&'a str> },
     Retry,
 }
 
 /// Which jobs: the ids given (all must change, or none does), or every job
 /// of a queue (or of every queue) in the action's states.
-struct Selection<'a> {
-    ids: Option<Vec<i64>>,
-    queue: Option<&'a str>,
-    states: &'a [&'a str],
+pub(crate) struct Selection<'a> {
+    pub(crate) ids: Option<Vec<i64>>,
+    pub(crate) queue: Option<&'a str>,
+    pub(crate) states: &'a [&'a str],
     expected: &'static str,
 }
 
@@ -163,18 +158,8 @@ impl Store {
         check_cancel_text(by, None)?;
         self.known_queue(queue).await?;
         let now_ms = validate::millis("now", now)?;
-        let added = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let sql = lite_sql::PAUSE_QUEUE.text;
-                sqlx::query(sql).bind(queue).bind(now_ms).bind(by).execute(pool).await?.rows_affected()
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let _ = now_ms;
-                sqlx::query(pg_sql::PAUSE_QUEUE.text).bind(queue).bind(by).execute(pool).await?.rows_affected()
-            }
-        };
+        let offered = [("queue", queue.into()), ("now", now_ms.into()), ("by", by.into())];
+        let added = self.run("pause_queue", &offered).await?;
         Ok(added == 1)
     }
 
@@ -186,12 +171,7 @@ impl Store {
     /// or schedule, [`StoreError::NotPaused`] for a known one not paused.
     pub async fn resume_queue(&self, queue: &str) -> StoreResult<()> {
         validate::queue_name(queue)?;
-        let removed = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query(lite_sql::RESUME_QUEUE.text).bind(queue).execute(pool).await?.rows_affected(),
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query(pg_sql::RESUME_QUEUE.text).bind(queue).execute(pool).await?.rows_affected(),
-        };
+        let removed = self.run("resume_queue", &[("queue", queue.into())]).await?;
         if removed == 0 {
             // A paused queue is resumed even once its jobs are all gone;
             // otherwise say which mistake it was.
@@ -204,29 +184,18 @@ impl Store {
 
     /// The paused queues, by name.
     pub async fn paused_queues(&self) -> StoreResult<Vec<PausedQueue>> {
-        let rows: Vec<(String, i64, String)> = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query_as(lite_sql::PAUSED_QUEUES.text).fetch_all(pool).await?,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_as(pg_sql::PAUSED_QUEUES.text).fetch_all(pool).await?,
-        };
-        rows.into_iter()
-            .map(|(queue, at, paused_by)| {
-                let paused_at = Millis(validate::unsigned("leasehold_paused_queues", "paused_at", at)?);
-                Ok(PausedQueue { queue, paused_at, paused_by })
-            })
-            .collect()
+        self.rows("paused_queues", &[], |row| {
+            let paused_at = Millis(validate::unsigned("leasehold_paused_queues", "paused_at", row.int("paused_at")?)?);
+            Ok(PausedQueue { queue: row.text("queue")?, paused_at, paused_by: row.text("paused_by")? })
+        })
+        .await
     }
 
     /// [`StoreError::UnknownQueue`] unless `queue` has a job or a schedule.
     async fn known_queue(&self, queue: &str) -> StoreResult<()> {
         validate::queue_name(queue)?;
-        let known: bool = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query_scalar(lite_sql::KNOWN_QUEUE.text).bind(queue).fetch_one(pool).await?,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_scalar(pg_sql::KNOWN_QUEUE.text).bind(queue).fetch_one(pool).await?,
-        };
+        let known = self.rows("known_queue", &[("queue", queue.into())], |row| row.bool_at(0)).await?;
+        let known = known.first().copied().unwrap_or(false);
         if known { Ok(()) } else { Err(StoreError::UnknownQueue(queue.to_owned())) }
     }
 
@@ -237,17 +206,7 @@ impl Store {
         if selection.ids.as_ref().is_some_and(Vec::is_empty) {
             return Ok(Vec::new());
         }
-        let changed = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlite::steer(pool, action, &selection, now_ms).await?,
-            // PostgreSQL stamps a steer with the server's clock (`now()`), as its
-            // purge does; `now` was still checked above.
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let _ = now_ms;
-                postgres::steer(pool, action, &selection).await?
-            }
-        };
+        let changed = self.backend().steer(action, &selection, now_ms).await?;
         let Some(mut changed) = changed else {
             return Err(self.refusal(&selection).await);
         };
@@ -267,18 +226,10 @@ impl Store {
     /// first in a state the action does not apply to.
     async fn refusal(&self, selection: &Selection<'_>) -> StoreError {
         let ids = selection.ids.as_deref().unwrap_or_default();
-        let found: Result<Vec<(i64, String)>, sqlx::Error> = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let json = serde_json::to_string(ids).expect("ids serialize");
-                sqlx::query_as(lite_sql::JOB_STATES.text).bind(json).fetch_all(pool).await
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_as(pg_sql::JOB_STATES.text).bind(ids).fetch_all(pool).await,
-        };
+        let found = self.rows("job_states", &[("ids", ids.into())], |row| Ok((row.int("id")?, row.text("state")?))).await;
         let found = match found {
             Ok(found) => found,
-            Err(e) => return e.into(),
+            Err(e) => return e,
         };
         let state_of = |id: i64| found.iter().find(|(f, _)| *f == id).map(|(_, s)| s.as_str());
         if let Some(&id) = ids.iter().find(|&&id| state_of(id).is_none()) {
@@ -382,13 +333,13 @@ impl<'a> Selection<'a> {
 
     /// Whether the changed rows are all that was asked for (a queue
     /// selection takes whatever matched).
-    fn complete(&self, changed: usize) -> bool {
+    pub(crate) fn complete(&self, changed: usize) -> bool {
         self.ids.as_ref().is_none_or(|ids| ids.len() == changed)
     }
 }
 
 /// What the attempt log says of a cancelled attempt.
-fn cancel_note(by: &str, reason: Option<&str>) -> String {
+pub(crate) fn cancel_note(by: &str, reason: Option<&str>) -> String {
     match reason {
         Some(reason) => format!("cancelled by {by}: {reason}"),
         None => format!("cancelled by {by}"),
@@ -410,99 +361,4 @@ fn check_cancel_text(by: &str, reason: Option<&str>) -> StoreResult<()> {
         return Err(too_long("reason"));
     }
     Ok(())
-}
-
-#[cfg(feature = "sqlite")]
-mod sqlite {
-    use sqlx::SqlitePool;
-
-    use leasehold_core::queue::statements::sqlite as sql;
-
-    use super::{Action, Selection, cancel_note};
-    use crate::store::StoreResult;
-
-    /// The changed `(id, queue)`s, or `None` (rolled back) when listed ids
-    /// did not all change.
-    pub(super) async fn steer(
-        pool: &SqlitePool,
-        action: Action<'_>,
-        selection: &Selection<'_>,
-        now: i64,
-    ) -> StoreResult<Option<Vec<(i64, String)>>> {
-        let ids = selection.ids.as_ref().map(|ids| serde_json::to_string(ids).expect("ids serialize"));
-        let states = serde_json::to_string(selection.states).expect("states serialize");
-        let queue = selection.queue;
-        let mut tx = pool.begin().await?;
-        let changed: Vec<(i64, String)> = match action {
-            Action::Cancel { by, reason } => {
-                let note = cancel_note(by, reason);
-                for statement in [sql::ATTEMPTS_CANCELLED.text, sql::JOURNAL_CANCELLED.text] {
-                    sqlx::query(statement)
-                        .bind(&ids)
-                        .bind(queue)
-                        .bind(&states)
-                        .bind(now)
-                        .bind(&note)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                sqlx::query_as(sql::CANCEL.text)
-                    .bind(&ids)
-                    .bind(queue)
-                    .bind(&states)
-                    .bind(now)
-                    .bind(by)
-                    .bind(reason)
-                    .fetch_all(&mut *tx)
-                    .await?
-            }
-            Action::Retry => {
-                sqlx::query_as(sql::RETRY.text).bind(&ids).bind(queue).bind(&states).bind(now).fetch_all(&mut *tx).await?
-            }
-        };
-        if !selection.complete(changed.len()) {
-            tx.rollback().await?;
-            return Ok(None);
-        }
-        tx.commit().await?;
-        Ok(Some(changed))
-    }
-}
-
-#[cfg(feature = "postgres")]
-mod postgres {
-    use sqlx::PgPool;
-
-    use leasehold_core::queue::statements::postgres as sql;
-
-    use super::{Action, Selection, cancel_note};
-    use crate::store::StoreResult;
-
-    /// As the SQLite `steer`; the NOTIFYs are sent at commit only.
-    pub(super) async fn steer(
-        pool: &PgPool,
-        action: Action<'_>,
-        selection: &Selection<'_>,
-    ) -> StoreResult<Option<Vec<(i64, String)>>> {
-        let mut tx = pool.begin().await?;
-        let query = match action {
-            Action::Cancel { by, reason } => sqlx::query_as(sql::CANCEL.text)
-                .bind(&selection.ids)
-                .bind(selection.queue)
-                .bind(selection.states)
-                .bind(by)
-                .bind(reason)
-                .bind(cancel_note(by, reason)),
-            Action::Retry => {
-                sqlx::query_as(sql::RETRY.text).bind(&selection.ids).bind(selection.queue).bind(selection.states)
-            }
-        };
-        let changed: Vec<(i64, String, i64)> = query.fetch_all(&mut *tx).await?;
-        if !selection.complete(changed.len()) {
-            tx.rollback().await?;
-            return Ok(None);
-        }
-        tx.commit().await?;
-        Ok(Some(changed.into_iter().map(|(id, queue, _)| (id, queue)).collect()))
-    }
 }

@@ -2,7 +2,7 @@
 
 use super::rows::DecodeRow;
 use super::validate::unsigned;
-use super::{Pool, Store, StoreResult};
+use super::{Store, StoreResult};
 
 /// How many settlements of one queue have one outcome
 /// ([`Store::settlement_totals`]).
@@ -26,16 +26,11 @@ impl Store {
     /// # Errors
     /// [`super::StoreError::Database`], [`super::StoreError::CorruptRow`].
     pub async fn settlement_totals(&self) -> StoreResult<Vec<SettlementTotal>> {
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query(leasehold_core::queue::statements::sqlite::SETTLEMENT_TOTALS.text).fetch_all(pool).await?.iter().map(total).collect(),
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query(leasehold_core::queue::statements::postgres::SETTLEMENT_TOTALS.text).fetch_all(pool).await?.iter().map(total).collect(),
-        }
+        self.rows("settlement_totals", &[], total).await
     }
 }
 
-fn total(row: &impl DecodeRow) -> StoreResult<SettlementTotal> {
+fn total(row: &(impl DecodeRow + ?Sized)) -> StoreResult<SettlementTotal> {
     Ok(SettlementTotal {
         queue: row.text("queue")?,
         outcome: row.text("outcome")?,

@@ -14,12 +14,8 @@ use leasehold_core::lease::OwnerId;
 
 use super::rows::DecodeRow;
 use super::validate::{self, unsigned, unsigned32};
-use super::{Pool, Store, StoreError, StoreResult};
-
-#[cfg(feature = "postgres")]
-use leasehold_core::queue::statements::postgres as pg_sql;
-#[cfg(feature = "sqlite")]
-use leasehold_core::queue::statements::sqlite as lite_sql;
+use super::db::Arg;
+use super::{Store, StoreError, StoreResult};
 
 const TABLE: &str = "leasehold_workers";
 
@@ -109,28 +105,25 @@ struct Row<'a> {
     now: i64,
 }
 
-/// Binds a [`Row`] to the record statement of either backend, in the
-/// statements' order (`workers_record.sql`).
-fn bind_row<'q, DB>(
-    query: sqlx::query::Query<'q, DB, DB::Arguments>,
-    row: &Row<'q>,
-) -> sqlx::query::Query<'q, DB, DB::Arguments>
-where
-    DB: sqlx::Database,
-    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    let query = query
-        .bind(row.owner.nonce.as_str())
-        .bind(row.queue)
-        .bind(row.owner.host_id.as_str())
-        .bind(i64::from(row.owner.pid))
-        .bind(row.hostname)
-        .bind(row.now)
-        .bind(row.stopped);
-    row.counters.iter().fold(query, |query, n| query.bind(*n))
+impl Row<'_> {
+    /// The values `workers_record.sql` binds, by name.
+    fn offered(&self) -> Vec<(&'static str, Arg<'_>)> {
+        let mut offered = vec![
+            ("nonce", self.owner.nonce.as_str().into()),
+            ("queue", self.queue.into()),
+            ("host", self.owner.host_id.as_str().into()),
+            ("pid", i64::from(self.owner.pid).into()),
+            ("hostname", self.hostname.into()),
+            ("now", self.now.into()),
+            ("stopped", self.stopped.into()),
+        ];
+        offered.extend(COUNTER_COLUMNS.iter().zip(self.counters).map(|(&name, n)| (name, n.into())));
+        offered
+    }
 }
+
+/// The counter columns, in [`WorkerCounters::columns`]'s order.
+const COUNTER_COLUMNS: [&str; 8] = ["claimed", "succeeded", "failed", "dead_lettered", "renewals", "lapses", "losses", "steals"];
 
 impl Store {
     /// Records that `owner` works `queue` now, with `counters` (its totals
@@ -172,21 +165,11 @@ impl Store {
         let now_ms = validate::millis("now", now)?;
         let hostname = crate::liveness::owner::host_name().unwrap_or_default();
         let row = Row { queue, owner, hostname: &hostname, counters: counters.columns(), stopped, now: now_ms };
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => match patience {
-                Patience::Wait => {
-                    bind_row(sqlx::query(lite_sql::WORKERS_RECORD.text), &row).execute(pool).await?;
-                }
-                Patience::IfIdle => return sqlite::record_if_idle(pool, &row).await,
-            },
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let _ = patience; // the workers table is locked by nobody else
-                bind_row(sqlx::query(pg_sql::WORKERS_RECORD.text), &row).execute(pool).await?;
-            }
+        let offered = row.offered();
+        match patience {
+            Patience::Wait => self.run("workers_record", &offered).await.map(|_| true),
+            Patience::IfIdle => self.backend().execute_if_idle("workers_record", &offered).await.map(|n| n.is_some()),
         }
-        Ok(true)
     }
 
     /// Every worker recorded, by queue, the most recently seen first.
@@ -194,12 +177,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`], [`StoreError::CorruptRow`].
     pub async fn workers(&self) -> StoreResult<Vec<WorkerRecord>> {
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query(lite_sql::WORKERS_LIST.text).fetch_all(pool).await?.iter().map(record).collect(),
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query(pg_sql::WORKERS_LIST.text).fetch_all(pool).await?.iter().map(record).collect(),
-        }
+        self.rows("workers_list", &[], record).await
     }
 
     /// Deletes the records of workers (of `queue`, or of every queue) last
@@ -212,21 +190,14 @@ impl Store {
     /// [`StoreError::Database`].
     pub async fn purge_workers(&self, queue: Option<&str>, older_than: std::time::Duration, now: Millis) -> StoreResult<u64> {
         let cut = super::purge::Cut::checked(queue, older_than, now)?;
-        let done = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                sqlx::query(lite_sql::WORKERS_PURGE.text).bind(cut.at_ms).bind(queue).execute(pool).await?.rows_affected()
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                sqlx::query(pg_sql::WORKERS_PURGE.text).bind(cut.older_ms).bind(queue).execute(pool).await?.rows_affected()
-            }
-        };
-        Ok(done)
+        // SQLite compares with the cut instant, PostgreSQL with its clock
+        // less the span: each statement takes the one it names.
+        let offered = [("cut", cut.at_ms.into()), ("span_ms", cut.older_ms.into()), ("queue", queue.into())];
+        self.run("workers_purge", &offered).await
     }
 }
 
-fn record(row: &impl DecodeRow) -> StoreResult<WorkerRecord> {
+fn record(row: &(impl DecodeRow + ?Sized)) -> StoreResult<WorkerRecord> {
     let millis = |col: &str| -> StoreResult<Millis> { Ok(Millis(unsigned(TABLE, col, row.int(col)?)?)) };
     let count = |col: &str| -> StoreResult<u64> { unsigned(TABLE, col, row.int(col)?) };
     Ok(WorkerRecord {
@@ -253,37 +224,4 @@ fn record(row: &impl DecodeRow) -> StoreResult<WorkerRecord> {
             steals: count("steals")?,
         },
     })
-}
-
-#[cfg(feature = "sqlite")]
-mod sqlite {
-    //! The periodic record's patience on SQLite.
-
-    use super::{Row, StoreResult, bind_row, lite_sql};
-    use crate::store::sqlite::BUSY_TIMEOUT;
-    use sqlx::SqlitePool;
-
-    /// How long the periodic record waits for a locked file.
-    const IF_IDLE_BUSY_MS: u128 = 20;
-
-    /// Writes `row` only if the pool's connection is free (else `false`),
-    /// waiting at most [`IF_IDLE_BUSY_MS`] for a locked file (then `false`):
-    /// a record stuck behind a lock would hold the one connection the
-    /// worker's claims and renewals need. The connection's busy timeout is
-    /// put back after; a connection where that fails is closed rather than
-    /// returned to the pool with the short one.
-    pub async fn record_if_idle(pool: &SqlitePool, row: &Row<'_>) -> StoreResult<bool> {
-        let Some(mut conn) = pool.try_acquire() else { return Ok(false) };
-        let set = |ms: u128| sqlx::AssertSqlSafe(format!("PRAGMA busy_timeout = {ms}"));
-        sqlx::raw_sql(set(IF_IDLE_BUSY_MS)).execute(&mut *conn).await?;
-        let written = bind_row(sqlx::query(lite_sql::WORKERS_RECORD.text), row).execute(&mut *conn).await;
-        if sqlx::raw_sql(set(BUSY_TIMEOUT.as_millis())).execute(&mut *conn).await.is_err() {
-            conn.close_on_drop();
-        }
-        match written {
-            Ok(_) => Ok(true),
-            Err(e) if super::super::sqlite::is_busy(&e) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
-    }
 }

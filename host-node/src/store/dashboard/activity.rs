@@ -6,14 +6,14 @@ use std::future::Future;
 
 use leasehold_core::Millis;
 
-#[cfg(feature = "postgres")]
-use leasehold_core::queue::statements::postgres as pg_sql;
-#[cfg(feature = "sqlite")]
-use leasehold_core::queue::statements::sqlite as lite_sql;
+use sqlx::Pool;
 
 use super::{Activity, ActivityBucket, JOURNAL_SKEW_MS, SpanStats};
 use crate::store::journal::{SettlementRecord, record};
-use crate::store::{JobRecord, Pool, Store, StoreError, StoreResult, validate};
+use crate::store::backend::{BoxFuture, JournalSearch, boxed};
+use crate::store::db::{self, AnyRow, Arg, Db, statement};
+use crate::store::rows::DecodeRow;
+use crate::store::{JobRecord, Store, StoreError, StoreResult, validate};
 
 impl Store {
     /// The settlements from `since` to now in buckets of `bucket` (both ms;
@@ -27,15 +27,7 @@ impl Store {
     /// than 1,440 of them; [`StoreError::Database`] when a read fails.
     pub async fn activity(&self, since: Millis, bucket_ms: u64, now: Millis) -> StoreResult<Activity> {
         let since_ms = validate::millis("since", since)?;
-        let now = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(_) => now,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let _ = now;
-                Millis(validate::unsigned("clock", "now", sqlx::query_scalar(pg_sql::DASHBOARD_NOW.text).fetch_one(pool).await?)?)
-            }
-        };
+        let now = self.backend().journal_now(now).await?;
         let count = match bucket_ms {
             0 => 0,
             _ => now.since(since).div_ceil(bucket_ms).max(1),
@@ -48,18 +40,10 @@ impl Store {
         }
         let bucket = i64::try_from(bucket_ms).unwrap_or(i64::MAX);
         let from = since.0.saturating_sub(JOURNAL_SKEW_MS);
-        let rows: Vec<ActivityRow> = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let Some(start) = lite_journal_key(pool, from).await? else { return Ok(Activity::empty(since, bucket_ms, count)) };
-                sqlx::query_as(lite_sql::DASHBOARD_ACTIVITY.text).bind(start).bind(since_ms).bind(bucket).fetch_all(pool).await?
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let Some(start) = pg_journal_key(pool, from).await? else { return Ok(Activity::empty(since, bucket_ms, count)) };
-                sqlx::query_as(pg_sql::DASHBOARD_ACTIVITY.text).bind(start.to_string()).bind(since_ms).bind(bucket).fetch_all(pool).await?
-            }
-        };
+        let Some(start) = self.backend().journal_key(from).await? else { return Ok(Activity::empty(since, bucket_ms, count)) };
+        let mut offered = journal_range(start, None);
+        offered.extend([("since", since_ms.into()), ("bucket_ms", bucket.into())]);
+        let rows = self.rows("dashboard_activity", &offered, activity_row).await?;
         let mut activity = Activity::empty(since, bucket_ms, count);
         for row in rows {
             activity.add(row);
@@ -78,34 +62,35 @@ impl Store {
     pub async fn job_settlements(&self, job: &JobRecord) -> StoreResult<Vec<SettlementRecord>> {
         let from = job.created_at.0.saturating_sub(JOURNAL_SKEW_MS);
         let to = job.finished_at.map(|at| at.0.saturating_add(JOURNAL_SKEW_MS));
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let Some(start) = lite_journal_key(pool, from).await? else { return Ok(Vec::new()) };
-                let end = match to {
-                    Some(to) => lite_journal_key(pool, to).await?.unwrap_or(i64::MAX),
-                    None => i64::MAX,
-                };
-                let rows = sqlx::query(lite_sql::DASHBOARD_JOB_SETTLEMENTS.text).bind(start).bind(end).bind(job.id.0).fetch_all(pool).await?;
-                rows.iter().map(record).collect()
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let Some(start) = pg_journal_key(pool, from).await? else { return Ok(Vec::new()) };
-                let end = match to {
-                    Some(to) => pg_journal_key(pool, to).await?.unwrap_or(u64::MAX),
-                    None => u64::MAX,
-                };
-                let rows = sqlx::query(pg_sql::DASHBOARD_JOB_SETTLEMENTS.text)
-                    .bind(start.to_string())
-                    .bind(end.to_string())
-                    .bind(job.id.0)
-                    .fetch_all(pool)
-                    .await?;
-                rows.iter().map(record).collect()
-            }
-        }
+        let backend = self.backend();
+        let Some(start) = backend.journal_key(from).await? else { return Ok(Vec::new()) };
+        let end = match to {
+            Some(to) => backend.journal_key(to).await?.unwrap_or(u64::MAX),
+            None => u64::MAX,
+        };
+        let mut offered = journal_range(start, Some(end));
+        offered.push(("job", job.id.0.into()));
+        self.rows("dashboard_job_settlements", &offered, record).await
     }
+}
+
+/// The journal range from `start` (to `end`) as each database names it:
+/// ids on SQLite (`from_id`, `to_id`), transaction ids in text on
+/// PostgreSQL (`from_xid`, `to_xid`).
+fn journal_range(start: u64, end: Option<u64>) -> Vec<(&'static str, Arg<'static>)> {
+    let id = |key: u64| Arg::from(i64::try_from(key).unwrap_or(i64::MAX));
+    let xid = Arg::Decimal;
+    let mut offered = vec![("from_id", id(start)), ("from_xid", xid(start))];
+    if let Some(end) = end {
+        offered.extend([("to_id", id(end)), ("to_xid", xid(end))]);
+    }
+    offered
+}
+
+/// One row of `dashboard_activity.sql`.
+fn activity_row(row: &AnyRow) -> StoreResult<ActivityRow> {
+    let (waited, ran) = ((row.int("waited_n")?, row.int("waited_sum")?, row.opt_int("waited_max")?), (row.int("ran_n")?, row.int("ran_sum")?, row.opt_int("ran_max")?));
+    Ok((row.int("bucket")?, row.text("outcome")?, row.int("n")?, row.int("stolen")?, waited.0, waited.1, waited.2, ran.0, ran.1, ran.2))
 }
 
 /// `(bucket, outcome, n, stolen, waited_n, waited_sum, waited_max, ran_n, ran_sum, ran_max)`.
@@ -174,45 +159,33 @@ where
     Ok(lo)
 }
 
-/// The SQLite journal id from which rows written at or after `at` start;
-/// `None` for an empty journal.
-#[cfg(feature = "sqlite")]
-async fn lite_journal_key(pool: &sqlx::SqlitePool, at: u64) -> StoreResult<Option<i64>> {
-    let (Some(lo), Some(hi)): (Option<i64>, Option<i64>) = sqlx::query_as(lite_sql::DASHBOARD_JOURNAL_SPAN.text).fetch_one(pool).await? else {
-        return Ok(None);
-    };
-    let key = first_key_at(lo.max(0) as u64, hi.max(0) as u64, at, |key| async move {
-        let row: Option<(i64, i64)> =
-            sqlx::query_as(lite_sql::DASHBOARD_JOURNAL_PROBE.text).bind(key as i64).fetch_optional(pool).await?;
-        Ok(row.map(|(id, at)| (id.max(0) as u64, at.max(0) as u64)))
-    })
-    .await?;
-    Ok(Some(key as i64))
-}
-
-/// The PostgreSQL transaction id from which journal rows written at or
-/// after `at` start; `None` for an empty journal.
-#[cfg(feature = "postgres")]
-async fn pg_journal_key(pool: &sqlx::PgPool, at: u64) -> StoreResult<Option<u64>> {
-    let (Some(lo), Some(hi)): (Option<String>, Option<String>) = sqlx::query_as(pg_sql::DASHBOARD_JOURNAL_SPAN.text).fetch_one(pool).await? else {
-        return Ok(None);
-    };
-    let number = |text: &str| {
-        text.parse::<u64>().map_err(|_| StoreError::CorruptRow {
-            table: "leasehold_settlements",
-            detail: format!("xid {text:?} is not a number"),
+/// Where the journal's rows written at a time start, and its clock: the
+/// same search on both databases, over each one's commit order (ids on
+/// SQLite, transaction ids on PostgreSQL: see [`Db::journal_key`]).
+impl<DB: Db> JournalSearch for Pool<DB> {
+    fn journal_key(&self, at: u64) -> BoxFuture<'_, Option<u64>> {
+        boxed(async move {
+            let span = db::query(const { statement::<DB>("dashboard_journal_span") }, &[])?.fetch_one(DB::on_pool(self)).await?;
+            let (Some(lo), Some(hi)) = (DB::journal_key(&span, 0)?, DB::journal_key(&span, 1)?) else {
+                return Ok(None);
+            };
+            let key = first_key_at(lo, hi, at, |key| async move {
+                let probe = db::query(const { statement::<DB>("dashboard_journal_probe") }, &journal_range(key, None))?;
+                let Some(row) = probe.fetch_optional(DB::on_pool(self)).await? else { return Ok(None) };
+                Ok(DB::journal_key(&row, 0)?.map(|key| (key, row.int("at").map_or(0, |at| at.max(0) as u64))))
+            })
+            .await?;
+            Ok(Some(key))
         })
-    };
-    let key = first_key_at(number(&lo)?, number(&hi)?, at, |key| async move {
-        let row: Option<(String, i64)> =
-            sqlx::query_as(pg_sql::DASHBOARD_JOURNAL_PROBE.text).bind(key.to_string()).fetch_optional(pool).await?;
-        match row {
-            Some((xid, at)) => Ok(Some((number(&xid)?, at.max(0) as u64))),
-            None => Ok(None),
-        }
-    })
-    .await?;
-    Ok(Some(key))
+    }
+
+    fn journal_now(&self, now: Millis) -> BoxFuture<'_, Millis> {
+        boxed(async move {
+            let Some(clock) = DB::SERVER_CLOCK else { return Ok(now) };
+            let row = db::query(clock, &[])?.fetch_one(DB::on_pool(self)).await?;
+            Ok(Millis(validate::unsigned("clock", "now", row.opt_int_at(0)?.unwrap_or(0))?))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -6,13 +6,9 @@ use std::collections::BTreeMap;
 
 use leasehold_core::Millis;
 
-#[cfg(feature = "postgres")]
-use leasehold_core::queue::statements::postgres as pg_sql;
-#[cfg(feature = "sqlite")]
-use leasehold_core::queue::statements::sqlite as lite_sql;
-
 use super::{EXACT_COUNT_SPAN, Overview, QueueSummary, SAMPLE_IDS, StateCounts};
-use crate::store::{Pool, Store, StoreResult, validate};
+use crate::store::db::{AnyRow, Arg, SnapshotReader};
+use crate::store::{Store, StoreResult, validate};
 
 impl Store {
     /// Every queue that has jobs or is paused, with its jobs counted by
@@ -25,44 +21,8 @@ impl Store {
     /// [`StoreError::Database`] when a read fails.
     pub async fn overview(&self, now: Millis) -> StoreResult<Overview> {
         let now_ms = validate::millis("now", now)?;
-        let raw = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let mut tx = pool.begin().await?;
-                let queued = sqlx::query_as(lite_sql::DASHBOARD_QUEUED.text).bind(now_ms).fetch_all(&mut *tx).await?;
-                let running = sqlx::query_as(lite_sql::DASHBOARD_RUNNING.text).fetch_all(&mut *tx).await?;
-                let parked = sqlx::query_as(lite_sql::DASHBOARD_PARKED.text).fetch_all(&mut *tx).await?;
-                let span: (Option<i64>, Option<i64>) = sqlx::query_as(lite_sql::DASHBOARD_SPAN.text).fetch_one(&mut *tx).await?;
-                let succeeded = match Sample::plan(span) {
-                    Sample::Exact => Succeeded::Exact(sqlx::query_as(lite_sql::DASHBOARD_SUCCEEDED.text).fetch_all(&mut *tx).await?),
-                    Sample::Ids { ids, span } => {
-                        let json = serde_json::to_string(&ids).expect("ids serialize");
-                        let rows = sqlx::query_as(lite_sql::DASHBOARD_SAMPLE.text).bind(json).fetch_all(&mut *tx).await?;
-                        Succeeded::Sampled { rows, sampled: ids.len() as u64, span }
-                    }
-                };
-                tx.commit().await?;
-                RawOverview { queued, running, parked, succeeded, span }
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let _ = now_ms;
-                let mut tx = pool.begin_with(pg_sql::READ_SNAPSHOT.text).await?;
-                let queued = sqlx::query_as(pg_sql::DASHBOARD_QUEUED.text).fetch_all(&mut *tx).await?;
-                let running = sqlx::query_as(pg_sql::DASHBOARD_RUNNING.text).fetch_all(&mut *tx).await?;
-                let parked = sqlx::query_as(pg_sql::DASHBOARD_PARKED.text).fetch_all(&mut *tx).await?;
-                let span: (Option<i64>, Option<i64>) = sqlx::query_as(pg_sql::DASHBOARD_SPAN.text).fetch_one(&mut *tx).await?;
-                let succeeded = match Sample::plan(span) {
-                    Sample::Exact => Succeeded::Exact(sqlx::query_as(pg_sql::DASHBOARD_SUCCEEDED.text).fetch_all(&mut *tx).await?),
-                    Sample::Ids { ids, span } => {
-                        let rows = sqlx::query_as(pg_sql::DASHBOARD_SAMPLE.text).bind(&ids).fetch_all(&mut *tx).await?;
-                        Succeeded::Sampled { rows, sampled: ids.len() as u64, span }
-                    }
-                };
-                tx.commit().await?;
-                RawOverview { queued, running, parked, succeeded, span }
-            }
-        };
+        let mut raw = RawOverview::new(now_ms);
+        self.backend().read_snapshot(&mut raw).await?;
         let paused = self.paused_queues().await?;
         Ok(raw.into_overview(paused))
     }
@@ -118,12 +78,90 @@ enum Succeeded {
     Sampled { rows: Vec<(String, String)>, sampled: u64, span: u64 },
 }
 
+/// The overview's reads, from one snapshot, and what they found.
 struct RawOverview {
+    /// The caller's clock (SQLite splits queued jobs by it).
+    now_ms: i64,
+    /// The read whose rows come next.
+    step: Step,
     queued: Vec<QueuedRow>,
     running: Vec<QueueRow>,
     parked: Vec<QueueStateRow>,
     succeeded: Succeeded,
     span: (Option<i64>, Option<i64>),
+    /// The sample the span planned, once read.
+    sample: Option<Vec<i64>>,
+}
+
+/// The overview's reads, in order.
+#[derive(Clone, Copy)]
+enum Step {
+    Start,
+    Queued,
+    Running,
+    Parked,
+    Span,
+    Succeeded,
+    Done,
+}
+
+impl RawOverview {
+    fn new(now_ms: i64) -> RawOverview {
+        RawOverview {
+            now_ms,
+            step: Step::Start,
+            queued: Vec::new(),
+            running: Vec::new(),
+            parked: Vec::new(),
+            succeeded: Succeeded::Exact(Vec::new()),
+            span: (None, None),
+            sample: None,
+        }
+    }
+}
+
+impl SnapshotReader for RawOverview {
+    fn next_read(&mut self) -> Option<(&'static str, Vec<(&'static str, Arg<'_>)>)> {
+        self.step = match self.step {
+            Step::Start => Step::Queued,
+            Step::Queued => Step::Running,
+            Step::Running => Step::Parked,
+            Step::Parked => Step::Span,
+            Step::Span => Step::Succeeded,
+            Step::Succeeded | Step::Done => Step::Done,
+        };
+        Some(match self.step {
+            Step::Queued => ("dashboard_queued", vec![("now", self.now_ms.into())]),
+            Step::Running => ("dashboard_running", Vec::new()),
+            Step::Parked => ("dashboard_parked", Vec::new()),
+            Step::Span => ("dashboard_span", Vec::new()),
+            Step::Succeeded => match Sample::plan(self.span) {
+                Sample::Exact => ("dashboard_succeeded", Vec::new()),
+                Sample::Ids { ids, span } => {
+                    self.succeeded = Succeeded::Sampled { rows: Vec::new(), sampled: ids.len() as u64, span };
+                    let ids = self.sample.insert(ids);
+                    ("dashboard_sample", vec![("ids", ids.as_slice().into())])
+                }
+            },
+            Step::Start | Step::Done => return None,
+        })
+    }
+
+    fn row(&mut self, row: &AnyRow) -> StoreResult<()> {
+        match (self.step, &mut self.succeeded) {
+            (Step::Queued, _) => {
+                let counts = (row.int("queued")?, row.int("scheduled")?, row.int("retrying")?);
+                self.queued.push((row.text("queue")?, counts.0, counts.1, counts.2));
+            }
+            (Step::Running, _) => self.running.push((row.text("queue")?, row.int("n")?)),
+            (Step::Parked, _) => self.parked.push((row.text("queue")?, row.text("state")?, row.int("n")?)),
+            (Step::Span, _) => self.span = (row.opt_int_at(0)?, row.opt_int_at(1)?),
+            (Step::Succeeded, Succeeded::Exact(rows)) => rows.push((row.text("queue")?, row.int("n")?)),
+            (Step::Succeeded, Succeeded::Sampled { rows, .. }) => rows.push((row.text("queue")?, row.text("state")?)),
+            (Step::Start | Step::Done, _) => {}
+        }
+        Ok(())
+    }
 }
 
 /// The summary of `queue`, blank when it is new.

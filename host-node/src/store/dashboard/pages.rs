@@ -3,13 +3,8 @@
 
 use leasehold_core::Millis;
 
-#[cfg(feature = "postgres")]
-use leasehold_core::queue::statements::postgres as pg_sql;
-#[cfg(feature = "sqlite")]
-use leasehold_core::queue::statements::sqlite as lite_sql;
-
 use super::{JobPage, JobQuery, MAX_SEARCH_TEXT, PAGE_WINDOW, ShownState};
-use crate::store::{JobId, JobRecord, Pool, Store, StoreError, StoreResult, rows, validate};
+use crate::store::{JobId, JobRecord, Store, StoreError, StoreResult, rows, validate};
 
 impl Store {
     /// One page of jobs matching `query`, newest first, without attempt
@@ -38,14 +33,11 @@ impl Store {
             });
         }
         // PostgreSQL splits queued jobs by its own clock.
-        #[cfg_attr(not(feature = "sqlite"), allow(unused_variables))]
         let now_ms = validate::millis("now", now)?;
         let indexed = matches!(query.state, Some(ShownState::Running | ShownState::Dead | ShownState::Cancelled));
-        let span: (Option<i64>, Option<i64>) = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query_as(lite_sql::DASHBOARD_SPAN.text).fetch_one(pool).await?,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_as(pg_sql::DASHBOARD_SPAN.text).fetch_one(pool).await?,
+        let span = self.rows("dashboard_span", &[], |row| Ok((row.opt_int_at(0)?, row.opt_int_at(1)?))).await?;
+        let Some(&span) = span.first() else {
+            return Err(sqlx::Error::RowNotFound.into());
         };
         let (Some(oldest), Some(newest)) = span else {
             return Ok(JobPage { jobs: Vec::new(), next: None, searched_down_to: None });
@@ -57,47 +49,22 @@ impl Store {
         let split = query.state.and_then(ShownState::queued_split);
         let text = query.text.as_deref();
         let limit = i64::from(query.limit);
-        let found = match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => {
-                let sql = match query.state {
-                    Some(ShownState::Running) => lite_sql::DASHBOARD_PAGE_RUNNING.text,
-                    Some(ShownState::Dead | ShownState::Cancelled) => lite_sql::DASHBOARD_PAGE_PARKED.text,
-                    _ => lite_sql::DASHBOARD_PAGE.text,
-                };
-                let rows = sqlx::query(sql)
-                    .bind(below)
-                    .bind(floor)
-                    .bind(queue)
-                    .bind(stored)
-                    .bind(split)
-                    .bind(now_ms)
-                    .bind(text)
-                    .bind(limit)
-                    .fetch_all(pool)
-                    .await?;
-                rows.iter().map(rows::job).collect::<StoreResult<Vec<_>>>()?
-            }
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => {
-                let sql = match query.state {
-                    Some(ShownState::Running) => pg_sql::DASHBOARD_PAGE_RUNNING.text,
-                    Some(ShownState::Dead | ShownState::Cancelled) => pg_sql::DASHBOARD_PAGE_PARKED.text,
-                    _ => pg_sql::DASHBOARD_PAGE.text,
-                };
-                let rows = sqlx::query(sql)
-                    .bind(below)
-                    .bind(floor)
-                    .bind(queue)
-                    .bind(stored)
-                    .bind(split)
-                    .bind(text)
-                    .bind(limit)
-                    .fetch_all(pool)
-                    .await?;
-                rows.iter().map(rows::job).collect::<StoreResult<Vec<_>>>()?
-            }
+        let statement = match query.state {
+            Some(ShownState::Running) => "dashboard_page_running",
+            Some(ShownState::Dead | ShownState::Cancelled) => "dashboard_page_parked",
+            _ => "dashboard_page",
         };
+        let offered = [
+            ("below", below.into()),
+            ("floor", floor.into()),
+            ("queue", queue.into()),
+            ("state", stored.into()),
+            ("split", split.into()),
+            ("now", now_ms.into()),
+            ("text", text.into()),
+            ("limit", limit.into()),
+        ];
+        let found = self.rows(statement, &offered, rows::job).await?;
         Ok(page(found, query.limit as usize, floor, oldest))
     }
 
@@ -109,12 +76,8 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`] when the read fails.
     pub async fn change_marker(&self) -> StoreResult<String> {
-        Ok(match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => sqlx::query_scalar(lite_sql::DASHBOARD_CHANGE_MARKER.text).fetch_one(pool).await?,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => sqlx::query_scalar(pg_sql::DASHBOARD_CHANGE_MARKER.text).fetch_one(pool).await?,
-        })
+        let marker = self.rows("dashboard_change_marker", &[], |row| row.text_at(0)).await?;
+        marker.into_iter().next().ok_or_else(|| sqlx::Error::RowNotFound.into())
     }
 }
 

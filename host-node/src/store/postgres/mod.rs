@@ -13,21 +13,26 @@
 mod claim;
 mod enqueue;
 mod listen;
+mod journal;
 mod migrate;
+mod purge;
 mod read;
 mod settle;
+mod steer;
 
 pub(crate) use listen::{forward_notifications, open_listener};
 use std::str::FromStr;
 
 use sqlx::error::BoxDynError;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgQueryResult};
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgQueryResult, PgRow};
 use sqlx::{Arguments, Connection, Executor, Postgres};
 
 use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::postgres as sql;
 
-use super::db::{Arg, Db, add_scalar};
+use super::backend::{BoxFuture, boxed};
+use super::db::{self, Arg, Db, Offered, add_scalar};
+use super::rows::DecodeRow;
 use super::{BackendKind, StoreConfig, StoreError, StoreResult};
 
 pub(crate) async fn connect(
@@ -104,6 +109,8 @@ pub(crate) async fn vacuum(pool: &PgPool) {
 impl Db for Postgres {
     const KIND: BackendKind = BackendKind::Postgres;
     const STATEMENTS: &'static [Statement] = sql::ALL;
+    const READ_SNAPSHOT: Option<&'static Statement> = Some(&sql::READ_SNAPSHOT);
+    const SERVER_CLOCK: Option<&'static Statement> = Some(&sql::DASHBOARD_NOW);
     const NOTIFY: Option<&'static Statement> = Some(&sql::NOTIFY_QUEUE);
 
     fn add(args: &mut PgArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
@@ -111,6 +118,17 @@ impl Db for Postgres {
             Arg::Ids(ids) => args.add(ids),
             scalar => add_scalar::<Postgres>(args, scalar),
         }
+    }
+
+    /// Always: nobody else locks what such a write touches (the workers
+    /// table) and the pool has connections to spare.
+    fn execute_if_idle<'a>(pool: &'a PgPool, statement: &'static Statement, offered: Offered<'a>) -> BoxFuture<'a, Option<u64>> {
+        boxed(async move { db::execute(pool, statement, offered).await.map(Some) })
+    }
+
+    /// The transaction id (`xid8`), read as text.
+    fn journal_key(row: &PgRow, i: usize) -> StoreResult<Option<u64>> {
+        row.opt_text_at(i)?.as_deref().map(journal::xid).transpose()
     }
 
     fn rows_affected(result: &PgQueryResult) -> u64 {

@@ -8,9 +8,12 @@
 
 mod claim;
 mod enqueue;
+mod journal;
 mod migrate;
+mod purge;
 mod read;
 mod settle;
+mod steer;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -19,17 +22,23 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::error::BoxDynError;
-use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteQueryResult};
+use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteQueryResult, SqliteRow};
 use sqlx::{Arguments, Executor, Sqlite, Transaction};
 
 use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::sqlite as sql;
 
-use super::db::{Arg, Db, add_scalar};
+use super::backend::{BoxFuture, boxed};
+use super::db::{self, Arg, Db, Offered, add_scalar};
+use super::rows::DecodeRow;
 use super::{BackendKind, StoreConfig, StoreError, StoreResult};
 
 /// How long a writer waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a write that must not wait ([`Db::execute_if_idle`]) waits for
+/// a locked file.
+const IF_IDLE_BUSY_MS: u128 = 20;
 
 pub(crate) async fn connect(
     url: &str,
@@ -125,6 +134,8 @@ pub(super) async fn immediate(pool: &SqlitePool) -> StoreResult<Transaction<'sta
 impl Db for Sqlite {
     const KIND: BackendKind = BackendKind::Sqlite;
     const STATEMENTS: &'static [Statement] = sql::ALL;
+    const READ_SNAPSHOT: Option<&'static Statement> = None;
+    const SERVER_CLOCK: Option<&'static Statement> = None;
     const NOTIFY: Option<&'static Statement> = None;
 
     fn add(args: &mut SqliteArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
@@ -132,6 +143,34 @@ impl Db for Sqlite {
             Arg::Ids(ids) => args.add(serde_json::to_string(ids)?),
             scalar => add_scalar::<Sqlite>(args, scalar),
         }
+    }
+
+    /// Only if the pool's connection is free (a SQLite pool has one
+    /// writer), waiting at most [`IF_IDLE_BUSY_MS`] for a locked file: a
+    /// write stuck behind a lock would hold the connection the worker's
+    /// claims and renewals need. The connection's busy timeout is put back
+    /// after; a connection where that fails is closed rather than returned
+    /// to the pool with the short one.
+    fn execute_if_idle<'a>(pool: &'a SqlitePool, statement: &'static Statement, offered: Offered<'a>) -> BoxFuture<'a, Option<u64>> {
+        boxed(async move {
+            let Some(mut conn) = pool.try_acquire() else { return Ok(None) };
+            let set = |ms: u128| sqlx::AssertSqlSafe(format!("PRAGMA busy_timeout = {ms}"));
+            sqlx::raw_sql(set(IF_IDLE_BUSY_MS)).execute(&mut *conn).await?;
+            let written = db::query(statement, offered)?.execute(&mut *conn).await;
+            if sqlx::raw_sql(set(BUSY_TIMEOUT.as_millis())).execute(&mut *conn).await.is_err() {
+                conn.close_on_drop();
+            }
+            match written {
+                Ok(done) => Ok(Some(done.rows_affected())),
+                Err(e) if is_busy(&e) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// The journal's id.
+    fn journal_key(row: &SqliteRow, i: usize) -> StoreResult<Option<u64>> {
+        Ok(row.opt_int_at(i)?.map(|id| id.max(0) as u64))
     }
 
     fn rows_affected(result: &SqliteQueryResult) -> u64 {
