@@ -14,7 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::exchange::{ClaimRequest, ClaimRound, FenceRow, OwnerParams, TakenOver, Takeover};
-use super::db::{Arg, Db, Statements};
+use super::db::{Arg, Db, Deliver, Statements, Upkeep};
 use super::migrate::MigrationSet;
 use super::schedule::{ScheduleRow, Swap};
 use super::journal::{JournalCursor, SettlementRecord};
@@ -39,9 +39,20 @@ pub(crate) fn boxed<'a, T>(body: impl Future<Output = StoreResult<T>> + Send + '
 /// Unix epoch as the caller's clock read them (SQLite stamps with them;
 /// PostgreSQL stamps with the server's clock and uses them only where a doc
 /// says so). Fences travel as `(job id, token)` pairs.
-pub(crate) trait Backend: Migrations + Enqueues + Claims + Settles + Reads + Schedules + Statements + Steers + Purges + Journals + JournalSearch + Send + Sync {
+pub(crate) trait Backend: std::fmt::Debug + Migrations + Enqueues + Claims + Settles + Reads + Schedules + Statements + Steers + Purges + Journals + JournalSearch + Send + Sync {
     /// Which database this is.
     fn kind(&self) -> BackendKind;
+
+    /// Opens the database's LISTEN connection and spawns the task that
+    /// forwards its notifications to `deliver`; `None` where the database
+    /// has none.
+    fn listen(&self, deliver: Deliver) -> BoxFuture<'_, Option<tokio::task::JoinHandle<()>>>;
+
+    /// The background vacuum of the jobs table, where the database wants one.
+    fn vacuum(&self) -> Option<Upkeep>;
+
+    /// Closes the pool: waits for checked-out connections to come back.
+    fn close(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }
 
 /// Every pool whose database implements each group is a backend.
@@ -51,6 +62,18 @@ where
 {
     fn kind(&self) -> BackendKind {
         DB::KIND
+    }
+
+    fn listen(&self, deliver: Deliver) -> BoxFuture<'_, Option<tokio::task::JoinHandle<()>>> {
+        DB::listen(self, deliver)
+    }
+
+    fn vacuum(&self) -> Option<Upkeep> {
+        DB::vacuum(self)
+    }
+
+    fn close(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(sqlx::Pool::close(self))
     }
 }
 

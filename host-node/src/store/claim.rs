@@ -12,8 +12,6 @@ use super::exchange::{ClaimRequest, ClaimRound, OwnerParams, TakenOver, Takeover
 use super::settle::{fence_pairs, result_texts};
 use super::validate;
 use super::{ClaimedJob, Fence, JobId, MAX_PAGE, Store, StoreError, StoreResult};
-#[cfg(feature = "postgres")]
-use super::{Pool, postgres};
 
 impl Store {
     /// Claims at most one job of `queue` for `claimant` under a lease of
@@ -184,19 +182,14 @@ impl Store {
     /// starts the background vacuum of the jobs table when one is due (see
     /// [`StoreConfig::vacuum_every`]).
     fn claimed(&self, n: usize) {
-        #[cfg(feature = "postgres")]
-        #[allow(irrefutable_let_patterns)] // with the PostgreSQL store alone, it is the only backend
-        if let Pool::Postgres(pool) = &self.inner.pool {
-            if let Some(turn) = self.inner.vacuum.claimed(n) {
-                let pool = pool.clone();
+        if let Some(turn) = self.inner.vacuum.claimed(n) {
+            if let Some(vacuum) = self.backend().vacuum() {
                 tokio::spawn(async move {
-                    postgres::vacuum(&pool).await;
+                    vacuum.await;
                     drop(turn);
                 });
             }
         }
-        #[cfg(not(feature = "postgres"))]
-        let _ = n;
     }
 
     /// Asks the liveness check about each stale candidate; remembers the

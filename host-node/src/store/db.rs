@@ -18,6 +18,14 @@ use super::backend::{BoxFuture, boxed};
 use super::rows::DecodeRow;
 use super::{BackendKind, Store, StoreResult};
 
+/// Receives a LISTEN connection's notifications: `Some(queue)` per
+/// notification, `None` after the connection was lost (notifications may
+/// have been missed); answers `false` once nobody listens any more.
+pub(crate) type Deliver = Box<dyn Fn(Option<&str>) -> bool + Send + Sync + 'static>;
+
+/// Upkeep run in the background, that no caller waits for.
+pub(crate) type Upkeep = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+
 /// A value offered to a statement's parameter of the same name.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Arg<'a> {
@@ -102,6 +110,16 @@ pub(crate) trait Db: sqlx::Database<Row: DecodeRow, Arguments: IntoArguments<Sel
     /// Runs `statement` with `offered` on `pool` only if that costs no
     /// wait: answers `None` when it would have waited (see each backend).
     fn execute_if_idle<'a>(pool: &'a Pool<Self>, statement: &'static Statement, offered: Offered<'a>) -> BoxFuture<'a, Option<u64>>;
+
+    /// Opens the database's LISTEN connection on `pool` and spawns the task
+    /// that hands its notifications to `deliver` (see [`Deliver`]); `None`
+    /// where the database has none (SQLite: the store's local wakers are
+    /// all there is).
+    fn listen(pool: &Pool<Self>, deliver: Deliver) -> BoxFuture<'_, Option<tokio::task::JoinHandle<()>>>;
+
+    /// The background vacuum of the jobs table, where the database wants
+    /// one (PostgreSQL: see `store::vacuum`).
+    fn vacuum(pool: &Pool<Self>) -> Option<Upkeep>;
 
     /// Column `i` of `row`, a position in the settlements journal's commit
     /// order (NULL: `None`).

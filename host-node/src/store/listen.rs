@@ -2,11 +2,8 @@
 //! PostgreSQL the store's one `LISTEN` connection, opened on the first
 //! subscription and re-opened after a loss.
 
-#[cfg(feature = "postgres")]
 use std::sync::Arc;
 
-#[cfg(feature = "postgres")]
-use super::{Pool, postgres};
 use super::{Store, StoreResult, Wakeups, validate};
 
 impl Store {
@@ -18,11 +15,7 @@ impl Store {
     /// [`Wakeups::notified`] and calls its runner's `wake()`.
     pub async fn listen(&self, queue: &str) -> StoreResult<Wakeups> {
         validate::queue_name(queue)?;
-        #[cfg(feature = "postgres")]
-        #[allow(irrefutable_let_patterns)] // a postgres-only build has one backend
-        if let Pool::Postgres(pool) = &self.inner.pool {
-            self.ensure_listener(pool).await?;
-        }
+        self.ensure_listener().await?;
         let notify = self.inner.wakers.subscribe(queue);
         Ok(Wakeups {
             queue: queue.to_owned(),
@@ -31,8 +24,9 @@ impl Store {
         })
     }
 
-    #[cfg(feature = "postgres")]
-    pub(super) async fn ensure_listener(&self, pool: &sqlx::PgPool) -> StoreResult<()> {
+    /// Makes sure the database's LISTEN connection is open (re-opening a
+    /// lost one); answers whether the database has one.
+    pub(super) async fn ensure_listener(&self) -> StoreResult<bool> {
         let mut slot = self
             .inner
             .listener
@@ -45,12 +39,11 @@ impl Store {
                 .listener
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()) = slot;
-            return Ok(());
+            return Ok(true);
         }
         slot.take();
-        let listener = postgres::open_listener(pool).await?;
         let weak = Arc::downgrade(&self.inner);
-        let task = tokio::spawn(postgres::forward_notifications(listener, move |queue| {
+        let task = self.backend().listen(Box::new(move |queue| {
             let Some(inner) = weak.upgrade() else {
                 return false;
             };
@@ -60,6 +53,7 @@ impl Store {
             }
             true
         }));
+        let Some(task) = task.await? else { return Ok(false) };
         let mut guard = self
             .inner
             .listener
@@ -68,6 +62,6 @@ impl Store {
         if let Some(old) = guard.replace(task) {
             old.abort();
         }
-        Ok(())
+        Ok(true)
     }
 }

@@ -120,7 +120,6 @@ mod steer;
 mod totals;
 #[cfg(feature = "otel")]
 mod trace_context;
-#[cfg(feature = "postgres")]
 mod vacuum;
 pub mod validate;
 pub mod wake;
@@ -163,19 +162,9 @@ pub enum BackendKind {
     Postgres,
 }
 
-/// The connection pool of the database a store talks to; each implements
-/// [`Backend`], and the modules whose statements are not yet part of that
-/// trait match on it for their pool.
-#[derive(Debug)]
-enum Pool {
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlx::SqlitePool),
-    #[cfg(feature = "postgres")]
-    Postgres(sqlx::PgPool),
-}
-
 struct Inner {
-    pool: Pool,
+    /// The database's pool, as its queue operations.
+    backend: Box<dyn Backend>,
     config: StoreConfig,
     /// The retry delays the fail statement binds ([`RetryBackoff`]).
     retry_delays_ms: Vec<i64>,
@@ -185,17 +174,16 @@ struct Inner {
     refused: Mutex<HashMap<i64, u64>>,
     /// When claims last looked for stale leases, per queue.
     reclaim: reclaim::ReclaimSchedule,
-    #[cfg(feature = "postgres")]
+    /// The task forwarding the database's notifications, once one listens.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// When this store next vacuums the jobs table (PostgreSQL).
-    #[cfg(feature = "postgres")]
     vacuum: vacuum::VacuumSchedule,
 }
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("pool", &self.pool)
+            .field("pool", &self.backend)
             .field("config", &self.config)
             .finish()
     }
@@ -203,7 +191,6 @@ impl std::fmt::Debug for Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        #[cfg(feature = "postgres")]
         if let Some(task) = self
             .listener
             .get_mut()
@@ -248,10 +235,10 @@ impl Store {
     pub async fn connect_with(url: &str, config: StoreConfig) -> StoreResult<Store> {
         let retry_delays_ms = config.retry.delays_ms()?;
         let redacted = error::redact_url(url);
-        let pool = if url.starts_with("sqlite:") {
+        let backend = if url.starts_with("sqlite:") {
             #[cfg(feature = "sqlite")]
             {
-                Pool::Sqlite(sqlite::connect(url, &redacted, &config).await?)
+                Box::new(sqlite::connect(url, &redacted, &config).await?) as Box<dyn Backend>
             }
             #[cfg(not(feature = "sqlite"))]
             return Err(StoreError::BackendNotEnabled {
@@ -261,7 +248,7 @@ impl Store {
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             #[cfg(feature = "postgres")]
             {
-                Pool::Postgres(postgres::connect(url, &redacted, &config).await?)
+                Box::new(postgres::connect(url, &redacted, &config).await?) as Box<dyn Backend>
             }
             #[cfg(not(feature = "postgres"))]
             return Err(StoreError::BackendNotEnabled {
@@ -274,14 +261,12 @@ impl Store {
         let migrate = config.migrate && !config.read_only;
         let store = Store {
             inner: Arc::new(Inner {
-                pool,
+                backend,
                 retry_delays_ms,
                 wakers: wake::LocalWakers::default(),
                 refused: Mutex::new(HashMap::new()),
                 reclaim: reclaim::ReclaimSchedule::new(config.reclaim_every),
-                #[cfg(feature = "postgres")]
                 listener: Mutex::new(None),
-                #[cfg(feature = "postgres")]
                 vacuum: vacuum::VacuumSchedule::new(config.vacuum_every),
                 config,
             }),
@@ -294,12 +279,7 @@ impl Store {
 
     /// The database's queue operations.
     fn backend(&self) -> &dyn Backend {
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => pool,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => pool,
-        }
+        &*self.inner.backend
     }
 
     /// Which database this store talks to.
@@ -338,19 +318,11 @@ impl Store {
     pub async fn close(&self) {
         // The LISTEN task holds a pooled connection: end it first, or the
         // pool's close would wait for that connection forever.
-        #[cfg(feature = "postgres")]
-        {
-            let task = self.inner.listener.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some(task) = task {
-                task.abort();
-                let _ = task.await;
-            }
+        let task = self.inner.listener.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            task.abort();
+            let _ = task.await;
         }
-        match &self.inner.pool {
-            #[cfg(feature = "sqlite")]
-            Pool::Sqlite(pool) => pool.close().await,
-            #[cfg(feature = "postgres")]
-            Pool::Postgres(pool) => pool.close().await,
-        }
+        self.backend().close().await
     }
 }

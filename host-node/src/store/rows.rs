@@ -31,8 +31,6 @@ pub(crate) trait DecodeRow {
     fn bool_at(&self, i: usize) -> StoreResult<bool>;
     /// Column `i`, a text.
     fn text_at(&self, i: usize) -> StoreResult<String>;
-    /// Column `i`, a text or NULL.
-    fn opt_text_at(&self, i: usize) -> StoreResult<Option<String>>;
 }
 
 /// Every sqlx row type whose database decodes the store's column types:
@@ -68,9 +66,6 @@ where
         Ok(self.try_get(i)?)
     }
     fn text_at(&self, i: usize) -> StoreResult<String> {
-        Ok(self.try_get(i)?)
-    }
-    fn opt_text_at(&self, i: usize) -> StoreResult<Option<String>> {
         Ok(self.try_get(i)?)
     }
 }

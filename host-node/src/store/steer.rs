@@ -29,7 +29,7 @@ use std::future::Future;
 
 use leasehold_core::Millis;
 
-use super::{Pool, Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, validate};
+use super::{Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, validate};
 use crate::runner::{AbortSignal, Clock};
 
 /// The longest `by` and `reason` a cancel records, in bytes.
@@ -310,15 +310,11 @@ impl Store {
     /// (`<schema>/cancel/<id>/<token>`), on PostgreSQL; `None` on SQLite, or
     /// when the LISTEN connection cannot be opened (the renewals find out).
     async fn cancel_notices(&self, fence: Fence) -> Option<Wakeups> {
-        #[cfg(feature = "postgres")]
-        #[allow(irrefutable_let_patterns)] // a postgres-only build has one backend
-        if let Pool::Postgres(pool) = &self.inner.pool {
-            self.ensure_listener(pool).await.ok()?;
+        if self.ensure_listener().await.ok()? {
             let key = format!("cancel/{}/{}", fence.job.0, fence.token);
             let notify = self.inner.wakers.subscribe(&key);
             return Some(Wakeups { queue: key, notify, _store: self.inner.clone() });
         }
-        let _ = fence;
         None
     }
 }

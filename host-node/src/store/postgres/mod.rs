@@ -20,7 +20,7 @@ mod read;
 mod settle;
 mod steer;
 
-pub(crate) use listen::{forward_notifications, open_listener};
+use listen::{forward_notifications, open_listener};
 use std::str::FromStr;
 
 use sqlx::error::BoxDynError;
@@ -31,8 +31,7 @@ use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::postgres as sql;
 
 use super::backend::{BoxFuture, boxed};
-use super::db::{self, Arg, Db, Offered, add_scalar};
-use super::rows::DecodeRow;
+use super::db::{self, Arg, Db, Deliver, Offered, Upkeep, add_scalar};
 use super::{BackendKind, StoreConfig, StoreError, StoreResult};
 
 pub(crate) async fn connect(
@@ -93,7 +92,7 @@ pub(crate) async fn connect(
 /// back takes an ACCESS EXCLUSIVE lock, which stops every claim meanwhile,
 /// for pages the queue fills again. Errors are logged: this is upkeep, no
 /// caller waits for it.
-pub(crate) async fn vacuum(pool: &PgPool) {
+async fn vacuum(pool: &PgPool) {
     let started = std::time::Instant::now();
     match sqlx::raw_sql(sql::VACUUM_JOBS.text)
         .execute(pool)
@@ -126,9 +125,22 @@ impl Db for Postgres {
         boxed(async move { db::execute(pool, statement, offered).await.map(Some) })
     }
 
+    fn listen(pool: &PgPool, deliver: Deliver) -> BoxFuture<'_, Option<tokio::task::JoinHandle<()>>> {
+        boxed(async move {
+            let listener = open_listener(pool).await?;
+            Ok(Some(tokio::spawn(forward_notifications(listener, deliver))))
+        })
+    }
+
+    fn vacuum(pool: &PgPool) -> Option<Upkeep> {
+        let pool = pool.clone();
+        Some(Box::pin(async move { vacuum(&pool).await }))
+    }
+
     /// The transaction id (`xid8`), read as text.
     fn journal_key(row: &PgRow, i: usize) -> StoreResult<Option<u64>> {
-        row.opt_text_at(i)?.as_deref().map(journal::xid).transpose()
+        let key: Option<String> = sqlx::Row::try_get(row, i)?;
+        key.as_deref().map(journal::xid).transpose()
     }
 
     fn rows_affected(result: &PgQueryResult) -> u64 {

@@ -29,7 +29,7 @@ use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::sqlite as sql;
 
 use super::backend::{BoxFuture, boxed};
-use super::db::{self, Arg, Db, Offered, add_scalar};
+use super::db::{self, Arg, Db, Deliver, Offered, Upkeep, add_scalar};
 use super::rows::DecodeRow;
 use super::{BackendKind, StoreConfig, StoreError, StoreResult};
 
@@ -166,6 +166,15 @@ impl Db for Sqlite {
                 Err(e) => Err(e.into()),
             }
         })
+    }
+
+    fn listen(_pool: &SqlitePool, _deliver: Deliver) -> BoxFuture<'_, Option<tokio::task::JoinHandle<()>>> {
+        boxed(async { Ok(None) })
+    }
+
+    /// None: SQLite reuses a deleted row's space without one.
+    fn vacuum(_pool: &SqlitePool) -> Option<Upkeep> {
+        None
     }
 
     /// The journal's id.
