@@ -378,3 +378,65 @@ fn decimal(n: f64, digits: &mut [u8; 20]) -> &[u8] {
     }
     &digits[at..]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leasehold_core::pump::frame::Frames;
+
+    /// The payloads of the one frame `encode` writes for `text`.
+    fn payloads(text: &str, kinds: &[u8], ats: &[f64]) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        encode(text.as_bytes(), kinds, ats, 5, [("jobs", 9u64)], &mut out)?;
+        let mut log = leasehold_core::pump::frame::encode_header(1).to_vec();
+        log.extend_from_slice(&out);
+        let (_, batch) = Frames::new(&log).next().expect("one frame").expect("a whole frame");
+        assert_eq!(batch.marks().collect::<Vec<_>>(), [("jobs", 9)]);
+        Ok(batch.records().map(|r| String::from_utf8(r.payload.to_vec()).unwrap()).collect())
+    }
+
+    const SEP: &str = r#""\u001f""#;
+
+    #[test]
+    fn records_are_built_from_the_items_in_the_order_of_the_record() {
+        let text = format!(r#"["a","x",{{"k":1}},{SEP},[1,2],{SEP},"b","y","z",{SEP}]"#);
+        let got = payloads(&text, &[IDENTITY | BODY, 0, BODY | SAME_SOURCE | SAME_TYPE], &[7.0, 100_000_000.0, 9_007_199_254_740_991.0])
+            .expect("encoded");
+        assert_eq!(
+            got,
+            [
+                r#"{"source":"a","at":7,"type":"x","identity":{"k":1},"body":[1,2]}"#,
+                r#"{"source":"b","at":100000000,"type":"y"}"#,
+                r#"{"source":"b","at":9007199254740991,"type":"y","body":"z"}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_separator_nested_in_a_value_is_not_taken_for_the_array_s_own() {
+        let text = format!(r#"["a","x",[{SEP},{SEP}],{SEP},{{"source":"b","at":1,"type":"\""}},{SEP}]"#);
+        let got = payloads(&text, &[BODY, WHOLE], &[3.0, 0.0]).expect("encoded");
+        assert_eq!(got, [format!(r#"{{"source":"a","at":3,"type":"x","body":[{SEP},{SEP}]}}"#), r#"{"source":"b","at":1,"type":"\""}"#.to_string()]);
+    }
+
+    #[test]
+    fn an_empty_append_has_no_records_and_keeps_its_watermarks() {
+        assert_eq!(payloads("[]", &[], &[]).expect("encoded"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_text_unlike_its_kinds_is_refused() {
+        assert!(matches!(payloads(r#"["a","x"]"#, &[BODY], &[0.0]), Err(Error::Text(_))));
+        assert!(matches!(payloads(r#"["a","x","b"]"#, &[0], &[0.0]), Err(Error::Text(_))));
+        assert!(matches!(payloads("[]", &[SAME_SOURCE], &[0.0]), Err(Error::Text(_))));
+        assert!(matches!(payloads(r#"["a"]"#, &[0, 0], &[0.0]), Err(Error::Text(_))));
+    }
+
+    #[test]
+    fn decimal_writes_integers_as_javascript_does() {
+        let mut digits = [0u8; 20];
+        for (n, text) in [(0.0, "0"), (-0.0, "0"), (9.0, "9"), (99_999_999.0, "99999999"), (100_000_000.0, "100000000"), (1_700_000_000_007.0, "1700000000007")] {
+            assert_eq!(decimal(n, &mut digits), text.as_bytes());
+        }
+    }
+}
