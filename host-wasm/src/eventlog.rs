@@ -5,6 +5,10 @@
 //! way. The JS glue (`pkg/src/eventlog.js`) does the file I/O through
 //! `node:fs` and adds no rule of its own about the bytes.
 //!
+//! An append's records are built here too, from one JSON text of its
+//! drafts' values ([`batch`]): the glue makes one `JSON.stringify` per
+//! append and crosses into wasm twice, whatever the number of drafts.
+//!
 //! Built as a module of its own (feature `eventlog`): only users of the
 //! event log load it.
 //!

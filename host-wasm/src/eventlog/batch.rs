@@ -45,7 +45,7 @@ pub const SAME_SOURCE: u8 = 8;
 pub const SAME_TYPE: u8 = 16;
 
 /// `,"\u001f"`: a comma, then the separator item as `JSON.stringify` writes it.
-const SEPARATOR: &[u8] = b",\"\\u001f\"";
+pub const SEPARATOR: &[u8] = b",\"\\u001f\"";
 
 /// Input buffers above this size are let go after use (a rare huge append
 /// does not keep its memory).
