@@ -42,6 +42,7 @@ class Raw {
     fs.rmSync(file, { force: true });
     // Opened for appends, as the log's file is (and as the native benchmark's raw file).
     this.fd = fs.openSync(file, 'a');
+    this.file = file;
     this.frame = frame;
   }
   /* Writes and syncs the frame for `ms`; answers writes per ms. */
@@ -147,5 +148,9 @@ for (const b of benches) {
   await b.log.log.close();
   fs.closeSync(b.raw.fd);
   fs.closeSync(b.rawAsync.fd);
+}
+// Hundreds of MB by now: gone, with whatever else the log left beside itself.
+for (const b of benches) {
+  for (const file of [b.log.log.path, `${b.log.log.path}.lock`, b.raw.file, b.rawAsync.file]) fs.rmSync(file, { force: true });
 }
 console.log('target: every ratio at least 0.80');
