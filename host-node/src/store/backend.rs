@@ -1,9 +1,15 @@
-//! The interface between [`Store`](super::Store) and a database: the queue
-//! operations each backend (`sqlite`, `postgres`) implements for its pool
-//! type, grouped by concern so each backend keeps one file per group
-//! (`migrate.rs`, `enqueue.rs`, `claim.rs`, `settle.rs`, `read.rs`). The shared logic — validation, the claim round's liveness
-//! judgement and takeovers, explaining a lost fence — lives in the store's
-//! modules and calls these; a backend only binds and runs its statements.
+//! The interface between [`Store`](super::Store) and a database, grouped by
+//! concern. What is the same on both databases but for its statements'
+//! texts is written once: [`Statements`] runs a catalogue statement by name
+//! with values offered by parameter name, and the groups implemented once
+//! for every `sqlx::Pool` of a [`Db`] (schedules, the journal search) are
+//! generic. What each database does its own way is a group each backend
+//! implements in its folder (`sqlite/`, `postgres/`), one file per group:
+//! `enqueue.rs`, `claim.rs`, `settle.rs`, `steer.rs`,
+//! `purge.rs`, `journal.rs`. The shared logic — validation, the claim
+//! round's liveness judgement and takeovers, explaining a lost fence — lives
+//! in the store's modules and calls these; a backend only binds and runs its
+//! statements.
 //!
 //! Why boxed futures rather than `async fn` in the trait: the store picks its
 //! backend at run time (from the URL), so it holds `&dyn Backend`, and a trait
@@ -22,7 +28,7 @@ use super::purge::Cut;
 use super::schedule_sql::JobRow;
 use super::steer::{Action, Selection};
 use super::validate::NewJob;
-use super::{BackendKind, JobId, JobRecord, JobState, OnSuccess, QueueCounts, StoreResult};
+use super::{BackendKind, JobId, JobState, OnSuccess, StoreResult};
 use leasehold_core::Millis;
 
 /// A future a backend answers with, borrowing its inputs for `'a`.
@@ -39,7 +45,7 @@ pub(crate) fn boxed<'a, T>(body: impl Future<Output = StoreResult<T>> + Send + '
 /// Unix epoch as the caller's clock read them (SQLite stamps with them;
 /// PostgreSQL stamps with the server's clock and uses them only where a doc
 /// says so). Fences travel as `(job id, token)` pairs.
-pub(crate) trait Backend: std::fmt::Debug + Migrations + Enqueues + Claims + Settles + Reads + Schedules + Statements + Steers + Purges + Journals + JournalSearch + Send + Sync {
+pub(crate) trait Backend: std::fmt::Debug + Migrations + Enqueues + Claims + Settles + Schedules + Statements + Steers + Purges + Journals + JournalSearch + Send + Sync {
     /// Which database this is.
     fn kind(&self) -> BackendKind;
 
@@ -58,7 +64,7 @@ pub(crate) trait Backend: std::fmt::Debug + Migrations + Enqueues + Claims + Set
 /// Every pool whose database implements each group is a backend.
 impl<DB: Db> Backend for sqlx::Pool<DB>
 where
-    sqlx::Pool<DB>: Migrations + Enqueues + Claims + Settles + Reads + Schedules + Statements + Steers + Purges + Journals + JournalSearch,
+    sqlx::Pool<DB>: Migrations + Enqueues + Claims + Settles + Schedules + Statements + Steers + Purges + Journals + JournalSearch,
 {
     fn kind(&self) -> BackendKind {
         DB::KIND
@@ -156,18 +162,6 @@ pub(crate) trait Settles {
     fn fence_rows<'a>(&'a self, ids: &'a [i64]) -> BoxFuture<'a, Vec<FenceRow>>;
 }
 
-/// Inspection.
-pub(crate) trait Reads {
-    /// Jobs per queue by state, queues in name order.
-    fn counts(&self) -> BoxFuture<'_, Vec<QueueCounts>>;
-
-    /// One job with its attempts, if it exists.
-    fn job(&self, id: JobId) -> BoxFuture<'_, Option<JobRecord>>;
-
-    /// The results recorded for job `id`'s attempts as `(token, JSON
-    /// text)`, oldest first.
-    fn results(&self, id: i64) -> BoxFuture<'_, Vec<(i64, String)>>;
-}
 
 /// The schedule statements (see `schedule`): each flow is the same on both
 /// databases, so one generic implementation serves both (`schedule_sql`).

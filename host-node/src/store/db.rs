@@ -12,6 +12,7 @@
 
 use sqlx::{Executor, IntoArguments, Pool};
 
+use leasehold_core::queue::migrations::Migration;
 use leasehold_core::queue::statements::Statement;
 
 use super::backend::{BoxFuture, boxed};
@@ -97,6 +98,12 @@ pub(crate) trait Db: sqlx::Database<Row: DecodeRow, Arguments: IntoArguments<Sel
     /// The statement that wakes a queue's listeners when its transaction
     /// commits (`queue` bound), where the database has one.
     const NOTIFY: Option<&'static Statement>;
+    /// The statement that begins a transaction holding the write lock from
+    /// its start, where a plain `BEGIN` does not (SQLite's `BEGIN IMMEDIATE`).
+    const BEGIN_WRITE: Option<&'static Statement>;
+    /// The statement that takes the migration lock in a transaction
+    /// (`key` bound), where the write lock is not that lock already.
+    const MIGRATION_LOCK: Option<&'static Statement>;
     /// The statement that reads the server's clock (ms since the Unix
     /// epoch), where the database stamps with its own.
     const SERVER_CLOCK: Option<&'static Statement>;
@@ -120,6 +127,9 @@ pub(crate) trait Db: sqlx::Database<Row: DecodeRow, Arguments: IntoArguments<Sel
     /// The background vacuum of the jobs table, where the database wants
     /// one (PostgreSQL: see `store::vacuum`).
     fn vacuum(pool: &Pool<Self>) -> Option<Upkeep>;
+
+    /// The script of `migration` this database runs.
+    fn script(migration: &Migration) -> &'static str;
 
     /// Column `i` of `row`, a position in the settlements journal's commit
     /// order (NULL: `None`).
@@ -316,9 +326,42 @@ impl Store {
         Ok(found)
     }
 
+    /// Runs the reads `names` in order from one snapshot, each with
+    /// `offered`; hands `each` every row with its read's index.
+    pub(crate) async fn read_together(
+        &self,
+        names: &[&'static str],
+        offered: &[(&'static str, Arg<'_>)],
+        each: impl FnMut(usize, &AnyRow) -> StoreResult<()> + Send,
+    ) -> StoreResult<()> {
+        let mut reads = Together { names, offered, next: 0, each };
+        self.backend().read_snapshot(&mut reads).await
+    }
+
     /// Runs the statement `name` with `offered`; answers how many rows it
     /// changed.
     pub(crate) async fn run(&self, name: &str, offered: Offered<'_>) -> StoreResult<u64> {
         self.backend().execute(name, offered).await
+    }
+}
+
+/// Reads named up front, each with the same values ([`Store::read_together`]).
+struct Together<'a, F> {
+    names: &'a [&'static str],
+    offered: &'a [(&'static str, Arg<'a>)],
+    /// The index of the next read.
+    next: usize,
+    each: F,
+}
+
+impl<F: FnMut(usize, &AnyRow) -> StoreResult<()>> SnapshotReader for Together<'_, F> {
+    fn next_read(&mut self) -> Option<(&'static str, Vec<(&'static str, Arg<'_>)>)> {
+        let name = self.names.get(self.next)?;
+        self.next += 1;
+        Some((name, self.offered.to_vec()))
+    }
+
+    fn row(&mut self, row: &AnyRow) -> StoreResult<()> {
+        (self.each)(self.next - 1, row)
     }
 }

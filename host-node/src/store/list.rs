@@ -5,7 +5,6 @@
 //! only in how a list of ids is bound: a JSON array through `json_each` on
 //! SQLite, a `bigint[]` with `= ANY` on PostgreSQL).
 
-use super::db::{AnyRow, Arg, SnapshotReader};
 use super::{JobId, JobRecord, JobState, Store, StoreResult, rows, validate};
 
 /// How far a set of jobs has come ([`Store::tally`]).
@@ -70,9 +69,18 @@ impl Store {
     pub async fn tally(&self, ids: &[JobId]) -> StoreResult<JobTally> {
         let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
         let mut tally = JobTally::default();
-        let mut read = TallyRead { ids: &ids, step: 0, states: Vec::new(), attempts: (None, None) };
-        self.backend().read_snapshot(&mut read).await?;
-        let (states, (retried, reclaimed)) = (read.states, read.attempts);
+        let (mut states, mut retried, mut reclaimed) = (Vec::new(), None, None);
+        // One snapshot: the states and the attempts of the same moment.
+        let reads = ["tally_states", "tally_attempts"];
+        self.read_together(&reads, &[("ids", ids.as_slice().into())], |read, row| {
+            if read == 0 {
+                states.push((row.text("state")?, row.int("n")?));
+            } else {
+                (retried, reclaimed) = (row.opt_int("retried")?, row.opt_int("reclaimed")?);
+            }
+            Ok(())
+        })
+        .await?;
         for (state, n) in states {
             let n = n.max(0) as u64;
             match JobState::parse(&state) {
@@ -93,30 +101,3 @@ impl Store {
     }
 }
 
-/// A tally's reads, from one snapshot: the states and the attempts of the
-/// same moment.
-struct TallyRead<'a> {
-    ids: &'a [i64],
-    step: usize,
-    /// `(state, jobs)`.
-    states: Vec<(String, i64)>,
-    /// `(retried, reclaimed)` (NULL sums when no attempt matched).
-    attempts: (Option<i64>, Option<i64>),
-}
-
-impl SnapshotReader for TallyRead<'_> {
-    fn next_read(&mut self) -> Option<(&'static str, Vec<(&'static str, Arg<'_>)>)> {
-        self.step += 1;
-        let name = ["tally_states", "tally_attempts"].get(self.step - 1)?;
-        Some((name, vec![("ids", self.ids.into())]))
-    }
-
-    fn row(&mut self, row: &AnyRow) -> StoreResult<()> {
-        if self.step == 1 {
-            self.states.push((row.text("state")?, row.int("n")?));
-        } else {
-            self.attempts = (row.opt_int("retried")?, row.opt_int("reclaimed")?);
-        }
-        Ok(())
-    }
-}

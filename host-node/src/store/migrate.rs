@@ -19,6 +19,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::backend::{BoxFuture, Migrations, boxed};
+use super::db::{self, Db, statement};
 use super::rows::DecodeRow;
 use super::{StoreError, StoreResult};
 
@@ -349,42 +351,35 @@ mod tests {
     }
 }
 
-/// The catalogue statements a backend installs migrations with, and which
-/// text of each migration it runs.
-pub(crate) struct Installer {
-    pub table: &'static str,
-    pub applied: &'static str,
-    pub record: &'static str,
-    pub text: fn(&Migration) -> &'static str,
-}
-
-/// Creates the migrations table if needed and installs what `sets` still
-/// lack, in the caller's transaction on `conn` (which holds the database's
-/// migration lock): the one flow both backends run.
-pub(crate) async fn install<DB>(conn: &mut DB::Connection, sets: &[&MigrationSet], installer: &Installer) -> StoreResult<()>
-where
-    DB: sqlx::Database,
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    DB::Row: DecodeRow,
-    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
-{
-    sqlx::query::<DB>(installer.table).execute(&mut *conn).await?;
-    let applied = sqlx::query::<DB>(installer.applied)
-        .fetch_all(&mut *conn)
-        .await?
-        .iter()
-        .map(|row| Ok(AppliedMigration { id: row.int("id")?, namespace: row.text("namespace")?, name: row.text("name")? }))
-        .collect::<StoreResult<Vec<_>>>()?;
-    for pending in plan(sets, &applied)? {
-        sqlx::raw_sql((installer.text)(pending.migration)).execute(&mut *conn).await?;
-        sqlx::query::<DB>(installer.record)
-            .bind(pending.id)
-            .bind(pending.namespace)
-            .bind(pending.migration.name)
-            .execute(&mut *conn)
-            .await?;
+/// Installing migration sets, the one flow both databases run: in one
+/// transaction that holds the database's migration lock — SQLite's
+/// `BEGIN IMMEDIATE` write lock, so two processes opening one new file never
+/// both apply a migration; PostgreSQL's transaction-scoped advisory lock,
+/// released by the commit (or by the server if this connection dies), so
+/// concurrent migrators queue and a crashed one never wedges the next.
+impl<DB: Db> Migrations for sqlx::Pool<DB> {
+    fn migrate<'a>(&'a self, sets: &'a [&'a MigrationSet]) -> BoxFuture<'a, ()> {
+        boxed(async move {
+            let mut tx = match DB::BEGIN_WRITE {
+                Some(begin) => self.begin_with(begin.text).await?,
+                None => self.begin().await?,
+            };
+            if let Some(lock) = DB::MIGRATION_LOCK {
+                db::execute(DB::on_conn(&mut tx), lock, &[("key", PG_MIGRATION_LOCK_KEY.into())]).await?;
+            }
+            db::execute(DB::on_conn(&mut tx), const { statement::<DB>("migrations_table") }, &[]).await?;
+            let applied = db::query(const { statement::<DB>("migrations_applied") }, &[])?
+                .fetch_all(DB::on_conn(&mut tx))
+                .await?
+                .iter()
+                .map(|row| Ok(AppliedMigration { id: row.int("id")?, namespace: row.text("namespace")?, name: row.text("name")? }))
+                .collect::<StoreResult<Vec<_>>>()?;
+            for pending in plan(sets, &applied)? {
+                sqlx::raw_sql(DB::script(pending.migration)).execute(DB::on_conn(&mut tx)).await?;
+                let record = [("id", pending.id.into()), ("namespace", pending.namespace.into()), ("name", pending.migration.name.into())];
+                db::execute(DB::on_conn(&mut tx), const { statement::<DB>("migration_record") }, &record).await?;
+            }
+            Ok(tx.commit().await?)
+        })
     }
-    Ok(())
 }

@@ -106,6 +106,7 @@ pub mod migrate;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod purge;
+mod read;
 mod reclaim;
 mod results;
 mod rows;
@@ -235,26 +236,18 @@ impl Store {
     pub async fn connect_with(url: &str, config: StoreConfig) -> StoreResult<Store> {
         let retry_delays_ms = config.retry.delays_ms()?;
         let redacted = error::redact_url(url);
-        let backend = if url.starts_with("sqlite:") {
-            #[cfg(feature = "sqlite")]
-            {
-                Box::new(sqlite::connect(url, &redacted, &config).await?) as Box<dyn Backend>
-            }
+        #[cfg_attr(all(feature = "sqlite", feature = "postgres"), allow(unused_variables))]
+        let not_enabled = |feature| StoreError::BackendNotEnabled { url: redacted.clone(), feature };
+        let backend: Box<dyn Backend> = if url.starts_with("sqlite:") {
             #[cfg(not(feature = "sqlite"))]
-            return Err(StoreError::BackendNotEnabled {
-                url: redacted,
-                feature: "sqlite",
-            });
+            return Err(not_enabled("sqlite"));
+            #[cfg(feature = "sqlite")]
+            Box::new(sqlite::connect(url, &redacted, &config).await?)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            #[cfg(feature = "postgres")]
-            {
-                Box::new(postgres::connect(url, &redacted, &config).await?) as Box<dyn Backend>
-            }
             #[cfg(not(feature = "postgres"))]
-            return Err(StoreError::BackendNotEnabled {
-                url: redacted,
-                feature: "postgres",
-            });
+            return Err(not_enabled("postgres"));
+            #[cfg(feature = "postgres")]
+            Box::new(postgres::connect(url, &redacted, &config).await?)
         } else {
             return Err(StoreError::UnsupportedUrl { url: redacted });
         };
@@ -295,17 +288,6 @@ impl Store {
     pub async fn migrate(&self, sets: &[&MigrationSet]) -> StoreResult<()> {
         migrate::check_sets(sets)?;
         self.backend().migrate(sets).await
-    }
-
-    /// Jobs per queue by state, queues in name order.
-    pub async fn counts(&self) -> StoreResult<Vec<QueueCounts>> {
-        self.backend().counts().await
-    }
-
-    /// One job with its attempts (oldest first; a running attempt is last).
-    /// Errors: [`StoreError::UnknownJob`].
-    pub async fn job(&self, id: JobId) -> StoreResult<JobRecord> {
-        self.backend().job(id).await?.ok_or(StoreError::UnknownJob(id))
     }
 
     /// A handle that coalesces concurrent completions and renewals into one

@@ -13,10 +13,8 @@ impl Store {
     /// # Errors
     /// [`StoreError::Database`](super::StoreError::Database) when the read fails.
     pub async fn results(&self, job: JobId) -> StoreResult<Vec<(u64, serde_json::Value)>> {
-        Ok(self
-            .backend()
-            .results(job.0)
-            .await?
+        let found = self.rows("results", &[("id", job.0.into())], |row| Ok((row.int("token")?, row.text_at(1)?))).await?;
+        Ok(found
             .into_iter()
             .filter_map(|(token, text)| Some((token.max(0) as u64, serde_json::from_str(&text).ok()?)))
             .collect())

@@ -210,7 +210,7 @@ pub(crate) fn job(row: &(impl DecodeRow + ?Sized)) -> StoreResult<JobRecord> {
 }
 
 /// The running attempt of a job record, read off its lease and claim time.
-fn running_attempt(
+pub(crate) fn running_attempt(
     row: &(impl DecodeRow + ?Sized),
     record: &JobRecord,
 ) -> StoreResult<Option<AttemptRecord>> {
@@ -229,24 +229,6 @@ fn running_attempt(
 
 /// A job row with its attempt log, from the rows of its attempts (oldest
 /// first) read in the same snapshot.
-pub(crate) fn job_with_attempts<R: DecodeRow>(row: &R, attempts: &[R]) -> StoreResult<JobRecord> {
-    let mut record = job(row)?;
-    let ended = attempts.iter().map(attempt).collect::<StoreResult<Vec<_>>>()?;
-    record.attempt_log = attempt_log(row, &record, ended)?;
-    Ok(record)
-}
-
-/// The attempt log of a job: its ended attempts (rows of the view
-/// `leasehold_attempt_log`, oldest first, which reads a succeeded attempt
-/// off the job row), then the running one, if any (see [`running_attempt`]).
-pub(crate) fn attempt_log(
-    row: &(impl DecodeRow + ?Sized),
-    record: &JobRecord,
-    mut ended: Vec<AttemptRecord>,
-) -> StoreResult<Vec<AttemptRecord>> {
-    ended.extend(running_attempt(row, record)?);
-    Ok(ended)
-}
 
 /// An ended attempt from a row of `leasehold_attempt_log`.
 pub(crate) fn attempt(row: &(impl DecodeRow + ?Sized)) -> StoreResult<AttemptRecord> {
@@ -267,26 +249,21 @@ pub(crate) fn attempt(row: &(impl DecodeRow + ?Sized)) -> StoreResult<AttemptRec
     })
 }
 
-/// Folds `(queue, state, count)` rows into per-queue counts.
-pub(crate) fn counts(rows: &[impl DecodeRow]) -> StoreResult<Vec<super::QueueCounts>> {
-    let mut out: Vec<super::QueueCounts> = Vec::new();
-    for row in rows {
-        let queue = row.text("queue")?;
-        let n = unsigned(JOBS, "count", row.int("n")?)?;
-        if out.last().is_none_or(|c| c.queue != queue) {
-            out.push(super::QueueCounts {
-                queue,
-                ..Default::default()
-            });
-        }
-        let entry = out.last_mut().expect("pushed above");
-        match state(row)? {
-            JobState::Queued => entry.queued = n,
-            JobState::Running => entry.running = n,
-            JobState::Succeeded => entry.succeeded = n,
-            JobState::Dead => entry.dead = n,
-            JobState::Cancelled => entry.cancelled = n,
-        }
+/// Folds a `(queue, state, count)` row, in queue order, into per-queue
+/// counts.
+pub(crate) fn count_into(out: &mut Vec<super::QueueCounts>, row: &(impl DecodeRow + ?Sized)) -> StoreResult<()> {
+    let queue = row.text("queue")?;
+    let n = unsigned(JOBS, "count", row.int("n")?)?;
+    if out.last().is_none_or(|c| c.queue != queue) {
+        out.push(super::QueueCounts { queue, ..Default::default() });
     }
-    Ok(out)
+    let entry = out.last_mut().expect("pushed above");
+    match state(row)? {
+        JobState::Queued => entry.queued = n,
+        JobState::Running => entry.running = n,
+        JobState::Succeeded => entry.succeeded = n,
+        JobState::Dead => entry.dead = n,
+        JobState::Cancelled => entry.cancelled = n,
+    }
+    Ok(())
 }

@@ -14,9 +14,7 @@ mod claim;
 mod enqueue;
 mod listen;
 mod journal;
-mod migrate;
 mod purge;
-mod read;
 mod settle;
 mod steer;
 
@@ -27,6 +25,7 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgQueryResult, PgRow};
 use sqlx::{Arguments, Connection, Executor, Postgres};
 
+use leasehold_core::queue::migrations::Migration;
 use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::postgres as sql;
 
@@ -110,6 +109,8 @@ impl Db for Postgres {
     const STATEMENTS: &'static [Statement] = sql::ALL;
     const READ_SNAPSHOT: Option<&'static Statement> = Some(&sql::READ_SNAPSHOT);
     const SERVER_CLOCK: Option<&'static Statement> = Some(&sql::DASHBOARD_NOW);
+    const BEGIN_WRITE: Option<&'static Statement> = None;
+    const MIGRATION_LOCK: Option<&'static Statement> = Some(&sql::MIGRATION_LOCK);
     const NOTIFY: Option<&'static Statement> = Some(&sql::NOTIFY_QUEUE);
 
     fn add(args: &mut PgArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
@@ -135,6 +136,10 @@ impl Db for Postgres {
     fn vacuum(pool: &PgPool) -> Option<Upkeep> {
         let pool = pool.clone();
         Some(Box::pin(async move { vacuum(&pool).await }))
+    }
+
+    fn script(migration: &Migration) -> &'static str {
+        migration.postgres
     }
 
     /// The transaction id (`xid8`), read as text.

@@ -9,9 +9,7 @@
 mod claim;
 mod enqueue;
 mod journal;
-mod migrate;
 mod purge;
-mod read;
 mod settle;
 mod steer;
 
@@ -25,6 +23,7 @@ use sqlx::error::BoxDynError;
 use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteQueryResult, SqliteRow};
 use sqlx::{Arguments, Executor, Sqlite, Transaction};
 
+use leasehold_core::queue::migrations::Migration;
 use leasehold_core::queue::statements::Statement;
 use leasehold_core::queue::statements::sqlite as sql;
 
@@ -136,6 +135,8 @@ impl Db for Sqlite {
     const STATEMENTS: &'static [Statement] = sql::ALL;
     const READ_SNAPSHOT: Option<&'static Statement> = None;
     const SERVER_CLOCK: Option<&'static Statement> = None;
+    const BEGIN_WRITE: Option<&'static Statement> = Some(&sql::BEGIN_IMMEDIATE);
+    const MIGRATION_LOCK: Option<&'static Statement> = None;
     const NOTIFY: Option<&'static Statement> = None;
 
     fn add(args: &mut SqliteArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
@@ -175,6 +176,10 @@ impl Db for Sqlite {
     /// None: SQLite reuses a deleted row's space without one.
     fn vacuum(_pool: &SqlitePool) -> Option<Upkeep> {
         None
+    }
+
+    fn script(migration: &Migration) -> &'static str {
+        migration.sqlite
     }
 
     /// The journal's id.
