@@ -8,15 +8,10 @@
 -- owner_host, owner_pid, owner_nonce, owner_start_time, owner_boot_id,
 -- claimed_at, heartbeat_at, lease_ms, last_error, created_at, finished_at,
 -- cancelled_at, cancelled_by, cancel_reason, and shown_state: the state as the
--- dashboard and `leasehold status` count it, a queued job told apart as in
--- dashboard_queued.sql (at the server's clock): `retrying` once attempted,
--- else `scheduled` while not due, else `queued`; any other state as stored.
+-- dashboard and `leasehold status` count it (fragments/shown_state.sql).
 SELECT id, queue, payload::text AS payload, state, priority, run_at, attempts,
     max_attempts, timeout_ms, idempotency_key, token, owner_host, owner_pid, owner_nonce,
     owner_start_time, owner_boot_id, claimed_at, heartbeat_at, lease_ms, last_error,
     created_at, finished_at, cancelled_at, cancelled_by, cancel_reason,
-    CASE WHEN state <> 'queued' THEN state
-         WHEN attempts > 0 THEN 'retrying'
-         WHEN run_at > CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint) THEN 'scheduled'
-         ELSE 'queued' END AS shown_state
+\include fragments/shown_state.sql AS shown_state
 FROM leasehold_jobs WHERE id = $1
