@@ -2,8 +2,9 @@
 /*
  * The checks `leasehold/indexeddb` makes on what it is given, before anything is written:
  * option objects (a misspelt key is refused naming it), queue names, ids, enqueue options,
- * and payloads and results (JSON data only). Each refusal is a TypeError or RangeError
- * naming the argument and what was wrong with it.
+ * and payloads and results (JSON data only: the PostgreSQL stores check theirs by this rule
+ * too, queue-input.js). Each refusal is a TypeError or RangeError naming the argument and
+ * what was wrong with it.
  *
  * Shared by the Node.js build (CommonJS, as is) and the browser build (the build script
  * wraps it as an ES module).
@@ -57,6 +58,37 @@ function checkName(where, what, value) {
     throw new TypeError(`${where}: ${what} must be a non-empty string, got ${typeof value === 'string' ? 'an empty string' : kindOf(value)}`);
   }
   return value;
+}
+
+const utf8 = new TextEncoder();
+/** The UTF-8 length of `text` in bytes (browsers have no Buffer). */
+const byteLength = (text) => utf8.encode(text).length;
+
+/**
+ * The queue-name check of `limits` (`{ maxQueueNameBytes, queueNamePunctuation }`, the
+ * core's rules as the wasm module's `queueDefaults()` gives them): `(where, name)` answers
+ * `name` or throws naming what is wrong with it: a TypeError for a name that is not a
+ * string, a RangeError for one that is empty, too long in UTF-8 bytes, or holds more than
+ * A-Z a-z 0-9 and the punctuation.
+ */
+function queueNameRule(limits) {
+  const max = limits.maxQueueNameBytes;
+  const punctuation = limits.queueNamePunctuation;
+  const allowed = new RegExp(`^[A-Za-z0-9${punctuation.replace(/[\\\]^-]/g, '\\$&')}]+$`);
+  const listed = ['A-Z a-z 0-9', ...punctuation].join(' ');
+  return (where, name) => {
+    if (typeof name !== 'string') throw new TypeError(`${where}: queue must be a string, got ${kindOf(name)}`);
+    const why =
+      name.length === 0
+        ? 'is empty'
+        : byteLength(name) > max
+          ? `is longer than ${max} bytes`
+          : allowed.test(name)
+            ? undefined
+            : `may hold only ${listed}`;
+    if (why) throw new RangeError(`${where}: queue ${JSON.stringify(name)} ${why}`);
+    return name;
+  };
 }
 
 /** An integer option in [min, max], or `fallback` when undefined. */
@@ -124,8 +156,11 @@ function jsonData(value, path) {
 const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'timeoutMs'];
 const I32 = 2 ** 31 - 1;
 
-/** The enqueue options as a job record's fields, given `now` and the default attempt budget. */
-function enqueueFields(options, now, defaultMaxAttempts) {
+/**
+ * The enqueue options as a job record's fields, given `now` and the core's queue rules
+ * (`queueDefaults()`: the default attempt budget, the idempotency-key limit).
+ */
+function enqueueFields(options, now, rules) {
   const where = 'enqueue';
   const o = checkKeys(where, options, ENQUEUE_OPTIONS);
   if (o.runAt !== undefined && o.delayMs !== undefined) {
@@ -145,13 +180,19 @@ function enqueueFields(options, now, defaultMaxAttempts) {
   if (key !== undefined && typeof key !== 'string') {
     throw new TypeError(`${where}: idempotencyKey must be a string, got ${kindOf(key)}`);
   }
+  if (key === '') throw new RangeError(`${where}: idempotencyKey must not be empty`);
+  if (key !== undefined && byteLength(key) > rules.maxIdempotencyKeyBytes) {
+    throw new RangeError(`${where}: idempotencyKey is longer than ${rules.maxIdempotencyKeyBytes} bytes`);
+  }
   return {
     runAt,
     priority: checkInteger(where, 'priority', o.priority, -I32 - 1, I32, 0),
-    maxAttempts: checkInteger(where, 'maxAttempts', o.maxAttempts, 1, I32, defaultMaxAttempts),
+    maxAttempts: checkInteger(where, 'maxAttempts', o.maxAttempts, 1, I32, rules.maxAttempts),
     idempotencyKey: key ?? null,
     timeoutMs: checkInteger(where, 'timeoutMs', o.timeoutMs, 1, Number.MAX_SAFE_INTEGER, null),
   };
 }
 
-module.exports = { kindOf, checkKeys, checkName, checkInteger, checkIds, jsonData, enqueueFields };
+module.exports = {
+  kindOf, checkKeys, checkName, checkInteger, checkIds, checkJsonValue, jsonData, enqueueFields, queueNameRule, byteLength,
+};

@@ -103,6 +103,8 @@ function createIndexedDbApi(deps) {
 
   function createQueue(db, name, durability) {
     const defaults = deps.queueDefaults();
+    /* Queue names as every store takes them: the core's rules (the Rust store's, and the PostgreSQL stores'). */
+    const queueName = input.queueNameRule(defaults);
     const livenessByWindow = new Map();
     /* The core's lease liveness rule for the owner's own stale window (lease-only: no process table here). */
     function isAlive(job, now) {
@@ -187,9 +189,9 @@ function createIndexedDbApi(deps) {
     }
 
     async function enqueue(queue, payload, options) {
-      checkName('enqueue', 'queue', queue);
+      queueName('enqueue', queue);
       const now = Date.now();
-      const fields = enqueueFields(options, now, defaults.maxAttempts);
+      const fields = enqueueFields(options, now, defaults);
       const data = jsonData(payload, 'payload');
       live('enqueue');
       const record = {
@@ -202,7 +204,7 @@ function createIndexedDbApi(deps) {
     }
 
     function work(queue, handler, options) {
-      checkName('work', 'queue', queue);
+      queueName('work', queue);
       if (typeof handler !== 'function') throw new TypeError(`work: handler must be a function, got ${kindOf(handler)}`);
       const o = checkKeys('work', options, WORK_OPTIONS);
       live('work');
@@ -370,13 +372,13 @@ function createIndexedDbApi(deps) {
 
     /* A queue nothing was enqueued to yet can be paused too: its first jobs then wait. */
     async function pause(queue) {
-      checkName('pause', 'queue', queue);
+      queueName('pause', queue);
       live('pause');
       return store.setPaused(queue, true);
     }
 
     async function resume(queue) {
-      checkName('resume', 'queue', queue);
+      queueName('resume', queue);
       live('resume');
       if (await store.setPaused(queue, false)) tell({ type: 'enqueued', queue });
     }

@@ -9,49 +9,31 @@
  * bytes. A refusal is a TypeError or RangeError naming the argument; nothing is queued.
  */
 
+// The rules every store shares (the IndexedDB one too): queue names, JSON data.
+const { queueNameRule, checkJsonValue, byteLength } = require('./idb-input.js');
+
 const INT32_MAX = 2 ** 31 - 1;
 const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'timeoutMs'];
 
 const kind = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 
 /**
- * The queue-name check of `limits` (`{ maxQueueNameBytes, queueNamePunctuation }`):
- * `(where, name)` answers `name` or throws naming what is wrong with it.
- */
-function queueNameRule(limits) {
-  const max = limits.maxQueueNameBytes;
-  const punctuation = limits.queueNamePunctuation;
-  const allowed = new RegExp(`^[A-Za-z0-9${punctuation.replace(/[\\\]^-]/g, '\\$&')}]+$`);
-  const listed = ['A-Z a-z 0-9', ...punctuation].join(' ');
-  return (where, name) => {
-    if (typeof name !== 'string') throw new TypeError(`${where}: queue must be a string, got ${kind(name)}`);
-    const why =
-      name.length === 0
-        ? 'is empty'
-        : Buffer.byteLength(name) > max
-          ? `is longer than ${max} bytes`
-          : allowed.test(name)
-            ? undefined
-            : `may hold only ${listed}`;
-    if (why) throw new RangeError(`${where}: queue ${JSON.stringify(name)} ${why}`);
-    return name;
-  };
-}
-
-/**
- * `value` as the JSON text a row stores, or a TypeError naming `what`: undefined, a
- * function, a symbol or a BigInt (anywhere in it), a cycle, or a string or key holding
- * U+0000. `undefined` answers `null` when `optional` (a handler that returned nothing).
+ * `value` as the JSON text a row stores, or a TypeError naming `what` and the path to what
+ * JSON would drop or change without a word (the rule of leasehold/indexeddb, idb-input.js:
+ * a function, a symbol, a BigInt, NaN or ±Infinity, a cycle, an object neither plain nor
+ * with a toJSON such as a Map, undefined but as an object's property), or to a string or key
+ * holding U+0000, which PostgreSQL cannot store. `undefined` answers `null` when `optional`
+ * (a handler that returned nothing).
  */
 function jsonText(where, what, value, optional = false) {
   if (value === undefined && optional) return null;
   let text;
   try {
+    checkJsonValue(value, what, new Set());
     text = JSON.stringify(value, function check(key, v) {
       if (key.includes('\0') || (typeof v === 'string' && v.includes('\0'))) {
         throw new TypeError('holds the NUL character (\\u0000) in a string or key, which PostgreSQL cannot store');
       }
-      if (typeof v === 'bigint') throw new TypeError('holds a BigInt, which JSON cannot represent');
       return v;
     });
   } catch (error) {
@@ -94,7 +76,7 @@ function enqueueOptions(options, defaultMaxAttempts, limits) {
     if (typeof idempotencyKey !== 'string') throw new TypeError(`${where}: idempotencyKey must be a string, got ${kind(idempotencyKey)}`);
     if (idempotencyKey.length === 0) throw new RangeError(`${where}: idempotencyKey must not be empty`);
     const max = limits.maxIdempotencyKeyBytes;
-    if (Buffer.byteLength(idempotencyKey) > max) throw new RangeError(`${where}: idempotencyKey is longer than ${max} bytes`);
+    if (byteLength(idempotencyKey) > max) throw new RangeError(`${where}: idempotencyKey is longer than ${max} bytes`);
     if (idempotencyKey.includes('\0')) throw new TypeError(`${where}: idempotencyKey holds the NUL character (\\u0000)`);
   }
   return {

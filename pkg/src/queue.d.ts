@@ -192,7 +192,8 @@ export interface Queue {
   /**
    * Queues a job. `payload` must be JSON data (plain objects, arrays, strings, finite numbers,
    * booleans, null; objects with a `toJSON`): anything else is refused with a TypeError naming
-   * where it is (`payload.when is a Map, …`), and nothing is queued.
+   * where it is (`payload.when is a Map, …`), and nothing is queued. `queue` is 1 to 128
+   * bytes of `A-Z a-z 0-9 _ - . :` on every store (a RangeError names what is wrong).
    */
   enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<Enqueued>;
   /** Works `queue` with `handler` until disposed. */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { connect } from 'leasehold/pglite';
+import { connect, LeaseholdSchemaError } from 'leasehold/pglite';
 import { checkReports, checkShownStates } from './queue-reports.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -96,4 +96,21 @@ test('work() reports each job as it ended: performed, failed with its error, a l
 test('counts() and job(id) tell queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', async (t) => {
   const { queue } = await inMemory(t);
   await checkShownStates(queue);
+});
+
+test('bad input is refused naming the cause, and nothing is queued: a schema missing, payloads JSON would change, a NUL character', async (t) => {
+  const db = new PGlite();
+  t.after(() => db.close());
+  await assert.rejects(connect(db, { migrate: false }), (error) => error instanceof LeaseholdSchemaError && /no leasehold schema/.test(error.message) && /migrate: true/.test(error.message));
+  const queue = await connect(db);
+  t.after(() => queue.close());
+  const refusals = [
+    [{ when: new Map() }, /payload\.when is a Map, which JSON cannot hold/],
+    [{ send: () => 1 }, /payload\.send is a function/],
+    [{ n: Infinity }, /payload\.n is Infinity/],
+    [{ text: 'a\u0000b' }, /NUL character/],
+  ];
+  for (const [payload, message] of refusals) await assert.rejects(queue.enqueue('q', payload), message);
+  await assert.rejects(queue.enqueue('q', {}, { idempotencyKey: 'a\u0000b' }), /idempotencyKey holds the NUL character/);
+  assert.deepEqual(await queue.counts(), [], 'nothing was queued');
 });

@@ -71,11 +71,16 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   cycle.self = cycle;
   const refusals = [
     [['bad name', {}], /queue "bad name" may hold only/],
-    [['mail', { at: 1n }], /payload is not storable as JSON: holds a BigInt/],
+    [['mail', { at: 1n }], /payload is not storable as JSON: payload\.at is a bigint/],
     [['mail', { text: 'a\u0000b' }], /payload is not storable as JSON: holds the NUL character/],
     [['mail', { ['k\u0000']: 1 }], /NUL character/],
     [['mail', cycle], /payload is not storable as JSON/],
-    [['mail', undefined], /payload is not storable as JSON: undefined/],
+    [['mail', undefined], /payload is not storable as JSON: payload is undefined/],
+    // What JSON would drop or change without a word is refused, as leasehold/indexeddb refuses it.
+    [['mail', { when: new Map() }], /payload\.when is a Map, which JSON cannot hold/],
+    [['mail', { send: () => 1 }], /payload\.send is a function/],
+    [['mail', { n: NaN }], /payload\.n is NaN/],
+    [['mail', [1, undefined]], /payload\[1\] is undefined/],
     [['mail', () => 1], /payload is not storable as JSON/],
     [['mail', {}, { delay: 5 }], /unknown option "delay"/],
     [['mail', {}, { runAt: 1, delayMs: 1 }], /runAt or delayMs, not both/],

@@ -253,6 +253,10 @@ test('refusals: no IndexedDB, a refused or blocked open, a newer or foreign data
       await refusal(() => q.enqueue('q', { ok: true }, { prority: 1 })),
       await refusal(() => q.enqueue('q', { ok: true }, { runAt: 1, delayMs: 1 })),
       await refusal(() => q.enqueue('', {})),
+      await refusal(() => q.enqueue('a/b', {})),
+      await refusal(() => q.enqueue('q'.repeat(129), {})),
+      await refusal(() => q.enqueue('q', {}, { idempotencyKey: '' })),
+      await refusal(() => q.enqueue('q', {}, { idempotencyKey: 'k'.repeat(513) })),
     ];
     out.work = [
       await refusal(() => q.work('q', () => {}, { staleAfterMS: 1000 })),
@@ -284,7 +288,12 @@ test('refusals: no IndexedDB, a refused or blocked open, a newer or foreign data
     'TypeError: payload is undefined, which JSON cannot hold',
     'TypeError: enqueue: unknown option prority (did you mean priority?); known: runAt, delayMs, priority, maxAttempts, idempotencyKey, timeoutMs',
     'TypeError: enqueue: give runAt or delayMs, not both',
-    'TypeError: enqueue: queue must be a non-empty string, got an empty string',
+    // Queue names and idempotency keys by the core's rules, as the PostgreSQL stores take them.
+    'RangeError: enqueue: queue "" is empty',
+    'RangeError: enqueue: queue "a/b" may hold only A-Z a-z 0-9 _ - . :',
+    `RangeError: enqueue: queue "${'q'.repeat(129)}" is longer than 128 bytes`,
+    'RangeError: enqueue: idempotencyKey must not be empty',
+    'RangeError: enqueue: idempotencyKey is longer than 512 bytes',
   ]);
   assert.match(result.work[0], /^TypeError : work: unknown option staleAfterMS \(did you mean staleAfterMs\?\)/);
   assert.match(result.work[1], /^RangeError : .*heartbeatMs/);
