@@ -3,7 +3,8 @@
 // queues N no-op jobs for each contender in turn (each round starting with the next one), on
 // a fresh schema after a CHECKPOINT, and times its worker from start until all N have
 // succeeded (the handler counts its calls; the database is read only once all N ran).
-// Prints one line per round and the medians; the figures the project watches are Node.js /
+// Prints one line per round and the medians (jobs/s, and the WAL bytes per job each wrote
+// from its start until all N were done, by pg_current_wal_lsn); the figures the project watches are Node.js /
 // Rust (target at least 0.8) and Node.js / graphile-worker (target above 1).
 //
 //   eval "$(scripts/pg-cluster.sh start)"
@@ -36,6 +37,11 @@ const SCHEMA = 'bench_queue';
 const QUEUE = 'bench';
 const admin = new pg.Pool({ connectionString: url, max: 2 });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The server's WAL position, to count the bytes a contender's run wrote. */
+const walAt = async () => (await admin.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+/** WAL bytes per job since `from`. */
+const walPerJob = async (from) =>
+  Number((await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn) AS n', [from])).rows[0].n) / args.jobs;
 
 /** A fresh schema with the queue's tables and N due jobs; answers a pool on it. */
 async function freshLeasehold() {
@@ -57,17 +63,19 @@ async function freshLeasehold() {
 async function rust() {
   const pool = await freshLeasehold();
   await pool.end();
+  const wal = await walAt();
   const out = spawnSync(rustBin, [`${url}&options[search_path]=${SCHEMA}`, QUEUE, String(args.jobs), String(args.concurrency), String(args.page)], {
     encoding: 'utf8',
   });
   if (out.status !== 0) throw new Error(`worker_bench failed: ${out.stderr}`);
-  return JSON.parse(out.stdout.trim().split('\n').pop()).jobsPerSecond;
+  return { rate: JSON.parse(out.stdout.trim().split('\n').pop()).jobsPerSecond, wal: await walPerJob(wal) };
 }
 
 async function node() {
   const pool = await freshLeasehold();
   const queue = await connect(pool);
   const performed = counter();
+  const wal = await walAt();
   const started = performance.now();
   const working = queue.work(QUEUE, performed.count, { concurrency: args.concurrency, pageSize: args.page, pollMs: 20 });
   await performed.all;
@@ -77,10 +85,11 @@ async function node() {
     await sleep(5);
   }
   const seconds = (performance.now() - started) / 1000;
+  const written = await walPerJob(wal);
   await working.dispose();
   await queue.close();
   await pool.end();
-  return args.jobs / seconds;
+  return { rate: args.jobs / seconds, wal: written };
 }
 
 /**
@@ -119,6 +128,7 @@ async function graphile() {
   await admin.query('VACUUM ANALYZE');
   await admin.query('CHECKPOINT');
   const performed = counter();
+  const wal = await walAt();
   const started = performance.now();
   const runner = await run({
     pgPool: pool,
@@ -136,9 +146,10 @@ async function graphile() {
     await sleep(5);
   }
   const seconds = (performance.now() - started) / 1000;
+  const written = await walPerJob(wal);
   await runner.stop();
   await pool.end();
-  return args.jobs / seconds;
+  return { rate: args.jobs / seconds, wal: written };
 }
 
 function quiet(require) {
@@ -154,21 +165,28 @@ const contenders = [
 ];
 console.log(`postgres-queue bench: ${args.jobs} no-op jobs per run, concurrency ${args.concurrency}, pages of ${args.page}, ${args.rounds} rounds`);
 const figures = new Map(contenders.map(([name]) => [name, []]));
+const walBytes = new Map(contenders.map(([name]) => [name, []]));
 for (let round = 1; round <= args.rounds; round += 1) {
   const line = [];
   // Each round starts with the next contender (the machine's load drifts within a round).
   const order = contenders.map((_, i) => contenders[(i + round - 1) % contenders.length]);
   for (const [name, measure, missing] of order) {
     if (missing) continue;
-    const rate = await measure();
+    const { rate, wal } = await measure();
     figures.get(name).push(rate);
+    walBytes.get(name).push(wal);
     line.push(`${name} ${Math.round(rate)}`);
   }
   console.log(`round ${round}: ${line.join(', ')} jobs/s`);
 }
 for (const [name, , missing] of contenders) {
   if (missing) console.log(`${name}: skipped, ${missing}`);
-  else console.log(`${name}: median ${Math.round(median(figures.get(name)))} jobs/s (${figures.get(name).map(Math.round).join(', ')})`);
+  else {
+    console.log(
+      `${name}: median ${Math.round(median(figures.get(name)))} jobs/s (${figures.get(name).map(Math.round).join(', ')}); ` +
+        `WAL median ${Math.round(median(walBytes.get(name)))} bytes/job`,
+    );
+  }
 }
 const [r, n] = [figures.get('rust Worker'), figures.get('leasehold/postgres')];
 if (r.length && n.length) {
