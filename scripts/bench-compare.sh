@@ -12,6 +12,8 @@
 #                   --only pg-pages,pg-single,pg-pages-delete,pg-single-delete,sqlite-pages,sqlite-single')
 #   --runner ARGS   runner_bench's arguments (default none: its own item count)
 #   --no-runner     store_bench only
+#   --report        no builds, no runs: print the medians of the runs a former call left in
+#                   BENCH_DIR.bins/runs/ (rounds 1..N)
 #
 # BENCH_DIR (default /tmp/leasehold-bench) is a detached git worktree the commits are checked
 # out and built in one after the other (one target folder: each build after the first is
@@ -30,6 +32,7 @@ rounds=5
 store_args='--jobs 10000 --page 100 --only pg-pages,pg-single,pg-pages-delete,pg-single-delete,sqlite-pages,sqlite-single'
 runner_args=''
 runner=1
+report_only=0
 commits=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --store) store_args=$2; shift 2 ;;
     --runner) runner_args=$2; shift 2 ;;
     --no-runner) runner=0; shift ;;
+    --report) report_only=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench-compare: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) commits+=("$(git -C "$root" rev-parse --short "$1^{commit}")"); shift ;;
@@ -52,6 +56,7 @@ mkdir -p "$bins/runs"
 
 # Build each commit's binaries (kept, so a second call only runs).
 for c in "${commits[@]}"; do
+  [ $report_only = 1 ] && break
   [ -x "$bins/$c/store_bench" ] && [ -x "$bins/$c/runner_bench" ] && continue
   [ -d "$dir" ] || git -C "$root" worktree add --detach "$dir" "$c" >/dev/null
   git -C "$dir" checkout -q --detach "$c"
@@ -68,6 +73,7 @@ checkpoint() {
 # Rounds, the starting commit rotating.
 n=${#commits[@]}
 for r in $(seq "$rounds"); do
+  [ $report_only = 1 ] && break
   for i in $(seq 0 $((n - 1))); do
     c=${commits[$(((i + r - 1) % n))]}
     checkpoint
@@ -85,7 +91,7 @@ done
 for c in "${commits[@]}"; do
   for r in $(seq "$rounds"); do
     awk -v c="$c" -F': ' '/ jobs\/s / { split($2, a, " = "); split(a[2], b, " "); print "store: " $1 "\t" c "\t" b[1] }' "$bins/runs/$c.store.$r"
-    [ $runner = 1 ] || continue
+    [ $runner = 1 ] && [ -e "$bins/runs/$c.runner.$r" ] || continue
     awk -v c="$c" '
       /^configuration/ { table = 1; next }
       /^memory:/ { print "runner: bytes per in-flight item\t" c "\t" $2; table = 0; next }
