@@ -306,11 +306,41 @@ async fn status_counts_each_queue_by_the_states_the_dashboard_shows() {
     s.enqueue(&["--queue", "mail"], "echo due");
     s.enqueue(&["--queue", "mail", "--at", "1h"], "echo later");
     let text = cli_support::stdout(&s, &["status"]);
-    let cells = |line: &str| -> Vec<String> {
-        line.split(['│', '┆']).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect()
-    };
     let header = text.lines().find(|l| l.contains("queue")).map(cells).unwrap_or_else(|| panic!("{text}"));
     assert_eq!(header, ["queue", "queued", "scheduled", "retrying", "running", "succeeded", "dead", "cancelled", "paused"]);
     let mail = text.lines().find(|l| l.contains("mail")).map(cells).unwrap_or_else(|| panic!("{text}"));
     assert_eq!(mail, ["mail", "1", "1", "0", "0", "1", "1", "0"], "the job due in an hour is scheduled, not queued: {text}");
+}
+
+/// The cells of one row of a table the tool prints.
+fn cells(line: &str) -> Vec<String> {
+    line.split(['│', '┆']).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn jobs_and_show_name_a_queued_job_by_the_state_status_counts_it_under() {
+    let s = Scratch::new();
+    let due = s.enqueue(&["--queue", "q"], "echo due");
+    let later = s.enqueue(&["--queue", "q", "--at", "1h"], "echo later");
+    let again = s.enqueue(&["--queue", "q"], "echo again");
+    // Queued again after a failed attempt, as a worker's failure leaves a job.
+    let pool = sqlx::SqlitePool::connect(&s.url).await.unwrap();
+    sqlx::query("UPDATE leasehold_jobs SET attempts = 1 WHERE id = ?").bind(again.0).execute(&pool).await.unwrap();
+    pool.close().await;
+    let listed = cli_support::stdout(&s, &["jobs"]);
+    let state = |id: leasehold::store::JobId| {
+        let row = listed.lines().map(cells).find(|c| c.first() == Some(&id.to_string()));
+        row.unwrap_or_else(|| panic!("job {id} not listed: {listed}"))[2].clone()
+    };
+    assert_eq!([state(due), state(later), state(again)], ["queued", "scheduled", "retrying"], "{listed}");
+    let status = cli_support::stdout(&s, &["status"]);
+    let q = status.lines().find(|l| l.contains(" q ")).map(cells).unwrap_or_else(|| panic!("{status}"));
+    assert_eq!(q[1..4], ["1", "1", "1"], "status counts the same three: {status}");
+    for (id, name) in [(due, "queued"), (later, "scheduled"), (again, "retrying")] {
+        let shown = cli_support::stdout(&s, &["show", &id.to_string()]);
+        assert!(shown.contains(&format!("state:     {name}\n")), "{shown}");
+        assert!(shown.contains("due:"), "a queued job's page says when it is due: {shown}");
+    }
+    let queued = cli_support::stdout(&s, &["jobs", "--state", "queued"]);
+    assert_eq!(queued.lines().filter(|l| l.contains("echo ")).count(), 3, "--state queued lists all three: {queued}");
 }

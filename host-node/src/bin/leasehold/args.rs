@@ -204,7 +204,9 @@ pub struct WorkArgs {
 /// `leasehold jobs`.
 #[derive(Debug, Args)]
 pub struct JobsArgs {
-    /// Only jobs in this state: queued, running, succeeded, dead or cancelled.
+    /// Only jobs in this state: queued (which lists the scheduled and retrying jobs too: the
+    /// state column tells them apart as `status` counts them), running, succeeded, dead or
+    /// cancelled.
     #[arg(long, value_parser = parse_state)]
     pub state: Option<JobState>,
     /// Only jobs of this queue.

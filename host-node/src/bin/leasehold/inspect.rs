@@ -5,6 +5,7 @@ use crate::fail::CliError;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use leasehold::core::Millis;
 use leasehold::runner::{Clock, TokioClock};
+use leasehold::store::dashboard::ShownState;
 use leasehold::store::{AttemptRecord, JobId, JobRecord, JobState, Store, StoreConfig, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -108,11 +109,13 @@ pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, l
     let more = jobs.len() > limit as usize;
     jobs.truncate(limit as usize);
     let mut t = table(&["id", "queue", "state", "attempts", "created", "command", "last error"]);
+    // A queued job is named as `status` counts it: queued, scheduled or retrying.
+    let now = TokioClock::new().now();
     for job in jobs {
         t.add_row(vec![
             job.id.to_string(),
             job.queue.clone(),
-            job.state.as_str().to_owned(),
+            ShownState::of(&job, now).as_str().to_owned(),
             format!("{}/{}", job.attempts, job.max_attempts),
             time(job.created_at),
             cell(&command(&job)),
@@ -139,7 +142,7 @@ pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
     let results: HashMap<u64, Value> = store.results(job.id).await?.into_iter().collect();
     println!("job {} on queue {}", job.id, job.queue);
     println!("command:   {}", command(&job));
-    println!("state:     {}", job.state.as_str());
+    println!("state:     {}", ShownState::of(&job, TokioClock::new().now()).as_str());
     println!("attempts:  {} of {}", job.attempts, job.max_attempts);
     println!("created:   {}", time(job.created_at));
     if job.state == JobState::Queued {
