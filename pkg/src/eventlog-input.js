@@ -20,6 +20,11 @@ class EventLogError extends Error {
 
 const bad = (message) => new EventLogError(message, 'EVENTLOG_BAD_INPUT');
 
+/* A wrong number as a refusal shows it: a string quoted and a bigint with its `n`,
+   so that neither reads as the number it is not ('3' is not 3). */
+const shown = (value) =>
+  typeof value === 'string' ? `${JSON.stringify(value)} (a string)` : typeof value === 'bigint' ? `${value}n (a bigint)` : String(value);
+
 /* The deepest nesting of arrays and objects a body or identity may have:
    readers (serde_json's default limit, 128 with the record's own object)
    could not read a deeper one back. The native writer refuses the same. */
@@ -162,7 +167,7 @@ function addDraft(batch, draft, index, now) {
   if (typeof source !== 'string') throw bad(`draft ${index}: source must be a string`);
   if (typeof type !== 'string' || type === '') throw bad(`draft ${index}: type must be a non-empty string`);
   if (at !== undefined && (!Number.isSafeInteger(at) || at < 0)) {
-    throw bad(`draft ${index}: at must be milliseconds since the Unix epoch (an integer from 0), got ${String(at)}`);
+    throw bad(`draft ${index}: at must be milliseconds since the Unix epoch (an integer from 0), got ${shown(at)}`);
   }
   let kind = 0;
   let plain = true;
@@ -223,7 +228,7 @@ function marksOf(marks, who) {
     const [name, position] = entry;
     if (typeof name !== 'string') throw bad(`${who}: a watermark's source must be a string`);
     if (!Number.isSafeInteger(position) || position < 0) {
-      throw bad(`${who}: the watermark of source '${name}' must be a position (an integer from 0), got ${String(position)}`);
+      throw bad(`${who}: the watermark of source '${name}' must be a position (an integer from 0), got ${shown(position)}`);
     }
     out.set(name, position);
   }

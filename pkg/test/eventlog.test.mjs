@@ -169,6 +169,8 @@ test('bad input is refused naming the cause, and nothing is written', async (t) 
     [[{ source: 'jobs', type: 'x', at: -1 }], /at must be milliseconds/],
     [drafts(1), /watermark of source 'jobs' would go back from 5 to 4/, { jobs: 4 }],
     [drafts(1), /must be a position/, { jobs: 1.5 }],
+    [drafts(1), /must be a position \(an integer from 0\), got "7" \(a string\)/, { jobs: '7' }],
+    [[{ source: 'jobs', type: 'x', at: 5n }], /at must be milliseconds .*, got 5n \(a bigint\)/],
   ];
   for (const [input, message, marks] of cases) {
     await assert.rejects(log.append(input, marks), (e) => e.code === 'EVENTLOG_BAD_INPUT' && message.test(e.message), String(message));
