@@ -28,7 +28,7 @@ use super::purge::Cut;
 use super::schedule_sql::JobRow;
 use super::steer::{Action, Selection};
 use super::validate::NewJob;
-use super::{BackendKind, JobId, JobState, OnSuccess, StoreResult};
+use super::{BackendKind, JobState, OnSuccess, StoreResult};
 use leasehold_core::Millis;
 
 /// A future a backend answers with, borrowing its inputs for `'a`.
@@ -92,15 +92,10 @@ pub(crate) trait Migrations {
 
 /// Inserting jobs.
 pub(crate) trait Enqueues {
-    /// Inserts `jobs` into `queue`; answers each one's id in input order, or
-    /// `None` for a job whose idempotency key conflicted with a job deleted
-    /// before its id could be read.
-    fn enqueue<'a>(
-        &'a self,
-        queue: &'a str,
-        jobs: &'a [NewJob],
-        now: i64,
-    ) -> BoxFuture<'a, Vec<Option<JobId>>>;
+    /// Inserts `jobs` into `queue` in one statement; answers the rows it
+    /// inserted as `(id, idempotency key)`: a job whose key was taken has
+    /// none (see `exchange::assign_ids`).
+    fn insert_jobs<'a>(&'a self, queue: &'a str, jobs: &'a [NewJob], now: i64) -> BoxFuture<'a, Vec<(i64, Option<String>)>>;
 }
 
 /// The claim round's statements: claiming, and taking stale leases over.

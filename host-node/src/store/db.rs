@@ -41,6 +41,9 @@ pub(crate) enum Arg<'a> {
     /// An unsigned number bound as its decimal text (a transaction id,
     /// which PostgreSQL reads from text).
     Decimal(u64),
+    /// A list of texts: an array on PostgreSQL, a JSON array's text on
+    /// SQLite.
+    Texts(&'a [&'a str]),
     /// A list of ids: an array on PostgreSQL, a JSON array's text on SQLite.
     Ids(&'a [i64]),
 }
@@ -226,7 +229,7 @@ where
         Arg::Text(v) => args.add(v),
         Arg::Bool(v) => args.add(v),
         Arg::Decimal(v) => args.add(v.to_string()),
-        Arg::Ids(_) => Err("a list of ids binds as its backend's list form".into()),
+        Arg::Ids(_) | Arg::Texts(_) => Err("a list binds as its backend's list form".into()),
     }
 }
 

@@ -4,6 +4,10 @@
 
 use leasehold_core::Millis;
 
+use std::collections::HashMap;
+
+use super::db::Arg;
+use super::exchange;
 use super::validate::{self, NewJob};
 use super::{EnqueueOptions, JobId, Store, StoreError, StoreResult};
 
@@ -99,6 +103,24 @@ impl Store {
         Ok(ids)
     }
 
+    /// One insert of `jobs`: each one's id in input order, or `None` for a
+    /// job whose idempotency key conflicted with a job deleted before its id
+    /// could be read. The ids of the jobs that held the keys are read by a
+    /// new statement, so a new snapshot: it sees the job a concurrent
+    /// enqueue with the same key committed while ours waited on it.
+    async fn insert_once(&self, queue: &str, jobs: &[NewJob], now_ms: i64) -> StoreResult<Vec<Option<JobId>>> {
+        let returned = self.backend().insert_jobs(queue, jobs, now_ms).await?;
+        let conflicted = exchange::conflicted_keys(jobs, &returned);
+        let existing = if conflicted.is_empty() {
+            HashMap::new()
+        } else {
+            let keys: Vec<&str> = conflicted.iter().map(String::as_str).collect();
+            let offered = [("queue", queue.into()), ("keys", Arg::Texts(&keys))];
+            self.rows("keyed_jobs", &offered, |row| Ok((row.text_at(0)?, row.int_at(1)?))).await?.into_iter().collect()
+        };
+        exchange::assign_ids(jobs, returned, &existing)
+    }
+
     /// Inserts `jobs` (validated) and answers their ids in input order.
     ///
     /// A job whose key conflicted with a job deleted before its id could be
@@ -106,14 +128,14 @@ impl Store {
     /// insert and the read) got none: its key is free again, so it is
     /// inserted again, as if it had come a moment later.
     async fn insert(&self, queue: &str, jobs: &[NewJob], now_ms: i64) -> StoreResult<Vec<JobId>> {
-        let mut ids = self.backend().enqueue(queue, jobs, now_ms).await?;
+        let mut ids = self.insert_once(queue, jobs, now_ms).await?;
         for _ in 0..ENQUEUE_TRIES {
             let missing: Vec<usize> = (0..ids.len()).filter(|&i| ids[i].is_none()).collect();
             if missing.is_empty() {
                 break;
             }
             let again: Vec<NewJob> = missing.iter().map(|&i| jobs[i].clone()).collect();
-            let found = self.backend().enqueue(queue, &again, now_ms).await?;
+            let found = self.insert_once(queue, &again, now_ms).await?;
             for (i, id) in missing.into_iter().zip(found) {
                 ids[i] = id;
             }

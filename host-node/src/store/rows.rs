@@ -27,6 +27,8 @@ pub(crate) trait DecodeRow {
     /// Column `i` (from 0), an integer or NULL: for unnamed columns
     /// (an aggregate's), as are the two below.
     fn opt_int_at(&self, i: usize) -> StoreResult<Option<i64>>;
+    /// Column `i`, an integer.
+    fn int_at(&self, i: usize) -> StoreResult<i64>;
     /// Column `i`, a boolean (an `EXISTS`).
     fn bool_at(&self, i: usize) -> StoreResult<bool>;
     /// Column `i`, a text.
@@ -60,6 +62,9 @@ where
         Ok(self.try_get(col)?)
     }
     fn opt_int_at(&self, i: usize) -> StoreResult<Option<i64>> {
+        Ok(self.try_get(i)?)
+    }
+    fn int_at(&self, i: usize) -> StoreResult<i64> {
         Ok(self.try_get(i)?)
     }
     fn bool_at(&self, i: usize) -> StoreResult<bool> {

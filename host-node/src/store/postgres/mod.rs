@@ -116,6 +116,7 @@ impl Db for Postgres {
     fn add(args: &mut PgArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
         match value {
             Arg::Ids(ids) => args.add(ids),
+            Arg::Texts(texts) => args.add(texts),
             scalar => add_scalar::<Postgres>(args, scalar),
         }
     }

@@ -142,6 +142,7 @@ impl Db for Sqlite {
     fn add(args: &mut SqliteArguments, value: Arg<'_>) -> Result<(), BoxDynError> {
         match value {
             Arg::Ids(ids) => args.add(serde_json::to_string(ids)?),
+            Arg::Texts(texts) => args.add(serde_json::to_string(texts)?),
             scalar => add_scalar::<Sqlite>(args, scalar),
         }
     }
