@@ -26,7 +26,9 @@
 //!
 //! The JS glue in `pkg/src/runner.js` owns the user's callbacks, the items,
 //! abort controllers, the one timer and the promises, and calls [`Core`] once
-//! per callback completion: two calls per item (`claimFound`, `performed`).
+//! per callback completion: two calls per item (`claimFound`, `performed`; a
+//! pool without heartbeat or trace sink adds two questions, whether each
+//! reads its time, cheaper than the clock reading they spare).
 //! Every policy — passes, backoff, wakes, stop generations, lease
 //! supervision — is `leasehold-core`'s; this crate adds none.
 //!

@@ -121,6 +121,30 @@ impl Core {
         self.runner.claim_found_reads_time()
     }
 
+    /// Whether an answer's time is read depends on the state (see
+    /// [`Runner::time_read_by_state`]): then the glue asks
+    /// [`Core::claim_found_reads_time_now`] and
+    /// [`Core::performed_reads_time_now`] before each answer, and reads no
+    /// clock when they say false. Fixed by the options.
+    #[wasm_bindgen(js_name = timeReadByState)]
+    pub fn time_read_by_state(&self) -> bool {
+        self.runner.time_read_by_state()
+    }
+
+    /// Whether [`Core::claim_found`], called now, reads its `now` (see
+    /// [`Runner::claim_found_reads_time_now`]).
+    #[wasm_bindgen(js_name = claimFoundReadsTimeNow)]
+    pub fn claim_found_reads_time_now(&self) -> bool {
+        self.runner.claim_found_reads_time_now()
+    }
+
+    /// Whether [`Core::performed`], called now, reads its `now` (see
+    /// [`Runner::performed_reads_time_now`]).
+    #[wasm_bindgen(js_name = performedReadsTimeNow)]
+    pub fn performed_reads_time_now(&self) -> bool {
+        self.runner.performed_reads_time_now()
+    }
+
     /// The claim in flight answered an item: the slot to store it at before
     /// reading the records (its `perform` record names that slot), or `-1`
     /// if no claim was in flight.

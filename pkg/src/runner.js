@@ -14,6 +14,9 @@
  * Crossings per item: `claimFound` when the claim answers, `performed` (or
  * `failed`, or `lost`) when `perform` settles; an item whose outcome comes later
  * (OUTCOME_LATER) `detached` then, and its end once more. Renewals add one each.
+ * A pool without heartbeat or trace sink asks the core before each of the two
+ * whether it reads the answer's time (`claimFoundReadsTimeNow`,
+ * `performedReadsTimeNow`): a wasm call costs less than a clock reading.
  *
  * Shared by the Node.js build (CommonJS, as is) and the browser build (the
  * build script wraps it as an ES module).
@@ -244,6 +247,9 @@ function createApi(wasm, timing) {
     /* The `at` of the claim in flight, and whether its answer needs a time of its own. */
     let claimAt = 0;
     const claimReadsTime = core.claimFoundReadsTime();
+    /* Whether the core reads an answer's time only in some states (a pool
+       without heartbeat or trace sink): then it is asked before each answer. */
+    const timeByState = core.timeReadByState();
 
     function emit(event) {
       if (event === undefined) return;
@@ -278,8 +284,9 @@ function createApi(wasm, timing) {
         core.claimEmpty(time());
       } else {
         // A clock reading is a call into C++: skipped where the core says it
-        // would not read it (one worker, no heartbeat, no trace sink).
-        const slot = core.claimFound(claimReadsTime ? time() : claimAt);
+        // would not read it (one worker, no heartbeat, no trace sink; or,
+        // asked per answer, no other worker waiting for an item).
+        const slot = core.claimFound(claimReadsTime && (!timeByState || core.claimFoundReadsTimeNow()) ? time() : claimAt);
         if (slot >= 0) slotAt(slot).item = item;
       }
       run();
@@ -314,7 +321,8 @@ function createApi(wasm, timing) {
       slot.controller = undefined;
       if (typeof value === 'object' && value !== null && OUTCOME_LATER in value) later(slot, value[OUTCOME_LATER]);
       else if (value === ITEM_LOST) core.lost(time(), slot.index, slot.gen);
-      else core.performed(time(), slot.index, slot.gen);
+      // Skipped clock reading: a settle while a claim is in flight (a pool).
+      else core.performed(timeByState && !core.performedReadsTimeNow() ? claimAt : time(), slot.index, slot.gen);
       run();
     }
 

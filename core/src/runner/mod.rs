@@ -192,6 +192,45 @@ impl<E: Clone> Runner<E> {
             || self.config.pool_size() > 1
     }
 
+    /// Whether an answer's time is read depends on the state (see
+    /// [`Runner::claim_found_reads_time_now`] and
+    /// [`Runner::performed_reads_time_now`]): several workers under pass
+    /// scheduling, no heartbeat, no trace sink, no settle phase. Otherwise
+    /// every answer's time is read (beyond what
+    /// [`Runner::claim_found_reads_time`] spares). Fixed for the runner's life.
+    pub fn time_read_by_state(&self) -> bool {
+        !(self.tracing || self.config.lease.is_some() || self.config.scheduling == Scheduling::Queue || self.settle_phase)
+            && self.config.pool_size() > 1
+    }
+
+    /// Whether [`Runner::claim_found`], called now, reads its `now`. Where
+    /// [`Runner::time_read_by_state`] holds, the answer's time is only the
+    /// `at` of the next claim it issues, and it issues one only when
+    /// another worker still waits for an item and the pass may claim more
+    /// (not drained, under its batch limit): with every other worker busy
+    /// (most answers of a pass whose items take longer than its claims) it
+    /// is not read, and any time at or after the claim's `at` gives the
+    /// same actions and timeouts. Changes with every input: ask it just
+    /// before answering.
+    pub fn claim_found_reads_time_now(&self) -> bool {
+        !self.time_read_by_state()
+            || self.pass.as_ref().is_some_and(|pass| {
+                pass.claim_in_flight && pass.waiting > 1 && !pass.drained && pass.attempts < self.config.batch_limit
+            })
+    }
+
+    /// Whether [`Runner::item_settled`] with `Ok(())` (a perform that
+    /// resolved), called now, reads its `now`. Where
+    /// [`Runner::time_read_by_state`] holds, the settle's time is only the
+    /// `at` of the claim the freed worker issues or of the pass's end, and
+    /// neither happens while a claim is in flight (most settles of a pass
+    /// whose claims take longer than its items): then any time gives the
+    /// same actions and timeouts. Changes with every input: ask it just
+    /// before answering.
+    pub fn performed_reads_time_now(&self) -> bool {
+        !self.time_read_by_state() || !self.pass.as_ref().is_some_and(|pass| pass.claim_in_flight)
+    }
+
 
     /// The one instant the host must call [`Runner::handle_timeout`] at: the
     /// loop's next pass (or idle poll, or the end of a pause a claim waits
