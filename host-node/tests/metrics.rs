@@ -14,7 +14,7 @@ use leasehold::store::{ClaimedJob, EnqueueOptions, WorkerCounters};
 use leasehold::worker::{Handler, Worker};
 use prometheus_parse::{Sample, Scrape, Value};
 use serde_json::json;
-use store_support::{backends, owner, wall_now};
+use store_support::{attempts, backend_test, owner, wall_now};
 
 fn scrape(text: &str) -> Scrape {
     Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text parses")
@@ -45,11 +45,10 @@ fn observations(scraped: &Scrape, metric: &str, queue: &str) -> f64 {
     }
 }
 
-#[tokio::test]
-async fn the_store_metrics_count_jobs_by_state_settlements_by_outcome_and_lease_health() {
-    for db in backends("metrics_store").await {
+backend_test! {
+    async fn the_store_metrics_count_jobs_by_state_settlements_by_outcome_and_lease_health(db) {
         let s = &db.store;
-        let once = EnqueueOptions { max_attempts: 1, ..EnqueueOptions::default() };
+        let once = attempts(1);
         for n in 0..3 {
             s.enqueue("mail", &json!(n), &once, db.now()).await.unwrap();
         }

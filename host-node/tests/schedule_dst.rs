@@ -16,7 +16,7 @@ use leasehold::core::schedule::{CatchUp, FireTimes};
 use leasehold::schedule::Cadence;
 use leasehold::store::ScheduleSpec;
 use serde_json::json;
-use store_support::backends;
+use store_support::backend_test;
 
 /// An RFC 3339 instant in ms since the Unix epoch.
 fn at(text: &str) -> u64 {
@@ -111,9 +111,8 @@ async fn driven(db: &store_support::TestDb, name: &str, expression: &str, from: 
     due
 }
 
-#[tokio::test]
-async fn the_store_enqueues_berlin_slots_once_across_both_transitions() {
-    for db in backends("schedule_dst").await {
+backend_test! {
+    async fn the_store_enqueues_berlin_slots_once_across_both_transitions(db) {
         assert_eq!(
             driven(&db, "spring", "30 2 * * *", "2026-03-27T12:00:00Z", "2026-03-30T12:00:00Z").await,
             vec![at("2026-03-28T01:30:00Z"), at("2026-03-29T01:00:00Z"), at("2026-03-30T00:30:00Z")],

@@ -10,19 +10,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use leasehold::core::Millis;
-use leasehold::core::lease::{LivenessCheck, LivenessContext, OwnerId};
+use leasehold::core::lease::{FenceOutcome, LivenessCheck, LivenessContext, OwnerId};
 use leasehold::store::{AttemptOutcome, EnqueueOptions, JobState, StoreConfig};
 use serde_json::json;
-use store_support::{backends, backends_with, owner};
+use store_support::{attempts, backend_test, backends_with, job_ids, owner};
 
 // Long enough that a loaded machine never stalls a whole window between two
 // statements of a test on PostgreSQL (where time passes for real).
 const LEASE: Duration = Duration::from_secs(1);
 
-#[tokio::test]
-async fn claim_takes_priority_then_due_time_then_id() {
-    for db in backends("claim_order").await {
-        let s = &db.store;
+backend_test! {
+    async fn claim_takes_priority_then_due_time_then_id(db) {
         let now = db.now();
         let opts = |priority: i32, run_at: u64| EnqueueOptions {
             priority,
@@ -30,81 +28,50 @@ async fn claim_takes_priority_then_due_time_then_id() {
             ..Default::default()
         };
         // Enqueued out of order on purpose.
-        let late_low = s
-            .enqueue("q", &json!("late-low"), &opts(5, 10), now)
-            .await
-            .unwrap();
-        let early_low = s
-            .enqueue("q", &json!("early-low"), &opts(5, 20), now)
-            .await
-            .unwrap();
-        let high = s
-            .enqueue("q", &json!("high"), &opts(1, 1), now)
-            .await
-            .unwrap();
-        let tie_a = s
-            .enqueue("q", &json!("tie-a"), &opts(5, 10), now)
-            .await
-            .unwrap();
+        let late_low = db.enqueue_with("q", json!("late-low"), &opts(5, 10)).await;
+        let early_low = db.enqueue_with("q", json!("early-low"), &opts(5, 20)).await;
+        let high = db.enqueue_with("q", json!("high"), &opts(1, 1)).await;
+        let tie_a = db.enqueue_with("q", json!("tie-a"), &opts(5, 10)).await;
         let me = owner("h", "n1");
         let mut order = Vec::new();
-        while let Some(job) = s.claim("q", &me, db.now(), LEASE).await.unwrap() {
+        while let Some(job) = db.try_claim("q", &me, LEASE).await {
             order.push(job.id);
         }
         assert_eq!(order, [high, early_low, late_low, tie_a]);
     }
 }
 
-#[tokio::test]
-async fn job_not_yet_due_is_not_claimed() {
-    for db in backends("claim_not_due").await {
-        let s = &db.store;
+backend_test! {
+    async fn job_not_yet_due_is_not_claimed(db) {
         let opts = EnqueueOptions {
             delay: Some(Duration::from_secs(1)),
             ..Default::default()
         };
-        let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
+        let id = db.enqueue_with("q", json!(1), &opts).await;
         let me = owner("h", "n1");
-        assert!(
-            s.claim("q", &me, db.now(), LEASE).await.unwrap().is_none()
-        );
+        assert!(db.try_claim("q", &me, LEASE).await.is_none());
         db.advance(Duration::from_millis(1100)).await;
-        let job = s
-            .claim("q", &me, db.now(), LEASE)
-            .await
-            .unwrap()
-            .expect("due now");
+        let job = db.try_claim("q", &me, LEASE).await.expect("due now");
         assert_eq!(job.id, id);
     }
 }
 
-#[tokio::test]
-async fn claim_only_sees_its_own_queue() {
-    for db in backends("claim_queue_scope").await {
-        let s = &db.store;
+backend_test! {
+    async fn claim_only_sees_its_own_queue(db) {
         db.enqueue("other", json!(1)).await;
-        assert!(
-            s.claim("q", &owner("h", "n"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(db.try_claim("q", &owner("h", "n"), LEASE).await.is_none());
     }
 }
 
-#[tokio::test]
-async fn claim_hands_out_payload_attempt_timeout_and_a_first_token() {
-    for db in backends("claim_fields").await {
+backend_test! {
+    async fn claim_hands_out_payload_attempt_timeout_and_a_first_token(db) {
         let s = &db.store;
         let opts = EnqueueOptions {
             max_attempts: 3,
             timeout: Some(Duration::from_secs(9)),
             ..Default::default()
         };
-        let id = s
-            .enqueue("q", &json!({"to": "a@b"}), &opts, db.now())
-            .await
-            .unwrap();
+        let id = db.enqueue_with("q", json!({"to": "a@b"}), &opts).await;
         let job = db.claim("q", &owner("h", "n"), LEASE).await;
         assert_eq!(job.id, id);
         assert_eq!(job.payload, json!({"to": "a@b"}));
@@ -122,31 +89,20 @@ async fn claim_hands_out_payload_attempt_timeout_and_a_first_token() {
     }
 }
 
-#[tokio::test]
-async fn claim_page_takes_up_to_n_in_queue_order() {
-    for db in backends("claim_page").await {
-        let s = &db.store;
+backend_test! {
+    async fn claim_page_takes_up_to_n_in_queue_order(db) {
         let ids = db.enqueue_n("q", 7).await;
         let me = owner("h", "n");
-        let page = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
-        assert_eq!(
-            page.iter().map(|j| j.id).collect::<Vec<_>>(),
-            ids[..5]
-        );
-        let rest = s.claim_page("q", &me, db.now(), LEASE, 5).await.unwrap();
-        assert_eq!(rest.iter().map(|j| j.id).collect::<Vec<_>>(), ids[5..]);
-        assert!(
-            s.claim_page("q", &me, db.now(), LEASE, 5)
-                .await
-                .unwrap()
-                .is_empty()
-        );
+        let page = db.claim_page("q", &me, LEASE, 5).await;
+        assert_eq!(job_ids(&page), ids[..5]);
+        let rest = db.claim_page("q", &me, LEASE, 5).await;
+        assert_eq!(job_ids(&rest), ids[5..]);
+        assert!(db.claim_page("q", &me, LEASE, 5).await.is_empty());
     }
 }
 
-#[tokio::test]
-async fn page_size_outside_bounds_is_refused() {
-    for db in backends("claim_page_bounds").await {
+backend_test! {
+    async fn page_size_outside_bounds_is_refused(db) {
         let me = owner("h", "n");
         let err = db
             .store
@@ -163,27 +119,20 @@ async fn page_size_outside_bounds_is_refused() {
     }
 }
 
-#[tokio::test]
-async fn stale_lease_is_reclaimed_with_a_greater_token() {
-    for db in backends("claim_reclaim_stale").await {
+backend_test! {
+    async fn stale_lease_is_reclaimed_with_a_greater_token(db) {
         let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        let first = db.claim("q", &owner("h1", "a"), LEASE).await;
+        let first = db.enqueue_and_claim("q", &owner("h1", "a"), LEASE).await;
         // Inside the window: nobody else may take it.
         db.advance(LEASE / 2).await;
-        assert!(
-            s.claim("q", &owner("h2", "b"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(db.try_claim("q", &owner("h2", "b"), LEASE).await.is_none());
         db.advance(LEASE).await;
         let second = db.claim("q", &owner("h2", "b"), LEASE).await;
-        assert_eq!(second.id, id);
+        assert_eq!(second.id, first.id);
         assert!(second.token > first.token);
         assert!(second.reclaimed);
         assert_eq!(second.attempt, 2);
-        let record = s.job(id).await.unwrap();
+        let record = s.job(first.id).await.unwrap();
         assert_eq!(record.lease.unwrap().owner.nonce, "b");
         let log = &record.attempt_log;
         assert_eq!(log.len(), 2);
@@ -201,27 +150,16 @@ async fn stale_lease_is_reclaimed_with_a_greater_token() {
     }
 }
 
-#[tokio::test]
-async fn stale_jobs_come_before_queued_ones_in_a_page() {
-    for db in backends("claim_stale_first").await {
-        let s = &db.store;
+backend_test! {
+    async fn stale_jobs_come_before_queued_ones_in_a_page(db) {
         let old = db.enqueue("q", json!("old")).await;
         db.claim("q", &owner("h1", "a"), LEASE).await;
         let fresh = db.enqueue("q", json!("new")).await;
         db.advance(LEASE * 2).await;
-        let page = s
-            .claim_page("q", &owner("h2", "b"), db.now(), LEASE, 1)
-            .await
-            .unwrap();
-        assert_eq!(
-            page.iter().map(|j| j.id).collect::<Vec<_>>(),
-            [old]
-        );
-        let page = s
-            .claim_page("q", &owner("h2", "b"), db.now(), LEASE, 5)
-            .await
-            .unwrap();
-        assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), [fresh]);
+        let page = db.claim_page("q", &owner("h2", "b"), LEASE, 1).await;
+        assert_eq!(job_ids(&page), [old]);
+        let page = db.claim_page("q", &owner("h2", "b"), LEASE, 5).await;
+        assert_eq!(job_ids(&page), [fresh]);
     }
 }
 
@@ -255,16 +193,12 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
     let config = StoreConfig::default().with_liveness(check.clone());
     for db in backends_with("claim_liveness_refuses", config).await {
         let s = &db.store;
-        let held = db.enqueue("q", json!(1)).await;
-        db.claim("q", &owner("h1", "a"), LEASE).await;
+        let held = db.enqueue_and_claim("q", &owner("h1", "a"), LEASE).await.id;
         let other = db.enqueue("q", json!(2)).await;
         db.advance(LEASE * 2).await;
         let asked_before = check.asked.load(std::sync::atomic::Ordering::SeqCst);
         // A page of one: the refused stale job must not starve the queue.
-        let job = s
-            .claim("q", &owner("h2", "b"), db.now(), LEASE)
-            .await
-            .unwrap();
+        let job = db.try_claim("q", &owner("h2", "b"), LEASE).await;
         let job = match job {
             Some(job) => job,
             // The refused candidate took this page's slot; the next claim skips it.
@@ -278,12 +212,7 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
         assert_eq!(s.job(held).await.unwrap().lease.unwrap().owner.nonce, "a");
         // Asked again once another lease window has passed.
         db.advance(LEASE * 2).await;
-        assert!(
-            s.claim("q", &owner("h2", "b"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(db.try_claim("q", &owner("h2", "b"), LEASE).await.is_none());
         assert_eq!(
             check.asked.load(std::sync::atomic::Ordering::SeqCst),
             asked_before + 2
@@ -291,9 +220,8 @@ async fn stale_job_whose_owner_is_called_alive_is_not_reclaimed() {
     }
 }
 
-#[tokio::test]
-async fn concurrent_claimers_never_share_a_job_and_token() {
-    for db in backends("claim_concurrent").await {
+backend_test! {
+    async fn concurrent_claimers_never_share_a_job_and_token(db) {
         db.enqueue_n("q", 300).await;
         let mut tasks = Vec::new();
         for store_n in 0..3 {
@@ -340,9 +268,8 @@ async fn concurrent_claimers_never_share_a_job_and_token() {
     }
 }
 
-#[tokio::test]
-async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token() {
-    for db in backends("claim_concurrent_reclaim").await {
+backend_test! {
+    async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token(db) {
         let jobs: Vec<_> = (0..40)
             .map(|i| (json!(i), EnqueueOptions::default()))
             .collect();
@@ -351,10 +278,7 @@ async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token() {
             .map(|(p, _)| {
                 (
                     p,
-                    EnqueueOptions {
-                        max_attempts: 1000,
-                        ..Default::default()
-                    },
+                    attempts(1000),
                 )
             })
             .collect();
@@ -405,43 +329,38 @@ async fn concurrent_reclaimers_of_stale_jobs_never_share_a_token() {
     }
 }
 
-#[tokio::test]
-async fn complete_and_claim_settles_one_and_claims_the_next() {
-    for db in backends("claim_fused").await {
+backend_test! {
+    async fn complete_and_claim_settles_one_and_claims_the_next(db) {
         let s = &db.store;
         let ids = db.enqueue_n("q", 3).await;
         let me = owner("h", "a");
-        let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let first = db.claim("q", &me, LEASE).await;
         let (done, next) = s
             .complete_and_claim(first.fence(), None, "q", &me, db.now(), LEASE, 1)
             .await
             .unwrap();
-        assert_eq!(
-            done,
-            leasehold::core::lease::FenceOutcome::Updated
-        );
-        assert_eq!(next.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
+        assert_eq!(done, FenceOutcome::Updated);
+        assert_eq!(job_ids(&next), [ids[1]]);
         assert_eq!(s.job(ids[0]).await.unwrap().state, JobState::Succeeded);
         // A lost fence is reported, and the claim still happens.
         let (again, last) = s
             .complete_and_claim(first.fence(), None, "q", &me, db.now(), LEASE, 5)
             .await
             .unwrap();
-        assert_eq!(again, leasehold::core::lease::FenceOutcome::LostNotRunning);
-        assert_eq!(last.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[2]]);
+        assert_eq!(again, FenceOutcome::LostNotRunning);
+        assert_eq!(job_ids(&last), [ids[2]]);
         assert_eq!(s.job(ids[1]).await.unwrap().state, JobState::Running);
     }
 }
 
-#[tokio::test]
-async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why() {
-    for db in backends("claim_fused_stale").await {
+backend_test! {
+    async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(db) {
         let s = &db.store;
         let ids = db.enqueue_n("q", 2).await;
         let lost = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let thief = owner("h2", "b");
-        let taken = s.claim("q", &thief, db.now(), LEASE).await.unwrap().unwrap();
+        let taken = db.claim("q", &thief, LEASE).await;
         assert_eq!((taken.id, taken.reclaimed), (lost.id, true));
         // The first owner's completion rides a claim: the fence is lost to
         // the newer token, the job stays the thief's, the claim still lands.
@@ -449,11 +368,8 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
             .complete_and_claim(lost.fence(), None, "q", &owner("h1", "a"), db.now(), LEASE, 5)
             .await
             .unwrap();
-        assert_eq!(
-            outcome,
-            leasehold::core::lease::FenceOutcome::LostToNewerToken
-        );
-        assert_eq!(page.iter().map(|j| j.id).collect::<Vec<_>>(), [ids[1]]);
+        assert_eq!(outcome, FenceOutcome::LostToNewerToken);
+        assert_eq!(job_ids(&page), [ids[1]]);
         let record = s.job(ids[0]).await.unwrap();
         assert_eq!(record.state, JobState::Running);
         assert_eq!(record.token, taken.token);
@@ -461,7 +377,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
         // The thief's completion lands.
         assert_eq!(
             s.complete(taken.fence(), None, db.now()).await.unwrap(),
-            leasehold::core::lease::FenceOutcome::Updated
+            FenceOutcome::Updated
         );
     }
 }
@@ -472,7 +388,7 @@ async fn complete_and_claim_with_a_reclaimed_token_changes_nothing_and_says_why(
 /// Answers the job as first claimed.
 async fn stale_one_second_after_a_look(db: &store_support::TestDb) -> leasehold::store::ClaimedJob {
     let s = &db.store;
-    assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
+    assert!(db.try_claim("q", &owner("h2", "b"), LONG).await.is_none());
     db.enqueue("q", json!(1)).await;
     let first = s
         .claim("q", &owner("h1", "a"), db.now(), Duration::from_millis(500))
@@ -485,35 +401,32 @@ async fn stale_one_second_after_a_look(db: &store_support::TestDb) -> leasehold:
 
 const LONG: Duration = Duration::from_secs(10);
 
-/// Claims on a queue look for stale leases at most once per
-/// `reclaim_every`; the claims in between take queued jobs only.
-#[tokio::test]
-async fn a_stale_lease_is_reclaimed_at_the_next_look_not_before() {
-    let config = StoreConfig::default().with_reclaim_every(Duration::from_secs(2));
-    for db in backends_with("claim_reclaim_cadence", config).await {
+/// The default config, looking for stale leases at most once per `span`.
+fn reclaim_every(span: Duration) -> StoreConfig {
+    StoreConfig::default().with_reclaim_every(span)
+}
+
+backend_test! {
+    /// Claims on a queue look for stale leases at most once per
+    /// `reclaim_every`; the claims in between take queued jobs only.
+    async fn a_stale_lease_is_reclaimed_at_the_next_look_not_before(db with reclaim_every(Duration::from_secs(2))) {
         let s = &db.store;
         let first = stale_one_second_after_a_look(&db).await;
         assert!(
-            s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none(),
+            db.try_claim("q", &owner("h2", "b"), LONG).await.is_none(),
             "{}: a claim between looks took a stale job",
             db.label()
         );
         assert_eq!(s.job(first.id).await.unwrap().lease.unwrap().owner.nonce, "a");
         db.advance(Duration::from_millis(1200)).await;
-        let taken = s
-            .claim("q", &owner("h2", "b"), db.now(), LONG)
-            .await
-            .unwrap()
-            .expect("the look after 2 s reclaims it");
+        let taken = db.try_claim("q", &owner("h2", "b"), LONG).await.expect("the look after 2 s reclaims it");
         assert_eq!((taken.id, taken.reclaimed), (first.id, true));
         assert!(taken.token > first.token);
     }
 }
 
-#[tokio::test]
-async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases() {
-    let config = StoreConfig::default().with_reclaim_every(Duration::ZERO);
-    for db in backends_with("claim_reclaim_every_claim", config).await {
+backend_test! {
+    async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases(db with reclaim_every(Duration::ZERO)) {
         let first = stale_one_second_after_a_look(&db).await;
         let taken = db
             .store
@@ -525,12 +438,11 @@ async fn with_reclaim_every_zero_every_claim_looks_for_stale_leases() {
     }
 }
 
-/// A look takes at most a page of stale jobs; a claimant taking one job per
-/// claim gets a dead worker's others at its next claims, not one look
-/// (a second) apart.
-#[tokio::test]
-async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another() {
-    for db in backends("claim_reclaim_many").await {
+backend_test! {
+    /// A look takes at most a page of stale jobs; a claimant taking one job per
+    /// claim gets a dead worker's others at its next claims, not one look
+    /// (a second) apart.
+    async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another(db) {
         let s = &db.store;
         let ids = db.enqueue_n("q", 5).await;
         let lost = s
@@ -542,46 +454,38 @@ async fn a_dead_workers_stale_jobs_come_back_one_claim_after_another() {
         db.advance(Duration::from_millis(1200)).await;
         let mut back = Vec::new();
         for _ in 0..5 {
-            let job = s
-                .claim("q", &owner("h2", "b"), db.now(), LONG)
-                .await
-                .unwrap()
-                .unwrap_or_else(|| panic!("{}: only {} of 5 stale jobs came back", db.label(), back.len()));
+            let job = db.try_claim("q", &owner("h2", "b"), LONG).await.unwrap_or_else(|| panic!("{}: only {} of 5 stale jobs came back", db.label(), back.len()));
             assert!(job.reclaimed);
             back.push(job.id);
         }
         back.sort();
         assert_eq!(back, ids);
-        assert!(s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().is_none());
+        assert!(db.try_claim("q", &owner("h2", "b"), LONG).await.is_none());
     }
 }
 
-/// A worker that takes its own stale lease back (its supervision lapsed the
-/// work before the lease went stale) re-runs its job: that is not a rescue
-/// from a lost worker, and neither the claim nor the tally says so.
-#[tokio::test]
-async fn an_own_stale_lease_taken_back_is_not_reclaimed_from_a_lost_worker() {
-    let config = StoreConfig::default().with_reclaim_every(Duration::ZERO);
-    for db in backends_with("claim_own_stale", config).await {
+backend_test! {
+    /// A worker that takes its own stale lease back (its supervision lapsed the
+    /// work before the lease went stale) re-runs its job: that is not a rescue
+    /// from a lost worker, and neither the claim nor the tally says so.
+    async fn an_own_stale_lease_taken_back_is_not_reclaimed_from_a_lost_worker(db with reclaim_every(Duration::ZERO)) {
         let s = &db.store;
         let first = stale_one_second_after_a_look(&db).await;
-        let again = s.claim("q", &owner("h1", "a"), db.now(), LONG).await.unwrap().expect("its own stale lease");
+        let again = db.try_claim("q", &owner("h1", "a"), LONG).await.expect("its own stale lease");
         assert_eq!((again.id, again.reclaimed), (first.id, false));
         assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 0);
         // Another owner taking the next stale lease over is a reclaim.
         db.advance(Duration::from_secs(11)).await;
-        let taken = s.claim("q", &owner("h2", "b"), db.now(), LONG).await.unwrap().expect("stale again");
+        let taken = db.try_claim("q", &owner("h2", "b"), LONG).await.expect("stale again");
         assert_eq!((taken.id, taken.reclaimed), (first.id, true));
         assert_eq!(s.tally(&[first.id]).await.unwrap().reclaimed, 1);
     }
 }
 
-/// A worker passes the jobs whose outcome it still holds unsettled: their
-/// stale leases are not taken over, by itself or through this call.
-#[tokio::test]
-async fn a_claim_excluding_a_job_leaves_its_stale_lease_alone() {
-    let config = StoreConfig::default().with_reclaim_every(Duration::ZERO);
-    for db in backends_with("claim_excluding", config).await {
+backend_test! {
+    /// A worker passes the jobs whose outcome it still holds unsettled: their
+    /// stale leases are not taken over, by itself or through this call.
+    async fn a_claim_excluding_a_job_leaves_its_stale_lease_alone(db with reclaim_every(Duration::ZERO)) {
         let s = &db.store;
         let first = stale_one_second_after_a_look(&db).await;
         let me = owner("h1", "a");

@@ -13,7 +13,7 @@ use leasehold::core::Millis;
 use leasehold::store::dashboard::{JobQuery, ShownState};
 use leasehold::store::{BackendKind, EnqueueOptions, JobId, SettlementOutcome};
 use serde_json::json;
-use store_support::{TestDb, backends, owner, raw};
+use store_support::{TestDb, backend_test, owner, raw};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -29,7 +29,7 @@ async fn one_of_each(db: &TestDb, q: &str) -> Vec<(ShownState, JobId)> {
     // Claimed in id order: succeeded, dead, retrying, running.
     for (state, attempts) in [(ShownState::Succeeded, 3), (ShownState::Dead, 1), (ShownState::Retrying, 3), (ShownState::Running, 3)] {
         let id = s.enqueue(q, &json!({ "command": format!("echo {}", state.as_str()) }), &opts(attempts), db.now()).await.unwrap();
-        let job = s.claim(q, &me, db.now(), LEASE).await.unwrap().expect("due");
+        let job = db.try_claim(q, &me, LEASE).await.expect("due");
         assert_eq!(job.id, id);
         match state {
             ShownState::Succeeded => drop(s.complete(job.fence(), None, db.now()).await.unwrap()),
@@ -49,12 +49,11 @@ async fn one_of_each(db: &TestDb, q: &str) -> Vec<(ShownState, JobId)> {
     ids
 }
 
-#[tokio::test]
-async fn the_overview_counts_each_queue_by_every_state_and_marks_the_paused_ones() {
-    for db in backends("dash_overview").await {
+backend_test! {
+    async fn the_overview_counts_each_queue_by_every_state_and_marks_the_paused_ones(db) {
         one_of_each(&db, "mail").await;
         one_of_each(&db, "mail").await;
-        db.store.enqueue("zip", &json!(1), &opts(1), db.now()).await.unwrap();
+        db.enqueue_with("zip", json!(1), &opts(1)).await;
         db.store.pause_queue("zip", "ops", db.now()).await.unwrap();
 
         let overview = db.store.overview(db.now()).await.unwrap();
@@ -83,9 +82,8 @@ async fn skip_ids_to(db: &TestDb, next: i64) {
     }
 }
 
-#[tokio::test]
-async fn over_a_large_id_range_succeeded_jobs_are_estimated_and_said_to_be_while_the_rest_stay_exact() {
-    for db in backends("dash_estimate").await {
+backend_test! {
+    async fn over_a_large_id_range_succeeded_jobs_are_estimated_and_said_to_be_while_the_rest_stay_exact(db) {
         // 150,000 succeeded jobs (a third on queue b), inserted in one statement.
         let insert = "INSERT INTO leasehold_jobs (queue, payload, state, run_at, max_attempts, created_at, finished_at)";
         match db.kind {
@@ -111,9 +109,8 @@ async fn over_a_large_id_range_succeeded_jobs_are_estimated_and_said_to_be_while
     }
 }
 
-#[tokio::test]
-async fn pages_go_back_by_id_without_gaps_or_repeats_and_filter_by_queue_state_and_text() {
-    for db in backends("dash_pages").await {
+backend_test! {
+    async fn pages_go_back_by_id_without_gaps_or_repeats_and_filter_by_queue_state_and_text(db) {
         let mut all = Vec::new();
         for _ in 0..3 {
             all.extend(one_of_each(&db, "a").await);
@@ -152,13 +149,12 @@ async fn pages_go_back_by_id_without_gaps_or_repeats_and_filter_by_queue_state_a
     }
 }
 
-#[tokio::test]
-async fn a_search_no_index_serves_stops_after_its_window_and_says_where_to_go_on() {
-    for db in backends("dash_window").await {
+backend_test! {
+    async fn a_search_no_index_serves_stops_after_its_window_and_says_where_to_go_on(db) {
         let s = &db.store;
-        let old = s.enqueue("q", &json!({ "command": "needle" }), &opts(1), db.now()).await.unwrap();
+        let old = db.enqueue_with("q", json!({ "command": "needle" }), &opts(1)).await;
         skip_ids_to(&db, old.0 + 250_000).await;
-        let new = s.enqueue("q", &json!({ "command": "hay" }), &opts(1), db.now()).await.unwrap();
+        let new = db.enqueue_with("q", json!({ "command": "hay" }), &opts(1)).await;
         let mut query = JobQuery { text: Some("needle".into()), ..Default::default() };
         let first = s.job_page(&query, db.now()).await.unwrap();
         assert!(first.jobs.is_empty());
@@ -187,20 +183,19 @@ async fn a_search_no_index_serves_stops_after_its_window_and_says_where_to_go_on
     }
 }
 
-#[tokio::test]
-async fn activity_buckets_count_settlements_by_outcome_with_how_long_they_waited_and_ran() {
-    for db in backends("dash_activity").await {
+backend_test! {
+    async fn activity_buckets_count_settlements_by_outcome_with_how_long_they_waited_and_ran(db) {
         let s = &db.store;
         let since = db.now();
-        let a = s.enqueue("q", &json!(1), &opts(1), db.now()).await.unwrap();
-        let b = s.enqueue("q", &json!(2), &opts(2), db.now()).await.unwrap();
+        let a = db.enqueue_with("q", json!(1), &opts(1)).await;
+        let b = db.enqueue_with("q", json!(2), &opts(2)).await;
         db.advance(Duration::from_millis(300)).await;
-        let ja = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("a");
-        let jb = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("b");
+        let ja = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("a");
+        let jb = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("b");
         db.advance(Duration::from_millis(200)).await;
         s.complete(ja.fence(), None, db.now()).await.unwrap();
         s.fail(jb.fence(), "boom", None, db.now()).await.unwrap();
-        let c = s.enqueue("q", &json!(3), &opts(1), db.now()).await.unwrap();
+        let c = db.enqueue_with("q", json!(3), &opts(1)).await;
         s.cancel(&[c], None, "ops", db.now()).await.unwrap();
         assert_eq!((ja.id, jb.id), (a, b));
 
@@ -223,14 +218,13 @@ async fn activity_buckets_count_settlements_by_outcome_with_how_long_they_waited
     }
 }
 
-#[tokio::test]
-async fn a_job_page_shows_its_own_settlements_only() {
-    for db in backends("dash_job_settlements").await {
+backend_test! {
+    async fn a_job_page_shows_its_own_settlements_only(db) {
         let s = &db.store;
-        let id = s.enqueue("q", &json!(1), &opts(2), db.now()).await.unwrap();
-        let other = s.enqueue("q", &json!(2), &opts(2), db.now()).await.unwrap();
+        let id = db.enqueue_with("q", json!(1), &opts(2)).await;
+        let other = db.enqueue_with("q", json!(2), &opts(2)).await;
         for _ in 0..2 {
-            let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+            let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
             s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
             db.advance(Duration::from_secs(5)).await;
         }
@@ -243,14 +237,13 @@ async fn a_job_page_shows_its_own_settlements_only() {
     }
 }
 
-#[tokio::test]
-async fn the_change_marker_moves_when_jobs_change_state_and_not_at_a_renewal() {
-    for db in backends("dash_marker").await {
+backend_test! {
+    async fn the_change_marker_moves_when_jobs_change_state_and_not_at_a_renewal(db) {
         let s = &db.store;
         let start = s.change_marker().await.unwrap();
-        let id = s.enqueue("q", &json!(1), &opts(1), db.now()).await.unwrap();
+        let id = db.enqueue_with("q", json!(1), &opts(1)).await;
         let enqueued = s.change_marker().await.unwrap();
-        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
         let claimed = s.change_marker().await.unwrap();
         s.heartbeat(job.fence(), db.now()).await.unwrap();
         assert_eq!(s.change_marker().await.unwrap(), claimed, "{}: a renewal changes no state", db.label());

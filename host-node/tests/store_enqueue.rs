@@ -10,11 +10,10 @@ use std::time::Duration;
 use leasehold::core::Millis;
 use leasehold::store::{EnqueueOptions, JobState, StoreError};
 use serde_json::json;
-use store_support::{backends, owner};
+use store_support::{attempts, backend_test, keyed, owner};
 
-#[tokio::test]
-async fn enqueued_job_keeps_its_payload_and_options() {
-    for db in backends("enqueue_fields").await {
+backend_test! {
+    async fn enqueued_job_keeps_its_payload_and_options(db) {
         let s = &db.store;
         let now = db.now();
         let opts = EnqueueOptions {
@@ -43,47 +42,25 @@ async fn enqueued_job_keeps_its_payload_and_options() {
     }
 }
 
-#[tokio::test]
-async fn second_enqueue_with_the_same_key_returns_the_first_job() {
-    for db in backends("enqueue_idempotent").await {
+backend_test! {
+    async fn second_enqueue_with_the_same_key_returns_the_first_job(db) {
         let s = &db.store;
-        let keyed = |k: &str| EnqueueOptions {
-            idempotency_key: Some(k.into()),
-            ..Default::default()
-        };
-        let first = s
-            .enqueue("q", &json!("first"), &keyed("k"), db.now())
-            .await
-            .unwrap();
-        let again = s
-            .enqueue("q", &json!("second"), &keyed("k"), db.now())
-            .await
-            .unwrap();
+        let first = db.enqueue_with("q", json!("first"), &keyed("k")).await;
+        let again = db.enqueue_with("q", json!("second"), &keyed("k")).await;
         assert_eq!(first, again);
         assert_eq!(s.job(first).await.unwrap().payload, json!("first"));
         // Keys are per queue.
-        let elsewhere = s
-            .enqueue("other", &json!("x"), &keyed("k"), db.now())
-            .await
-            .unwrap();
+        let elsewhere = db.enqueue_with("other", json!("x"), &keyed("k")).await;
         assert_ne!(elsewhere, first);
         let total: u64 = s.counts().await.unwrap().iter().map(|c| c.queued).sum();
         assert_eq!(total, 2);
     }
 }
 
-#[tokio::test]
-async fn bulk_enqueue_answers_ids_in_input_order_with_keys_resolved() {
-    for db in backends("enqueue_bulk").await {
+backend_test! {
+    async fn bulk_enqueue_answers_ids_in_input_order_with_keys_resolved(db) {
         let s = &db.store;
-        let keyed = |k: &str| EnqueueOptions {
-            idempotency_key: Some(k.into()),
-            ..Default::default()
-        };
-        let existing = s
-            .enqueue("q", &json!("old"), &keyed("dup"), db.now())
-            .await
-            .unwrap();
+        let existing = db.enqueue_with("q", json!("old"), &keyed("dup")).await;
         let jobs = vec![
             (json!(0), EnqueueOptions::default()),
             (json!(1), keyed("dup")),
@@ -110,9 +87,8 @@ async fn bulk_enqueue_answers_ids_in_input_order_with_keys_resolved() {
     }
 }
 
-#[tokio::test]
-async fn bulk_enqueue_of_thousands_is_one_statement_that_claims_in_order() {
-    for db in backends("enqueue_bulk_large").await {
+backend_test! {
+    async fn bulk_enqueue_of_thousands_is_one_statement_that_claims_in_order(db) {
         let jobs: Vec<_> = (0..5000)
             .map(|i| (json!({"i": i}), EnqueueOptions::default()))
             .collect();
@@ -136,9 +112,8 @@ async fn bulk_enqueue_of_thousands_is_one_statement_that_claims_in_order() {
     }
 }
 
-#[tokio::test]
-async fn payload_text_that_is_not_json_is_refused_and_nothing_is_written() {
-    for db in backends("enqueue_bad_payload").await {
+backend_test! {
+    async fn payload_text_that_is_not_json_is_refused_and_nothing_is_written(db) {
         let err = db
             .store
             .enqueue_json(
@@ -151,9 +126,7 @@ async fn payload_text_that_is_not_json_is_refused_and_nothing_is_written() {
             .unwrap_err();
         assert!(matches!(err, StoreError::InvalidPayload(_)), "{err}");
         assert!(err.to_string().contains("payload is not JSON"));
-        assert!(
-            db.store.counts().await.unwrap().is_empty()
-        );
+        assert!(db.store.counts().await.unwrap().is_empty());
         let ok = db
             .store
             .enqueue_json("q", "{\"a\": 1}", &EnqueueOptions::default(), db.now())
@@ -162,9 +135,8 @@ async fn payload_text_that_is_not_json_is_refused_and_nothing_is_written() {
     }
 }
 
-#[tokio::test]
-async fn queue_name_with_invalid_characters_is_refused_everywhere() {
-    for db in backends("enqueue_bad_queue").await {
+backend_test! {
+    async fn queue_name_with_invalid_characters_is_refused_everywhere(db) {
         let s = &db.store;
         let bad = "emails; DROP TABLE x";
         let expect_invalid = |e: StoreError| {
@@ -186,17 +158,13 @@ async fn queue_name_with_invalid_characters_is_refused_everywhere() {
     }
 }
 
-#[tokio::test]
-async fn invalid_bulk_job_fails_the_whole_batch_before_writing() {
-    for db in backends("enqueue_bulk_invalid").await {
+backend_test! {
+    async fn invalid_bulk_job_fails_the_whole_batch_before_writing(db) {
         let jobs = vec![
             (json!(1), EnqueueOptions::default()),
             (
                 json!(2),
-                EnqueueOptions {
-                    max_attempts: 0,
-                    ..Default::default()
-                },
+                attempts(0),
             ),
         ];
         let err = db
@@ -205,8 +173,6 @@ async fn invalid_bulk_job_fails_the_whole_batch_before_writing() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("max_attempts"), "{err}");
-        assert!(
-            db.store.counts().await.unwrap().is_empty()
-        );
+        assert!(db.store.counts().await.unwrap().is_empty());
     }
 }

@@ -10,22 +10,19 @@ use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
 use leasehold::store::{
-    AttemptOutcome, EnqueueOptions, FailOutcome, Fence, JobId, JobState, RetryBackoff,
-    StoreConfig, StoreError,
+    AttemptOutcome, FailOutcome, Fence, JobId, JobState, StoreError,
 };
 use serde_json::json;
-use store_support::{backends, backends_with, owner, without_results};
+use store_support::{attempts, backend_test, job_ids, owner, retrying, without_results};
 
 // Long enough that a loaded machine never stalls a whole window between two
 // statements of a test on PostgreSQL (where time passes for real).
 const LEASE: Duration = Duration::from_secs(1);
 
-#[tokio::test]
-async fn heartbeat_renews_the_lease_so_no_one_can_reclaim() {
-    for db in backends("fence_heartbeat_renews").await {
+backend_test! {
+    async fn heartbeat_renews_the_lease_so_no_one_can_reclaim(db) {
         let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        let job = db.claim("q", &owner("h", "a"), LEASE).await;
+        let job = db.enqueue_and_claim("q", &owner("h", "a"), LEASE).await;
         for _ in 0..3 {
             db.advance(LEASE / 2).await;
             assert_eq!(
@@ -34,23 +31,16 @@ async fn heartbeat_renews_the_lease_so_no_one_can_reclaim() {
             );
         }
         // 1.5 leases since the claim, but only half of one since the last beat.
-        assert!(
-            s.claim("q", &owner("h", "b"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        let lease = s.job(id).await.unwrap().lease.unwrap();
+        assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none());
+        let lease = s.job(job.id).await.unwrap().lease.unwrap();
         assert!(lease.heartbeat_at.unwrap() > job.leased_at);
     }
 }
 
-#[tokio::test]
-async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job() {
-    for db in backends("fence_heartbeat_late").await {
+backend_test! {
+    async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job(db) {
         let s = &db.store;
-        db.enqueue("q", json!(1)).await;
-        let job = db.claim("q", &owner("h", "a"), LEASE).await;
+        let job = db.enqueue_and_claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         assert_eq!(
             s.heartbeat(job.fence(), db.now()).await.unwrap(),
@@ -59,12 +49,10 @@ async fn heartbeat_past_the_window_still_lands_while_nobody_took_the_job() {
     }
 }
 
-#[tokio::test]
-async fn old_token_can_neither_renew_nor_settle() {
-    for db in backends("fence_old_token").await {
+backend_test! {
+    async fn old_token_can_neither_renew_nor_settle(db) {
         let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        let old = db.claim("q", &owner("h1", "a"), LEASE).await;
+        let old = db.enqueue_and_claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let new = db.claim("q", &owner("h2", "b"), LEASE).await;
         assert!(new.token > old.token);
@@ -85,7 +73,7 @@ async fn old_token_can_neither_renew_nor_settle() {
             FailOutcome::Lost(lost)
         );
         // Nothing changed: still running under the new owner, no extra attempts logged.
-        let record = s.job(id).await.unwrap();
+        let record = s.job(old.id).await.unwrap();
         assert_eq!(record.state, JobState::Running);
         assert_eq!(record.token, new.token);
         assert_eq!(record.last_error, None);
@@ -98,12 +86,10 @@ async fn old_token_can_neither_renew_nor_settle() {
     }
 }
 
-#[tokio::test]
-async fn complete_settles_once_and_a_second_complete_is_not_running() {
-    for db in backends("fence_complete_once").await {
+backend_test! {
+    async fn complete_settles_once_and_a_second_complete_is_not_running(db) {
         let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        let job = db.claim("q", &owner("h", "a"), LEASE).await;
+        let job = db.enqueue_and_claim("q", &owner("h", "a"), LEASE).await;
         assert_eq!(
             s.complete(job.fence(), None, db.now()).await.unwrap(),
             FenceOutcome::Updated
@@ -116,7 +102,7 @@ async fn complete_settles_once_and_a_second_complete_is_not_running() {
             s.heartbeat(job.fence(), db.now()).await.unwrap(),
             FenceOutcome::LostNotRunning
         );
-        let record = s.job(id).await.unwrap();
+        let record = s.job(job.id).await.unwrap();
         assert_eq!(record.state, JobState::Succeeded);
         assert!(record.finished_at.is_some());
         assert!(record.lease.is_none());
@@ -128,18 +114,12 @@ async fn complete_settles_once_and_a_second_complete_is_not_running() {
         );
         assert!(attempt.ended_at.is_some());
         // Nothing more to claim.
-        assert!(
-            s.claim("q", &owner("h", "b"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none());
     }
 }
 
-#[tokio::test]
-async fn fenced_write_about_an_unknown_job_says_missing() {
-    for db in backends("fence_missing").await {
+backend_test! {
+    async fn fenced_write_about_an_unknown_job_says_missing(db) {
         let fence = Fence {
             job: JobId(987_654),
             token: 1,
@@ -159,12 +139,10 @@ async fn fenced_write_about_an_unknown_job_says_missing() {
     }
 }
 
-#[tokio::test]
-async fn reconfirm_needs_the_same_owner_as_well_as_the_token() {
-    for db in backends("fence_reconfirm_owner").await {
+backend_test! {
+    async fn reconfirm_needs_the_same_owner_as_well_as_the_token(db) {
         let s = &db.store;
-        db.enqueue("q", json!(1)).await;
-        let job = db.claim("q", &owner("h", "a"), LEASE).await;
+        let job = db.enqueue_and_claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE / 2).await;
         assert_eq!(
             s.reconfirm(job.fence(), &owner("h", "a"), db.now())
@@ -181,15 +159,11 @@ async fn reconfirm_needs_the_same_owner_as_well_as_the_token() {
     }
 }
 
-#[tokio::test]
-async fn batched_writes_are_fenced_one_by_one() {
-    for db in backends("fence_batched").await {
+backend_test! {
+    async fn batched_writes_are_fenced_one_by_one(db) {
         let s = &db.store;
         db.enqueue_n("q", 4).await;
-        let page = s
-            .claim_page("q", &owner("h", "a"), db.now(), LEASE, 4)
-            .await
-            .unwrap();
+        let page = db.claim_page("q", &owner("h", "a"), LEASE, 4).await;
         let stale = Fence {
             token: page[1].token + 7,
             ..page[1].fence()
@@ -221,18 +195,17 @@ async fn batched_writes_are_fenced_one_by_one() {
     }
 }
 
-/// One process may hold two tokens of a job: it reclaims its own stale
-/// attempt on the lease alone. Batched beside the current token, the stale
-/// one must be answered lost, never `Updated` (the statements answer ids).
-#[tokio::test]
-async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
-    for db in backends("fence_mixed_tokens").await {
+backend_test! {
+    /// One process may hold two tokens of a job: it reclaims its own stale
+    /// attempt on the lease alone. Batched beside the current token, the stale
+    /// one must be answered lost, never `Updated` (the statements answer ids).
+    async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost(db) {
         let s = &db.store;
         db.enqueue("q", json!(1)).await;
         let me = owner("h", "a");
-        let old = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let old = db.claim("q", &me, LEASE).await;
         db.advance(LEASE * 2).await;
-        let new = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let new = db.claim("q", &me, LEASE).await;
         assert_eq!((new.id, new.token > old.token), (old.id, true));
         let lost = FenceOutcome::LostToNewerToken;
         let renewed = s.heartbeat_many(&[old.fence(), new.fence()], db.now()).await.unwrap();
@@ -244,15 +217,11 @@ async fn a_stale_token_batched_beside_its_reclaim_is_answered_lost() {
     }
 }
 
-#[tokio::test]
-async fn coalescer_merges_concurrent_writes_and_answers_each() {
-    for db in backends("fence_coalescer").await {
+backend_test! {
+    async fn coalescer_merges_concurrent_writes_and_answers_each(db) {
         let s = &db.store;
         db.enqueue_n("q", 50).await;
-        let page = s
-            .claim_page("q", &owner("h", "a"), db.now(), LEASE, 50)
-            .await
-            .unwrap();
+        let page = db.claim_page("q", &owner("h", "a"), LEASE, 50).await;
         let coalescer = s.coalescer();
         let now = db.now();
         let mut waits = Vec::new();
@@ -291,9 +260,8 @@ async fn coalescer_merges_concurrent_writes_and_answers_each() {
     }
 }
 
-#[tokio::test]
-async fn coalesced_statement_failure_reaches_every_waiter() {
-    for db in backends("fence_coalescer_error").await {
+backend_test! {
+    async fn coalesced_statement_failure_reaches_every_waiter(db) {
         let coalescer = db.store.coalescer();
         db.store.close().await;
         let err = coalescer
@@ -315,15 +283,11 @@ async fn coalesced_statement_failure_reaches_every_waiter() {
     }
 }
 
-#[tokio::test]
-async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
-    for db in backends("fence_release").await {
+backend_test! {
+    async fn released_jobs_are_claimable_at_once_without_spending_an_attempt(db) {
         let s = &db.store;
         let ids = db.enqueue_n("q", 3).await;
-        let page = s
-            .claim_page("q", &owner("h", "a"), db.now(), LEASE, 3)
-            .await
-            .unwrap();
+        let page = db.claim_page("q", &owner("h", "a"), LEASE, 3).await;
         let handed_back = [page[1].fence(), page[2].fence()];
         let released = s.release_many(&handed_back, db.now()).await.unwrap();
         assert_eq!(released, [FenceOutcome::Updated; 2]);
@@ -331,11 +295,8 @@ async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
         assert_eq!((record.state, record.attempts), (JobState::Queued, 0));
         assert!(record.attempt_log.is_empty(), "a released claim never ran");
         // Claimable now, not after the lease, under a greater token.
-        let again = s
-            .claim_page("q", &owner("h", "b"), db.now(), LEASE, 5)
-            .await
-            .unwrap();
-        assert_eq!(again.iter().map(|j| j.id).collect::<Vec<_>>(), ids[1..]);
+        let again = db.claim_page("q", &owner("h", "b"), LEASE, 5).await;
+        assert_eq!(job_ids(&again), ids[1..]);
         assert!(again[0].token > page[1].token);
         assert_eq!(again[0].attempt, 1);
         // The released fence is dead.
@@ -350,23 +311,18 @@ async fn released_jobs_are_claimable_at_once_without_spending_an_attempt() {
     }
 }
 
-/// A settle writes the attempt's result in the same statement (PostgreSQL)
-/// or transaction (SQLite) as its fenced state change: a settle whose fence
-/// was taken over leaves no result behind, one that lands keeps it — a
-/// failure's, a completion's, and one completed beside the next claim.
-#[tokio::test]
-async fn a_result_is_written_only_by_a_settle_whose_fence_holds() {
-    let quick = StoreConfig::default().with_retry(RetryBackoff {
-        initial: Duration::from_millis(1),
-        max: Duration::from_millis(1),
-    });
-    for db in backends_with("fence_results", quick).await {
+backend_test! {
+    /// A settle writes the attempt's result in the same statement (PostgreSQL)
+    /// or transaction (SQLite) as its fenced state change: a settle whose fence
+    /// was taken over leaves no result behind, one that lands keeps it — a
+    /// failure's, a completion's, and one completed beside the next claim.
+    async fn a_result_is_written_only_by_a_settle_whose_fence_holds(db with retrying(Duration::from_millis(1), Duration::from_millis(1))) {
         let s = &db.store;
-        let thrice = EnqueueOptions { max_attempts: 3, ..Default::default() };
-        let id = s.enqueue("q", &json!(1), &thrice, db.now()).await.unwrap();
+        let thrice = attempts(3);
+        let id = db.enqueue_with("q", json!(1), &thrice).await;
         let old = db.claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
-        let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
+        let new = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("reclaimed");
         let left = json!({"exitCode": 1, "output": "late"});
         assert_eq!(
             s.complete(old.fence(), Some(&left), db.now()).await.unwrap(),
@@ -384,7 +340,7 @@ async fn a_result_is_written_only_by_a_settle_whose_fence_holds() {
         let retry = s.fail(new.fence(), "exit code 3", Some(&failed), db.now()).await.unwrap();
         assert!(matches!(retry, FailOutcome::Retrying { .. }), "{}: {retry:?}", db.label());
         db.advance(Duration::from_millis(20)).await;
-        let third = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("the retry is due");
+        let third = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("the retry is due");
         let done = json!({"exitCode": 0});
         let (outcome, _) =
             s.complete_and_claim(third.fence(), Some(&done), "q", &owner("h", "b"), db.now(), LEASE, 1).await.unwrap();

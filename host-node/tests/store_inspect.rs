@@ -8,13 +8,12 @@ use std::time::Duration;
 
 use leasehold::store::{AttemptOutcome, EnqueueOptions, JobId, QueueCounts, StoreError};
 use serde_json::json;
-use store_support::{backends, owner};
+use store_support::{attempts, backend_test, owner};
 
 const LEASE: Duration = Duration::from_secs(1);
 
-#[tokio::test]
-async fn counts_are_per_queue_and_state_in_name_order() {
-    for db in backends("inspect_counts").await {
+backend_test! {
+    async fn counts_are_per_queue_and_state_in_name_order(db) {
         let s = &db.store;
         let one = |n: usize| {
             (0..n)
@@ -24,22 +23,11 @@ async fn counts_are_per_queue_and_state_in_name_order() {
         s.enqueue_many("b-queue", &one(4), db.now()).await.unwrap();
         s.enqueue_many("a-queue", &one(2), db.now()).await.unwrap();
         let me = owner("h", "a");
-        let page = s
-            .claim_page("b-queue", &me, db.now(), LEASE, 3)
-            .await
-            .unwrap();
+        let page = db.claim_page("b-queue", &me, LEASE, 3).await;
         s.complete(page[0].fence(), None, db.now()).await.unwrap();
-        let single = EnqueueOptions {
-            max_attempts: 1,
-            ..Default::default()
-        };
-        s.enqueue("a-queue", &json!("doomed"), &single, db.now())
-            .await
-            .unwrap();
-        let page_a = s
-            .claim_page("a-queue", &me, db.now(), LEASE, 3)
-            .await
-            .unwrap();
+        let single = attempts(1);
+        db.enqueue_with("a-queue", json!("doomed"), &single).await;
+        let page_a = db.claim_page("a-queue", &me, LEASE, 3).await;
         let doomed = page_a
             .iter()
             .find(|j| j.payload == json!("doomed"))
@@ -70,18 +58,10 @@ async fn counts_are_per_queue_and_state_in_name_order() {
     }
 }
 
-#[tokio::test]
-async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
-    for db in backends("inspect_job_attempts").await {
+backend_test! {
+    async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error(db) {
         let s = &db.store;
-        let opts = EnqueueOptions {
-            max_attempts: 5,
-            ..Default::default()
-        };
-        let id = s
-            .enqueue("q", &json!({"k": 1}), &opts, db.now())
-            .await
-            .unwrap();
+        let id = db.enqueue_with("q", json!({"k": 1}), &attempts(5)).await;
         // Attempt 1 fails, attempt 2 is lost to a reclaim, attempt 3 succeeds.
         let a1 = db.claim("q", &owner("h1", "a"), LEASE).await;
         s.fail(a1.fence(), "first error", None, db.now()).await.unwrap();
@@ -124,9 +104,8 @@ async fn job_shows_every_attempt_with_owner_token_times_outcome_and_error() {
     }
 }
 
-#[tokio::test]
-async fn unknown_job_id_is_a_clear_error() {
-    for db in backends("inspect_unknown_job").await {
+backend_test! {
+    async fn unknown_job_id_is_a_clear_error(db) {
         let err = db.store.job(JobId(31337)).await.unwrap_err();
         assert!(matches!(err, StoreError::UnknownJob(JobId(31337))), "{err}");
         assert_eq!(err.to_string(), "unknown job id 31337 (never queued, or deleted once finished: purged, or succeeded under delete-on-success)");

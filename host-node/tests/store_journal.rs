@@ -12,36 +12,28 @@ use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
 use leasehold::store::{
-    EnqueueOptions, FailOutcome, JournalCursor, OnSuccess, RetryBackoff, SettlementOutcome,
+    FailOutcome, JournalCursor, OnSuccess, SettlementOutcome,
     SettlementRecord, StoreConfig,
 };
 use serde_json::json;
-use store_support::{backends_with, owner, without_results};
+use store_support::{attempts, backend_test, owner, retrying, without_results};
 
 const LEASE: Duration = Duration::from_secs(1);
-
-fn quick_retry() -> StoreConfig {
-    StoreConfig::default().with_retry(RetryBackoff {
-        initial: Duration::from_millis(1),
-        max: Duration::from_millis(1),
-    })
-}
 
 /// `(job, attempt, token, outcome)` of each row, in the order given.
 fn summary(rows: &[SettlementRecord]) -> Vec<(i64, u32, u64, SettlementOutcome)> {
     rows.iter().map(|r| (r.job.0, r.attempt, r.token, r.outcome)).collect()
 }
 
-#[tokio::test]
-async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
-    for db in backends_with("journal_every_settle", quick_retry()).await {
+backend_test! {
+    async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner(db with retrying(Duration::from_millis(1), Duration::from_millis(1))) {
         let s = &db.store;
-        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
-        let twice = EnqueueOptions { max_attempts: 2, ..Default::default() };
+        let once = attempts(1);
+        let twice = attempts(2);
         let jobs: Vec<_> = [&twice, &once, &twice, &twice].iter().map(|o| (json!(1), (*o).clone())).collect();
         let ids = s.enqueue_many("q", &jobs, db.now()).await.unwrap();
         let me = owner("h1", "a");
-        let page = s.claim_page("q", &me, db.now(), LEASE, 4).await.unwrap();
+        let page = db.claim_page("q", &me, LEASE, 4).await;
         assert_eq!(page.len(), 4);
         let by_id = |i: usize| page.iter().find(|j| j.id == ids[i]).unwrap().clone();
         let mut cursor = JournalCursor::default();
@@ -77,12 +69,12 @@ async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
         // again. Lost to a takeover once stale, then completed by the taker
         // beside its next claim.
         db.advance(Duration::from_millis(20)).await;
-        let again = s.claim_page("q", &me, db.now(), LEASE, 2).await.unwrap();
+        let again = db.claim_page("q", &me, LEASE, 2).await;
         let released = again.iter().find(|j| j.id == ids[3]).expect("released job claimed again");
         assert_eq!(released.attempt, 1);
         db.advance(LEASE * 2).await;
         let thief = owner("h2", "b");
-        let taken = s.claim_page("q", &thief, db.now(), LEASE, 2).await.unwrap();
+        let taken = db.claim_page("q", &thief, LEASE, 2).await;
         let taken_over = taken.iter().find(|j| j.id == ids[3]).expect("reclaimed");
         let (outcome, _) =
             s.complete_and_claim(taken_over.fence(), None, "q", &thief, db.now(), LEASE, 1).await.unwrap();
@@ -99,14 +91,12 @@ async fn every_settle_appends_one_row_naming_the_attempt_and_its_owner() {
     }
 }
 
-#[tokio::test]
-async fn a_settle_whose_fence_is_refused_appends_nothing() {
-    for db in backends_with("journal_refused", StoreConfig::default()).await {
+backend_test! {
+    async fn a_settle_whose_fence_is_refused_appends_nothing(db) {
         let s = &db.store;
-        db.enqueue("q", json!(1)).await;
-        let old = db.claim("q", &owner("h", "a"), LEASE).await;
+        let old = db.enqueue_and_claim("q", &owner("h", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
-        let new = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("reclaimed");
+        let new = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("reclaimed");
         let mut cursor = JournalCursor::default();
         let lost = s.settlements(&mut cursor).await.unwrap();
         assert_eq!(summary(&lost), [(old.id.0, 1, old.token, SettlementOutcome::Lost)]);
@@ -121,14 +111,12 @@ async fn a_settle_whose_fence_is_refused_appends_nothing() {
     }
 }
 
-#[tokio::test]
-async fn a_deleted_jobs_settlement_stays_until_purge_says_it_is_old_enough() {
-    let deleting = StoreConfig::default().with_on_success(OnSuccess::Delete);
-    for db in backends_with("journal_delete_purge", deleting).await {
+backend_test! {
+    async fn a_deleted_jobs_settlement_stays_until_purge_says_it_is_old_enough(db with StoreConfig::default().with_on_success(OnSuccess::Delete)) {
         let s = &db.store;
         let ids = db.enqueue_n("q", 3).await;
         let me = owner("h", "a");
-        let page = s.claim_page("q", &me, db.now(), LEASE, 3).await.unwrap();
+        let page = db.claim_page("q", &me, LEASE, 3).await;
         let completions: Vec<_> = page[..2].iter().map(|j| (j.fence(), None)).collect();
         assert!(s.complete_many(&completions, db.now()).await.unwrap().iter().all(|o| o.is_updated()));
         let (outcome, _) = s.complete_and_claim(page[2].fence(), None, "q", &me, db.now(), LEASE, 1).await.unwrap();
@@ -150,18 +138,17 @@ async fn a_deleted_jobs_settlement_stays_until_purge_says_it_is_old_enough() {
     }
 }
 
-/// On SQLite ids commit in order, so the watermark is the last id read; a
-/// purge that empties the journal does not make ids start again below it.
-#[tokio::test]
-async fn a_cursor_reads_each_row_once_across_a_purge_that_empties_the_journal() {
-    for db in backends_with("journal_cursor_purge", StoreConfig::default()).await {
+backend_test! {
+    /// On SQLite ids commit in order, so the watermark is the last id read; a
+    /// purge that empties the journal does not make ids start again below it.
+    async fn a_cursor_reads_each_row_once_across_a_purge_that_empties_the_journal(db) {
         let s = &db.store;
         let me = owner("h", "a");
         let mut cursor = JournalCursor::default();
         let mut seen = Vec::new();
         for round in 0..3 {
             let id = db.enqueue("q", json!(round)).await;
-            let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+            let job = db.claim("q", &me, LEASE).await;
             assert!(s.complete(job.fence(), None, db.now()).await.unwrap().is_updated());
             let rows = s.settlements(&mut cursor).await.unwrap();
             assert_eq!(rows.iter().map(|r| r.job).collect::<Vec<_>>(), [id], "{} round {round}", db.label());

@@ -13,7 +13,7 @@ use leasehold::store::{
     StoreConfig, StoreError, JobState,
 };
 use serde_json::json;
-use store_support::{backends, owner, pg_schema_url, wall_now};
+use store_support::{attempts, backend_test, owner, pg_schema_url, wall_now};
 
 const EXTRA: MigrationSet = MigrationSet {
     namespace: "extra-tests",
@@ -104,9 +104,8 @@ fn newest_queue_id() -> i64 {
     queue_set_rows().last().map_or(0, |row| row.0)
 }
 
-#[tokio::test]
-async fn connect_installs_the_queue_set_in_its_block() {
-    for db in backends("mig_installs").await {
+backend_test! {
+    async fn connect_installs_the_queue_set_in_its_block(db) {
         let rows = migration_rows(&db.url).await;
         assert_eq!(rows[..3], [
                 (1001, "leasehold-queue".into(), "0001_jobs_and_attempts".into()),
@@ -118,9 +117,8 @@ async fn connect_installs_the_queue_set_in_its_block() {
     }
 }
 
-#[tokio::test]
-async fn installing_twice_changes_nothing() {
-    for db in backends("mig_twice").await {
+backend_test! {
+    async fn installing_twice_changes_nothing(db) {
         let before = migration_rows(&db.url).await;
         db.store.migrate(&[&QUEUE_MIGRATIONS]).await.unwrap();
         let again = Store::connect(&db.url).await.unwrap();
@@ -129,9 +127,8 @@ async fn installing_twice_changes_nothing() {
     }
 }
 
-#[tokio::test]
-async fn composed_sets_install_in_their_own_blocks() {
-    for db in backends("mig_composed").await {
+backend_test! {
+    async fn composed_sets_install_in_their_own_blocks(db) {
         db.store
             .migrate(&[&QUEUE_MIGRATIONS, &EXTRA])
             .await
@@ -149,9 +146,8 @@ async fn composed_sets_install_in_their_own_blocks() {
     }
 }
 
-#[tokio::test]
-async fn sets_sharing_a_block_are_refused_before_touching_the_database() {
-    for db in backends("mig_block_clash").await {
+backend_test! {
+    async fn sets_sharing_a_block_are_refused_before_touching_the_database(db) {
         let clash = MigrationSet {
             namespace: "intruder",
             id_block: 1000,
@@ -196,9 +192,8 @@ async fn concurrent_migrators_on_a_fresh_database_all_succeed_once() {
     }
 }
 
-#[tokio::test]
-async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error() {
-    for db in backends("mig_too_new").await {
+backend_test! {
+    async fn database_migrated_by_a_newer_build_is_refused_with_a_clear_error(db) {
         execute(
             &db.url,
             "INSERT INTO leasehold_migrations (id, namespace, name, applied_at)
@@ -312,7 +307,7 @@ async fn database_of_the_previous_schema_upgrades_and_keeps_its_attempt_history(
         old.migrate(&[&previous]).await.unwrap();
         // History as the previous build wrote it: a failed attempt, then a
         // success that its completion logged in leasehold_attempts.
-        let opts = EnqueueOptions { max_attempts: 3, ..Default::default() };
+        let opts = attempts(3);
         let id = old.enqueue("q", &json!(1), &opts, wall_now()).await.unwrap();
         // This build's claim skips paused queues (a table of migration 6):
         // a stand-in for the claims below, dropped before the upgrade.

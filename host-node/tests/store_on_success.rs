@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
 use leasehold::store::{
-    EnqueueOptions, FailOutcome, JobId, JobState, OnSuccess, Store, StoreConfig, StoreError,
+    FailOutcome, JobId, JobState, OnSuccess, Store, StoreConfig, StoreError,
 };
 use serde_json::json;
-use store_support::{TestDb, backends_with, owner, raw_rows, without_results};
+use store_support::{TestDb, attempts, backend_test, backends_with, keyed, owner, raw_rows, without_results};
 
 // As in store_fencing: long enough that a loaded machine never stalls a
 // whole window between two statements on PostgreSQL (real time).
@@ -40,19 +40,18 @@ async fn finished(db: &TestDb) -> (u64, u64) {
         .map_or((0, 0), |c| (c.succeeded, c.dead))
 }
 
-#[tokio::test]
-async fn a_completion_deletes_the_job_with_its_attempt_log_and_results() {
-    for db in backends_with("on_success_delete", deleting()).await {
+backend_test! {
+    async fn a_completion_deletes_the_job_with_its_attempt_log_and_results(db with deleting()) {
         let s = &db.store;
-        let twice = EnqueueOptions { max_attempts: 2, ..Default::default() };
-        let id = s.enqueue("q", &json!("x"), &twice, db.now()).await.unwrap();
+        let twice = attempts(2);
+        let id = db.enqueue_with("q", json!("x"), &twice).await;
         let me = owner("h", "a");
         // A failed first attempt (logged, with a result), then a second.
-        let first = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let first = db.claim("q", &me, LEASE).await;
         let failed = s.fail(first.fence(), "boom", Some(&json!({"exit": 1})), db.now()).await.unwrap();
         assert!(matches!(failed, FailOutcome::Retrying { .. }));
         db.advance(Duration::from_millis(1100)).await;
-        let second = s.claim("q", &me, db.now(), LEASE).await.unwrap().expect("the retry is due");
+        let second = db.try_claim("q", &me, LEASE).await.expect("the retry is due");
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1);
         assert_eq!(raw_rows(&db, &[id.0], "leasehold_results").await, 1);
 
@@ -66,33 +65,30 @@ async fn a_completion_deletes_the_job_with_its_attempt_log_and_results() {
     }
 }
 
-#[tokio::test]
-async fn a_stale_token_cannot_delete_the_job() {
-    for db in backends_with("on_success_stale", deleting()).await {
+backend_test! {
+    async fn a_stale_token_cannot_delete_the_job(db with deleting()) {
         let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        let old = db.claim("q", &owner("h1", "a"), LEASE).await;
+        let old = db.enqueue_and_claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         let new = db.claim("q", &owner("h2", "b"), LEASE).await;
-        assert_eq!((new.id, new.token > old.token), (id, true));
+        assert_eq!((new.id, new.token > old.token), (old.id, true));
 
         assert_eq!(s.complete(old.fence(), None, db.now()).await.unwrap(), FenceOutcome::LostToNewerToken);
-        let record = s.job(id).await.unwrap();
+        let record = s.job(old.id).await.unwrap();
         assert_eq!((record.state, record.token), (JobState::Running, new.token));
         // The lost attempt's log row goes with the job once the new owner completes it.
-        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 1);
+        assert_eq!(raw_rows(&db, &[old.id.0], "leasehold_attempts").await, 1);
         assert_eq!(s.complete(new.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
-        assert!(!exists(s, id).await);
-        assert_eq!(raw_rows(&db, &[id.0], "leasehold_attempts").await, 0);
+        assert!(!exists(s, old.id).await);
+        assert_eq!(raw_rows(&db, &[old.id.0], "leasehold_attempts").await, 0);
     }
 }
 
-#[tokio::test]
-async fn a_batch_deletes_only_the_jobs_whose_fence_holds() {
-    for db in backends_with("on_success_batch", deleting()).await {
+backend_test! {
+    async fn a_batch_deletes_only_the_jobs_whose_fence_holds(db with deleting()) {
         let s = &db.store;
         db.enqueue_n("q", 3).await;
-        let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 3).await.unwrap();
+        let page = db.claim_page("q", &owner("h", "a"), LEASE, 3).await;
         assert_eq!(page.len(), 3);
         let mut wrong = page[1].fence();
         wrong.token += 1;
@@ -116,7 +112,7 @@ async fn complete_and_claim_deletes_the_completed_job_and_claims_the_next() {
             let s = &db.store;
             db.enqueue_n("q", 3).await;
             let me = owner("h", "a");
-            let mut job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+            let mut job = db.claim("q", &me, LEASE).await;
             for _ in 0..2 {
                 let (outcome, page) = s.complete_and_claim(job.fence(), None, "q", &me, db.now(), LEASE, 1).await.unwrap();
                 assert_eq!(outcome, FenceOutcome::Updated, "{} every {every:?}", db.label());
@@ -130,25 +126,24 @@ async fn complete_and_claim_deletes_the_completed_job_and_claims_the_next() {
     }
 }
 
-#[tokio::test]
-async fn failed_and_dead_lettered_jobs_are_kept_and_a_deleted_jobs_key_is_free_again() {
-    for db in backends_with("on_success_keeps_dead", deleting()).await {
+backend_test! {
+    async fn failed_and_dead_lettered_jobs_are_kept_and_a_deleted_jobs_key_is_free_again(db with deleting()) {
         let s = &db.store;
         let me = owner("h", "a");
-        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
-        let dead = s.enqueue("q", &json!("dead"), &once, db.now()).await.unwrap();
-        let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let once = attempts(1);
+        let dead = db.enqueue_with("q", json!("dead"), &once).await;
+        let job = db.claim("q", &me, LEASE).await;
         assert_eq!(s.fail(job.fence(), "boom", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
         assert_eq!(s.job(dead).await.unwrap().state, JobState::Dead);
         assert_eq!(finished(&db).await, (0, 1));
 
-        let keyed = EnqueueOptions { idempotency_key: Some("k".into()), ..Default::default() };
-        let first = s.enqueue("q", &json!("first"), &keyed, db.now()).await.unwrap();
-        assert_eq!(s.enqueue("q", &json!("again"), &keyed, db.now()).await.unwrap(), first);
-        let job = s.claim("q", &me, db.now(), LEASE).await.unwrap().unwrap();
+        let keyed = keyed("k");
+        let first = db.enqueue_with("q", json!("first"), &keyed).await;
+        assert_eq!(db.enqueue_with("q", json!("again"), &keyed).await, first);
+        let job = db.claim("q", &me, LEASE).await;
         assert_eq!(job.id, first);
         s.complete(job.fence(), None, db.now()).await.unwrap();
-        let second = s.enqueue("q", &json!("second"), &keyed, db.now()).await.unwrap();
+        let second = db.enqueue_with("q", json!("second"), &keyed).await;
         assert_ne!(second, first, "{}: the key still named the deleted job", db.label());
     }
 }
@@ -159,22 +154,20 @@ async fn the_default_keeps_succeeded_jobs() {
     assert_eq!(StoreConfig::default().on_success, OnSuccess::Keep);
     for db in backends_with("on_success_keep", StoreConfig::default()).await {
         let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        let job = db.claim("q", &owner("h", "a"), LEASE).await;
+        let job = db.enqueue_and_claim("q", &owner("h", "a"), LEASE).await;
         s.complete(job.fence(), None, db.now()).await.unwrap();
-        assert_eq!(s.job(id).await.unwrap().state, JobState::Succeeded);
+        assert_eq!(s.job(job.id).await.unwrap().state, JobState::Succeeded);
         assert_eq!(finished(&db).await, (1, 0));
     }
 }
 
-/// An enqueue whose key conflicts with a job that a deleting completion
-/// removes before the enqueue reads its id inserts the job again, rather
-/// than failing: one task enqueues under one key while another completes
-/// (and so deletes) each job as soon as it is claimed. Every enqueue gets
-/// an id, and no key ever names two jobs at once.
-#[tokio::test]
-async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id() {
-    for db in backends_with("on_success_key_race", deleting()).await {
+backend_test! {
+    /// An enqueue whose key conflicts with a job that a deleting completion
+    /// removes before the enqueue reads its id inserts the job again, rather
+    /// than failing: one task enqueues under one key while another completes
+    /// (and so deletes) each job as soon as it is claimed. Every enqueue gets
+    /// an id, and no key ever names two jobs at once.
+    async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id(db with deleting()) {
         let deleter = db.second_store(deleting()).await;
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let worker = {
@@ -195,7 +188,7 @@ async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id() {
                 completed
             })
         };
-        let keyed = EnqueueOptions { idempotency_key: Some("k".into()), ..Default::default() };
+        let keyed = keyed("k");
         let started = std::time::Instant::now();
         let mut enqueued = 0u64;
         while started.elapsed() < Duration::from_secs(2) {
@@ -211,11 +204,10 @@ async fn enqueues_under_a_key_whose_job_is_being_deleted_always_get_an_id() {
     }
 }
 
-/// `tally` of a set of jobs counts those deleted once finished, so a `run`
-/// watching its jobs while another worker deletes them sees them settled.
-#[tokio::test]
-async fn a_tally_counts_the_deleted_jobs_apart() {
-    for db in backends_with("on_success_tally", deleting()).await {
+backend_test! {
+    /// `tally` of a set of jobs counts those deleted once finished, so a `run`
+    /// watching its jobs while another worker deletes them sees them settled.
+    async fn a_tally_counts_the_deleted_jobs_apart(db with deleting()) {
         let s = &db.store;
         let ids = db.enqueue_n("q", 3).await;
         let job = db.claim("q", &owner("h", "a"), LEASE).await;

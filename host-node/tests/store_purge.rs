@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use leasehold::store::{EnqueueOptions, JobState, Store, StoreError};
 use serde_json::json;
-use store_support::{TestDb, backends, owner, raw, raw_rows, without_results};
+use store_support::{TestDb, attempts, backend_test, owner, raw, raw_rows, without_results};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -19,13 +19,13 @@ const LEASE: Duration = Duration::from_secs(30);
 /// (dead-lettered). Answers (succeeded ids, dead ids).
 async fn finish(db: &TestDb, n: usize) -> (Vec<i64>, Vec<i64>) {
     let s = &db.store;
-    let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+    let once = attempts(1);
     let jobs: Vec<_> = (0..n).map(|i| (json!(i), once.clone())).collect();
     s.enqueue_many("q", &jobs, db.now()).await.unwrap();
     let me = owner("h", "a");
     let (mut done, mut dead) = (Vec::new(), Vec::new());
     while done.len() + dead.len() < n {
-        let page = s.claim_page("q", &me, db.now(), LEASE, 100).await.unwrap();
+        let page = db.claim_page("q", &me, LEASE, 100).await;
         assert!(!page.is_empty(), "{}: ran out of jobs to claim", db.label());
         let (even, odd): (Vec<_>, Vec<_>) = page.iter().partition(|j| j.payload.as_u64().unwrap() % 2 == 0);
         let result = json!({"exit": 0});
@@ -48,9 +48,8 @@ async fn exists(s: &Store, id: i64) -> bool {
     }
 }
 
-#[tokio::test]
-async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
-    for db in backends("purge_older").await {
+backend_test! {
+    async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else(db) {
         let s = &db.store;
         let (old_done, old_dead) = finish(&db, 6).await;
         db.advance(Duration::from_millis(1500)).await;
@@ -58,7 +57,7 @@ async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
         // Still to be worked: one queued, one running.
         let waiting = db.enqueue("q", json!("waiting")).await;
         let running = db.enqueue("q", json!("running")).await;
-        s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1).await.unwrap();
+        db.claim_page("q", &owner("h", "a"), LEASE, 1).await;
 
         let purged = s.purge(None, &[JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
         assert_eq!(purged, old_done.len() as u64);
@@ -88,9 +87,8 @@ async fn a_purge_removes_finished_jobs_older_than_the_span_and_nothing_else() {
     }
 }
 
-#[tokio::test]
-async fn a_purged_job_takes_its_attempt_log_and_results_with_it() {
-    for db in backends("purge_attempts").await {
+backend_test! {
+    async fn a_purged_job_takes_its_attempt_log_and_results_with_it(db) {
         let s = &db.store;
         let (done, dead) = finish(&db, 2).await;
         let ids = [done[0], dead[0]];
@@ -103,14 +101,13 @@ async fn a_purged_job_takes_its_attempt_log_and_results_with_it() {
     }
 }
 
-#[tokio::test]
-async fn a_purge_keeps_to_its_queue_when_given_one() {
-    for db in backends("purge_queue").await {
+backend_test! {
+    async fn a_purge_keeps_to_its_queue_when_given_one(db) {
         let s = &db.store;
         let me = owner("h", "a");
         for queue in ["keep", "q"] {
             s.enqueue(queue, &json!(queue), &EnqueueOptions::default(), db.now()).await.unwrap();
-            let job = s.claim(queue, &me, db.now(), LEASE).await.unwrap().unwrap();
+            let job = db.claim(queue, &me, LEASE).await;
             s.complete(job.fence(), None, db.now()).await.unwrap();
         }
         db.advance(Duration::from_millis(50)).await;
@@ -123,12 +120,11 @@ async fn a_purge_keeps_to_its_queue_when_given_one() {
     }
 }
 
-/// The walk steps from row to row through the primary key: ids far apart
-/// cost no more than ids side by side (a walk over fixed ranges of ids
-/// would take 10^11 statements here, and never end in time).
-#[tokio::test]
-async fn a_purge_over_ids_far_apart_walks_only_the_rows_there_are() {
-    for db in backends("purge_sparse").await {
+backend_test! {
+    /// The walk steps from row to row through the primary key: ids far apart
+    /// cost no more than ids side by side (a walk over fixed ranges of ids
+    /// would take 10^11 statements here, and never end in time).
+    async fn a_purge_over_ids_far_apart_walks_only_the_rows_there_are(db) {
         let s = &db.store;
         let (first, _) = finish(&db, 1).await;
         raw(
@@ -146,15 +142,14 @@ async fn a_purge_over_ids_far_apart_walks_only_the_rows_there_are() {
     }
 }
 
-#[tokio::test]
-async fn a_purge_walks_past_its_first_range_of_ids() {
-    for db in backends("purge_many").await {
+backend_test! {
+    async fn a_purge_walks_past_its_first_range_of_ids(db) {
         let s = &db.store;
         // More jobs than one range of ids, completed a page at a time.
         let n = 12_500;
         db.enqueue_n("q", n).await;
         loop {
-            let page = s.claim_page("q", &owner("h", "a"), db.now(), LEASE, 1000).await.unwrap();
+            let page = db.claim_page("q", &owner("h", "a"), LEASE, 1000).await;
             if page.is_empty() {
                 break;
             }
@@ -168,9 +163,8 @@ async fn a_purge_walks_past_its_first_range_of_ids() {
     }
 }
 
-#[tokio::test]
-async fn a_purge_of_jobs_still_to_be_worked_is_refused() {
-    for db in backends("purge_refused").await {
+backend_test! {
+    async fn a_purge_of_jobs_still_to_be_worked_is_refused(db) {
         let s = &db.store;
         let id = db.enqueue("q", json!(1)).await;
         for states in [&[JobState::Queued][..], &[JobState::Succeeded, JobState::Running], &[]] {

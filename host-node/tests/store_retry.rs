@@ -10,37 +10,26 @@ use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
 use leasehold::store::{
-    AttemptOutcome, EnqueueOptions, FailOutcome, JobState, RetryBackoff, StoreConfig,
+    AttemptOutcome, FailOutcome, JobState, StoreConfig,
 };
 use serde_json::json;
-use store_support::{backends_with, owner};
+use store_support::{attempts, backend_test, owner, retrying};
 
 const LEASE: Duration = Duration::from_millis(300);
 
+/// Retries after 300 ms, then 600, then 700 ms at most.
 fn quick_retry() -> StoreConfig {
-    StoreConfig::default().with_retry(RetryBackoff {
-        initial: Duration::from_millis(300),
-        max: Duration::from_millis(700),
-    })
+    retrying(Duration::from_millis(300), Duration::from_millis(700))
 }
 
-#[tokio::test]
-async fn failed_attempt_is_retried_after_a_doubling_backoff_then_dead_lettered() {
-    for db in backends_with("retry_backoff_then_dead", quick_retry()).await {
+backend_test! {
+    async fn failed_attempt_is_retried_after_a_doubling_backoff_then_dead_lettered(db with quick_retry()) {
         let s = &db.store;
-        let opts = EnqueueOptions {
-            max_attempts: 3,
-            ..Default::default()
-        };
-        let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
+        let id = db.enqueue_with("q", json!(1), &attempts(3)).await;
         let me = owner("h", "a");
         let mut expected_delays = [300u64, 600].into_iter();
         for attempt in 1..=3u32 {
-            let job = s
-                .claim("q", &me, db.now(), LEASE)
-                .await
-                .unwrap()
-                .expect("due");
+            let job = db.try_claim("q", &me, LEASE).await.expect("due");
             assert_eq!(job.attempt, attempt);
             let outcome = s
                 .fail(job.fence(), &format!("boom {attempt}"), None, db.now())
@@ -62,7 +51,7 @@ async fn failed_attempt_is_retried_after_a_doubling_backoff_then_dead_lettered()
                     db.label()
                 );
                 // Not due before the backoff has passed.
-                assert!(s.claim("q", &me, db.now(), LEASE).await.unwrap().is_none());
+                assert!(db.try_claim("q", &me, LEASE).await.is_none());
                 db.advance(Duration::from_millis(delay + 20)).await;
             } else {
                 assert_eq!(outcome, FailOutcome::DeadLettered);
@@ -87,29 +76,20 @@ async fn failed_attempt_is_retried_after_a_doubling_backoff_then_dead_lettered()
         );
         // A dead letter is never claimed again.
         db.advance(Duration::from_secs(1)).await;
-        assert!(s.claim("q", &me, db.now(), LEASE).await.unwrap().is_none());
+        assert!(db.try_claim("q", &me, LEASE).await.is_none());
         assert_eq!(s.counts().await.unwrap()[0].dead, 1);
     }
 }
 
-#[tokio::test]
-async fn backoff_stops_growing_at_its_ceiling() {
-    for db in backends_with("retry_backoff_ceiling", quick_retry()).await {
+backend_test! {
+    async fn backoff_stops_growing_at_its_ceiling(db with quick_retry()) {
         let s = &db.store;
-        let opts = EnqueueOptions {
-            max_attempts: 10,
-            ..Default::default()
-        };
-        let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
+        let id = db.enqueue_with("q", json!(1), &attempts(10)).await;
         let me = owner("h", "a");
         let mut last_delay = 0;
         for _ in 0..3 {
             db.advance(Duration::from_millis(800)).await;
-            let job = s
-                .claim("q", &me, db.now(), LEASE)
-                .await
-                .unwrap()
-                .expect("due");
+            let job = db.try_claim("q", &me, LEASE).await.expect("due");
             let FailOutcome::Retrying { at } = s.fail(job.fence(), "x", None, db.now()).await.unwrap()
             else {
                 panic!("retries left")
@@ -121,24 +101,14 @@ async fn backoff_stops_growing_at_its_ceiling() {
     }
 }
 
-#[tokio::test]
-async fn lease_lost_on_the_final_attempt_dead_letters_the_job() {
-    for db in backends_with("retry_lost_final_attempt", quick_retry()).await {
+backend_test! {
+    async fn lease_lost_on_the_final_attempt_dead_letters_the_job(db with quick_retry()) {
         let s = &db.store;
-        let opts = EnqueueOptions {
-            max_attempts: 1,
-            ..Default::default()
-        };
-        let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
+        let id = db.enqueue_with("q", json!(1), &attempts(1)).await;
         let first = db.claim("q", &owner("h1", "a"), LEASE).await;
         db.advance(LEASE * 2).await;
         // The reclaim finds no attempt left: nothing is handed out.
-        assert!(
-            s.claim("q", &owner("h2", "b"), db.now(), LEASE)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(db.try_claim("q", &owner("h2", "b"), LEASE).await.is_none());
         let record = s.job(id).await.unwrap();
         assert_eq!(record.state, JobState::Dead);
         assert!(

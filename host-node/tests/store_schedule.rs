@@ -15,7 +15,7 @@ use leasehold::core::schedule::{CatchUp, Overlap};
 use leasehold::schedule::Cadence;
 use leasehold::store::{JobState, MAX_ROUND_SLOTS, ScheduleSpec, Store, StoreConfig, StoreError};
 use serde_json::json;
-use store_support::{TestDb, backends, owner};
+use store_support::{TestDb, backend_test, backends, owner};
 
 /// A virtual "now" whose slots are in the past for a PostgreSQL server's
 /// clock, so their jobs are due there too. A whole minute.
@@ -96,9 +96,8 @@ async fn restart_after_downtime(db: &TestDb, catch_up: CatchUp, back: u64) -> Ve
     at
 }
 
-#[tokio::test]
-async fn a_restart_across_missed_slots_follows_the_catch_up_policy() {
-    for db in backends("schedule_restart").await {
+backend_test! {
+    async fn a_restart_across_missed_slots_follows_the_catch_up_policy(db) {
         let back = 10 * MIN + 30 * SEC;
         // all: each of the 10 missed slots, then the 11th on time.
         assert_eq!(restart_after_downtime(&db, CatchUp::All, back).await, (1..=11).collect::<Vec<_>>());
@@ -109,9 +108,8 @@ async fn a_restart_across_missed_slots_follows_the_catch_up_policy() {
     }
 }
 
-#[tokio::test]
-async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round() {
-    for db in backends("schedule_burst").await {
+backend_test! {
+    async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round(db) {
         let spec = every_slot("burst", Duration::from_secs(1));
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
         // 250 slots: more than one decision's burst limit (100).
@@ -121,9 +119,8 @@ async fn catch_up_all_after_a_long_downtime_enqueues_every_slot_in_one_round() {
     }
 }
 
-#[tokio::test]
-async fn a_longer_backlog_goes_on_in_the_next_rounds_without_holding_up_other_schedules() {
-    for db in backends("schedule_backlog").await {
+backend_test! {
+    async fn a_longer_backlog_goes_on_in_the_next_rounds_without_holding_up_other_schedules(db) {
         let spec = every_slot("backlog", Duration::from_secs(1));
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
         let other = every_slot("other", Duration::from_secs(60));
@@ -139,9 +136,8 @@ async fn a_longer_backlog_goes_on_in_the_next_rounds_without_holding_up_other_sc
     }
 }
 
-#[tokio::test]
-async fn no_overlap_skips_slots_while_the_long_job_is_queued_or_running() {
-    for db in backends("schedule_no_overlap").await {
+backend_test! {
+    async fn no_overlap_skips_slots_while_the_long_job_is_queued_or_running(db) {
         let mut spec = every("long", Duration::from_secs(1));
         spec.overlap = Overlap::Skip;
         db.store.add_schedule(&spec, Millis(T0)).await.unwrap();
@@ -169,9 +165,8 @@ async fn no_overlap_skips_slots_while_the_long_job_is_queued_or_running() {
     }
 }
 
-#[tokio::test]
-async fn overlap_is_allowed_by_default() {
-    for db in backends("schedule_overlap").await {
+backend_test! {
+    async fn overlap_is_allowed_by_default(db) {
         db.store.add_schedule(&every("busy", Duration::from_secs(1)), Millis(T0)).await.unwrap();
         for s in 1..=3 {
             db.store.run_due_schedules("sched", Millis(T0 + s * SEC)).await.unwrap();
@@ -180,9 +175,8 @@ async fn overlap_is_allowed_by_default() {
     }
 }
 
-#[tokio::test]
-async fn a_paused_schedule_enqueues_nothing_and_resumes_from_the_resume() {
-    for db in backends("schedule_pause").await {
+backend_test! {
+    async fn a_paused_schedule_enqueues_nothing_and_resumes_from_the_resume(db) {
         let s = &db.store;
         s.add_schedule(&every("p", Duration::from_secs(60)), Millis(T0)).await.unwrap();
         assert!(s.pause_schedule("p", Millis(T0 + 10 * SEC)).await.unwrap());
@@ -204,9 +198,8 @@ async fn a_paused_schedule_enqueues_nothing_and_resumes_from_the_resume() {
     }
 }
 
-#[tokio::test]
-async fn a_removed_schedule_stops_and_keeps_its_jobs() {
-    for db in backends("schedule_remove").await {
+backend_test! {
+    async fn a_removed_schedule_stops_and_keeps_its_jobs(db) {
         let s = &db.store;
         s.add_schedule(&every("gone", Duration::from_secs(1)), Millis(T0)).await.unwrap();
         s.run_due_schedules("sched", Millis(T0 + SEC)).await.unwrap();
@@ -219,9 +212,8 @@ async fn a_removed_schedule_stops_and_keeps_its_jobs() {
     }
 }
 
-#[tokio::test]
-async fn bad_schedules_are_refused_naming_the_mistake_and_nothing_changes() {
-    for db in backends("schedule_bad_input").await {
+backend_test! {
+    async fn bad_schedules_are_refused_naming_the_mistake_and_nothing_changes(db) {
         let s = &db.store;
         let original = s.add_schedule(&every("taken", Duration::from_secs(5)), Millis(T0)).await.unwrap();
         let cases: Vec<(ScheduleSpec, &str)> = vec![
@@ -245,9 +237,8 @@ async fn bad_schedules_are_refused_naming_the_mistake_and_nothing_changes() {
     }
 }
 
-#[tokio::test]
-async fn a_schedule_reads_back_as_added() {
-    for db in backends("schedule_read_back").await {
+backend_test! {
+    async fn a_schedule_reads_back_as_added(db) {
         let mut spec = ScheduleSpec::new("nightly", "sched", Cadence::cron("0 3 * * *", Some("Europe/Berlin")), json!({"command": "backup"}));
         spec.max_attempts = 7;
         spec.timeout = Some(Duration::from_secs(90));
@@ -262,9 +253,8 @@ async fn a_schedule_reads_back_as_added() {
     }
 }
 
-#[tokio::test]
-async fn the_drive_task_enqueues_due_slots_by_the_system_clock() {
-    for db in backends("schedule_drive").await {
+backend_test! {
+    async fn the_drive_task_enqueues_due_slots_by_the_system_clock(db) {
         let spec = every_slot("driven", Duration::from_secs(1));
         let added = db.store.add_schedule(&spec, store_support::wall_now()).await.unwrap();
         let task = tokio::spawn(leasehold::schedule::drive(db.store.clone(), "sched".to_owned()));

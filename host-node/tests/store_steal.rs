@@ -9,20 +9,16 @@ use std::time::Duration;
 
 use leasehold::core::Millis;
 use leasehold::core::lease::{EvidenceKind, FenceOutcome, LivenessEvidence, StealError};
-use leasehold::store::{AttemptOutcome, EnqueueOptions, JobId, StealOutcome, StoreError};
-use serde_json::json;
-use store_support::{TestDb, backends, owner};
+use leasehold::store::{AttemptOutcome, JobId, StealOutcome, StoreError};
+use store_support::{TestDb, backend_test, owner};
 
 const LEASE: Duration = Duration::from_secs(1);
 
 /// A job claimed by `owner("h1", "a")`, then left to go stale.
 async fn stale_job(db: &TestDb) -> (JobId, leasehold::store::ClaimedJob) {
-    let s = &db.store;
-    let opts = EnqueueOptions::default();
-    let id = s.enqueue("q", &json!(1), &opts, db.now()).await.unwrap();
-    let job = db.claim("q", &owner("h1", "a"), LEASE).await;
+    let job = db.enqueue_and_claim("q", &owner("h1", "a"), LEASE).await;
     db.advance(LEASE * 2).await;
-    (id, job)
+    (job.id, job)
 }
 
 fn evidence(kind: EvidenceKind, at: Millis) -> LivenessEvidence {
@@ -32,27 +28,32 @@ fn evidence(kind: EvidenceKind, at: Millis) -> LivenessEvidence {
     }
 }
 
-/// `owner(host, nonce)`'s steal of `id` on evidence of `kind` observed now,
-/// against the job's lease as it is now.
-async fn steal_now(db: &TestDb, id: JobId, (host, nonce): (&str, &str), kind: EvidenceKind) -> Result<StealOutcome, StoreError> {
+/// `owner(host, nonce)`'s steal of `id` now, on evidence of `kind` probed
+/// `probe_age_ms` before the steal's instant, against the job's lease as it
+/// is now.
+async fn steal_probed(
+    db: &TestDb,
+    id: JobId,
+    (host, nonce): (&str, &str),
+    kind: EvidenceKind,
+    probe_age_ms: u64,
+) -> Result<StealOutcome, StoreError> {
     let snapshot = db.store.job(id).await.unwrap().lease.unwrap();
     let now = db.now();
-    db.store.steal(id, &snapshot, &owner(host, nonce), &evidence(kind, now), now, LEASE).await
+    let probed = evidence(kind, Millis(now.0 - probe_age_ms));
+    db.store.steal(id, &snapshot, &owner(host, nonce), &probed, now, LEASE).await
 }
 
-#[tokio::test]
-async fn lease_expired_evidence_from_another_host_steals_a_stale_job() {
-    for db in backends("steal_lease_expired").await {
+/// [`steal_probed`] on evidence probed at the steal's instant.
+async fn steal_now(db: &TestDb, id: JobId, thief: (&str, &str), kind: EvidenceKind) -> Result<StealOutcome, StoreError> {
+    steal_probed(db, id, thief, kind, 0).await
+}
+
+backend_test! {
+    async fn lease_expired_evidence_from_another_host_steals_a_stale_job(db) {
         let (id, old) = stale_job(&db).await;
         let s = &db.store;
-        let snapshot = s.job(id).await.unwrap().lease.unwrap();
-        let now = db.now();
-        let thief = owner("h2", "b");
-        let ev = evidence(EvidenceKind::LeaseExpired, now);
-        let outcome = s
-            .steal(id, &snapshot, &thief, &ev, now, LEASE)
-            .await
-            .unwrap();
+        let outcome = steal_now(&db, id, ("h2", "b"), EvidenceKind::LeaseExpired).await.unwrap();
         let StealOutcome::Stolen(job) = outcome else {
             panic!("{}: {outcome:?}", db.label())
         };
@@ -73,9 +74,8 @@ async fn lease_expired_evidence_from_another_host_steals_a_stale_job() {
     }
 }
 
-#[tokio::test]
-async fn pid_evidence_is_accepted_only_on_the_owners_host() {
-    for db in backends("steal_pid_dead").await {
+backend_test! {
+    async fn pid_evidence_is_accepted_only_on_the_owners_host(db) {
         let (id, _) = stale_job(&db).await;
         let err = steal_now(&db, id, ("h2", "b"), EvidenceKind::SameHostPidDead).await.unwrap_err();
         assert!(matches!(err, StoreError::StealRefused(StealError::PidEvidenceFromOtherHost)), "{}: {err}", db.label());
@@ -84,9 +84,8 @@ async fn pid_evidence_is_accepted_only_on_the_owners_host() {
     }
 }
 
-#[tokio::test]
-async fn unreachable_evidence_is_accepted_only_across_hosts() {
-    for db in backends("steal_unreachable").await {
+backend_test! {
+    async fn unreachable_evidence_is_accepted_only_across_hosts(db) {
         let (id, _) = stale_job(&db).await;
         let unreachable = EvidenceKind::CrossHostUnreachableStale;
         let err = steal_now(&db, id, ("h1", "b"), unreachable).await.unwrap_err();
@@ -96,47 +95,25 @@ async fn unreachable_evidence_is_accepted_only_across_hosts() {
     }
 }
 
-#[tokio::test]
-async fn evidence_probed_before_the_steal_instant_is_refused() {
-    for db in backends("steal_evidence_not_fresh").await {
+backend_test! {
+    async fn evidence_probed_before_the_steal_instant_is_refused(db) {
         let (id, _) = stale_job(&db).await;
-        let s = &db.store;
-        let snapshot = s.job(id).await.unwrap().lease.unwrap();
-        let now = db.now();
-        let ev = evidence(EvidenceKind::LeaseExpired, Millis(now.0 - 1));
-        let err = s
-            .steal(id, &snapshot, &owner("h2", "b"), &ev, now, LEASE)
-            .await
-            .unwrap_err();
-        assert!(matches!(
-            err,
-            StoreError::StealRefused(StealError::EvidenceNotFresh { .. })
-        ));
+        let err = steal_probed(&db, id, ("h2", "b"), EvidenceKind::LeaseExpired, 1).await.unwrap_err();
+        assert!(matches!(err, StoreError::StealRefused(StealError::EvidenceNotFresh { .. })), "{err}");
         // Nothing was written.
-        assert_eq!(
-            s.job(id).await.unwrap().lease.unwrap().owner.nonce,
-            "a"
-        );
+        assert_eq!(db.store.job(id).await.unwrap().lease.unwrap().owner.nonce, "a");
     }
 }
 
-#[tokio::test]
-async fn live_lease_cannot_be_stolen_with_any_evidence() {
-    for db in backends("steal_live_lease").await {
-        let s = &db.store;
-        let id = db.enqueue("q", json!(1)).await;
-        db.claim("q", &owner("h1", "a"), LEASE).await;
-        let snapshot = s.job(id).await.unwrap().lease.unwrap();
-        let now = db.now();
+backend_test! {
+    async fn live_lease_cannot_be_stolen_with_any_evidence(db) {
+        let id = db.enqueue_and_claim("q", &owner("h1", "a"), LEASE).await.id;
         for (kind, thief) in [
-            (EvidenceKind::LeaseExpired, owner("h2", "b")),
-            (EvidenceKind::SameHostPidDead, owner("h1", "b")),
-            (EvidenceKind::CrossHostUnreachableStale, owner("h2", "b")),
+            (EvidenceKind::LeaseExpired, ("h2", "b")),
+            (EvidenceKind::SameHostPidDead, ("h1", "b")),
+            (EvidenceKind::CrossHostUnreachableStale, ("h2", "b")),
         ] {
-            let err = s
-                .steal(id, &snapshot, &thief, &evidence(kind, now), now, LEASE)
-                .await
-                .unwrap_err();
+            let err = steal_now(&db, id, thief, kind).await.unwrap_err();
             assert!(
                 matches!(
                     err,
@@ -149,9 +126,8 @@ async fn live_lease_cannot_be_stolen_with_any_evidence() {
     }
 }
 
-#[tokio::test]
-async fn steal_on_a_changed_snapshot_changes_nothing() {
-    for db in backends("steal_snapshot_changed").await {
+backend_test! {
+    async fn steal_on_a_changed_snapshot_changes_nothing(db) {
         let (id, old) = stale_job(&db).await;
         let s = &db.store;
         let snapshot = s.job(id).await.unwrap().lease.unwrap();
@@ -174,9 +150,8 @@ async fn steal_on_a_changed_snapshot_changes_nothing() {
     }
 }
 
-#[tokio::test]
-async fn steal_of_an_unknown_job_is_an_error() {
-    for db in backends("steal_unknown_job").await {
+backend_test! {
+    async fn steal_of_an_unknown_job_is_an_error(db) {
         let (id, _) = stale_job(&db).await;
         let snapshot = db.store.job(id).await.unwrap().lease.unwrap();
         let now = db.now();

@@ -13,16 +13,15 @@ use leasehold::store::{
     AttemptOutcome, EnqueueOptions, FailOutcome, JobId, JobState, JournalCursor, SettlementOutcome, StoreConfig, StoreError,
 };
 use serde_json::json;
-use store_support::{backends, owner, raw};
+use store_support::{attempts, backend_test, backends, owner, raw};
 
 const LEASE: Duration = Duration::from_secs(30);
 
-#[tokio::test]
-async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_attempt() {
-    for db in backends("steer_cancel_running").await {
+backend_test! {
+    async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_attempt(db) {
         let s = &db.store;
         let id = db.enqueue("q", json!(1)).await;
-        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
         let cancelled = s.cancel(&[id], Some("wrong input"), "ops@box", db.now()).await.unwrap();
         assert_eq!(cancelled, vec![id]);
 
@@ -42,7 +41,7 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
         let [attempt] = record.attempt_log.as_slice() else { panic!("{:?}", record.attempt_log) };
         assert_eq!(attempt.outcome, AttemptOutcome::LeaseLost);
         assert_eq!(attempt.error.as_deref(), Some("cancelled by ops@box: wrong input"));
-        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none(), "never retried");
+        assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none(), "never retried");
         let journal = s.settlements(&mut JournalCursor::default()).await.unwrap();
         let [row] = journal.as_slice() else { panic!("{}: {journal:?}", db.label()) };
         assert_eq!((row.job, row.outcome, row.token), (id, SettlementOutcome::Cancelled, job.token));
@@ -51,17 +50,16 @@ async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_atte
     }
 }
 
-#[tokio::test]
-async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
-    for db in backends("steer_cancel_queued").await {
+backend_test! {
+    async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim(db) {
         let s = &db.store;
         let now = db.enqueue("q", json!(1)).await;
         let later = EnqueueOptions { delay: Some(Duration::from_secs(1)), ..Default::default() };
-        let scheduled = s.enqueue("q", &json!(2), &later, db.now()).await.unwrap();
+        let scheduled = db.enqueue_with("q", json!(2), &later).await;
         let both = s.cancel(&[scheduled, now, now], None, "me", db.now()).await.unwrap();
         assert_eq!(both, vec![now, scheduled]);
         db.advance(Duration::from_millis(1100)).await;
-        assert!(s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().is_none());
+        assert!(db.try_claim("q", &owner("h", "a"), LEASE).await.is_none());
         let counts = s.counts().await.unwrap();
         assert_eq!((counts[0].cancelled, counts[0].queued), (2, 0));
         assert_eq!(s.job(now).await.unwrap().cancellation.unwrap().reason, None);
@@ -71,13 +69,12 @@ async fn cancelling_a_queued_or_scheduled_job_keeps_it_from_every_claim() {
     }
 }
 
-#[tokio::test]
-async fn cancelling_a_finished_or_unknown_job_names_it_and_changes_nothing() {
-    for db in backends("steer_cancel_refused").await {
+backend_test! {
+    async fn cancelling_a_finished_or_unknown_job_names_it_and_changes_nothing(db) {
         let s = &db.store;
         let queued = db.enqueue("q", json!(1)).await;
         let done = s.enqueue("q", &json!(2), &EnqueueOptions { priority: -1, ..Default::default() }, db.now()).await.unwrap();
-        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
         assert_eq!(job.id, done);
         s.complete(job.fence(), None, db.now()).await.unwrap();
 
@@ -143,13 +140,12 @@ async fn a_cancel_racing_the_completion_has_exactly_one_outcome() {
     }
 }
 
-#[tokio::test]
-async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds() {
-    for db in backends("steer_retry_dead").await {
+backend_test! {
+    async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds(db) {
         let s = &db.store;
-        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
-        let id = s.enqueue("q", &json!(1), &once, db.now()).await.unwrap();
-        let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let once = attempts(1);
+        let id = db.enqueue_with("q", json!(1), &once).await;
+        let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
         assert_eq!(s.fail(job.fence(), "boom", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
 
         let err = s.retry(&[id, JobId(999)], db.now()).await.unwrap_err();
@@ -160,7 +156,7 @@ async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds()
         let err = s.retry(&[id], db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::WrongState { state: "queued", .. }), "{err}");
 
-        let again = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("queued again");
+        let again = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("queued again");
         assert_eq!(again.attempt, 1, "{}: a fresh budget", db.label());
         assert_eq!(s.complete(again.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
         let record = s.job(id).await.unwrap();
@@ -170,25 +166,24 @@ async fn a_retried_dead_job_gets_a_fresh_budget_keeps_its_history_and_succeeds()
     }
 }
 
-#[tokio::test]
-async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id() {
-    for db in backends("steer_retry_bulk").await {
+backend_test! {
+    async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id(db) {
         let s = &db.store;
-        let once = EnqueueOptions { max_attempts: 1, ..Default::default() };
+        let once = attempts(1);
         let mut dead = Vec::new();
         for n in 0..3 {
-            dead.push(s.enqueue("q", &json!(n), &once, db.now()).await.unwrap());
-            let job = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+            dead.push(db.enqueue_with("q", json!(n), &once).await);
+            let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
             s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
         }
-        let other = s.enqueue("other", &json!(9), &once, db.now()).await.unwrap();
-        let job = s.claim("other", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let other = db.enqueue_with("other", json!(9), &once).await;
+        let job = db.try_claim("other", &owner("h", "a"), LEASE).await.expect("due");
         s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
         assert_eq!(s.retry_dead(Some("q"), db.now()).await.unwrap(), dead);
         assert_eq!(s.job(other).await.unwrap().state, JobState::Dead, "other queues are left alone");
         assert!(matches!(s.retry_dead(Some("nowhere"), db.now()).await, Err(StoreError::UnknownQueue(_))));
 
-        let cancelled = s.enqueue("q", &json!(5), &once, db.now()).await.unwrap();
+        let cancelled = db.enqueue_with("q", json!(5), &once).await;
         s.cancel(&[cancelled], None, "me", db.now()).await.unwrap();
         assert_eq!(s.retry(&[cancelled], db.now()).await.unwrap(), vec![cancelled]);
         let record = s.job(cancelled).await.unwrap();
@@ -196,20 +191,19 @@ async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id
     }
 }
 
-#[tokio::test]
-async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueues_land() {
-    for db in backends("steer_pause").await {
+backend_test! {
+    async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueues_land(db) {
         let s = &db.store;
         assert!(matches!(s.pause_queue("q", "me", db.now()).await, Err(StoreError::UnknownQueue(_))));
         db.enqueue("q", json!(1)).await;
-        let running = s.claim("q", &owner("h", "a"), db.now(), LEASE).await.unwrap().expect("due");
+        let running = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
         assert!(s.pause_queue("q", "me", db.now()).await.unwrap());
         assert!(!s.pause_queue("q", "me", db.now()).await.unwrap(), "paused already");
         let queued = db.enqueue("q", json!(2)).await;
         db.enqueue("elsewhere", json!(3)).await;
 
-        assert!(s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_none());
-        assert!(s.claim("elsewhere", &owner("h", "b"), db.now(), LEASE).await.unwrap().is_some());
+        assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none());
+        assert!(db.try_claim("elsewhere", &owner("h", "b"), LEASE).await.is_some());
         assert_eq!(s.heartbeat(running.fence(), db.now()).await.unwrap(), FenceOutcome::Updated);
         assert_eq!(s.complete(running.fence(), None, db.now()).await.unwrap(), FenceOutcome::Updated);
         let paused = s.paused_queues().await.unwrap();
@@ -217,15 +211,14 @@ async fn a_paused_queue_is_not_claimed_while_its_running_job_finishes_and_enqueu
 
         s.resume_queue("q").await.unwrap();
         assert!(matches!(s.resume_queue("q").await, Err(StoreError::NotPaused(_))));
-        let job = s.claim("q", &owner("h", "b"), db.now(), LEASE).await.unwrap().expect("resumed");
+        let job = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("resumed");
         assert_eq!(job.id, queued);
         assert!(s.paused_queues().await.unwrap().is_empty());
     }
 }
 
-#[tokio::test]
-async fn a_paused_queue_whose_jobs_were_all_deleted_can_still_be_resumed() {
-    for db in backends("steer_resume_emptied").await {
+backend_test! {
+    async fn a_paused_queue_whose_jobs_were_all_deleted_can_still_be_resumed(db) {
         let s = &db.store;
         db.enqueue("gone", json!(1)).await;
         s.pause_queue("gone", "me", db.now()).await.unwrap();

@@ -10,14 +10,13 @@ use std::time::Duration;
 
 use leasehold::store::{EnqueueOptions, StoreConfig};
 use serde_json::json;
-use store_support::backends;
+use store_support::{backend_test, backends};
 
 const SOON: Duration = Duration::from_secs(5);
 const QUIET: Duration = Duration::from_millis(300);
 
-#[tokio::test]
-async fn enqueue_of_due_work_wakes_local_subscribers_of_that_queue() {
-    for db in backends("wake_local").await {
+backend_test! {
+    async fn enqueue_of_due_work_wakes_local_subscribers_of_that_queue(db) {
         let s = &db.store;
         let mail = s.listen("mail").await.unwrap();
         let other = s.listen("other").await.unwrap();
@@ -25,34 +24,26 @@ async fn enqueue_of_due_work_wakes_local_subscribers_of_that_queue() {
         tokio::time::timeout(SOON, mail.notified())
             .await
             .expect("woken");
-        assert!(
-            tokio::time::timeout(QUIET, other.notified()).await.is_err()
-        );
+        assert!(tokio::time::timeout(QUIET, other.notified()).await.is_err());
         assert_eq!(mail.queue(), "mail");
     }
 }
 
-#[tokio::test]
-async fn delayed_enqueue_wakes_nobody() {
-    for db in backends("wake_delayed").await {
+backend_test! {
+    async fn delayed_enqueue_wakes_nobody(db) {
         let s = &db.store;
         let mail = s.listen("mail").await.unwrap();
         let later = EnqueueOptions {
             delay: Some(Duration::from_secs(60)),
             ..Default::default()
         };
-        s.enqueue("mail", &json!(1), &later, db.now())
-            .await
-            .unwrap();
-        assert!(
-            tokio::time::timeout(QUIET, mail.notified()).await.is_err()
-        );
+        db.enqueue_with("mail", json!(1), &later).await;
+        assert!(tokio::time::timeout(QUIET, mail.notified()).await.is_err());
     }
 }
 
-#[tokio::test]
-async fn wakes_arriving_while_nobody_waits_coalesce_into_one() {
-    for db in backends("wake_coalesce").await {
+backend_test! {
+    async fn wakes_arriving_while_nobody_waits_coalesce_into_one(db) {
         let s = &db.store;
         let mail = s.listen("mail").await.unwrap();
         for i in 0..5 {
@@ -63,9 +54,7 @@ async fn wakes_arriving_while_nobody_waits_coalesce_into_one() {
         tokio::time::timeout(SOON, mail.notified())
             .await
             .expect("one pending wake");
-        assert!(
-            tokio::time::timeout(QUIET, mail.notified()).await.is_err()
-        );
+        assert!(tokio::time::timeout(QUIET, mail.notified()).await.is_err());
     }
 }
 

@@ -9,7 +9,7 @@ mod store_support;
 use std::time::Duration;
 
 use leasehold::store::{StoreError, WorkerCounters};
-use store_support::{backends, owner};
+use store_support::{backend_test, owner};
 
 fn counters(n: u64) -> WorkerCounters {
     WorkerCounters {
@@ -24,9 +24,8 @@ fn counters(n: u64) -> WorkerCounters {
     }
 }
 
-#[tokio::test]
-async fn a_worker_is_one_row_that_keeps_its_start_and_never_moves_a_counter_back() {
-    for db in backends("workers_upsert").await {
+backend_test! {
+    async fn a_worker_is_one_row_that_keeps_its_start_and_never_moves_a_counter_back(db) {
         let s = &db.store;
         let me = owner("host-a", "nonce-a");
         s.record_worker("q", &me, &counters(1), false, db.now()).await.unwrap();
@@ -45,9 +44,8 @@ async fn a_worker_is_one_row_that_keeps_its_start_and_never_moves_a_counter_back
     }
 }
 
-#[tokio::test]
-async fn a_clean_stop_is_kept_and_each_queue_of_a_worker_is_its_own_row() {
-    for db in backends("workers_stop").await {
+backend_test! {
+    async fn a_clean_stop_is_kept_and_each_queue_of_a_worker_is_its_own_row(db) {
         let s = &db.store;
         let me = owner("host-a", "nonce-a");
         s.record_worker("a", &me, &counters(1), false, db.now()).await.unwrap();
@@ -60,9 +58,8 @@ async fn a_clean_stop_is_kept_and_each_queue_of_a_worker_is_its_own_row() {
     }
 }
 
-#[tokio::test]
-async fn workers_are_listed_most_recently_seen_first_and_purged_when_long_unseen() {
-    for db in backends("workers_list").await {
+backend_test! {
+    async fn workers_are_listed_most_recently_seen_first_and_purged_when_long_unseen(db) {
         let s = &db.store;
         s.record_worker("q", &owner("h", "old"), &counters(0), false, db.now()).await.unwrap();
         db.advance(Duration::from_millis(1500)).await;
@@ -78,9 +75,8 @@ async fn workers_are_listed_most_recently_seen_first_and_purged_when_long_unseen
     }
 }
 
-#[tokio::test]
-async fn a_record_with_a_bad_queue_or_no_nonce_is_refused_and_writes_nothing() {
-    for db in backends("workers_refused").await {
+backend_test! {
+    async fn a_record_with_a_bad_queue_or_no_nonce_is_refused_and_writes_nothing(db) {
         let s = &db.store;
         let bad_queue = s.record_worker("", &owner("h", "n"), &counters(0), false, db.now()).await;
         assert!(matches!(bad_queue, Err(StoreError::InvalidQueueName { .. })), "{}: {bad_queue:?}", db.label());

@@ -3,7 +3,7 @@
 //! `LEASEHOLD_TEST_PG_URL` is set — see scripts/pg-cluster.sh), owners, and
 //! a clock that is virtual on SQLite and real on PostgreSQL (which stamps
 //! leases with the server's clock, so its time can only pass for real).
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -76,6 +76,14 @@ impl TestDb {
             .expect("enqueue")
     }
 
+    /// Enqueues `payload` on `queue` now with `options`: the job's id.
+    pub async fn enqueue_with(&self, queue: &str, payload: serde_json::Value, options: &EnqueueOptions) -> JobId {
+        self.store
+            .enqueue(queue, &payload, options, self.now())
+            .await
+            .expect("enqueue")
+    }
+
     /// Enqueues `n` jobs on `queue` in one batch, due now, with the default
     /// options and the payloads `0`..`n`: their ids in order.
     pub async fn enqueue_n(&self, queue: &str, n: usize) -> Vec<JobId> {
@@ -86,11 +94,30 @@ impl TestDb {
     /// `claimant`'s claim on `queue` now, for `lease`, which must find a
     /// job.
     pub async fn claim(&self, queue: &str, claimant: &OwnerId, lease: Duration) -> ClaimedJob {
+        self.try_claim(queue, claimant, lease).await.expect("a job to claim")
+    }
+
+    /// `claimant`'s claim on `queue` now, for `lease`: the job it took, or
+    /// `None` when none was due.
+    pub async fn try_claim(&self, queue: &str, claimant: &OwnerId, lease: Duration) -> Option<ClaimedJob> {
+        self.store.claim(queue, claimant, self.now(), lease).await.expect("claim")
+    }
+
+    /// Enqueues one job (payload `1`) on `queue` and has `claimant` claim it
+    /// for `lease`: the claim.
+    pub async fn enqueue_and_claim(&self, queue: &str, claimant: &OwnerId, lease: Duration) -> ClaimedJob {
+        let id = self.enqueue(queue, serde_json::json!(1)).await;
+        let job = self.claim(queue, claimant, lease).await;
+        assert_eq!(job.id, id, "the claim took another job than the one enqueued");
+        job
+    }
+
+    /// `claimant`'s claim of up to `n` jobs on `queue` now, for `lease`.
+    pub async fn claim_page(&self, queue: &str, claimant: &OwnerId, lease: Duration, n: usize) -> Vec<ClaimedJob> {
         self.store
-            .claim(queue, claimant, self.now(), lease)
+            .claim_page(queue, claimant, self.now(), lease, n)
             .await
-            .expect("claim")
-            .expect("a job to claim")
+            .expect("claim_page")
     }
 
     /// A label for assertion messages.
@@ -147,7 +174,7 @@ pub async fn pg_schema_url(name: &str) -> Option<String> {
         );
         return None;
     };
-    let schema = format!("t_{name}");
+    let schema = schema_name(name);
     let admin = sqlx::PgPool::connect(&base)
         .await
         .expect("test cluster reachable");
@@ -160,6 +187,21 @@ pub async fn pg_schema_url(name: &str) -> Option<String> {
     admin.close().await;
     let sep = if base.contains('?') { '&' } else { '?' };
     Some(format!("{base}{sep}options[search_path]={schema}"))
+}
+
+/// `t_` and `name`, cut to PostgreSQL's 63-byte identifiers: a longer name
+/// keeps its first 44 bytes and gains a hash of the whole, so two long test
+/// names with a common start still get schemas of their own.
+#[cfg(feature = "postgres")]
+fn schema_name(name: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let full = format!("t_{name}");
+    if full.len() <= 63 {
+        return full;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    full.hash(&mut hasher);
+    format!("{}_{:016x}", &full[..46], hasher.finish())
 }
 
 /// A PostgreSQL database (a fresh schema) when the cluster is configured.
@@ -187,6 +229,60 @@ pub async fn backends_with(name: &str, config: StoreConfig) -> Vec<TestDb> {
     let mut dbs = vec![sqlite_db(config.clone()).await];
     dbs.extend(pg_db(name, config).await);
     dbs
+}
+
+/// Declares a `#[tokio::test]` that runs its body once on every backend
+/// [`backends_with`] opens (SQLite always, PostgreSQL when configured), the
+/// [`TestDb`] bound to the name in parentheses; the PostgreSQL schema is
+/// named after the test binary and the test:
+///
+/// ```ignore
+/// backend_test! {
+///     /// What the test shows.
+///     async fn claim_only_sees_its_own_queue(db) {
+///         assert!(db.try_claim("q", &owner("h", "n"), LEASE).await.is_none());
+///     }
+/// }
+/// ```
+///
+/// `(db with config)` opens the stores with that [`StoreConfig`] expression
+/// instead of the default one.
+macro_rules! backend_test {
+    ($(#[$attr:meta])* async fn $name:ident($db:ident $(with $config:expr)?) $body:block) => {
+        $(#[$attr])*
+        #[tokio::test]
+        async fn $name() {
+            let config = $crate::store_support::backend_test!(@config $($config)?);
+            let name = concat!(module_path!(), "_", stringify!($name));
+            for $db in $crate::store_support::backends_with(name, config).await $body
+        }
+    };
+    (@config) => { ::leasehold::store::StoreConfig::default() };
+    (@config $config:expr) => { $config };
+}
+#[allow(unused_imports)]
+pub(crate) use backend_test;
+
+/// The default config with failed attempts retried after `initial`, the
+/// wait doubling on each further failure up to `max`.
+pub fn retrying(initial: Duration, max: Duration) -> StoreConfig {
+    StoreConfig::default().with_retry(leasehold::store::RetryBackoff { initial, max })
+}
+
+/// The ids of `jobs`, in order.
+pub fn job_ids(jobs: &[ClaimedJob]) -> Vec<JobId> {
+    jobs.iter().map(|job| job.id).collect()
+}
+
+/// Enqueue options with an attempt budget of `max_attempts`, the rest
+/// default.
+pub fn attempts(max_attempts: u32) -> EnqueueOptions {
+    EnqueueOptions { max_attempts, ..EnqueueOptions::default() }
+}
+
+/// Enqueue options with the idempotency key `key`, the rest default.
+pub fn keyed(key: &str) -> EnqueueOptions {
+    EnqueueOptions { idempotency_key: Some(key.to_owned()), ..EnqueueOptions::default() }
 }
 
 /// Completions of `fences` with no result, for [`Store::complete_many`].
