@@ -11,6 +11,14 @@ fn slow_host(interval_ms: f64) -> Host {
     Host::new(options(interval_ms, 30_000.0), false, one_per_pass(), perform_ok(100))
 }
 
+/// A [`slow_host`] started, 5 ms into its first pass (its perform takes 100).
+fn started_mid_pass(interval_ms: f64) -> Host {
+    let mut host = slow_host(interval_ms);
+    host.runner.start(Millis(host.now));
+    host.run_until(host.now + 5);
+    host
+}
+
 fn passes(host: &Host) -> usize {
     host.ended.len()
 }
@@ -108,9 +116,7 @@ fn a_pass_that_outlives_its_stop_schedules_nothing_for_a_loop_started_again_sinc
 
 #[test]
 fn quiesce_answers_the_pass_in_flight_and_the_loop_can_start_again() {
-    let mut host = slow_host(10_000.0);
-    host.runner.start(Millis(host.now));
-    host.run_until(host.now + 5);
+    let mut host = started_mid_pass(10_000.0);
     let waiting = host.runner.quiesce().expect("a pass is in flight");
     assert!(host.report_of(waiting).is_none());
     host.run_until(host.now + 200);
@@ -141,9 +147,7 @@ fn after_dispose_start_tick_and_wake_do_nothing_and_tick_answers_idle() {
 
 #[test]
 fn dispose_during_a_pass_drains_it_and_a_second_dispose_answers_at_once() {
-    let mut host = slow_host(10.0);
-    host.runner.start(Millis(host.now));
-    host.run_until(host.now + 5);
+    let mut host = started_mid_pass(10.0);
     let pass = host.runner.dispose().expect("in flight");
     assert_eq!(host.runner.dispose(), None);
     host.run_until(host.now + 1_000);

@@ -5,7 +5,14 @@
 mod common;
 use common::*;
 use leasehold_core::event::Event;
+use leasehold_core::options::OptionsInput;
 use leasehold_core::runner::LogKind;
+
+/// The default options (1 s interval, 30 s stale window) with these
+/// `batchLimit` and `concurrency`.
+fn pool(batch_limit: Option<f64>, concurrency: Option<f64>) -> OptionsInput {
+    OptionsInput { batch_limit, concurrency, ..options(1000.0, 30000.0) }
+}
 
 #[test]
 fn empty_queue_answers_an_idle_report_after_one_claim() {
@@ -26,14 +33,11 @@ fn one_pass_claims_until_nothing_is_left() {
 
 #[test]
 fn batch_limit_bounds_claim_attempts_whatever_they_answer() {
-    let mut opts = options(1000.0, 30000.0);
-    opts.batch_limit = Some(10.0);
-    let mut host = Host::new(opts, false, queue(100), perform_ok(0));
+    let mut host = Host::new(pool(Some(10.0), None), false, queue(100), perform_ok(0));
     assert_eq!(host.tick().claimed, 10);
     assert_eq!(host.claims.len(), 10);
 
-    opts.batch_limit = Some(3.0);
-    let mut host = Host::new(opts, false, queue(2), perform_ok(0));
+    let mut host = Host::new(pool(Some(3.0), None), false, queue(2), perform_ok(0));
     host.tick();
     assert_eq!(host.claims.len(), 3, "the empty answer counts as an attempt");
 }
@@ -46,9 +50,7 @@ fn default_batch_limit_is_25() {
 
 #[test]
 fn nothing_to_claim_ends_the_pass_for_every_worker() {
-    let mut opts = options(1000.0, 30000.0);
-    opts.concurrency = Some(8.0);
-    let mut host = Host::new(opts, false, queue(3), perform_ok(50));
+    let mut host = Host::new(pool(None, Some(8.0)), false, queue(3), perform_ok(50));
     assert_eq!(host.tick(), report(3, 3, 0, 0));
     // Three items, then one empty answer: the other workers never claim again.
     assert_eq!(host.claims.len(), 4);
@@ -56,9 +58,7 @@ fn nothing_to_claim_ends_the_pass_for_every_worker() {
 
 #[test]
 fn a_raising_claim_ends_the_pass_keeps_what_was_done_and_is_logged_and_traced() {
-    let mut opts = options(1000.0, 30000.0);
-    opts.batch_limit = Some(10.0);
-    let mut host = Host::new(opts, true, claim_raising_at(3, 0, "db down"), perform_ok(0));
+    let mut host = Host::new(pool(Some(10.0), None), true, claim_raising_at(3, 0, "db down"), perform_ok(0));
     assert_eq!(host.tick(), report(2, 2, 0, 0));
     assert_eq!(host.claims.len(), 3);
     assert_eq!(host.logs, vec![(LogKind::ClaimFailed, "db down".to_string())]);
@@ -73,10 +73,7 @@ fn claims_stay_serialized_at_every_concurrency() {
         next += 1;
         Reply::After(1, Ok((next <= 30).then_some(next)))
     });
-    let mut opts = options(1000.0, 30000.0);
-    opts.batch_limit = Some(50.0);
-    opts.concurrency = Some(16.0);
-    let mut host = Host::new(opts, false, claim, perform_ok(3));
+    let mut host = Host::new(pool(Some(50.0), Some(16.0)), false, claim, perform_ok(3));
     assert_eq!(host.tick().performed, 30);
     assert_eq!(host.max_claims_in_flight, 1);
     assert!(host.max_performing > 1, "items overlap while claims are serialized");
@@ -85,10 +82,7 @@ fn claims_stay_serialized_at_every_concurrency() {
 #[test]
 fn concurrency_bounds_items_performed_at_once() {
     for (requested, expected) in [(1.0, 1), (4.0, 4), (2.9, 2), (0.0, 1), (-3.0, 1), (f64::NAN, 1), (f64::INFINITY, 1), (100.0, 64)] {
-        let mut opts = options(1000.0, 30000.0);
-        opts.batch_limit = Some(200.0);
-        opts.concurrency = Some(requested);
-        let mut host = Host::new(opts, false, queue(100), perform_ok(2));
+        let mut host = Host::new(pool(Some(200.0), Some(requested)), false, queue(100), perform_ok(2));
         assert_eq!(host.tick().performed, 100);
         assert_eq!(host.max_performing, expected, "concurrency {requested}");
     }
@@ -96,10 +90,7 @@ fn concurrency_bounds_items_performed_at_once() {
 
 #[test]
 fn the_pool_is_no_larger_than_the_batch_limit() {
-    let mut opts = options(1000.0, 30000.0);
-    opts.batch_limit = Some(3.0);
-    opts.concurrency = Some(16.0);
-    let host = Host::new(opts, false, queue(100), perform_ok(2));
+    let host = Host::new(pool(Some(3.0), Some(16.0)), false, queue(100), perform_ok(2));
     assert_eq!(host.runner.config().pool_size(), 3);
 }
 
@@ -108,9 +99,7 @@ fn a_raising_claim_with_workers_waiting_still_ends_the_pass() {
     // Seed: "a raising link in the claim chain must not leave the other
     // workers waiting forever". Items take long, so every worker waits on
     // the chain when the claim raises.
-    let mut opts = options(1000.0, 30000.0);
-    opts.concurrency = Some(8.0);
-    let mut host = Host::new(opts, false, claim_raising_at(4, 1, "refused"), perform_ok(100));
+    let mut host = Host::new(pool(None, Some(8.0)), false, claim_raising_at(4, 1, "refused"), perform_ok(100));
     assert_eq!(host.tick(), report(3, 3, 0, 0));
     assert!(host.runner.pass_in_flight().is_none());
 }

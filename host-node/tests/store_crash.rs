@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use leasehold::core::lease::{FenceOutcome, OwnerId};
 use leasehold::store::{AttemptOutcome, EnqueueOptions, JobId, JobState, Store, StoreConfig};
 use serde_json::json;
-use store_support::{pg_schema_url, wall_now};
+use store_support::{owner, pg_schema_url, wall_now};
 
 const LEASE: Duration = Duration::from_millis(1000);
 const HEARTBEAT_EVERY: Duration = Duration::from_millis(250);
@@ -45,13 +45,7 @@ fn crash_worker_process() {
         .expect("runtime");
     runtime.block_on(async move {
         let store = Store::connect(&url).await.expect("worker connects");
-        let me = OwnerId {
-            host_id: "crash-host".into(),
-            pid: std::process::id(),
-            nonce: format!("worker-{}", std::process::id()),
-            start_time: None,
-            boot_id: None,
-        };
+        let me = owner("crash-host", &format!("worker-{}", std::process::id()));
         let slots: Vec<_> = (0..2)
             .map(|_| tokio::spawn(work_slot(store.clone(), me.clone(), log.clone())))
             .collect();
@@ -317,13 +311,7 @@ async fn connection_dropped_before_a_settle_leaves_the_job_claimable_after_the_l
         .enqueue("q", &json!(1), &EnqueueOptions::default(), wall_now())
         .await
         .unwrap();
-    let me = OwnerId {
-        host_id: "h".into(),
-        pid: std::process::id(),
-        nonce: "victim".into(),
-        start_time: None,
-        boot_id: None,
-    };
+    let me = owner("h", "victim");
     let job = victim
         .claim("q", &me, wall_now(), LEASE)
         .await
@@ -341,10 +329,7 @@ async fn connection_dropped_before_a_settle_leaves_the_job_claimable_after_the_l
     assert_eq!((record.state, record.token), (JobState::Running, job.token));
 
     // Inside the lease nobody takes it; after it, it is reclaimed.
-    let thief = OwnerId {
-        nonce: "thief".into(),
-        ..me.clone()
-    };
+    let thief = owner("h", "thief");
     assert!(
         other
             .claim("q", &thief, wall_now(), LEASE)

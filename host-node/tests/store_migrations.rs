@@ -201,21 +201,13 @@ backend_test! {
         )
         .await;
         let err = Store::connect(&db.url).await.unwrap_err();
-        match &err {
-            StoreError::SchemaTooNew {
-                namespace,
-                applied_id,
-                known_id,
-                applied_name,
-            } => {
-                assert_eq!(
-                    (namespace.as_str(), *applied_id, *known_id),
-                    ("leasehold-queue", 1999, newest_queue_id())
-                );
-                assert_eq!(applied_name, "0999_from_the_future");
-            }
-            other => panic!("{}: {other}", db.label()),
-        }
+        let StoreError::SchemaTooNew { namespace, applied_id, known_id, applied_name } = &err else {
+            panic!("{}: {err}", db.label())
+        };
+        assert_eq!(
+            (namespace.as_str(), *applied_id, *known_id, applied_name.as_str()),
+            ("leasehold-queue", 1999, newest_queue_id(), "0999_from_the_future")
+        );
         assert!(err.to_string().contains("upgrade leasehold"), "{err}");
     }
 }

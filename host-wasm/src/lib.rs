@@ -173,21 +173,12 @@ pub fn recovery_delay_ms(failures: f64) -> f64 {
 #[cfg(feature = "runner")]
 #[wasm_bindgen]
 pub fn protocol() -> Object {
-    use protocol::op;
+    // Every record kind by the name its table row has, and the first event code.
     let ops = Object::new();
-    for (name, code) in [
-        ("claim", op::CLAIM),
-        ("perform", op::PERFORM),
-        ("renew", op::RENEW),
-        ("abort", op::ABORT),
-        ("drop", op::DROP),
-        ("log", op::LOG),
-        ("passEnded", op::PASS_ENDED),
-        ("more", op::MORE),
-        ("event", op::EVENT),
-    ] {
-        set(&ops, name, code);
+    for kind in &protocol::KINDS {
+        set(&ops, kind.name, kind.code);
     }
+    set(&ops, "event", protocol::op::EVENT);
     let events: Array = leasehold_core::event::EVENT_KINDS.iter().map(|k| JsValue::from_str(k.type_name)).collect();
     let logs: Array = protocol::LOG_KINDS.iter().map(|k| JsValue::from_str(k.suffix())).collect();
     let out = Object::new();

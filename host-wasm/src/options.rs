@@ -69,12 +69,7 @@ impl OptionsError {
 
     /// The JS error to throw: a `TypeError` or `RangeError` with this message.
     pub fn to_js(&self) -> JsValue {
-        let message = self.to_string();
-        if self.is_type_error() {
-            js_sys::TypeError::new(&message).into()
-        } else {
-            js_sys::RangeError::new(&message).into()
-        }
+        js_error(&self.to_string(), self.is_type_error())
     }
 }
 
@@ -89,6 +84,16 @@ impl fmt::Display for OptionsError {
             OptionsError::Invalid(e) => write!(f, "{e}"),
             OptionsError::Misspelt { key, option } => write!(f, "unknown option {key}: did you mean {option}?"),
         }
+    }
+}
+
+/// The JS error to throw with `message`: a `TypeError` (a value of the wrong
+/// kind) when `type_error`, else a `RangeError` (a number out of range).
+pub(crate) fn js_error(message: &str, type_error: bool) -> JsValue {
+    if type_error {
+        js_sys::TypeError::new(message).into()
+    } else {
+        js_sys::RangeError::new(message).into()
     }
 }
 

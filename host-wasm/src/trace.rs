@@ -31,7 +31,7 @@ use leasehold_core::event::{Event, FieldKind, PassReport, Value, EVENT_KINDS};
 use leasehold_core::trace_ring::{DEFAULT_TRACE_CAPACITY, SavedTrace, TRACE_FORMAT_VERSION, TraceRing, TraceRingError};
 use wasm_bindgen::prelude::*;
 
-use crate::options::kind_of;
+use crate::options::{js_error, kind_of};
 
 #[wasm_bindgen]
 extern "C" {
@@ -172,12 +172,7 @@ impl TraceError {
     /// The JS error to throw: `"<caller>: <self>"` as a `TypeError` or
     /// `RangeError`.
     pub fn to_js(&self, caller: Caller) -> JsValue {
-        let message = format!("{}: {self}", caller.js_name());
-        if self.is_type_error() {
-            js_sys::TypeError::new(&message).into()
-        } else {
-            js_sys::RangeError::new(&message).into()
-        }
+        js_error(&format!("{}: {self}", caller.js_name()), self.is_type_error())
     }
 }
 

@@ -130,12 +130,21 @@ impl<E> PassRun<E> {
         }
     }
 
-    /// The committed length of the source read (or why it could not be read).
-    pub(super) fn length(&mut self, state: &PumpState, len: Result<u64, E>) {
-        if self.waiting != Waiting::Length {
-            return;
+    /// Whether the pass waits for `answer`, which then ends the wait: an
+    /// answer the pass did not ask for (a stop came first) is ignored.
+    fn answers(&mut self, answer: Waiting) -> bool {
+        if self.waiting != answer {
+            return false;
         }
         self.waiting = Waiting::Nothing;
+        true
+    }
+
+    /// The committed length of the source read (or why it could not be read).
+    pub(super) fn length(&mut self, state: &PumpState, len: Result<u64, E>) {
+        if !self.answers(Waiting::Length) {
+            return;
+        }
         let Some(name) = self.reading.take() else { return };
         match len {
             Ok(len) => {
@@ -154,10 +163,9 @@ impl<E> PassRun<E> {
     /// Entry `current.next` gave `drafts` drafts (or failed: the source stops
     /// before it).
     pub(super) fn derived(&mut self, drafts: Result<usize, E>) {
-        if self.waiting != Waiting::Derived {
+        if !self.answers(Waiting::Derived) {
             return;
         }
-        self.waiting = Waiting::Nothing;
         let Some(current) = self.current.as_mut() else { return };
         match drafts {
             Ok(n) => {
@@ -187,9 +195,7 @@ impl<E> PassRun<E> {
     /// The append in flight settled: answers the watermarks it completed
     /// when it is durable.
     pub(super) fn appended(&mut self, state: &mut PumpState, result: Result<(), E>) -> Option<Vec<(String, u64)>> {
-        if self.waiting == Waiting::Appended {
-            self.waiting = Waiting::Nothing;
-        }
+        self.answers(Waiting::Appended);
         let completes = self.in_flight.take()?;
         match result {
             Ok(()) => {

@@ -5,14 +5,14 @@
 //! [`lease_is_alive`] with each context: one crossing per check.
 
 use super::policy::span;
-use crate::options::kind_of;
+use crate::options::{js_error, kind_of};
 use js_sys::Reflect;
 use leasehold_core::lease::{LeaseLiveness, LeasePolicy, OwnerId};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
 
 fn type_error(message: &str) -> JsValue {
-    js_sys::TypeError::new(message).into()
+    js_error(message, true)
 }
 
 /// `leaseLiveness`'s window, checked: `undefined` or `null` is the default
@@ -32,8 +32,7 @@ pub fn lease_liveness_window(stale_after_ms: &JsValue) -> Result<f64, JsValue> {
         return Err(type_error(&format!("leaseLiveness: staleAfterMs must be a number, got {got}")));
     };
     span("staleAfterMs", value).map(|ms| ms as f64).map_err(|refusal| {
-        let message = format!("leaseLiveness: {refusal}");
-        if refusal.is_type_error() { type_error(&message) } else { js_sys::RangeError::new(&message).into() }
+        js_error(&format!("leaseLiveness: {refusal}"), refusal.is_type_error())
     })
 }
 

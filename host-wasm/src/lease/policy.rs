@@ -4,7 +4,7 @@
 //! [`LeasePolicy::validate`], so JS gets the core's refusals with the broken
 //! relation named — in the option names JS uses.
 
-use crate::options::kind_of;
+use crate::options::{js_error, kind_of};
 use crate::options::names::near_miss_of;
 use core::fmt;
 use js_sys::{Array, Object, Reflect};
@@ -74,17 +74,12 @@ impl PolicyRefusal {
     /// non-finite number, `RangeError` for a number out of range or an
     /// unsafe set.
     pub fn to_js(&self) -> JsValue {
-        let message = self.to_string();
         let type_error = match self {
             PolicyRefusal::NotAnObject { .. } | PolicyRefusal::Misspelt { .. } | PolicyRefusal::WrongKind { .. } => true,
             PolicyRefusal::Invalid(e) => e.is_type_error(),
             PolicyRefusal::Unsafe(_) => false,
         };
-        if type_error {
-            js_sys::TypeError::new(&message).into()
-        } else {
-            js_sys::RangeError::new(&message).into()
-        }
+        js_error(&self.to_string(), type_error)
     }
 }
 

@@ -339,6 +339,17 @@ mod tests {
         store
     }
 
+    /// [`one_item`] (5 attempts) claimed at t=1000 by `a` (worker 0 on
+    /// host 0), and `b` (worker 1 on host 1) to take it over: the process
+    /// table, the store, `a`, `b`.
+    fn claimed_by_a(unfenced: bool) -> (ProcessTable, Store, Owner, Owner) {
+        let table = ProcessTable::new();
+        let mut store = one_item(5, unfenced);
+        let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
+        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        (table, store, a, b)
+    }
+
     /// The second claim of item 0 (token 2), taken over from `from` on `evidence`.
     fn stolen_second(from: Owner, evidence: EvidenceKind) -> Claimed {
         Claimed::Item { item: 0, token: 2, stolen: Some((from, evidence)) }
@@ -363,20 +374,14 @@ mod tests {
 
     #[test]
     fn a_lease_is_stolen_only_once_more_than_the_stale_window_passed() {
-        let table = ProcessTable::new();
-        let mut store = one_item(5, false);
-        let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
-        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        let (table, mut store, a, b) = claimed_by_a(false);
         assert_eq!(store.claim(&b, 0, Millis(1_100), &table, &[]), Claimed::Empty);
         assert_eq!(store.claim(&b, 0, Millis(1_101), &table, &[]), stolen_second(a, EvidenceKind::LeaseExpired));
     }
 
     #[test]
     fn renew_and_settle_land_only_under_the_current_token() {
-        let table = ProcessTable::new();
-        let mut store = one_item(5, false);
-        let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
-        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        let (table, mut store, _, b) = claimed_by_a(false);
         assert!(store.renew(0, 1, Millis(1_050)).landed);
         store.claim(&b, 0, Millis(1_151), &table, &[]);
         assert!(!store.renew(0, 1, Millis(1_160)).landed);
@@ -387,10 +392,8 @@ mod tests {
 
     #[test]
     fn the_unfenced_mutation_lands_a_stale_token_and_says_so() {
-        let table = ProcessTable::new();
-        let mut store = one_item(5, true);
-        store.claim(&owner(0, 0, 1), 0, Millis(1_000), &table, &[]);
-        store.claim(&owner(1, 1, 2), 0, Millis(1_101), &table, &[]);
+        let (table, mut store, _, b) = claimed_by_a(true);
+        store.claim(&b, 0, Millis(1_101), &table, &[]);
         assert_eq!(store.settle(0, 1), Written { landed: true, below_current: true });
     }
 
