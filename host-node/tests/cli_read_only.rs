@@ -86,28 +86,30 @@ fn inspect_all(bin: &Path, s: &Scratch) {
     assert!(events.contains("job-done") && events.contains("job-dead-lettered"), "{events}");
 }
 
-#[tokio::test]
-async fn inspection_reads_a_read_only_file_in_a_read_only_folder() {
+/// A [`finished_queue`] whose folder has `mode`, inspected by `nobody` with
+/// [`inspect_all`]: the scratch, the copied binary and its folder (kept
+/// alive), or `None` (after one line saying why) where `nobody` cannot run.
+async fn inspected_in_a_folder_of_mode(mode: u32) -> Option<(Scratch, tempfile::TempDir, PathBuf)> {
     if !can_run_as_nobody() {
-        return;
+        return None;
     }
     let s = Scratch::new();
-    let (_bin_dir, bin) = finished_queue(&s).await;
-    chmod(s.dir.path(), 0o555);
+    let (bin_dir, bin) = finished_queue(&s).await;
+    chmod(s.dir.path(), mode);
     inspect_all(&bin, &s);
+    Some((s, bin_dir, bin))
+}
+
+#[tokio::test]
+async fn inspection_reads_a_read_only_file_in_a_read_only_folder() {
+    let Some((s, _bin_dir, _)) = inspected_in_a_folder_of_mode(0o555).await else { return };
     assert!(!s.path("queue.db-shm").exists() && !s.path("queue.db-wal").exists(), "nothing was created");
     chmod(s.dir.path(), 0o700);
 }
 
 #[tokio::test]
 async fn inspection_reads_a_read_only_file_in_a_folder_it_may_write() {
-    if !can_run_as_nobody() {
-        return;
-    }
-    let s = Scratch::new();
-    let (_bin_dir, bin) = finished_queue(&s).await;
-    chmod(s.dir.path(), 0o777);
-    inspect_all(&bin, &s);
+    let Some((s, _bin_dir, bin)) = inspected_in_a_folder_of_mode(0o777).await else { return };
     // Nothing was written to the file: still the bytes root left.
     let out = as_nobody(&bin, &s, &["enqueue", "--", "true"]);
     assert!(!out.status.success(), "a write is refused: {out:?}");

@@ -335,18 +335,12 @@ backend_test! {
         let ids = db.enqueue_n("q", 3).await;
         let me = owner("h", "a");
         let first = db.claim("q", &me, LEASE).await;
-        let (done, next) = s
-            .complete_and_claim(first.fence(), None, "q", &me, db.now(), LEASE, 1)
-            .await
-            .unwrap();
+        let (done, next) = db.complete_and_claim(first.fence(), None, "q", &me, LEASE, 1).await;
         assert_eq!(done, FenceOutcome::Updated);
         assert_eq!(job_ids(&next), [ids[1]]);
         assert_eq!(s.job(ids[0]).await.unwrap().state, JobState::Succeeded);
         // A lost fence is reported, and the claim still happens.
-        let (again, last) = s
-            .complete_and_claim(first.fence(), None, "q", &me, db.now(), LEASE, 5)
-            .await
-            .unwrap();
+        let (again, last) = db.complete_and_claim(first.fence(), None, "q", &me, LEASE, 5).await;
         assert_eq!(again, FenceOutcome::LostNotRunning);
         assert_eq!(job_ids(&last), [ids[2]]);
         assert_eq!(s.job(ids[1]).await.unwrap().state, JobState::Running);
@@ -364,10 +358,7 @@ backend_test! {
         assert_eq!((taken.id, taken.reclaimed), (lost.id, true));
         // The first owner's completion rides a claim: the fence is lost to
         // the newer token, the job stays the thief's, the claim still lands.
-        let (outcome, page) = s
-            .complete_and_claim(lost.fence(), None, "q", &owner("h1", "a"), db.now(), LEASE, 5)
-            .await
-            .unwrap();
+        let (outcome, page) = db.complete_and_claim(lost.fence(), None, "q", &owner("h1", "a"), LEASE, 5).await;
         assert_eq!(outcome, FenceOutcome::LostToNewerToken);
         assert_eq!(job_ids(&page), [ids[1]]);
         let record = s.job(ids[0]).await.unwrap();

@@ -342,8 +342,7 @@ backend_test! {
         db.advance(Duration::from_millis(20)).await;
         let third = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("the retry is due");
         let done = json!({"exitCode": 0});
-        let (outcome, _) =
-            s.complete_and_claim(third.fence(), Some(&done), "q", &owner("h", "b"), db.now(), LEASE, 1).await.unwrap();
+        let (outcome, _) = db.complete_and_claim(third.fence(), Some(&done), "q", &owner("h", "b"), LEASE, 1).await;
         assert_eq!(outcome, FenceOutcome::Updated);
         assert_eq!(
             s.results(id).await.unwrap(),

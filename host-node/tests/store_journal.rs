@@ -76,8 +76,7 @@ backend_test! {
         let thief = owner("h2", "b");
         let taken = db.claim_page("q", &thief, LEASE, 2).await;
         let taken_over = taken.iter().find(|j| j.id == ids[3]).expect("reclaimed");
-        let (outcome, _) =
-            s.complete_and_claim(taken_over.fence(), None, "q", &thief, db.now(), LEASE, 1).await.unwrap();
+        let (outcome, _) = db.complete_and_claim(taken_over.fence(), None, "q", &thief, LEASE, 1).await;
         assert_eq!(outcome, FenceOutcome::Updated);
         let rows = s.settlements(&mut cursor).await.unwrap();
         let of_job: Vec<_> = rows.iter().filter(|r| r.job == ids[3]).collect();
@@ -119,7 +118,7 @@ backend_test! {
         let page = db.claim_page("q", &me, LEASE, 3).await;
         let completions: Vec<_> = page[..2].iter().map(|j| (j.fence(), None)).collect();
         assert!(s.complete_many(&completions, db.now()).await.unwrap().iter().all(|o| o.is_updated()));
-        let (outcome, _) = s.complete_and_claim(page[2].fence(), None, "q", &me, db.now(), LEASE, 1).await.unwrap();
+        let (outcome, _) = db.complete_and_claim(page[2].fence(), None, "q", &me, LEASE, 1).await;
         assert!(outcome.is_updated());
         assert!(s.job(ids[0]).await.is_err(), "{}: the job is deleted", db.label());
         let done = |rows: Vec<SettlementRecord>| {

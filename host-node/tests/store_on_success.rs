@@ -114,7 +114,7 @@ async fn complete_and_claim_deletes_the_completed_job_and_claims_the_next() {
             let me = owner("h", "a");
             let mut job = db.claim("q", &me, LEASE).await;
             for _ in 0..2 {
-                let (outcome, page) = s.complete_and_claim(job.fence(), None, "q", &me, db.now(), LEASE, 1).await.unwrap();
+                let (outcome, page) = db.complete_and_claim(job.fence(), None, "q", &me, LEASE, 1).await;
                 assert_eq!(outcome, FenceOutcome::Updated, "{} every {every:?}", db.label());
                 assert!(!exists(s, job.id).await, "{} every {every:?}: job {:?} kept", db.label(), job.id);
                 job = page.into_iter().next().expect("the next job");

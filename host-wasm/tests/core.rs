@@ -108,17 +108,27 @@ fn the_deadline_slot_holds_the_next_pass_of_a_started_loop_and_clears_on_stop() 
     assert_eq!(deadline(&core), None, "a stopped loop schedules nothing");
 }
 
-#[wasm_bindgen_test]
-fn a_renewal_answering_false_aborts_the_item_and_its_failure_counts_as_claim_lost() {
+/// A core with a heartbeat (stale after 3000 ms, renewals every 250 ms), and
+/// an `onEvent` sink when `traced`, whose tick at `at` claimed one item; its
+/// records so far taken.
+fn holding_one_item(traced: bool, at: f64) -> Core {
     let mut core = core_with(|o| {
         set(o, "heartbeat", func());
-        set(o, "onEvent", func());
+        if traced {
+            set(o, "onEvent", func());
+        }
         set(o, "staleAfterMs", 3000.0);
         set(o, "heartbeatEveryMs", 250.0);
     });
-    core.tick(1000.0);
-    core.claim_found(1000.0);
+    core.tick(at);
+    core.claim_found(at);
     take(&mut core);
+    core
+}
+
+#[wasm_bindgen_test]
+fn a_renewal_answering_false_aborts_the_item_and_its_failure_counts_as_claim_lost() {
+    let mut core = holding_one_item(true, 1000.0);
     assert_eq!(deadline(&core), Some(1250.0), "the first renewal is one interval after the claim");
     core.timeout(1250.0);
     let records = take(&mut core);
@@ -141,14 +151,7 @@ fn a_renewal_answering_false_aborts_the_item_and_its_failure_counts_as_claim_los
 
 #[wasm_bindgen_test]
 fn renewals_that_never_answer_lapse_the_claim() {
-    let mut core = core_with(|o| {
-        set(o, "heartbeat", func());
-        set(o, "staleAfterMs", 3000.0);
-        set(o, "heartbeatEveryMs", 250.0);
-    });
-    core.tick(0.0);
-    core.claim_found(0.0);
-    take(&mut core);
+    let mut core = holding_one_item(false, 0.0);
     let mut aborts = Vec::new();
     while let Some(at) = deadline(&core) {
         core.timeout(at);

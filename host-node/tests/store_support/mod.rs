@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use leasehold::core::Millis;
-use leasehold::core::lease::OwnerId;
-use leasehold::store::{BackendKind, ClaimedJob, EnqueueOptions, JobId, Store, StoreConfig};
+use leasehold::core::lease::{FenceOutcome, OwnerId};
+use leasehold::store::{BackendKind, ClaimedJob, EnqueueOptions, Fence, JobId, Store, StoreConfig};
+use serde_json::Value;
 
 /// The env var naming the throwaway PostgreSQL cluster.
 pub const PG_URL_VAR: &str = "LEASEHOLD_TEST_PG_URL";
@@ -118,6 +119,16 @@ impl TestDb {
             .claim_page(queue, claimant, self.now(), lease, n)
             .await
             .expect("claim_page")
+    }
+
+    /// Settles `fence` as done (with `result`, if any) and claims up to `n`
+    /// jobs on `queue` for `claimant` in the same round trip, now: the
+    /// settle's outcome and the page claimed.
+    pub async fn complete_and_claim(&self, fence: Fence, result: Option<&Value>, queue: &str, claimant: &OwnerId, lease: Duration, n: usize) -> (FenceOutcome, Vec<ClaimedJob>) {
+        self.store
+            .complete_and_claim(fence, result, queue, claimant, self.now(), lease, n)
+            .await
+            .expect("complete_and_claim")
     }
 
     /// A label for assertion messages.
