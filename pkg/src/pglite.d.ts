@@ -20,9 +20,13 @@ export interface PGliteLike {
 /**
  * The queue in the folder `dataDir` (created on first use, opened with
  * `PGlite.create(dataDir)` from the installed `@electric-sql/pglite`, closed by the queue's
- * `close()`), or over a PGlite instance the caller made (left open). One process at a time
- * may open a folder.
+ * `close()`), or over a PGlite instance the caller made (left open). One queue at a time
+ * may open a folder: it holds an exclusive `flock` on `<dataDir>/leasehold-queue.lock` until
+ * `close()` or until this process ends (where `sh` and util-linux's `flock` are missing, as on
+ * Windows, it opens without one, and keeping to one is yours).
  * @throws TypeError for anything else, or an unknown option.
+ * @throws Error with `code: 'QUEUE_IN_USE'` when another queue, in this process or another,
+ * has the folder open; nothing was opened.
  * @throws LeaseholdSchemaError as `leasehold/postgres`'s `connect`.
  */
 export declare function connect(target: { readonly dataDir: string } | PGliteLike, options?: PgliteConnectOptions): Promise<Queue>;

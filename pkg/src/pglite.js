@@ -14,7 +14,33 @@
  * LISTEN costs nothing extra.
  */
 
+const { mkdirSync } = require('node:fs');
+const path = require('node:path');
 const { createQueue } = require('./queue.js');
+const { WriterLock } = require('./eventlog-lock.js');
+
+/*
+ * PGlite takes no lock of its own: a second process (or a second connect in this one)
+ * opening the same folder runs beside the first, and whichever closes last writes its files
+ * over the other's, losing jobs the other committed. So a folder is opened under an
+ * exclusive flock on `<dataDir>/leasehold-queue.lock`, held by the event log's lock holder
+ * (a small `sh` + util-linux `flock` process that lets go when this process ends, even by
+ * SIGKILL). Where that cannot run (no `sh` or no `flock`: Windows, macOS without
+ * util-linux) the folder opens without it, as before; only a lock another holds refuses.
+ */
+async function lockFolder(dataDir) {
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    return await WriterLock.acquire(path.join(dataDir, 'leasehold-queue'));
+  } catch (error) {
+    if (error.reason !== 'in-use') return undefined;
+    const refusal = new Error(
+      `connect: the folder ${dataDir} is open in another queue (this process or another; ${path.join(dataDir, 'leasehold-queue.lock')} is locked): one process at a time may open a folder, close the other first`,
+    );
+    refusal.code = 'QUEUE_IN_USE';
+    throw refusal;
+  }
+}
 
 function isPGlite(db) {
   return (
@@ -27,7 +53,7 @@ function isPGlite(db) {
   );
 }
 
-function pgliteAdapter(db, owned) {
+function pgliteAdapter(db, owned, lock) {
   const rows = (result) => result.rows;
   const on = (tx) => {
     const via = (statement, values) => tx.query(statement.text, values).then(rows);
@@ -42,7 +68,14 @@ function pgliteAdapter(db, owned) {
     async listen(channel, onPayload) {
       return db.listen(channel, onPayload);
     },
-    close: () => (owned ? db.close() : Promise.resolve()),
+    close: async () => {
+      if (!owned) return;
+      try {
+        await db.close();
+      } finally {
+        await lock?.release();
+      }
+    },
   };
 }
 
@@ -59,6 +92,7 @@ function createPgliteApi(deps) {
       if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);
     }
     let db;
+    let lock;
     let owned = false;
     if (isPGlite(target)) {
       db = target;
@@ -72,15 +106,22 @@ function createPgliteApi(deps) {
       } catch (error) {
         throw new Error(`connect: leasehold/pglite needs the package @electric-sql/pglite (npm install @electric-sql/pglite): ${error.message}`);
       }
-      db = await PGlite.create(target.dataDir);
+      lock = await lockFolder(target.dataDir);
+      try {
+        db = await PGlite.create(target.dataDir);
+      } catch (error) {
+        await lock?.release();
+        throw error;
+      }
       owned = true;
     } else {
       throw new TypeError('connect: give { dataDir: "folder" } or a PGlite instance (new PGlite(...) from @electric-sql/pglite)');
     }
     try {
-      return await createQueue(pgliteAdapter(db, owned), deps, { owned }).open({ migrate: options.migrate !== false });
+      return await createQueue(pgliteAdapter(db, owned, lock), deps, { owned }).open({ migrate: options.migrate !== false });
     } catch (error) {
       if (owned) await db.close().catch(() => undefined);
+      await lock?.release();
       throw error;
     }
   }

@@ -52,6 +52,21 @@ test('jobs queued in a folder are worked once it is opened again, by a PGlite in
   assert.equal((await db.query('SELECT count(*)::int AS n FROM leasehold_jobs')).rows[0].n, 20, 'the instance is left open');
 });
 
+test('a folder open in one queue is refused to a second (PGlite would let both run, the last to close overwriting the other\'s jobs), and opens once the first closed', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'leasehold-pglite-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await connect({ dataDir });
+  const { id } = await first.enqueue('files', { n: 1 });
+  const beside = await connect({ dataDir }).catch((error) => error);
+  if (!(beside instanceof Error)) await beside.close();
+  await first.close();
+  assert.ok(beside instanceof Error && beside.code === 'QUEUE_IN_USE', `refused: ${beside}`);
+  assert.match(beside.message, /the folder .* is open in another queue/);
+  const second = await connect({ dataDir });
+  t.after(() => second.close());
+  assert.deepEqual((await second.job(id)).payload, { n: 1 }, 'the first queue\'s job is kept');
+});
+
 test('a target that is neither a folder nor a PGlite instance is refused', async () => {
   await assert.rejects(connect('/tmp/folder'), /give \{ dataDir: "folder" \} or a PGlite instance/);
   await assert.rejects(connect({ dataDir: '' }), /give \{ dataDir/);
