@@ -344,3 +344,20 @@ async fn jobs_and_show_name_a_queued_job_by_the_state_status_counts_it_under() {
     let queued = cli_support::stdout(&s, &["jobs", "--state", "queued"]);
     assert_eq!(queued.lines().filter(|l| l.contains("echo ")).count(), 3, "--state queued lists all three: {queued}");
 }
+
+#[tokio::test]
+async fn show_prints_the_result_of_a_job_another_kind_of_worker_completed() {
+    use leasehold::runner::Clock as _;
+    let s = Scratch::new();
+    let id = s.enqueue(&["--queue", "mail"], "echo not run by this tool");
+    // Completed as a leasehold/postgres handler or a Rust service would: its answer, no exit code.
+    let store = s.store().await;
+    let owner = leasehold::liveness::current_owner();
+    let now = leasehold::runner::TokioClock::new().now();
+    let job = store.claim("mail", &owner, now, std::time::Duration::from_secs(30)).await.unwrap().expect("the job");
+    let answer = serde_json::json!({ "sent": true, "to": "ada@example.com" });
+    assert!(store.complete(job.fence(), Some(&answer), now).await.unwrap().is_updated());
+    let shown = cli_support::stdout(&s, &["show", &id.to_string()]);
+    assert!(shown.contains(r#"  result:  {"sent":true,"to":"ada@example.com"}"#), "{shown}");
+    assert!(!shown.contains("exit:") && !shown.contains("output:"), "no exit code or output it never had: {shown}");
+}

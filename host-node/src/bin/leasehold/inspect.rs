@@ -186,6 +186,12 @@ fn print_attempt(n: usize, attempt: &AttemptRecord, result: Option<&Value>) {
         println!("  error:   {error}");
     }
     let Some(result) = result else { return };
+    // What another kind of worker answered (a `leasehold/postgres` handler, a Rust
+    // service's `Job`) has no exit code or output: its JSON is the result.
+    if result.get("output").is_none() {
+        println!("  result:  {result}");
+        return;
+    }
     match result.get("exitCode").and_then(Value::as_i64) {
         Some(code) => println!("  exit:    {code}"),
         None => println!("  exit:    none"),
