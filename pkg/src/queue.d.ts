@@ -47,7 +47,11 @@ export interface JobAttempt {
   readonly startedAt: number;
   /** When it ended; null while it runs. */
   readonly endedAt: number | null;
-  /** `succeeded`, `failed`, `lease-lost` (taken over after its lease went stale), `cancelled`. */
+  /**
+   * `succeeded`, `failed`, `lease-lost` (taken over after its lease went stale; on PostgreSQL
+   * and PGlite also a running attempt ended by `cancel`, its `error` then `cancelled by …`, as
+   * the Rust store logs it), `cancelled` (a running attempt ended by `cancel`, on IndexedDB).
+   */
   readonly outcome: string;
   /** The failure's message, or why the attempt was ended; null for a success. */
   readonly error: string | null;
