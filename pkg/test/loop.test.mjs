@@ -19,6 +19,12 @@ function gated() {
   return g;
 }
 
+/** A runner (the minimal options) over a fresh `gated()` source. */
+function gatedRunner() {
+  const g = gated();
+  return { g, runner: createJobRunner(base({ claim: g.claim, perform: g.perform })) };
+}
+
 test('start runs a pass at once, then one per interval; a second start does nothing', async (t) => {
   const clock = virtualTime(t, 0);
   const claims = [];
@@ -34,8 +40,7 @@ test('start runs a pass at once, then one per interval; a second start does noth
 });
 
 test('tick during a pass joins that pass', async () => {
-  const g = gated();
-  const runner = createJobRunner(base({ claim: g.claim, perform: g.perform }));
+  const { g, runner } = gatedRunner();
   const a = runner.tick();
   await settle();
   const b = runner.tick();
@@ -56,8 +61,7 @@ test('wake while idle runs one pass at once', async () => {
 });
 
 test('wakes during a pass coalesce into exactly one follow-up pass', async () => {
-  const g = gated();
-  const runner = createJobRunner(base({ claim: g.claim, perform: g.perform }));
+  const { g, runner } = gatedRunner();
   const first = runner.tick();
   await settle();
   for (let i = 0; i < 5; i += 1) runner.wake();
@@ -73,8 +77,7 @@ test('wakes during a pass coalesce into exactly one follow-up pass', async () =>
 });
 
 test('stop drops a follow-up that a wake had asked for', async () => {
-  const g = gated();
-  const runner = createJobRunner(base({ claim: g.claim, perform: g.perform }));
+  const { g, runner } = gatedRunner();
   const first = runner.tick();
   await settle();
   runner.wake();
@@ -105,8 +108,7 @@ test('a pass that outlives its stop schedules nothing for a loop started again s
 });
 
 test('quiesce stops and waits for the pass in flight, and the loop can start again', async () => {
-  const g = gated();
-  const runner = createJobRunner(base({ claim: g.claim, perform: g.perform }));
+  const { g, runner } = gatedRunner();
   runner.start();
   await settle();
   let quiet = false;
@@ -123,8 +125,7 @@ test('quiesce stops and waits for the pass in flight, and the loop can start aga
 });
 
 test('dispose waits for the pass in flight; afterwards start, tick and wake do nothing', async () => {
-  const g = gated();
-  const runner = createJobRunner(base({ claim: g.claim, perform: g.perform }));
+  const { g, runner } = gatedRunner();
   runner.tick();
   await settle();
   let disposed = false;

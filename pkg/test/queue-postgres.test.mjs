@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { connect, LeaseholdSchemaError } from 'leasehold/postgres';
 import { checkReports, checkShownStates, until } from './queue-reports.mjs';
+import { deferred } from './helpers.mjs';
 
 const url = process.env.LEASEHOLD_TEST_PG_URL;
 const skip = url ? false : 'LEASEHOLD_TEST_PG_URL is not set (scripts/pg-cluster.sh start): leasehold/postgres tests skipped';
@@ -147,26 +148,24 @@ test('a job whose fence moved under it has its handler aborted as a lost claim, 
   const { admin, schema, open } = await freshPool(t, 'lost');
   const queue = await open();
   const { id } = await queue.enqueue('lost', {});
-  let started;
-  const running = new Promise((resolve) => (started = resolve));
-  let aborted;
-  const reason = new Promise((resolve) => (aborted = resolve));
+  const running = deferred();
+  const aborted = deferred();
   const working = queue.work(
     'lost',
     (payload, ctx) =>
       new Promise((_, reject) => {
-        started();
+        running.resolve();
         ctx.signal.addEventListener('abort', () => {
-          aborted(ctx.signal.reason);
+          aborted.resolve(ctx.signal.reason);
           reject(ctx.signal.reason);
         });
       }),
     { staleAfterMs: 3_000, heartbeatMs: 50 },
   );
-  await running;
+  await running.promise;
   // Another claimant's token, as a takeover leaves it: the next renewal is refused.
   await admin.query(`UPDATE ${schema}.leasehold_jobs SET token = token + 1 WHERE id = $1`, [id]);
-  const lost = await reason;
+  const lost = await aborted.promise;
   assert.equal(lost?.code, 'CLAIM_LOST', String(lost));
   await working.dispose();
   const job = await queue.job(id);
@@ -177,20 +176,18 @@ test('a handler that reads its signal only after its job was cancelled finds it 
   const { open } = await freshPool(t, 'latesignal');
   const queue = await open();
   const { id } = await queue.enqueue('late', {});
-  let release;
-  const gate = new Promise((resolve) => (release = resolve));
-  let seen;
-  const done = new Promise((resolve) => (seen = resolve));
+  const gate = deferred();
+  const seen = deferred();
   const working = queue.work('late', async (payload, ctx) => {
-    await gate; // the cancel lands while the handler has not looked at its signal
-    seen({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
+    await gate.promise; // the cancel lands while the handler has not looked at its signal
+    seen.resolve({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
     throw ctx.signal.reason;
   });
   await until('the job to run', async () => (await queue.counts())[0]?.running === 1);
   await queue.cancel(id);
   await sleep(300); // the NOTIFY reaches the worker
-  release();
-  const { aborted, reason } = await done;
+  gate.resolve();
+  const { aborted, reason } = await seen.promise;
   assert.equal(aborted, true);
   assert.match(String(reason?.message), /job \d+ was cancelled/);
   await working.dispose();
