@@ -27,6 +27,16 @@ fn faulty_log(path: &std::path::Path, storage: &FaultyStorage) -> EventLog {
 }
 
 /// Drops records before 100 of sources other than `busy`.
+/// A [`faulty_log`] in a fresh temp folder over storage that has not failed
+/// yet: the folder (kept alive), the log's path, the storage (to make its
+/// next writes fail) and the log.
+fn fresh_log() -> (tempfile::TempDir, std::path::PathBuf, FaultyStorage, EventLog) {
+    let (dir, path) = temp_log();
+    let storage = FaultyStorage::new();
+    let log = faulty_log(&path, &storage);
+    (dir, path, storage, log)
+}
+
 fn old_and_quiet(source: &str, at: Millis) -> bool {
     at < Millis(100) && source != "busy"
 }
@@ -37,9 +47,7 @@ fn sources_and_times(path: &std::path::Path) -> Vec<(String, u64, u64)> {
 
 #[test]
 fn compaction_drops_old_records_of_quiet_sources_and_keeps_the_rest() {
-    let (_dir, path) = temp_log();
-    let storage = FaultyStorage::new();
-    let mut log = faulty_log(&path, &storage);
+    let (_dir, path, _storage, mut log) = fresh_log();
     let epoch = log.head().epoch;
     let dropped = log.compact(old_and_quiet, [("old", 3u64), ("busy", 2)]).unwrap();
     assert_eq!(dropped, 2);
@@ -81,9 +89,7 @@ fn compaction_dropping_everything_keeps_the_watermarks() {
 #[test]
 fn compaction_interrupted_before_the_rename_leaves_the_log_as_it_was() {
     for fail in ["temp fsync", "rename"] {
-        let (_dir, path) = temp_log();
-        let storage = FaultyStorage::new();
-        let mut log = faulty_log(&path, &storage);
+        let (_dir, path, storage, mut log) = fresh_log();
         let before = fs::read(&path).unwrap();
         match fail {
             "temp fsync" => storage.fail_temp_sync(),
@@ -101,9 +107,7 @@ fn compaction_interrupted_before_the_rename_leaves_the_log_as_it_was() {
 
 #[test]
 fn compaction_interrupted_after_the_rename_breaks_the_log_until_the_next_append_reopens_it() {
-    let (_dir, path) = temp_log();
-    let storage = FaultyStorage::new();
-    let mut log = faulty_log(&path, &storage);
+    let (_dir, path, storage, mut log) = fresh_log();
     let epoch = log.head().epoch;
     storage.fail_dir_sync();
     let err = log.compact(old_and_quiet, [("old", 3u64), ("busy", 2)]).unwrap_err();
