@@ -20,6 +20,14 @@ class EventLogError extends Error {
 
 const bad = (message) => new EventLogError(message, 'EVENTLOG_BAD_INPUT');
 
+/* Refuses an option `options` has that `known` does not list (a misspelt one would
+   otherwise be ignored without a word). */
+function knownOptions(options, known, who) {
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) throw bad(`${who}: unknown option ${JSON.stringify(name)} (known: ${known.join(', ')})`);
+  }
+}
+
 /* A wrong number as a refusal shows it: a string quoted and a bigint with its `n`,
    so that neither reads as the number it is not ('3' is not 3). */
 const shown = (value) =>
@@ -245,4 +253,4 @@ function checkMarks(pairs, ahead, who) {
   }
 }
 
-module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, MAX_VALUE_DEPTH };
+module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, knownOptions, MAX_VALUE_DEPTH };

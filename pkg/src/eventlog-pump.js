@@ -18,7 +18,7 @@
  * identity?(): object, quiet?(): boolean, logged?(position): void }`.
  */
 const { performance } = require('node:perf_hooks');
-const { EventLogError } = require('./eventlog-input.js');
+const { EventLogError, knownOptions } = require('./eventlog-input.js');
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -70,6 +70,8 @@ function createPumpApi(load, { EventLog }) {
 
     constructor(options) {
       if (options === null || typeof options !== 'object') throw bad('EventPump: options must be an object');
+      const known = ['path', 'sources', 'kickDelayMs', 'chunkSize', 'retryAfterMs', 'compactEveryMs', 'retentionMs', 'now', 'onNotice'];
+      knownOptions(options, known, 'EventPump');
       if (typeof options.path !== 'string' || options.path === '') throw bad('EventPump: path must be a non-empty string');
       this.#path = options.path;
       const kickDelayMs = checkMs(options, 'kickDelayMs', 50, 0);

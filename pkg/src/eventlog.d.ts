@@ -104,7 +104,7 @@ export class EventLog {
    * Opens the log at `path`, recovering it: a torn tail is cut back (epoch kept); a
    * corrupt file is set aside and a new log (new epoch) starts.
    * @throws {EventLogError} `EVENTLOG_BAD_INPUT` (missing or read-only folder, bad
-   * options), `EVENTLOG_IN_USE`, `EVENTLOG_IO`.
+   * options, an unknown option), `EVENTLOG_IN_USE`, `EVENTLOG_IO`.
    */
   static open(path: string, options?: EventLogOptions): Promise<OpenedEventLog>;
   /**

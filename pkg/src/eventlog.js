@@ -17,7 +17,7 @@
 const fs = require('node:fs');
 const { promisify } = require('node:util');
 const { WriterLock } = require('./eventlog-lock.js');
-const { EventLogError, draftsBatch, checkMarks, marksOf } = require('./eventlog-input.js');
+const { EventLogError, draftsBatch, checkMarks, knownOptions, marksOf } = require('./eventlog-input.js');
 const { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath } = require('./eventlog-files.js');
 
 const fdatasync = promisify(fs.fdatasync);
@@ -107,6 +107,7 @@ function createEventLogApi(wasm) {
       if (options === null || typeof options !== 'object') {
         throw new EventLogError('EventLog.open: options must be an object', 'EVENTLOG_BAD_INPUT');
       }
+      knownOptions(options, ['maxBatch', 'onNotice', 'writerLock'], 'EventLog.open');
       checkPath(path);
       const maxBatch = checkMaxBatch(options.maxBatch);
       const notify = options.onNotice ?? ((text) => process.stderr.write(`leasehold: ${text}\n`));

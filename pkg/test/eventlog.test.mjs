@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { EventLog, readEventLog, tempLog, drafts, notices } from './eventlog-helpers.mjs';
+import { EventLog, EventPump, readEventLog, tempLog, drafts, notices } from './eventlog-helpers.mjs';
 
 test('a new log is created, appends come back in order with their sequence numbers', async (t) => {
   const file = tempLog(t);
@@ -153,6 +153,9 @@ test('bad input is refused naming the cause, and nothing is written', async (t) 
   const file = tempLog(t);
   await assert.rejects(EventLog.open(path.join(path.dirname(file), 'missing', 'events.log')), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /does not exist/.test(e.message));
   await assert.rejects(EventLog.open(file, { maxBatch: 0 }), /maxBatch must be an integer/);
+  await assert.rejects(EventLog.open(file, { maxbatch: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventLog.open: unknown option "maxbatch" \(known: maxBatch, onNotice, writerLock\)/.test(e.message));
+  await assert.rejects(EventPump.open({ path: file, chunksize: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventPump: unknown option "chunksize" \(known: path, sources, /.test(e.message));
+  assert.equal(fs.existsSync(file), false, 'nothing was opened');
   const { log } = await EventLog.open(file);
   await log.append(drafts(1), { jobs: 5 });
   const before = fs.readFileSync(file);
