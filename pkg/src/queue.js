@@ -339,6 +339,9 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       checkOpen('cancel');
       const list = input.jobIds('cancel', ids);
       if (options === null || typeof options !== 'object') throw new TypeError('cancel: options must be an object');
+      for (const name of Object.keys(options)) {
+        if (name !== 'reason') throw new TypeError(`cancel: unknown option ${JSON.stringify(name)} (known: reason)`);
+      }
       const reason = options.reason === undefined ? null : input.storableText(options.reason);
       const by = `${os.userInfo().username}@${owner.host}`;
       const note = reason === null ? `cancelled by ${by}` : `cancelled by ${by}: ${reason}`;

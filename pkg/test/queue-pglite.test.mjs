@@ -128,4 +128,7 @@ test('bad input is refused naming the cause, and nothing is queued: a schema mis
   for (const [payload, message] of refusals) await assert.rejects(queue.enqueue('q', payload), message);
   await assert.rejects(queue.enqueue('q', {}, { idempotencyKey: 'a\u0000b' }), /idempotencyKey holds the NUL character/);
   assert.deepEqual(await queue.counts(), [], 'nothing was queued');
+  const { id } = await queue.enqueue('q', {});
+  await assert.rejects(queue.cancel([id], { reasn: 'typo' }), /cancel: unknown option "reasn" \(known: reason\)/);
+  assert.equal((await queue.job(id)).state, 'queued', 'a cancel with a misspelt option changes nothing');
 });
