@@ -29,7 +29,12 @@ const { WriterLock } = require('./eventlog-lock.js');
  * util-linux) the folder opens without it, as before; only a lock another holds refuses.
  */
 async function lockFolder(dataDir) {
-  mkdirSync(dataDir, { recursive: true });
+  // Made as PGlite makes it (its parent must exist), so that the lock file can go inside.
+  try {
+    mkdirSync(dataDir);
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+  }
   try {
     return await WriterLock.acquire(path.join(dataDir, 'leasehold-queue'));
   } catch (error) {
