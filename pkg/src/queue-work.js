@@ -60,6 +60,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
 
   /** Claimed jobs not yet handed to a slot, each with when its lease was last stamped (`at`). */
   const page = [];
+  let disposing; // dispose()'s promise, once it was called
   let paging; // the page claim (or renewal) in flight, which every slot without a job waits on
   /** Jobs whose outcome is held, not yet settled: claims leave them alone. */
   const held = new Set();
@@ -85,6 +86,9 @@ function startWork(store, api, policy, queue, handler, options = {}) {
 
   async function claim() {
     for (;;) {
+      // Disposing: no job is handed out any more (a runner's pass would otherwise go on
+      // claiming until the queue is empty); the page's jobs go back to the queue.
+      if (disposing !== undefined) return null;
       const next = page[0];
       if (next === undefined) {
         if ((await turn(claimPage)) === 0 && page.length === 0) return null;
@@ -223,7 +227,6 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const unsubscribe = store.subscribe(queue, wake, cancelled);
   for (const runner of runners) runner.start();
 
-  let disposing;
   async function dispose() {
     disposing ??= (async () => {
       unsubscribe();

@@ -67,6 +67,30 @@ test('a folder open in one queue is refused to a second (PGlite would let both r
   assert.deepEqual((await second.job(id)).payload, { n: 1 }, 'the first queue\'s job is kept');
 });
 
+test('dispose() stops claiming: the running job finishes, the jobs claimed ahead go back unstarted, the rest stay queued', async (t) => {
+  const { queue } = await inMemory(t);
+  for (let i = 0; i < 8; i += 1) await queue.enqueue('t', { i });
+  let started;
+  const first = new Promise((resolve) => (started = resolve));
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  const ran = [];
+  const working = queue.work('t', async (payload) => {
+    ran.push(payload.i);
+    started();
+    await gate;
+    return payload.i;
+  }, { concurrency: 1, pageSize: 3, pollMs: 10 });
+  await first;
+  const disposed = working.dispose();
+  release();
+  await disposed;
+  assert.deepEqual(ran, [0], 'only the job running when dispose() was called ran');
+  const [counts] = await queue.counts();
+  assert.equal(counts.succeeded, 1);
+  assert.equal(counts.queued, 7, 'the others are queued again, unstarted (no attempt counted)');
+});
+
 test('a target that is neither a folder nor a PGlite instance is refused', async () => {
   await assert.rejects(connect('/tmp/folder'), /give \{ dataDir: "folder" \} or a PGlite instance/);
   await assert.rejects(connect({ dataDir: '' }), /give \{ dataDir/);
