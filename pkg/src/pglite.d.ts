@@ -23,7 +23,8 @@ export interface PGliteLike {
  * `close()`), or over a PGlite instance the caller made (left open). One queue at a time
  * may open a folder: it holds an exclusive `flock` on `<dataDir>/leasehold-queue.lock` until
  * `close()` or until this process ends (where `sh` and util-linux's `flock` are missing, as on
- * Windows, it opens without one, and keeping to one is yours).
+ * Windows, it opens without one, and keeping to one is yours; PGlite's `memory://` is no folder
+ * and takes none).
  * @throws TypeError for anything else, or an unknown option.
  * @throws Error with `code: 'QUEUE_IN_USE'` when another queue, in this process or another,
  * has the folder open; nothing was opened.

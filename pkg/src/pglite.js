@@ -29,6 +29,9 @@ const { WriterLock } = require('./eventlog-lock.js');
  * util-linux) the folder opens without it, as before; only a lock another holds refuses.
  */
 async function lockFolder(dataDir) {
+  // PGlite's own schemes (`memory://`, `idb://NAME`, `file://PATH`) are not a folder path:
+  // handed over as they are, unlocked.
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dataDir)) return undefined;
   // Made as PGlite makes it (its parent must exist), so that the lock file can go inside.
   try {
     mkdirSync(dataDir);

@@ -2,7 +2,7 @@
 // the process that queued them; a PGlite instance given is left open; bad targets are refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -65,6 +65,9 @@ test('a folder open in one queue is refused to a second (PGlite would let both r
   const second = await connect({ dataDir });
   t.after(() => second.close());
   assert.deepEqual((await second.job(id)).payload, { n: 1 }, 'the first queue\'s job is kept');
+  const memory = await connect({ dataDir: 'memory://' });
+  await memory.close();
+  assert.equal(fs.existsSync('memory:'), false, 'PGlite\'s memory:// is not taken for a folder');
 });
 
 test('dispose() stops claiming: the running job finishes, the jobs claimed ahead go back unstarted, the rest stay queued', async (t) => {
