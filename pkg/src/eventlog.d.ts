@@ -138,7 +138,10 @@ export class EventLog {
   readonly path: string;
   readonly maxBatch: number;
   readonly epoch: bigint;
-  /** The sequence number the next record gets. */
+  /**
+   * The sequence number the next record gets. Numbers grow with gaps: a reopened log goes on
+   * at {@link MAX_CHUNK_SIZE} past its last record, so no number a reader saw is reused.
+   */
   readonly head: number;
   /** Records in the log. */
   readonly records: number;
