@@ -123,6 +123,11 @@ async fn late_commit(db: &TestDb) {
     .execute(&mut open_tx)
     .await
     .unwrap();
+    // The reader turns while the open transaction holds the newest
+    // transaction id: a fence taken from a snapshot's xmax (one past the
+    // latest completed transaction) would equal the open one's id and pass
+    // its row before it commits.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let after = settle_one(db, "b").await;
     // The later commit has the higher id: logging it now would move the
     // watermark past the open row, which would then never be logged.

@@ -1,5 +1,14 @@
--- settlement_next_xid: the next transaction id to be assigned, as of this
--- statement's snapshot (its xmax).
+-- settlement_next_xid: a transaction id taken now, for the journal's fence:
+-- every transaction that took a journal id before this statement ran had
+-- its own transaction id already (each append modifies its job row first),
+-- and ids are assigned in increasing order, so each of those is lower than
+-- the one this answers. A snapshot's xmax can not stand in for it: xmax is
+-- one past the latest *completed* transaction, and a transaction still
+-- running may hold that id or a higher one, so a read whose xmin reached
+-- xmax could pass a row of a transaction still open (and skip it for good
+-- once it commits). Run in a statement of its own, after
+-- settlement_id_taken, and only while ids were taken past what the reader
+-- holds, so an idle reader takes no transaction ids.
 --
 -- Returns one row: the xid (text).
-SELECT pg_snapshot_xmax(pg_current_snapshot())::text
+SELECT pg_current_xact_id()::text

@@ -15,7 +15,7 @@
 //! source reads the journal with a [`JournalCursor`] (each row once, none
 //! skipped: see its docs) and moves its length only past ids it knows are
 //! final, by a fence ([`Store::settlement_fence`]): the highest id taken so
-//! far and, read after it, the next transaction id; once a read's `xmin`
+//! far and, taken after it, a transaction id; once a read's `xmin`
 //! reaches that transaction id, every transaction that held an id up to the
 //! fence's has ended. A transaction left open holds the length back (its
 //! row is never skipped) until it ends.
@@ -165,7 +165,8 @@ impl SettlementSource {
     /// One read of the journal: answers whether the committed length moved.
     async fn read(&self, store: &Store, cursor: &mut JournalCursor) -> StoreResult<bool> {
         // Before the rows: the rows' snapshot must come after the fence.
-        let fence = store.settlement_fence().await?;
+        let from = i64::try_from(self.lock().limit).unwrap_or(i64::MAX);
+        let fence = store.settlement_fence(from).await?;
         let rows = store.settlements(cursor).await?;
         let mut state = self.lock();
         let before = state.limit;

@@ -228,9 +228,10 @@ pub(crate) trait Journals {
     /// The rows settled since `cursor`, which moves past them.
     fn settlements<'a>(&'a self, cursor: &'a mut JournalCursor) -> BoxFuture<'a, Vec<SettlementRecord>>;
 
-    /// Where the journal's ids are final (see `Store::settlement_fence`):
-    /// `None` where ids commit in order.
-    fn settlement_fence(&self) -> BoxFuture<'_, Option<(i64, u64)>>;
+    /// Where the journal's ids are final for a reader holding every id
+    /// below `from` (see `Store::settlement_fence`): `None` where ids
+    /// commit in order.
+    fn settlement_fence(&self, from: i64) -> BoxFuture<'_, Option<(i64, u64)>>;
 }
 
 /// Searching the settlements journal by time (see `dashboard::activity`).

@@ -183,19 +183,21 @@ impl Store {
     /// Where the journal's ids are final (the event log's source hands
     /// rows out in id order, so its watermark is one id). SQLite: `None`,
     /// ids commit in order. PostgreSQL: `(taken, next_xid)`, the highest
-    /// id taken so far (committed or not; 0 for none) and, read after it,
-    /// the next transaction id to be assigned. Every statement that
-    /// appends to the journal modifies its job row first (the append
-    /// selects from that update), so a transaction holds an id only once
-    /// it has a transaction id; once a read's `xmin`
+    /// id taken so far (committed or not; 0 for none) and, taken after it,
+    /// a fresh transaction id. Every statement that appends to the journal
+    /// modifies its job row first (the append selects from that update),
+    /// so a transaction holds an id only once it has a transaction id, a
+    /// lower one than `next_xid`; once a read's `xmin`
     /// ([`JournalCursor::xmin`]) reaches `next_xid`, every transaction that
     /// took an id up to `taken` has ended, and every row up to `taken` is
-    /// visible or will never exist.
+    /// visible or will never exist. When `taken` is below `from` (the
+    /// reader holds every id below `from`), `next_xid` is 0 and no
+    /// transaction id is taken, so an idle reader spends none.
     ///
     /// # Errors
     /// [`StoreError::Database`] when a read fails.
-    pub(crate) async fn settlement_fence(&self) -> StoreResult<Option<(i64, u64)>> {
-        self.backend().settlement_fence().await
+    pub(crate) async fn settlement_fence(&self, from: i64) -> StoreResult<Option<(i64, u64)>> {
+        self.backend().settlement_fence(from).await
     }
 }
 

@@ -33,11 +33,16 @@ impl Journals for PgPool {
         })
     }
 
-    fn settlement_fence(&self) -> BoxFuture<'_, Option<(i64, u64)>> {
+    fn settlement_fence(&self, from: i64) -> BoxFuture<'_, Option<(i64, u64)>> {
         boxed(async move {
-            // Two statements, so the snapshot whose xmax is read is taken
-            // after the sequence was read.
+            // Two statements, so the transaction id is taken after the
+            // sequence was read.
             let taken: i64 = sqlx::query_scalar(sql::SETTLEMENT_ID_TAKEN.text).fetch_one(self).await?;
+            if taken < from {
+                // Nothing taken past what the reader holds: a fence any
+                // read passes, and no transaction id spent on it.
+                return Ok(Some((taken, 0)));
+            }
             let next: String = sqlx::query_scalar(sql::SETTLEMENT_NEXT_XID.text).fetch_one(self).await?;
             Ok(Some((taken, xid(&next)?)))
         })

@@ -22,7 +22,7 @@ impl Journals for SqlitePool {
     }
 
     /// None: ids are final as they commit.
-    fn settlement_fence(&self) -> BoxFuture<'_, Option<(i64, u64)>> {
+    fn settlement_fence(&self, _from: i64) -> BoxFuture<'_, Option<(i64, u64)>> {
         boxed(async { Ok(None) })
     }
 }
