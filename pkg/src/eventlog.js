@@ -88,8 +88,10 @@ function createEventLogApi(wasm) {
        pending is not written when that one failed (its watermarks may rely
        on the earlier drafts). */
     #failures = 0;
-    /* Records in appends queued and not yet run: the next append's first
-       sequence number is `#nextSeq + #queued`. */
+    /* Records in appends accepted and not yet written or failed (those
+       queued and the one syncing): the next append's first sequence number
+       is `#nextSeq + #queued`, so its frame, numbered when it is made,
+       is written as it is unless an append before it fails. */
     #queued = 0;
 
     constructor(path, maxBatch, lock, notify) {
@@ -402,11 +404,12 @@ function createEventLogApi(wasm) {
       const failures = this.#failures;
       this.#queued += prepared.count;
       return this.#serial(() => {
-        this.#queued -= prepared.count;
         if (this.#failures !== failures) {
+          this.#queued -= prepared.count;
           throw new EventLogError(`event log ${this.#path}: an append queued before this one failed, so nothing of this one was written`, 'EVENTLOG_ABANDONED', { path: this.#path });
         }
         return this.#appendPrepared(prepared).catch((error) => {
+          this.#queued -= prepared.count;
           this.#failures++;
           throw error;
         });
@@ -420,7 +423,9 @@ function createEventLogApi(wasm) {
       if (count === 0 && pairs.length === 0) return { first, end: first };
       if (!this.#reserved && count > 0) await this.#reserve();
       await this.#writeFrame(first === prepared.first ? prepared.frame : encode(prepared, first));
+      // In one step, so an append made now is numbered right.
       this.#nextSeq += count;
+      this.#queued -= count;
       this.#records += count;
       for (const [name, position] of pairs) this.#marks.set(name, position);
       return { first, end: this.#nextSeq };

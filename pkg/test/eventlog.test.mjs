@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { EventLog, EventPump, readEventLog, tempLog, drafts, notices } from './eventlog-helpers.mjs';
 
 test('a new log is created, appends come back in order with their sequence numbers', async (t) => {
@@ -317,4 +318,28 @@ test('a writer whose lock holder was killed takes the lock again before it appen
   assert.ok(first >= 1);
   assert.deepEqual(readEventLog(file).records.map((r) => r.event.body.item), [0, 1]);
   await log.close();
+});
+
+test('appends queued while one syncs are written as they were framed when made, each framed once', async (t) => {
+  // The module counted: a queued append is numbered when it is made, counting the one
+  // still syncing, so the write only writes; framing it again would put the work of an
+  // append back between two syncs.
+  const require = createRequire(import.meta.url);
+  const module = require('../dist/leasehold_eventlog_node.cjs');
+  let framed = 0;
+  const counted = new Proxy(module, {
+    get: (target, name) => (name === 'encodeDrafts' ? (...args) => (framed++, target.encodeDrafts(...args)) : target[name]),
+  });
+  const { createEventLogApi } = require('../dist/eventlog.js');
+  const api = createEventLogApi(counted);
+  const file = tempLog(t);
+  const { log } = await api.EventLog.open(file);
+  const made = [];
+  for (let i = 0; i < 5; i++) made.push(log.append(drafts(3, 'jobs', 3 * i), { jobs: 3 * i + 3 }));
+  assert.deepEqual(await Promise.all(made), [0, 3, 6, 9, 12].map((first) => ({ first, end: first + 3 })));
+  assert.equal(framed, 5);
+  await log.close();
+  const read = readEventLog(file, 0);
+  assert.deepEqual(read.records.map((r) => r.seq), Array.from({ length: 15 }, (_, i) => i));
+  assert.deepEqual(read.records.map((r) => r.event), drafts(15));
 });
