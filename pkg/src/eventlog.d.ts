@@ -66,6 +66,17 @@ export type Marks = Map<string, number> | Iterable<readonly [string, number]> | 
 export interface EventLogOptions {
   /** The most drafts one append may carry: 1 to {@link MAX_CHUNK_SIZE}; default 1024. */
   maxBatch?: number;
+  /**
+   * Appends whose frame (the records' JSON and about 20 bytes a record, plus the
+   * watermarks) is at most this many bytes are synced with `fs.fdatasyncSync` in the
+   * append's own call: the event loop waits for that one sync (about 0.2 ms on an SSD),
+   * which is faster than syncing on libuv's thread pool and hearing back. Larger frames
+   * sync on the thread pool (`fs.fdatasync`) while the event loop goes on, so the next
+   * append's drafts are serialised during the sync. `0`: every append syncs on the thread
+   * pool (for a disk whose syncs are slow, so the event loop never waits). An integer from
+   * 0, in bytes; default 65536.
+   */
+  blockingSyncMaxBytes?: number;
   /** Told what open found or did (a torn tail cut, a new log and why); default: stderr. */
   onNotice?: (text: string) => void;
   /**

@@ -36,6 +36,19 @@ function createEventLogApi(wasm) {
     return value;
   }
 
+  /* Frames up to this many bytes are synced in the append's own call by
+     default: a small frame syncs in about 0.2 ms on an SSD, and the hop
+     through libuv's thread pool and back would add a third to it. */
+  const BLOCKING_SYNC_MAX_BYTES = 64 * 1024;
+
+  function checkBlockingSync(value) {
+    if (value === undefined) return BLOCKING_SYNC_MAX_BYTES;
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new EventLogError(`EventLog.open: blockingSyncMaxBytes must be an integer from 0, got ${String(value)}`, 'EVENTLOG_BAD_INPUT');
+    }
+    return value;
+  }
+
   const utf8 = new TextEncoder();
 
   /* Encodes `text` straight into the module's memory (draftsInput); answers
@@ -66,6 +79,7 @@ function createEventLogApi(wasm) {
   class EventLog {
     #path;
     #maxBatch;
+    #blockingSyncMaxBytes;
     #lock;
     #notify;
     #fd;
@@ -94,9 +108,10 @@ function createEventLogApi(wasm) {
        is written as it is unless an append before it fails. */
     #queued = 0;
 
-    constructor(path, maxBatch, lock, notify) {
+    constructor(path, maxBatch, blockingSyncMaxBytes, lock, notify) {
       this.#path = path;
       this.#maxBatch = maxBatch;
+      this.#blockingSyncMaxBytes = blockingSyncMaxBytes;
       this.#lock = lock;
       this.#notify = notify;
     }
@@ -109,9 +124,10 @@ function createEventLogApi(wasm) {
       if (options === null || typeof options !== 'object') {
         throw new EventLogError('EventLog.open: options must be an object', 'EVENTLOG_BAD_INPUT');
       }
-      knownOptions(options, ['maxBatch', 'onNotice', 'writerLock'], 'EventLog.open');
+      knownOptions(options, ['maxBatch', 'blockingSyncMaxBytes', 'onNotice', 'writerLock'], 'EventLog.open');
       checkPath(path);
       const maxBatch = checkMaxBatch(options.maxBatch);
+      const blockingSyncMaxBytes = checkBlockingSync(options.blockingSyncMaxBytes);
       const notify = options.onNotice ?? ((text) => process.stderr.write(`leasehold: ${text}\n`));
       if (typeof notify !== 'function') throw new EventLogError('EventLog.open: onNotice must be a function', 'EVENTLOG_BAD_INPUT');
       let lock;
@@ -125,7 +141,7 @@ function createEventLogApi(wasm) {
           throw new EventLogError(`event log ${path}: ${error.message}`, 'EVENTLOG_IO', { path, op: 'lock', cause: error });
         }
       }
-      const log = new EventLog(path, maxBatch, lock, notify);
+      const log = new EventLog(path, maxBatch, blockingSyncMaxBytes, lock, notify);
       try {
         const { created, setAside, notice } = await log.#recover(undefined);
         return { log, created, setAside, notice, marks: new Map(log.#marks) };
@@ -307,13 +323,16 @@ function createEventLogApi(wasm) {
       let op = 'write';
       try {
         // The write only copies into the page cache: done here, so the
-        // fdatasync starts at once and syncs while this thread goes on.
+        // fdatasync starts at once.
         let done = 0;
         while (done < frame.length) done += fs.writeSync(fd, frame, done, frame.length - done, null);
-        // The path is checked while the data syncs (two stat calls off the
-        // path from one append to the next); a failed sync still wins.
+        // A small frame is synced here; a larger one on the thread pool,
+        // while this thread goes on (the next append's drafts are
+        // serialised meanwhile). The path is checked after a sync in the
+        // call, or while the data syncs (two stat calls off the path from
+        // one append to the next); a failed sync still wins.
         op = 'fsync';
-        const synced = fdatasync(fd);
+        const synced = frame.length <= this.#blockingSyncMaxBytes ? fs.fdatasyncSync(fd) : fdatasync(fd);
         let intact;
         try {
           intact = this.#intact(this.#len + frame.length);

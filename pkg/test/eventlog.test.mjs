@@ -154,7 +154,8 @@ test('bad input is refused naming the cause, and nothing is written', async (t) 
   const file = tempLog(t);
   await assert.rejects(EventLog.open(path.join(path.dirname(file), 'missing', 'events.log')), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /does not exist/.test(e.message));
   await assert.rejects(EventLog.open(file, { maxBatch: 0 }), /maxBatch must be an integer/);
-  await assert.rejects(EventLog.open(file, { maxbatch: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventLog.open: unknown option "maxbatch" \(known: maxBatch, onNotice, writerLock\)/.test(e.message));
+  await assert.rejects(EventLog.open(file, { maxbatch: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventLog.open: unknown option "maxbatch" \(known: maxBatch, blockingSyncMaxBytes, onNotice, writerLock\)/.test(e.message));
+  await assert.rejects(EventLog.open(file, { blockingSyncMaxBytes: -1 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /blockingSyncMaxBytes must be an integer from 0, got -1/.test(e.message));
   await assert.rejects(EventPump.open({ path: file, chunksize: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventPump: unknown option "chunksize" \(known: path, sources, /.test(e.message));
   assert.equal(fs.existsSync(file), false, 'nothing was opened');
   const { log } = await EventLog.open(file);
@@ -342,4 +343,22 @@ test('appends queued while one syncs are written as they were framed when made, 
   const read = readEventLog(file, 0);
   assert.deepEqual(read.records.map((r) => r.seq), Array.from({ length: 15 }, (_, i) => i));
   assert.deepEqual(read.records.map((r) => r.event), drafts(15));
+});
+
+test('appends synced in the call and on the thread pool are the same durable appends', async (t) => {
+  // The frame of 3 drafts is about 400 bytes: a limit of 0 syncs it on the thread pool,
+  // the default in the call; a limit between sends the larger appends to the thread pool.
+  const read = [];
+  for (const blockingSyncMaxBytes of [0, undefined, 500]) {
+    const file = tempLog(t);
+    const { log } = await EventLog.open(file, { blockingSyncMaxBytes });
+    const made = [drafts(3), drafts(1, 'jobs', 3), drafts(8, 'jobs', 4)].map((batch, i) => log.append(batch, { jobs: [3, 4, 12][i] }));
+    assert.deepEqual(await Promise.all(made), [{ first: 0, end: 3 }, { first: 3, end: 4 }, { first: 4, end: 12 }]);
+    await log.close();
+    const back = readEventLog(file, 0);
+    assert.deepEqual(back.records.map((r) => r.event), drafts(12));
+    read.push(back.records.map((r) => r.seq));
+  }
+  assert.deepEqual(read[1], read[0]);
+  assert.deepEqual(read[2], read[0]);
 });
