@@ -83,6 +83,7 @@ function createEventLogApi(wasm) {
     #lock;
     #notify;
     #fd;
+    #fdFile;
     #epoch = 0n;
     #nextSeq = 0;
     #len = 0;
@@ -170,7 +171,7 @@ function createEventLogApi(wasm) {
         } catch (error) {
           throw ioError('open', path, error);
         }
-        this.#fd = fd;
+        this.#useFd(fd);
         await this.#lockFile();
         let notice;
         if (plan.tornBytes > 0) {
@@ -239,7 +240,7 @@ function createEventLogApi(wasm) {
       try {
         writeDurably(temp, header);
         fs.renameSync(temp, path);
-        this.#fd = reopenRenamed(path);
+        this.#useFd(reopenRenamed(path));
       } catch (error) {
         throw ioError('create', temp, error);
       }
@@ -273,18 +274,19 @@ function createEventLogApi(wasm) {
       if (lock) await lock.release();
     }
 
-    /* Whether the path still names the open file, `len` bytes long. */
+    /* Writes go to `fd` from now on; its file's identity is kept for
+       #intact. */
+    #useFd(fd) {
+      this.#fd = fd;
+      const open = fs.fstatSync(fd, { bigint: true });
+      this.#fdFile = { dev: open.dev, ino: open.ino };
+    }
+
+    /* Whether the path still names the open file, `len` bytes long: one
+       stat call (the open file's identity never changes). */
     #intact(len) {
-      const open = fs.fstatSync(this.#fd, { bigint: true });
-      if (open.size !== BigInt(len)) return false;
-      let named;
-      try {
-        named = fs.statSync(this.#path, { bigint: true });
-      } catch (error) {
-        if (error.code === 'ENOENT') return false;
-        throw error;
-      }
-      return named.ino === open.ino && named.dev === open.dev;
+      const named = fs.statSync(this.#path, { bigint: true, throwIfNoEntry: false });
+      return named !== undefined && named.ino === this.#fdFile.ino && named.dev === this.#fdFile.dev && named.size === BigInt(len);
     }
 
     /* A broken log is reopened before it is used again; a reopened log that
@@ -316,38 +318,56 @@ function createEventLogApi(wasm) {
       }
     }
 
-    /* Writes one frame at the end and syncs it; any failure marks the log
-       broken, and so does finding the file removed or changed behind us. */
-    async #writeFrame(frame) {
+    /* Writes one frame at the end and syncs it: in the call when the
+       frame is at most blockingSyncMaxBytes (answers undefined), else on
+       the thread pool, while this thread goes on (answers a promise; the
+       next append's drafts are serialised meanwhile). Any failure marks the
+       log broken (thrown, or the promise rejects), and so does finding the
+       file removed or changed behind us. */
+    #writeFrame(frame) {
       const fd = this.#fd;
-      let op = 'write';
+      let intact;
       try {
-        // The write only copies into the page cache: done here, so the
-        // fdatasync starts at once.
+        // The write only copies into the page cache.
         let done = 0;
         while (done < frame.length) done += fs.writeSync(fd, frame, done, frame.length - done, null);
-        // A small frame is synced here; a larger one on the thread pool,
-        // while this thread goes on (the next append's drafts are
-        // serialised meanwhile). The path is checked after a sync in the
-        // call, or while the data syncs (two stat calls off the path from
-        // one append to the next); a failed sync still wins.
-        op = 'fsync';
-        const synced = frame.length <= this.#blockingSyncMaxBytes ? fs.fdatasyncSync(fd) : fdatasync(fd);
-        let intact;
-        try {
-          intact = this.#intact(this.#len + frame.length);
-        } catch (error) {
-          intact = error;
-        }
-        await synced;
-        op = 'append';
-        if (intact !== true) {
-          if (intact !== false) throw intact;
-          throw new Error('the log file was removed, replaced or changed while open (the next append reopens it, or starts a new log)');
-        }
       } catch (error) {
         this.#broken = true;
-        throw ioError(op, this.#path, error);
+        throw ioError('write', this.#path, error);
+      }
+      // The path is checked before the sync, while this thread is warm (a
+      // stat call after a sync that slept costs several times more); a
+      // failed sync still wins.
+      try {
+        intact = this.#intact(this.#len + frame.length);
+      } catch (error) {
+        intact = error;
+      }
+      if (frame.length > this.#blockingSyncMaxBytes) {
+        return fdatasync(fd).then(() => this.#wrote(frame, intact), (error) => this.#syncFailed(error));
+      }
+      try {
+        fs.fdatasyncSync(fd);
+      } catch (error) {
+        this.#syncFailed(error);
+      }
+      this.#wrote(frame, intact);
+      return undefined;
+    }
+
+    #syncFailed(error) {
+      this.#broken = true;
+      throw ioError('fsync', this.#path, error);
+    }
+
+    /* A frame written and synced: the log is longer by it, unless the path
+       no longer named this file as it was (`intact`: false, or the stat
+       call's error). */
+    #wrote(frame, intact) {
+      if (intact !== true) {
+        this.#broken = true;
+        const cause = intact === false ? new Error('the log file was removed, replaced or changed while open (the next append reopens it, or starts a new log)') : intact;
+        throw ioError('append', this.#path, cause);
       }
       this.#len += frame.length;
       this.#tail = frame.slice(frame.length - K.tailLen);
@@ -359,7 +379,7 @@ function createEventLogApi(wasm) {
         return Promise.resolve();
       }
       const frame = wasm.encodeFrame(new Uint8Array(0), Uint32Array.of(0), this.#nextSeq - 1, [], new Float64Array(0));
-      return this.#writeFrame(frame).then(() => { this.#reserved = true; });
+      return Promise.resolve(this.#writeFrame(frame)).then(() => { this.#reserved = true; });
     }
 
     /* Runs `fn` after every operation queued before it. The next operation
@@ -374,19 +394,28 @@ function createEventLogApi(wasm) {
     }
 
     #runNext() {
-      const task = this.#tasks.shift();
-      this.#running = task !== undefined;
-      if (!task) return;
-      let result;
-      try {
-        result = Promise.resolve(task.fn());
-      } catch (error) {
-        result = Promise.reject(error);
+      for (;;) {
+        const task = this.#tasks.shift();
+        this.#running = task !== undefined;
+        if (!task) return;
+        let result;
+        try {
+          result = task.fn();
+        } catch (error) {
+          task.reject(error);
+          continue;
+        }
+        if (result instanceof Promise) {
+          result.then(
+            (value) => { this.#runNext(); task.resolve(value); },
+            (error) => { this.#runNext(); task.reject(error); },
+          );
+          return;
+        }
+        // Done in the call (an append synced in it): its caller hears of
+        // it after the next operation started, as above.
+        task.resolve(result);
       }
-      result.then(
-        (value) => { this.#runNext(); task.resolve(value); },
-        (error) => { this.#runNext(); task.reject(error); },
-      );
     }
 
     /*
@@ -405,17 +434,15 @@ function createEventLogApi(wasm) {
         const pairs = marksOf(marks, 'EventLog.append');
         checkMarks(pairs, this.#marksAhead, 'EventLog.append');
         if (this.#closed) throw new EventLogError('event log closed', 'EVENTLOG_CLOSED', { path: this.#path });
-        prepared = {
-          ...draftsBatch(drafts, Date.now()),
-          count: drafts.length,
-          pairs,
-          names: pairs.map((p) => p[0]),
-          positions: Float64Array.from(pairs, (p) => p[1]),
-        };
+        const { text, kinds, ats } = draftsBatch(drafts, Date.now());
+        const names = new Array(pairs.length);
+        const positions = new Float64Array(pairs.length);
+        for (let i = 0; i < pairs.length; i++) [names[i], positions[i]] = pairs[i];
         // Numbered and checksummed now, as the numbers will be unless an
         // append queued before fails: the write then only writes.
-        prepared.first = this.#nextSeq + this.#queued;
-        prepared.frame = encode(prepared, prepared.first);
+        const first = this.#nextSeq + this.#queued;
+        prepared = { text, kinds, ats, count: drafts.length, pairs, names, positions, first, frame: undefined };
+        prepared.frame = encode(prepared, first);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -427,22 +454,43 @@ function createEventLogApi(wasm) {
           this.#queued -= prepared.count;
           throw new EventLogError(`event log ${this.#path}: an append queued before this one failed, so nothing of this one was written`, 'EVENTLOG_ABANDONED', { path: this.#path });
         }
-        return this.#appendPrepared(prepared).catch((error) => {
+        const failed = (error) => {
           this.#queued -= prepared.count;
           this.#failures++;
           throw error;
-        });
+        };
+        let result;
+        try {
+          result = this.#appendPrepared(prepared);
+        } catch (error) {
+          failed(error);
+        }
+        return result instanceof Promise ? result.catch(failed) : result;
       });
     }
 
-    async #appendPrepared(prepared) {
-      const { count, pairs } = prepared;
+    /* Appends a prepared append: its answer, or a promise of it. */
+    #appendPrepared(prepared) {
+      const unready = this.#broken || this.#closed || this.#lock?.lost || (!this.#reserved && prepared.count > 0);
+      return unready ? this.#appendWhenReady(prepared) : this.#appendNow(prepared);
+    }
+
+    async #appendWhenReady(prepared) {
       if (this.#broken || this.#closed || this.#lock?.lost) await this.#writable();
+      if (!this.#reserved && prepared.count > 0) await this.#reserve();
+      return this.#appendNow(prepared);
+    }
+
+    #appendNow(prepared) {
       const first = this.#nextSeq;
-      if (count === 0 && pairs.length === 0) return { first, end: first };
-      if (!this.#reserved && count > 0) await this.#reserve();
-      await this.#writeFrame(first === prepared.first ? prepared.frame : encode(prepared, first));
-      // In one step, so an append made now is numbered right.
+      if (prepared.count === 0 && prepared.pairs.length === 0) return { first, end: first };
+      const written = this.#writeFrame(first === prepared.first ? prepared.frame : encode(prepared, first));
+      return written === undefined ? this.#appended(prepared, first) : written.then(() => this.#appended(prepared, first));
+    }
+
+    /* An append written and synced from `first` on. In one step, so an
+       append made now is numbered right. */
+    #appended({ count, pairs }, first) {
       this.#nextSeq += count;
       this.#queued -= count;
       this.#records += count;
@@ -514,7 +562,7 @@ function createEventLogApi(wasm) {
       this.#len = out.length;
       this.#tail = out.slice(out.length - K.tailLen);
       try {
-        this.#fd = reopenRenamed(path);
+        this.#useFd(reopenRenamed(path));
       } catch (error) {
         throw ioError('reopen after compaction', path, error);
       }
