@@ -38,8 +38,6 @@ const shown = (value) =>
    could not read a deeper one back. The native writer refuses the same. */
 const MAX_VALUE_DEPTH = 100;
 
-const FIELDS = new Set(['source', 'at', 'type', 'identity', 'body']);
-
 /* Throws when `value` would not come back from JSON as it is: names the
    draft, the field and the path to the value. A cycle nests without end,
    so the depth limit finds it; `cycleAt` then says it is one. */
@@ -169,7 +167,7 @@ function addDraft(batch, draft, index, now) {
   const { items, ats } = batch;
   if (draft === null || typeof draft !== 'object' || Array.isArray(draft)) throw bad(`draft ${index} must be an object`);
   for (const key in draft) {
-    if (!FIELDS.has(key)) throw bad(`draft ${index} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
+    if (key !== 'source' && key !== 'type' && key !== 'at' && key !== 'identity' && key !== 'body') throw bad(`draft ${index} has a field '${key}' the event log does not keep (source, type, at, identity, body)`);
   }
   const { source, type, at, identity, body } = draft;
   if (typeof source !== 'string') throw bad(`draft ${index}: source must be a string`);
@@ -182,7 +180,12 @@ function addDraft(batch, draft, index, now) {
   if (identity !== undefined && identity !== null) {
     if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`draft ${index}: identity must be an object`);
     plain = plainValue(identity, index, 'identity');
-    if (Object.keys(identity).length > 0) kind |= HAS_IDENTITY;
+    for (const key in identity) {
+      if (Object.prototype.hasOwnProperty.call(identity, key)) {
+        kind |= HAS_IDENTITY;
+        break;
+      }
+    }
   }
   if (body !== undefined && body !== null) {
     plain = plainValue(body, index, 'body') && plain;
