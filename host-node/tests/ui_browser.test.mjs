@@ -84,6 +84,9 @@ test('the dashboard shows the counts, updates live, and its buttons retry and ca
   assert.equal(await count(page, 'scheduled'), '1');
   assert.equal(await count(page, 'queued'), '0');
   assert.equal(await page.locator('tr[data-queue="reports"] td[data-state="queued"]').innerText(), '1');
+  // The worker's row counts the dead-lettered attempt beside the succeeded ones.
+  const worker = await page.locator('#workers tbody tr').first().locator('td').allInnerTexts();
+  assert.deepEqual(worker.slice(-4), ['4', '3', '0', '1'], `claimed, succeeded, failed, dead: ${worker}`);
   await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
 
   // Queued meanwhile, by another process: the count moves without a reload.
@@ -95,6 +98,9 @@ test('the dashboard shows the counts, updates live, and its buttons retry and ca
   await page.goto(`${origin}/#/jobs?queue=mail`);
   await page.locator('#jobs tbody tr').first().waitFor();
   assert.equal(await page.locator('#jobs tbody tr').count(), 6);
+  // Numbers and their headers line up on the right.
+  const aligned = await page.evaluate(() => [...document.querySelectorAll('#jobs thead th')].map((th) => getComputedStyle(th).textAlign));
+  assert.deepEqual(aligned.slice(0, 4), ['right', 'left', 'left', 'right']);
   await page.screenshot({ path: path.join(shots, 'jobs.png'), fullPage: true });
 
   // Retry the dead job from its page, then cancel it.

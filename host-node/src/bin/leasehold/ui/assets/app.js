@@ -216,12 +216,13 @@ function stat(label, n) {
 function workersTable(workers, now) {
   if (!workers.length) return h('p', { class: 'empty' }, 'No worker seen yet. Workers (leasehold work) record themselves here every few seconds.');
   return h('table', {},
-    h('thead', {}, h('tr', {}, ['queue', 'host', 'pid', 'started', 'last seen', 'claimed', 'succeeded', 'failed'].map((t, i) => h('th', { class: i > 4 ? 'n' : '' }, t)))),
+    h('thead', {}, h('tr', {}, ['queue', 'host', 'pid', 'started', 'last seen', 'claimed', 'succeeded', 'failed', 'dead'].map((t, i) => h('th', { class: i > 4 || i === 2 ? 'n' : '' }, t)))),
     h('tbody', {}, workers.map((w) => h('tr', {},
-      h('td', {}, w.queue), h('td', {}, w.hostname || w.host), h('td', {}, w.pid), h('td', {}, time(w.startedAt)),
+      h('td', {}, w.queue), h('td', {}, w.hostname || w.host), h('td', { class: 'n' }, w.pid), h('td', {}, time(w.startedAt)),
       h('td', {}, w.stoppedAt ? `stopped ${time(w.stoppedAt)}` : `${span(Math.max(0, now - w.lastSeen))} ago`),
       h('td', { class: 'n' }, num(w.counters.claimed)), h('td', { class: 'n' }, num(w.counters.succeeded)),
-      h('td', { class: 'n' }, num(w.counters.failed))))));
+      h('td', { class: 'n', title: 'failed attempts to be tried again' }, num(w.counters.failed)),
+      h('td', { class: 'n', title: 'failed attempts that were the last (dead-lettered)' }, num(w.counters.deadLettered))))));
 }
 
 async function jobs(params) {
@@ -249,7 +250,7 @@ async function jobs(params) {
   main.replaceChildren(
     h('h1', {}, 'Jobs'), form,
     h('section', { class: 'card' },
-      rows.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, ['id', 'queue', 'state', 'attempts', 'created', 'command', 'last error'].map((t) => h('th', {}, t)))), h('tbody', {}, rows))
+      rows.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, ['id', 'queue', 'state', 'attempts', 'created', 'command', 'last error'].map((t) => h('th', { class: t === 'id' || t === 'attempts' ? 'n' : '' }, t)))), h('tbody', {}, rows))
         : h('p', { class: 'empty' }, data.searchedDownTo ? `No match among the jobs above id ${num(data.searchedDownTo)}.` : 'No job matches.'),
       data.searchedDownTo ? h('p', { class: 'note' }, `This page searched down to job id ${num(data.searchedDownTo)} (a search looks at ${num(100000)} ids at a time); older ones are on the next page.`) : null,
       h('div', { class: 'pager' },
@@ -279,7 +280,7 @@ async function job(id) {
     h('section', { class: 'card', id: 'attempts' }, h('h2', {}, `Attempts (${data.attempts.length})`),
       data.attempts.length ? data.attempts.map(attemptView) : h('p', { class: 'empty' }, 'Not claimed yet.')),
     h('section', { class: 'card', id: 'settlements' }, h('h2', {}, 'Settlements'),
-      data.settlements.length ? h('table', {}, h('thead', {}, h('tr', {}, ['at', 'event', 'attempt', 'fencing token', 'owner', 'detail'].map((t) => h('th', {}, t)))),
+      data.settlements.length ? h('table', {}, h('thead', {}, h('tr', {}, ['at', 'event', 'attempt', 'fencing token', 'owner', 'detail'].map((t) => h('th', { class: t === 'attempt' || t === 'fencing token' ? 'n' : '' }, t)))),
         h('tbody', {}, data.settlements.map((s) => h('tr', {}, h('td', {}, time(s.at)), h('td', {}, s.type), h('td', { class: 'n' }, s.attempt),
           h('td', { class: 'n' }, s.token), h('td', {}, s.owner || ''), h('td', {}, [s.error, s.retryAt ? `retry at ${time(s.retryAt)}` : null].filter(Boolean).join('; '))))))
         : h('p', { class: 'empty' }, 'None journaled yet.')));
