@@ -87,3 +87,21 @@ fn without_a_heartbeat_nothing_is_renewed() {
     host.tick();
     assert!(host.renewals.is_empty());
 }
+
+#[test]
+fn a_slots_next_item_is_supervised_from_its_own_claim() {
+    // A slot keeps its last item's supervisor room for the next item: nothing
+    // of the last item's lease (its grid, its calls, a lost claim) carries over.
+    let mut answers = 0;
+    let heartbeat: RenewFn = Box::new(move |_, _| {
+        answers += 1;
+        Reply::After(10, Ok(answers != 2)) // item 0's second renewal loses its claim
+    });
+    let mut host = Host::with_heartbeat(hb_options(), true, queue(2), perform_ok(600), heartbeat);
+    host.abort_rejects_after = None; // the work ignores the signal and completes
+    let t0 = host.now;
+    assert_eq!(host.tick(), report(2, 2, 0, 0));
+    let claims = host.renewals.iter().map(|(item, at)| (*item, at - t0)).collect::<Vec<_>>();
+    assert_eq!(claims, vec![(0, 250), (0, 500), (1, 850), (1, 1100)], "item 1 beats on its own grid from t0 + 600");
+    assert_eq!(host.aborts, vec![(0, false, t0 + 510)], "only item 0 was aborted");
+}

@@ -163,7 +163,7 @@ pub fn recovery_delay_ms(failures: f64) -> f64 {
 }
 
 /// The action-buffer protocol and constants, read once by the glue:
-/// `{ stride, header, capacity, end, deadline, ops: { claim, perform, renew,
+/// `{ stride, header, capacity, end, deadline, claimTime, settleTime, ops: { claim, perform, renew,
 /// abort, drop, log, passEnded, more, event }, kinds: { claim: { code, at },
 /// perform: { code, slot, gen }, … } (every record kind's code and field
 /// offsets, [`record::kinds_table`]), events: [type strings by opcode −
@@ -187,6 +187,8 @@ pub fn protocol() -> Object {
     set(&out, "capacity", protocol::CAPACITY as u32);
     set(&out, "end", protocol::END as u32);
     set(&out, "deadline", protocol::DEADLINE as u32);
+    set(&out, "claimTime", protocol::CLAIM_TIME as u32);
+    set(&out, "settleTime", protocol::SETTLE_TIME as u32);
     set(&out, "ops", ops);
     set(&out, "events", events);
     set(&out, "kinds", record::kinds_table(&protocol::KINDS));

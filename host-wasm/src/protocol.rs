@@ -13,7 +13,9 @@
 //! |---|---|
 //! | `0` ([`END`]) | records written and not yet consumed. The glue sets it to 0 once it has read them all; the core appends after it, so an input made while the glue is still reading (a user callback calling `wake()`) queues behind the records before it, in the core's own order |
 //! | `1` ([`DEADLINE`]) | the core's next timeout in ms ([`leasehold_core::Runner::poll_timeout`]), or `-1` for none |
-//! | `2..8` | reserved |
+//! | `2` ([`CLAIM_TIME`]) | `1` when the answer to the claim in flight, given now, would have its time read (`claimFound`), else `0`: the glue then answers with the claim's own `at` and reads no clock |
+//! | `3` ([`SETTLE_TIME`]) | `1` when a perform that resolves now would have its time read (`performed`), else `0` (as above) |
+//! | `4..8` | reserved |
 //! | `8 + r × 8 ..` | record `r`: `[opcode, field₁ … field₇]` |
 //!
 //! Records are the codec's ([`crate::record`]): `[code, fields…]`, with the
@@ -52,6 +54,15 @@ pub const CAPACITY: usize = 256;
 pub const END: usize = 0;
 /// Slot of the next deadline.
 pub const DEADLINE: usize = 1;
+/// Slot of the flag saying whether `claimFound`, called now, reads its time
+/// ([`leasehold_core::runner::Runner::claim_found_reads_time`] and
+/// [`leasehold_core::runner::Runner::claim_found_reads_time_now`]): `1` or `0`.
+/// Rewritten by every drain, so it holds for the state the last input left.
+pub const CLAIM_TIME: usize = 2;
+/// Slot of the flag saying whether `performed`, called now, reads its time
+/// ([`leasehold_core::runner::Runner::performed_reads_time_now`]): `1` or `0`.
+/// Rewritten by every drain.
+pub const SETTLE_TIME: usize = 3;
 /// Total `f64` slots of a buffer.
 pub const LEN: usize = HEADER + CAPACITY * STRIDE;
 

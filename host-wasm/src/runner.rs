@@ -17,7 +17,7 @@
 //! in JS: the core carries a `token` the glue chose and hands it back in
 //! `log` and event records.
 
-use crate::protocol::{self, CAPACITY, DEADLINE, END, HEADER, LEN, STRIDE};
+use crate::protocol::{self, CAPACITY, CLAIM_TIME, DEADLINE, END, HEADER, LEN, SETTLE_TIME, STRIDE};
 use leasehold_core::options::Config;
 use leasehold_core::runner::{Action, DetachedId, Ended, ItemKey, Runner, Ticket};
 use leasehold_core::Millis;
@@ -32,6 +32,9 @@ pub struct Core {
     /// An action taken from the core that did not fit: written first by the
     /// next drain.
     stash: Option<Action<u32>>,
+    /// [`Runner::time_read_by_state`], fixed by the options: whether the
+    /// time flags change with the state.
+    by_state: bool,
 }
 
 fn at(now: f64) -> Millis {
@@ -41,6 +44,11 @@ fn at(now: f64) -> Millis {
 
 fn key(slot: u32, generation: u32) -> Option<ItemKey> {
     Some(ItemKey { slot: u16::try_from(slot).ok()?, generation })
+}
+
+/// A flag slot's value: 1 or 0.
+fn flag(on: bool) -> f64 {
+    if on { 1.0 } else { 0.0 }
 }
 
 fn pass_number(ticket: Option<leasehold_core::runner::PassId>) -> f64 {
@@ -110,39 +118,6 @@ impl Core {
         let pass = self.runner.dispose();
         self.drain();
         pass_number(pass)
-    }
-
-    /// Whether [`Core::claim_found`] reads its `now` (see
-    /// [`Runner::claim_found_reads_time`]): when it does not, the glue
-    /// answers with the claim's own `at` and reads no clock. Fixed by the
-    /// options.
-    #[wasm_bindgen(js_name = claimFoundReadsTime)]
-    pub fn claim_found_reads_time(&self) -> bool {
-        self.runner.claim_found_reads_time()
-    }
-
-    /// Whether an answer's time is read depends on the state (see
-    /// [`Runner::time_read_by_state`]): then the glue asks
-    /// [`Core::claim_found_reads_time_now`] and
-    /// [`Core::performed_reads_time_now`] before each answer, and reads no
-    /// clock when they say false. Fixed by the options.
-    #[wasm_bindgen(js_name = timeReadByState)]
-    pub fn time_read_by_state(&self) -> bool {
-        self.runner.time_read_by_state()
-    }
-
-    /// Whether [`Core::claim_found`], called now, reads its `now` (see
-    /// [`Runner::claim_found_reads_time_now`]).
-    #[wasm_bindgen(js_name = claimFoundReadsTimeNow)]
-    pub fn claim_found_reads_time_now(&self) -> bool {
-        self.runner.claim_found_reads_time_now()
-    }
-
-    /// Whether [`Core::performed`], called now, reads its `now` (see
-    /// [`Runner::performed_reads_time_now`]).
-    #[wasm_bindgen(js_name = performedReadsTimeNow)]
-    pub fn performed_reads_time_now(&self) -> bool {
-        self.runner.performed_reads_time_now()
     }
 
     /// The claim in flight answered an item: the slot to store it at before
@@ -279,6 +254,7 @@ impl Core {
         }
         self.out[END] = end as f64;
         self.out[DEADLINE] = self.runner.poll_timeout().map_or(-1.0, |m| m.0 as f64);
+        self.write_time_flags();
     }
 }
 
@@ -288,7 +264,25 @@ impl Core {
     pub(crate) fn with_config(config: Config, tracing: bool) -> Core {
         let mut out = vec![0.0; LEN].into_boxed_slice();
         out[DEADLINE] = -1.0;
-        Core { runner: Runner::new(config, tracing), out, stash: None }
+        let runner = Runner::new(config, tracing);
+        let by_state = runner.time_read_by_state();
+        out[CLAIM_TIME] = flag(runner.claim_found_reads_time());
+        out[SETTLE_TIME] = 1.0;
+        let mut core = Core { runner, out, stash: None, by_state };
+        core.write_time_flags();
+        core
+    }
+
+    /// Writes [`CLAIM_TIME`] and [`SETTLE_TIME`] for the runner's state now
+    /// where they depend on it (otherwise they were written once, at
+    /// construction): the glue reads them, rather than calling in, before it
+    /// answers a claim or a resolved perform, and reads no clock where they
+    /// are 0 (a clock reading costs as much as a wasm call in Node.js).
+    fn write_time_flags(&mut self) {
+        if self.by_state {
+            self.out[CLAIM_TIME] = flag(self.runner.claim_found_reads_time_now());
+            self.out[SETTLE_TIME] = flag(self.runner.performed_reads_time_now());
+        }
     }
 
     /// The buffer as the glue sees it (for tests and native callers).

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use leasehold_wasm::protocol::{op, CAPACITY};
+use leasehold_wasm::protocol::{op, CAPACITY, CLAIM_TIME, SETTLE_TIME};
 
 /// The code of the event of type `type_name`: its place in the core's listing after `op::EVENT`.
 fn ev(type_name: &str) -> u8 {
@@ -249,4 +249,41 @@ fn quiesce_and_dispose_answer_the_pass_to_wait_for_and_dispose_ends_ticks() {
     assert_eq!(core.dispose(), pass);
     assert_eq!(core.dispose(), -1.0, "a second dispose waits for nothing");
     assert_eq!(core.tick(1.0), -1.0, "a disposed runner answers the idle report");
+}
+
+/// The header's time flags, as the glue reads them before answering a claim
+/// (`CLAIM_TIME`) or a resolved perform (`SETTLE_TIME`): `[claim, settle]`.
+fn time_flags(core: &Core) -> [f64; 2] {
+    let buffer = core.buffer();
+    [buffer[CLAIM_TIME], buffer[SETTLE_TIME]]
+}
+
+#[wasm_bindgen_test]
+fn the_header_says_when_an_answers_time_is_read() {
+    // One worker, no heartbeat, no sink: a claim's answer never has its time
+    // read (the worker performs next); a settle always does (it claims next).
+    let mut one = core_with(|_| {});
+    assert_eq!(time_flags(&one), [0.0, 1.0], "as made");
+    one.tick(0.0);
+    assert_eq!(time_flags(&one), [0.0, 1.0], "a claim in flight");
+
+    // A pool: read only when the answer issues a claim or ends the pass.
+    let mut pool = core_with(|o| set(o, "concurrency", 2.0));
+    pool.tick(0.0);
+    assert_eq!(time_flags(&pool), [1.0, 0.0], "the claim's answer claims for the other worker; no settle can");
+    pool.claim_found(1.0);
+    assert_eq!(time_flags(&pool), [0.0, 0.0], "every worker busy, a claim in flight");
+    pool.performed(2.0, 0, 0);
+    assert_eq!(time_flags(&pool), [1.0, 0.0], "the freed worker waits: the answer claims for it");
+    pool.claim_empty(3.0);
+    assert_eq!(time_flags(&pool), [0.0, 1.0], "no claim in flight: the last settle ends the pass");
+
+    // A sink (or a heartbeat) times every answer.
+    let mut traced_pool = core_with(|o| {
+        set(o, "concurrency", 2.0);
+        set(o, "onEvent", func());
+    });
+    traced_pool.tick(0.0);
+    traced_pool.claim_found(1.0);
+    assert_eq!(time_flags(&traced_pool), [1.0, 1.0]);
 }

@@ -14,9 +14,11 @@
  * Crossings per item: `claimFound` when the claim answers, `performed` (or
  * `failed`, or `lost`) when `perform` settles; an item whose outcome comes later
  * (OUTCOME_LATER) `detached` then, and its end once more. Renewals add one each.
- * A pool without heartbeat or trace sink asks the core before each of the two
- * whether it reads the answer's time (`claimFoundReadsTimeNow`,
- * `performedReadsTimeNow`): a wasm call costs less than a clock reading.
+ * Before each of the two the glue reads, from the buffer's header, whether the
+ * core would read the answer's time (`claimTime`, `settleTime`, rewritten by
+ * every input): where it would not (one worker without heartbeat or trace
+ * sink; in a pool, most answers) no clock is read, which in Node.js costs as
+ * much as a crossing.
  *
  * Shared by the Node.js build (CommonJS, as is) and the browser build (the
  * build script wraps it as an ES module).
@@ -144,7 +146,7 @@ class Slot {
 function createApi(wasm, timing) {
   const { settle, createDeadlineTimer } = timing;
   const P = wasm.protocol();
-  const { stride: STRIDE, header: HEADER, end: END, deadline: DEADLINE } = P;
+  const { stride: STRIDE, header: HEADER, end: END, deadline: DEADLINE, claimTime: CLAIM_TIME, settleTime: SETTLE_TIME } = P;
   const LEN = HEADER + P.capacity * STRIDE;
   /* Every code and field offset by name, read once here (host-wasm's record
      codec exports them): `K.renew.at` is where a renew record keeps its time. */
@@ -244,12 +246,9 @@ function createApi(wasm, timing) {
       run();
     });
     const time = timer.time;
-    /* The `at` of the claim in flight, and whether its answer needs a time of its own. */
+    /* The `at` of the claim in flight: the time of an answer whose time the
+       core would not read (the header's CLAIM_TIME or SETTLE_TIME is 0). */
     let claimAt = 0;
-    const claimReadsTime = core.claimFoundReadsTime();
-    /* Whether the core reads an answer's time only in some states (a pool
-       without heartbeat or trace sink): then it is asked before each answer. */
-    const timeByState = core.timeReadByState();
 
     function emit(event) {
       if (event === undefined) return;
@@ -284,9 +283,9 @@ function createApi(wasm, timing) {
         core.claimEmpty(time());
       } else {
         // A clock reading is a call into C++: skipped where the core says it
-        // would not read it (one worker, no heartbeat, no trace sink; or,
-        // asked per answer, no other worker waiting for an item).
-        const slot = core.claimFound(claimReadsTime && (!timeByState || core.claimFoundReadsTimeNow()) ? time() : claimAt);
+        // would not read it (one worker, no heartbeat, no trace sink; or, in
+        // a pool, no other worker waiting for an item).
+        const slot = core.claimFound(view()[CLAIM_TIME] === 1 ? time() : claimAt);
         if (slot >= 0) slotAt(slot).item = item;
       }
       run();
@@ -322,7 +321,7 @@ function createApi(wasm, timing) {
       if (typeof value === 'object' && value !== null && OUTCOME_LATER in value) later(slot, value[OUTCOME_LATER]);
       else if (value === ITEM_LOST) core.lost(time(), slot.index, slot.gen);
       // Skipped clock reading: a settle while a claim is in flight (a pool).
-      else core.performed(timeByState && !core.performedReadsTimeNow() ? claimAt : time(), slot.index, slot.gen);
+      else core.performed(view()[SETTLE_TIME] === 1 ? time() : claimAt, slot.index, slot.gen);
       run();
     }
 

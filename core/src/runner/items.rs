@@ -8,7 +8,6 @@ use crate::event::Event;
 use crate::options::Scheduling;
 use crate::supervision::{Answer, CallId, Cadence, Reconfirm, Step, Supervisor, MAX_STEPS_PER_INPUT};
 use crate::Millis;
-use alloc::boxed::Box;
 
 impl<E: Clone> Runner<E> {
     /// The claim in flight answered an item. Answers where the host must
@@ -61,14 +60,14 @@ impl<E: Clone> Runner<E> {
             }
         }
         let index = self.slots.iter().position(|s| s.busy.is_none())?;
+        let slot = &mut self.slots[index];
         let supervisor = self.config.lease.map(|lease| {
             #[allow(unused_mut)]
             let mut supervisor = Supervisor::new(lease.supervision(Cadence::Grid, Reconfirm::Renewal), now, claim_at);
             #[cfg(feature = "mutations")]
             supervisor.set_mutation(self.supervision_mutation);
-            Box::new(supervisor)
+            slot.supervisor_box(supervisor)
         });
-        let slot = &mut self.slots[index];
         slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None, phase: Phase::Performing });
         let key = ItemKey { slot: index as u16, generation: slot.generation };
         self.actions.push_back(Action::Perform { key });

@@ -297,7 +297,7 @@ impl<E: Clone> Runner<E> {
     /// Frees the slot of a settled item; its renewals in flight are abandoned.
     fn take_busy(&mut self, key: ItemKey) -> Option<Busy<E>> {
         let slot = self.slot_mut(key)?;
-        let busy = slot.busy.take()?;
+        let busy = slot.vacate()?;
         slot.generation = slot.generation.wrapping_add(1);
         Some(busy)
     }

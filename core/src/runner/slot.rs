@@ -80,15 +80,39 @@ pub(crate) struct Tally {
 pub(crate) struct Slot<E> {
     pub generation: u32,
     pub busy: Option<Busy<E>>,
+    /// The supervisor box of the slot's last item, kept for its next one so
+    /// that an item under a heartbeat allocates nothing.
+    spare: Option<Box<Supervisor>>,
 }
 
 impl<E> Default for Slot<E> {
     fn default() -> Self {
-        Slot { generation: 0, busy: None }
+        Slot { generation: 0, busy: None, spare: None }
     }
 }
 
 impl<E> Slot<E> {
+    /// Frees the slot, answering its item; the item's supervisor box is kept
+    /// for the next one ([`Slot::supervisor_box`]).
+    pub fn vacate(&mut self) -> Option<Busy<E>> {
+        let mut busy = self.busy.take()?;
+        if let Some(spare) = busy.supervisor.take() {
+            self.spare = Some(spare);
+        }
+        Some(busy)
+    }
+
+    /// `supervisor` boxed, in the box the slot's last item left if any.
+    pub fn supervisor_box(&mut self, supervisor: Supervisor) -> Box<Supervisor> {
+        match self.spare.take() {
+            Some(mut spare) => {
+                *spare = supervisor;
+                spare
+            }
+            None => Box::new(supervisor),
+        }
+    }
+
     /// The earliest instant this slot needs a timeout at.
     pub fn deadline(&self) -> Option<Millis> {
         let busy = self.busy.as_ref()?;
