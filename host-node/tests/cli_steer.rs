@@ -29,6 +29,9 @@ async fn bad_steering_exits_2_naming_the_mistake_and_changes_nothing() {
     refused(&s, &["cancel", "--queue", "nowhere", "--state", "queued", "--yes"], "unknown queue");
     refused(&s, &["cancel", "--queue", "q", "--state", "queued"], "give --yes");
     refused(&s, &["retry", &q], &format!("job {q} is queued"));
+    // Said as `leasehold jobs` shows it: a job not yet due is scheduled.
+    let later = s.enqueue(&["--queue", "q", "--at", "1h"], "true").to_string();
+    refused(&s, &["retry", &later], &format!("job {later} is scheduled"));
     refused(&s, &["retry", "--dead", "--queue", "nowhere"], "unknown queue");
     refused(&s, &["retry", "--queue", "q"], "--dead");
     refused(&s, &["pause", "nowhere"], "unknown queue");

@@ -45,7 +45,10 @@ pub enum StoreError {
     WrongState {
         /// The job.
         job: JobId,
-        /// The state it is in (`queued`, `running`, `succeeded`, `dead`, `cancelled`).
+        /// The state it is in, as it shows (`queued`, `scheduled`, `retrying`,
+        /// `running`, `succeeded`, `dead`, `cancelled`): a queued job not yet
+        /// due is `scheduled`, one queued again after a failed attempt
+        /// `retrying`.
         state: &'static str,
         /// Which states the action applies to, in words.
         expected: &'static str,

@@ -29,6 +29,7 @@ use std::future::Future;
 
 use leasehold_core::Millis;
 
+use super::dashboard::ShownState;
 use super::{Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, validate};
 use crate::runner::{AbortSignal, Clock};
 
@@ -208,7 +209,7 @@ impl Store {
         }
         let changed = self.backend().steer(action, &selection, now_ms).await?;
         let Some(mut changed) = changed else {
-            return Err(self.refusal(&selection).await);
+            return Err(self.refusal(&selection, now).await);
         };
         if matches!(action, Action::Retry) {
             let mut queues: Vec<&str> = changed.iter().map(|(_, q)| q.as_str()).collect();
@@ -223,8 +224,10 @@ impl Store {
     }
 
     /// Why listed ids did not all change: the first unknown id, else the
-    /// first in a state the action does not apply to.
-    async fn refusal(&self, selection: &Selection<'_>) -> StoreError {
+    /// first in a state the action does not apply to, named as it shows at
+    /// `now` (a queued job not yet due is `scheduled`, one that failed
+    /// before `retrying`), as `leasehold jobs` and the dashboard show it.
+    async fn refusal(&self, selection: &Selection<'_>, now: Millis) -> StoreError {
         let ids = selection.ids.as_deref().unwrap_or_default();
         let found = self.rows("job_states", &[("ids", ids.into())], |row| Ok((row.int("id")?, row.text("state")?))).await;
         let found = match found {
@@ -239,7 +242,14 @@ impl Store {
             let state = state_of(id).and_then(JobState::parse);
             match state {
                 Some(s) if selection.states.contains(&s.as_str()) => {}
-                Some(s) => return StoreError::WrongState { job: JobId(id), state: s.as_str(), expected: selection.expected },
+                Some(s) => {
+                    let state = match self.job(JobId(id)).await {
+                        Ok(job) => ShownState::of(&job, now).as_str(),
+                        // Gone meanwhile: the state it was in.
+                        Err(_) => s.as_str(),
+                    };
+                    return StoreError::WrongState { job: JobId(id), state, expected: selection.expected };
+                }
                 None => {
                     return StoreError::CorruptRow {
                         table: "leasehold_jobs",
