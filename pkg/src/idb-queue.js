@@ -380,7 +380,9 @@ function createIndexedDbApi(deps) {
     async function resume(queue) {
       queueName('resume', queue);
       live('resume');
-      if (await store.setPaused(queue, false)) tell({ type: 'enqueued', queue });
+      const changed = await store.setPaused(queue, false);
+      if (changed) tell({ type: 'enqueued', queue });
+      return changed;
     }
 
     async function counts() {

@@ -219,8 +219,11 @@ export interface Queue {
    * was paused already.
    */
   pause(queue: string): Promise<boolean>;
-  /** Lets claims take from `queue` again (and wakes its workers). */
-  resume(queue: string): Promise<void>;
+  /**
+   * Lets claims take from `queue` again (and wakes its workers). Answers false when it was not
+   * paused (left as it was).
+   */
+  resume(queue: string): Promise<boolean>;
   /** Disposes this connection's workers (as `Working.dispose`) and closes it. */
   close(): Promise<void>;
 }

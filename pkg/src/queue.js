@@ -368,8 +368,11 @@ function createQueue(adapter, deps, { owned = false } = {}) {
     async resume(queue) {
       checkOpen('resume');
       queueName('resume', queue);
+      const before = await run('paused_queues');
+      if (!before.some((row) => row.queue === queue)) return false;
       await run('resume_queue', { queue });
       await run('notify_queue', { queue });
+      return true;
     },
 
     async close() {

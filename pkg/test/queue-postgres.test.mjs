@@ -140,7 +140,8 @@ test('a cancel stops the running handler at once and nothing of its attempt is w
   assert.equal(await queue.pause('slow'), true);
   assert.equal(await queue.pause('slow'), false);
   assert.equal((await queue.counts())[0].paused, true);
-  await queue.resume('slow');
+  assert.equal(await queue.resume('slow'), true);
+  assert.equal(await queue.resume('slow'), false, 'resumed already: left as it was');
   assert.equal((await queue.counts())[0].paused, false);
 });
 
