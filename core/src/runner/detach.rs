@@ -16,7 +16,7 @@
 //! Detached items are kept in a table that grows to the most ever detached
 //! at once and is reused after; the host bounds how many that is.
 
-use super::slot::Phase;
+use super::slot::{Phase, Slot};
 use super::{ItemKey, Runner};
 use crate::Millis;
 
@@ -47,7 +47,7 @@ impl<E: Clone> Runner<E> {
     /// with; `None` (nothing changes) for an item that is not performing
     /// (settled, dropped, or in the settle phase's own settling).
     pub fn item_detached(&mut self, now: Millis, key: ItemKey) -> Option<DetachedId> {
-        let performing = self.slot_mut(key).and_then(|s| s.busy.as_ref()).is_some_and(|b| matches!(b.phase, Phase::Performing));
+        let performing = self.slot_ref(key).and_then(Slot::busy).is_some_and(|b| matches!(b.phase, Phase::Performing));
         if !performing {
             return None;
         }

@@ -2,7 +2,7 @@
 //! supervised renewals, counted when it settles, aborted when its claim is
 //! lost or lapses, and dropped once its grace passed.
 
-use super::slot::{Busy, Phase, Tally};
+use super::slot::{Busy, Phase, Slot, Tally};
 use super::{Action, ItemKey, LogKind, Runner};
 use crate::event::Event;
 use crate::options::Scheduling;
@@ -59,16 +59,17 @@ impl<E: Clone> Runner<E> {
                 return None;
             }
         }
-        let index = self.slots.iter().position(|s| s.busy.is_none())?;
-        let slot = &mut self.slots[index];
+        let index = self.slots.iter().position(|s| s.busy().is_none())?;
         let supervisor = self.config.lease.map(|lease| {
             #[allow(unused_mut)]
             let mut supervisor = Supervisor::new(lease.supervision(Cadence::Grid, Reconfirm::Renewal), now, claim_at);
             #[cfg(feature = "mutations")]
             supervisor.set_mutation(self.supervision_mutation);
-            slot.supervisor_box(supervisor)
+            supervisor
         });
-        slot.busy = Some(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None, phase: Phase::Performing });
+        let slot = self.slot_at_mut(index);
+        let supervisor = supervisor.map(|supervisor| slot.supervisor_box(supervisor));
+        slot.occupy(Busy { ordinal, started_at: now, lost: false, supervisor, drop_at: None, phase: Phase::Performing });
         let key = ItemKey { slot: index as u16, generation: slot.generation };
         self.actions.push_back(Action::Perform { key });
         self.pump_claims(now);
@@ -84,7 +85,7 @@ impl<E: Clone> Runner<E> {
     /// that ended without an outcome to write (it observed its signal); an
     /// item already settling ignores it.
     pub fn item_settled(&mut self, now: Millis, key: ItemKey, outcome: Result<(), E>) {
-        if !self.slot_mut(key).and_then(|s| s.busy.as_ref()).is_some_and(|b| matches!(b.phase, Phase::Performing)) {
+        if !self.slot_ref(key).and_then(Slot::busy).is_some_and(|b| matches!(b.phase, Phase::Performing)) {
             return;
         }
         let Some(busy) = self.take_busy(key) else { return };
@@ -104,7 +105,7 @@ impl<E: Clone> Runner<E> {
     ///
     /// [`SettleAnswer::FenceRefused`]: super::SettleAnswer::FenceRefused
     pub fn item_lost(&mut self, now: Millis, key: ItemKey) {
-        if !self.slot_mut(key).and_then(|s| s.busy.as_ref()).is_some_and(|b| matches!(b.phase, Phase::Performing)) {
+        if !self.slot_ref(key).and_then(Slot::busy).is_some_and(|b| matches!(b.phase, Phase::Performing)) {
             return;
         }
         let Some(busy) = self.take_busy(key) else { return };
@@ -138,7 +139,7 @@ impl<E: Clone> Runner<E> {
     /// `Ok(false)` lost the claim, `Err` raised (the lease is as it was).
     pub fn renewal_answered(&mut self, now: Millis, key: ItemKey, call: CallId, outcome: Result<bool, E>) {
         let Some(slot) = self.slot_mut(key) else { return };
-        let Some(busy) = slot.busy.as_mut() else { return };
+        let Some(busy) = slot.busy_mut() else { return };
         let Some(supervisor) = busy.supervisor.as_mut() else { return };
         if supervisor.ended() {
             return;
@@ -175,23 +176,23 @@ impl<E: Clone> Runner<E> {
     pub fn exit_deadline(&self, key: ItemKey) -> Option<Millis> {
         let lease = self.config.lease?;
         let slot = self.slots.get(usize::from(key.slot)).filter(|s| s.generation == key.generation)?;
-        let supervisor = slot.busy.as_ref()?.supervisor.as_ref()?;
+        let supervisor = slot.busy()?.supervisor.as_ref()?;
         Some(lease.exit_deadline(supervisor.last_confirmed()))
     }
 
     /// Runs the timers of slot `index` due at `now`: a settle retry, a drop
     /// after the grace, the supervisor's renewals and deadline.
     pub(super) fn slot_timeout(&mut self, now: Millis, index: usize) {
-        let slot = &mut self.slots[index];
+        let slot = self.slot_at_mut(index);
         let key = ItemKey { slot: index as u16, generation: slot.generation };
-        let Some(busy) = slot.busy.as_mut() else { return };
+        let Some(busy) = slot.busy_mut() else { return };
         if let Phase::Settling { retry_at, .. } = &mut busy.phase {
             if retry_at.is_some_and(|at| at <= now) {
                 *retry_at = None;
                 self.actions.push_back(Action::Settle { key });
             }
         }
-        let Some(busy) = self.slots[index].busy.as_mut() else { return };
+        let Some(busy) = self.slot_at_mut(index).busy_mut() else { return };
         if matches!(busy.phase, Phase::Performing) && busy.drop_at.is_some_and(|at| at <= now) {
             // The perform outlived its grace period: it is dropped and counted
             // as a lost claim, like a perform that raised after the abort.
@@ -235,7 +236,7 @@ impl<E: Clone> Runner<E> {
     /// outcome then follows the flag rule in [`Runner::item_settled`].
     fn lose(&mut self, now: Millis, key: ItemKey, item: u32, at: Millis, lapsed: bool, unconfirmed_ms: u64) {
         let grace = self.config.abort_grace_ms;
-        let Some(busy) = self.slot_mut(key).and_then(|s| s.busy.as_mut()) else { return };
+        let Some(busy) = self.slot_mut(key).and_then(Slot::busy_mut) else { return };
         if !matches!(busy.phase, Phase::Performing) {
             // The work is over: nothing to abort or drop. Renewals stop (the
             // supervisor ended); only the settle's own answer decides.

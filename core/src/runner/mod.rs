@@ -41,6 +41,8 @@ mod pass;
 pub mod queue;
 mod settle;
 mod slot;
+#[cfg(test)]
+mod slot_deadline_tests;
 
 pub use action::{Action, LogKind, PassId, Ticket};
 pub use detach::{DetachedId, Ended};
@@ -54,7 +56,7 @@ use crate::Millis;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use pass::Pass;
-use slot::{Busy, Slot};
+use slot::{Busy, Deadlines, Slot};
 
 /// The job runner state machine. See the module docs.
 ///
@@ -87,6 +89,8 @@ pub struct Runner<E> {
     pass: Option<Pass>,
     next_pass: u64,
     slots: Vec<Slot<E>>,
+    /// The slots' deadlines as last computed (see [`Deadlines`]).
+    deadlines: Deadlines,
     /// Detached items by [`DetachedId`], until their end is reported.
     detached: Vec<Option<slot::Tally>>,
     actions: VecDeque<Action<E>>,
@@ -116,6 +120,7 @@ impl<E: Clone> Runner<E> {
             pass: None,
             next_pass: 0,
             slots: (0..pool).map(|_| Slot::default()).collect(),
+            deadlines: Deadlines::new(pool),
             detached: Vec::new(),
             // The largest burst is a timeout round that lapses every item (a
             // `claim-lost` event and an abort each) and the pass's few
@@ -240,7 +245,9 @@ impl<E: Clone> Runner<E> {
     /// common case is short: without a heartbeat and without the settle phase
     /// no item ever has a timer (a grace end follows a lost claim, which takes
     /// a renewal; a settle retry takes the settle phase), and the slots are
-    /// not looked at.
+    /// not looked at; with one, each slot's deadline is kept from the last
+    /// ask unless the slot changed since (see `Deadlines`), so a slot an
+    /// input did not touch costs a read.
     pub fn poll_timeout(&self) -> Option<Millis> {
         let mut earliest = self.timer.map(|(at, _)| at);
         if let Some(until) = self.paused_until.filter(|_| self.may_be_work) {
@@ -250,12 +257,10 @@ impl<E: Clone> Runner<E> {
             debug_assert!(self.slots.iter().all(|s| s.deadline().is_none()), "an item timer without a heartbeat");
             return earliest;
         }
-        for slot in &self.slots {
-            if let Some(at) = slot.deadline() {
-                earliest = Some(earliest.map_or(at, |e| e.min(at)));
-            }
+        match (earliest, self.deadlines.earliest(&self.slots)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
-        earliest
     }
 
     /// Runs every timer due at `now`.
@@ -290,8 +295,22 @@ impl<E: Clone> Runner<E> {
         }
     }
 
+    fn slot_ref(&self, key: ItemKey) -> Option<&Slot<E>> {
+        self.slots.get(usize::from(key.slot)).filter(|s| s.generation == key.generation)
+    }
+
+    /// The slot of `key`, to change (its kept deadline is marked stale).
     fn slot_mut(&mut self, key: ItemKey) -> Option<&mut Slot<E>> {
-        self.slots.get_mut(usize::from(key.slot)).filter(|s| s.generation == key.generation)
+        let slot = self.slots.get_mut(usize::from(key.slot)).filter(|s| s.generation == key.generation)?;
+        self.deadlines.mark(usize::from(key.slot));
+        Some(slot)
+    }
+
+    /// Slot `index`, to change (its kept deadline is marked stale). Every
+    /// change to a slot goes through here or [`Runner::slot_mut`].
+    fn slot_at_mut(&mut self, index: usize) -> &mut Slot<E> {
+        self.deadlines.mark(index);
+        &mut self.slots[index]
     }
 
     /// Frees the slot of a settled item; its renewals in flight are abandoned.

@@ -31,7 +31,7 @@
 //! whole lease. The worker waits for the release's answer before claiming
 //! again.
 
-use super::slot::{Busy, Phase, Tally};
+use super::slot::{Busy, Phase, Slot, Tally};
 use super::{Action, ItemKey, LogKind, Runner};
 use crate::backoff::{Backoff, RECOVERY_PROBE_MAX_MS};
 use crate::event::Event;
@@ -66,7 +66,7 @@ impl<E: Clone> Runner<E> {
         if !self.settle_phase {
             return self.item_settled(now, key, outcome);
         }
-        let Some(busy) = self.slot_mut(key).and_then(|s| s.busy.as_mut()) else { return };
+        let Some(busy) = self.slot_mut(key).and_then(Slot::busy_mut) else { return };
         if !matches!(busy.phase, Phase::Performing) {
             return;
         }
@@ -80,7 +80,7 @@ impl<E: Clone> Runner<E> {
     /// logs `<name> settle failed` and asks again after [`SETTLE_RETRY`].
     /// Ignored for an item with no settle in flight.
     pub fn settle_answered(&mut self, now: Millis, key: ItemKey, answer: SettleAnswer<E>) {
-        let Some(busy) = self.slot_mut(key).and_then(|s| s.busy.as_mut()) else { return };
+        let Some(busy) = self.slot_mut(key).and_then(Slot::busy_mut) else { return };
         let Phase::Settling { tries, retry_at, .. } = &mut busy.phase else { return };
         if retry_at.is_some() {
             return;
@@ -110,7 +110,7 @@ impl<E: Clone> Runner<E> {
     /// raised; logged `<name> release failed`, and the job comes back once
     /// its lease is stale). Frees the worker.
     pub fn release_answered(&mut self, now: Millis, key: ItemKey, outcome: Result<(), E>) {
-        let releasing = self.slot_mut(key).and_then(|s| s.busy.as_ref()).is_some_and(|b| matches!(b.phase, Phase::Releasing));
+        let releasing = self.slot_ref(key).and_then(Slot::busy).is_some_and(|b| matches!(b.phase, Phase::Releasing));
         if !releasing {
             return;
         }
@@ -136,13 +136,13 @@ impl<E: Clone> Runner<E> {
     /// the key the host stores the item at; `None` when no slot is free (a
     /// host defect: a claim is only made for a free worker).
     pub(super) fn release_declined(&mut self, now: Millis, ordinal: u32) -> Option<ItemKey> {
-        let Some(index) = self.slots.iter().position(|s| s.busy.is_none()) else {
+        let Some(index) = self.slots.iter().position(|s| s.busy().is_none()) else {
             self.worker_free_after_claim(now);
             return None;
         };
-        let slot = &mut self.slots[index];
+        let slot = self.slot_at_mut(index);
         let phase = Phase::Releasing;
-        slot.busy = Some(Busy { ordinal, started_at: now, lost: true, supervisor: None, drop_at: None, phase });
+        slot.occupy(Busy { ordinal, started_at: now, lost: true, supervisor: None, drop_at: None, phase });
         let key = ItemKey { slot: index as u16, generation: slot.generation };
         self.actions.push_back(Action::Release { key });
         self.pump_claims(now);

@@ -3,6 +3,8 @@
 
 use crate::supervision::Supervisor;
 use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::Cell;
 use crate::Millis;
 
 /// Names one claimed item: the slot the host keeps it in and that slot's
@@ -76,10 +78,13 @@ pub(crate) struct Tally {
     pub lost: bool,
 }
 
+/// One worker's place: its item while busy. Only the runner changes it, and
+/// only through [`super::Runner`]'s slot accessors, which mark its kept
+/// deadline stale (see [`Deadlines`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Slot<E> {
     pub generation: u32,
-    pub busy: Option<Busy<E>>,
+    busy: Option<Busy<E>>,
     /// The supervisor box of the slot's last item, kept for its next one so
     /// that an item under a heartbeat allocates nothing.
     spare: Option<Box<Supervisor>>,
@@ -92,6 +97,22 @@ impl<E> Default for Slot<E> {
 }
 
 impl<E> Slot<E> {
+    /// The item in the slot, if any.
+    pub fn busy(&self) -> Option<&Busy<E>> {
+        self.busy.as_ref()
+    }
+
+    /// The item in the slot, to change.
+    pub fn busy_mut(&mut self) -> Option<&mut Busy<E>> {
+        self.busy.as_mut()
+    }
+
+    /// Puts `busy` in the slot (a free one).
+    pub fn occupy(&mut self, busy: Busy<E>) {
+        debug_assert!(self.busy.is_none(), "a busy slot occupied");
+        self.busy = Some(busy);
+    }
+
     /// Frees the slot, answering its item; the item's supervisor box is kept
     /// for the next one ([`Slot::supervisor_box`]).
     pub fn vacate(&mut self) -> Option<Busy<E>> {
@@ -113,7 +134,8 @@ impl<E> Slot<E> {
         }
     }
 
-    /// The earliest instant this slot needs a timeout at.
+    /// The earliest instant this slot needs a timeout at, computed from its
+    /// item as it is now.
     pub fn deadline(&self) -> Option<Millis> {
         let busy = self.busy.as_ref()?;
         let supervision = busy.supervisor.as_deref().and_then(Supervisor::poll_timeout);
@@ -126,5 +148,49 @@ impl<E> Slot<E> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+}
+
+/// Each slot's deadline as last computed, side by side, and which slots
+/// changed since.
+///
+/// The runner's next timeout is asked after every input and takes the
+/// earliest deadline of every slot, but an input changes one slot or two: the
+/// others' deadlines are kept here, in one short array (no item is looked
+/// into), and only the slots marked stale since the last ask (every mutable
+/// access to a slot marks it) are computed again. A pool has at most 64
+/// slots, one bit each.
+#[derive(Debug)]
+pub(crate) struct Deadlines {
+    kept: Vec<Cell<Option<Millis>>>,
+    stale: Cell<u64>,
+}
+
+impl Deadlines {
+    /// For `pool` slots (at most 64), all free.
+    pub fn new(pool: usize) -> Self {
+        assert!(pool <= 64, "a pool has at most 64 slots");
+        Deadlines { kept: (0..pool).map(|_| Cell::new(None)).collect(), stale: Cell::new(0) }
+    }
+
+    /// Slot `index` may have changed: its deadline is computed again at the
+    /// next ask.
+    pub fn mark(&self, index: usize) {
+        self.stale.set(self.stale.get() | 1 << index);
+    }
+
+    /// The earliest deadline of `slots`, computing again only the stale ones.
+    pub fn earliest<E>(&self, slots: &[Slot<E>]) -> Option<Millis> {
+        let mut stale = self.stale.replace(0);
+        while stale != 0 {
+            let index = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            self.kept[index].set(slots[index].deadline());
+        }
+        debug_assert!(
+            slots.iter().zip(&self.kept).all(|(slot, kept)| slot.deadline() == kept.get()),
+            "a slot's kept deadline went stale"
+        );
+        self.kept.iter().filter_map(Cell::get).min()
     }
 }
