@@ -87,6 +87,11 @@ backend_test! {
         assert!(err.to_string().contains("is succeeded"), "{err}");
         let err = s.cancel(&[queued, JobId(999)], None, "me", db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::UnknownJob(JobId(999))), "{}: {err}", db.label());
+        // A NUL character, which PostgreSQL's text columns refuse, is refused on both stores.
+        let err = s.cancel(&[queued], Some("a\0b"), "me", db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::InvalidOption { option: "reason", .. }), "{}: {err}", db.label());
+        let err = s.cancel(&[queued], None, "m\0e", db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::InvalidOption { option: "by", .. }), "{}: {err}", db.label());
         assert_eq!(s.job(queued).await.unwrap().state, JobState::Queued, "{}: nothing changed", db.label());
 
         let err = s.cancel_queue("nowhere", JobState::Queued, None, "me", db.now()).await.unwrap_err();

@@ -100,4 +100,15 @@ function jobIds(where, ids) {
 /** Text for a text column: PostgreSQL refuses U+0000 there, so it becomes U+FFFD. */
 const storableText = (text) => String(text).replaceAll('\0', '\uFFFD');
 
-module.exports = { queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, kind };
+/** The most bytes (UTF-8) a cancel's reason may have, as the Rust store allows. */
+const MAX_CANCEL_REASON = 4096;
+
+/** A cancel's `reason`: a string of at most 4,096 bytes without the NUL character. */
+function cancelReason(reason) {
+  if (typeof reason !== 'string') throw new TypeError(`cancel: reason must be a string, got ${kind(reason)}`);
+  if (reason.includes('\0')) throw new TypeError('cancel: reason holds the NUL character (\\u0000), which PostgreSQL cannot store');
+  if (Buffer.byteLength(reason) > MAX_CANCEL_REASON) throw new RangeError(`cancel: reason must be at most ${MAX_CANCEL_REASON} bytes`);
+  return reason;
+}
+
+module.exports = { queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, cancelReason, kind };

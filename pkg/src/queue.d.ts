@@ -209,7 +209,8 @@ export interface Queue {
   /**
    * Cancels queued or running jobs, all or none (a running one's worker is told to abort, and
    * its later writes are refused). Answers the ids cancelled; an unknown id or a job in another
-   * state is refused naming it, and nothing changes.
+   * state is refused naming it, and nothing changes. `reason`: a string of at most 4,096 bytes
+   * (UTF-8) without the NUL character, else a `TypeError` or `RangeError` and nothing changes.
    */
   cancel(ids: number | readonly number[], options?: { readonly reason?: string | undefined }): Promise<number[]>;
   /** Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is kept); all or none. */

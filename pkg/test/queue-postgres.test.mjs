@@ -95,6 +95,11 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   assert.throws(() => queue.work('mail', 'not a function'), /handler must be a function/);
   assert.throws(() => queue.work('mail', () => 1, { concurency: 2 }), /unknown option "concurency"/);
   await assert.rejects(queue.cancel([]), /no job ids/);
+  const { id } = await queue.enqueue('mail', {});
+  await assert.rejects(queue.cancel(id, { reason: 'a\u0000b' }), /cancel: reason holds the NUL character/);
+  await assert.rejects(queue.cancel(id, { reason: 7 }), /cancel: reason must be a string, got number/);
+  await assert.rejects(queue.cancel(id, { reason: 'x'.repeat(4097) }), /reason must be at most 4096 bytes/);
+  assert.equal((await queue.job(id)).state, 'queued', 'nothing was cancelled');
 });
 
 test('a schema missing, older or newer is migrated or refused saying what to do', { skip }, async (t) => {

@@ -79,7 +79,8 @@ impl Store {
     /// [`StoreError::UnknownJob`] for an id with no job;
     /// [`StoreError::WrongState`] for a job already finished (succeeded,
     /// dead, cancelled); in both cases no job was changed.
-    /// [`StoreError::InvalidOption`] for an empty `by` or a text too long.
+    /// [`StoreError::InvalidOption`] for an empty `by`, a text too long, or
+    /// one holding the NUL character (U+0000).
     pub async fn cancel(&self, ids: &[JobId], reason: Option<&str>, by: &str, now: Millis) -> StoreResult<Vec<JobId>> {
         check_cancel_text(by, reason)?;
         let selection = Selection::ids(ids, CANCEL_FROM, CANCEL_EXPECTED);
@@ -365,6 +366,16 @@ fn check_cancel_text(by: &str, reason: Option<&str>) -> StoreResult<()> {
     }
     if reason.is_some_and(|r| r.len() > MAX_CANCEL_TEXT) {
         return Err(too_long("reason"));
+    }
+    // PostgreSQL's text columns refuse it; SQLite's would keep it. Refused
+    // on both, so a steer means the same on either.
+    for (option, text) in [("by", Some(by)), ("reason", reason)] {
+        if text.is_some_and(|t| t.contains('\0')) {
+            return Err(StoreError::InvalidOption {
+                option,
+                reason: "holds the NUL character (U+0000), which PostgreSQL cannot store".to_owned(),
+            });
+        }
     }
     Ok(())
 }
