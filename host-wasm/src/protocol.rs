@@ -119,8 +119,8 @@ fn key_fields(key: ItemKey) -> [f64; 2] {
 
 /// Writes `action` as one record into `record` (exactly [`STRIDE`] slots).
 /// Answers false, writing nothing, for an action the JS runner never gets.
-pub fn encode(action: Action<u32>, record: &mut [f64]) -> bool {
-    match action {
+pub fn encode(action: &Action<u32>, record: &mut [f64]) -> bool {
+    match *action {
         Action::Claim { at } => record::put(record, &CLAIM, &[ms(at)]),
         Action::Perform { key } => record::put(record, &PERFORM, &key_fields(key)),
         Action::Renew { key, call, at } => {
@@ -141,7 +141,7 @@ pub fn encode(action: Action<u32>, record: &mut [f64]) -> bool {
             let [c, p, f, l] = counts;
             record::put(record, &PASS_ENDED, &[pass.0 as f64, c, p, f, l]);
         }
-        Action::Emit(event) => record::put_event(record, &event),
+        Action::Emit(ref event) => record::put_event(record, event),
         // Asked only of a host that opted into the settle phase; the JS
         // runner's perform settles by itself (seed 000), so it never does.
         Action::Settle { .. } | Action::Release { .. } => return false,
@@ -162,7 +162,7 @@ mod tests {
 
     fn record(action: Action<u32>) -> [f64; STRIDE] {
         let mut r = [0.0; STRIDE];
-        assert!(encode(action, &mut r));
+        assert!(encode(&action, &mut r));
         r
     }
 

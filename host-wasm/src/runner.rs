@@ -19,7 +19,7 @@
 
 use crate::protocol::{self, CAPACITY, CLAIM_TIME, DEADLINE, END, HEADER, LEN, SETTLE_TIME, STRIDE};
 use leasehold_core::options::Config;
-use leasehold_core::runner::{Action, DetachedId, Ended, ItemKey, Runner, Ticket};
+use leasehold_core::runner::{DetachedId, Ended, ItemKey, Runner, Ticket};
 use leasehold_core::Millis;
 use wasm_bindgen::prelude::*;
 
@@ -29,9 +29,6 @@ pub struct Core {
     runner: Runner<u32>,
     /// The action buffer, [`LEN`] slots; allocated once, never moved.
     out: Box<[f64]>,
-    /// An action taken from the core that did not fit: written first by the
-    /// next drain.
-    stash: Option<Action<u32>>,
     /// [`Runner::time_read_by_state`], fixed by the options: whether the
     /// time flags change with the state.
     by_state: bool,
@@ -238,12 +235,13 @@ impl Core {
     pub fn drain(&mut self) {
         // Only the glue writes END besides us, and only 0; clamp anything else.
         let mut end = (self.out[END] as usize).min(CAPACITY);
-        // Room for one record is kept for `more` until the core runs dry.
+        // Room for one record is kept for `more` until the core runs dry; an
+        // action that does not fit stays in the core's queue. Each action is
+        // read in place, field by field (see `Runner::peek_action`).
         while end < CAPACITY {
-            let Some(action) = self.stash.take().or_else(|| self.runner.poll_action()) else { break };
+            let Some(action) = self.runner.peek_action() else { break };
             let record = &mut self.out[HEADER + end * STRIDE..][..STRIDE];
             if end + 1 == CAPACITY {
-                self.stash = Some(action);
                 protocol::encode_more(record);
                 end += 1;
                 break;
@@ -251,6 +249,7 @@ impl Core {
             if protocol::encode(action, record) {
                 end += 1;
             }
+            self.runner.skip_action();
         }
         self.out[END] = end as f64;
         self.out[DEADLINE] = self.runner.poll_timeout().map_or(-1.0, |m| m.0 as f64);
@@ -268,7 +267,7 @@ impl Core {
         let by_state = runner.time_read_by_state();
         out[CLAIM_TIME] = flag(runner.claim_found_reads_time());
         out[SETTLE_TIME] = 1.0;
-        let mut core = Core { runner, out, stash: None, by_state };
+        let mut core = Core { runner, out, by_state };
         core.write_time_flags();
         core
     }

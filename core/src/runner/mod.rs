@@ -284,6 +284,19 @@ impl<E: Clone> Runner<E> {
         self.actions.pop_front()
     }
 
+    /// The next thing to do, left in place: [`Runner::skip_action`] takes
+    /// it once done. For a host that copies each action out field by field
+    /// (the wasm host writes records): reading an action just queued whole,
+    /// as [`Runner::poll_action`] moves it, stalls on the stores that made it.
+    pub fn peek_action(&self) -> Option<&Action<E>> {
+        self.actions.front()
+    }
+
+    /// Drops the next action (the one [`Runner::peek_action`] answers).
+    pub fn skip_action(&mut self) {
+        self.actions.pop_front();
+    }
+
     // ---- shared internals ----------------------------------------------------
 
     fn log_and_trace(&mut self, kind: LogKind, error: E, event: impl FnOnce(E) -> Event<E>) {
