@@ -29,9 +29,15 @@ function knownOptions(options, known, who) {
 }
 
 /* A wrong number as a refusal shows it: a string quoted and a bigint with its `n`,
-   so that neither reads as the number it is not ('3' is not 3). */
-const shown = (value) =>
-  typeof value === 'string' ? `${JSON.stringify(value)} (a string)` : typeof value === 'bigint' ? `${value}n (a bigint)` : String(value);
+   so that neither reads as the number it is not ('3' is not 3); an array or object
+   by its kind. */
+function shown(value) {
+  if (typeof value === 'string') return `${JSON.stringify(value)} (a string)`;
+  if (typeof value === 'bigint') return `${value}n (a bigint)`;
+  if (Array.isArray(value)) return 'an array';
+  if (value !== null && typeof value === 'object') return 'an object';
+  return String(value);
+}
 
 /* The deepest nesting of arrays and objects a body or identity may have:
    readers (serde_json's default limit, 128 with the record's own object)
@@ -241,6 +247,8 @@ function marksOf(marks, who) {
     if (!Number.isSafeInteger(position) || position < 0) {
       throw bad(`${who}: the watermark of source '${name}' must be a position (an integer from 0), got ${shown(position)}`);
     }
+    // Two for one source would leave the one that counts to the order they came in.
+    if (out.has(name)) throw bad(`${who}: the watermark of source '${name}' is given twice`);
     out.set(name, position);
   }
   return [...out];
@@ -256,4 +264,4 @@ function checkMarks(pairs, ahead, who) {
   }
 }
 
-module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, knownOptions, MAX_VALUE_DEPTH };
+module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, knownOptions, shown, MAX_VALUE_DEPTH };

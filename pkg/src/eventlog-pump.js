@@ -67,10 +67,12 @@ function createPumpApi(load, { EventLog }) {
     #wall;
     #notify;
     #chunkSize;
+    /* What the log is opened with besides its path. */
+    #logOptions;
 
     constructor(options) {
       if (options === null || typeof options !== 'object') throw bad('EventPump: options must be an object');
-      const known = ['path', 'sources', 'kickDelayMs', 'chunkSize', 'retryAfterMs', 'compactEveryMs', 'retentionMs', 'now', 'onNotice'];
+      const known = ['path', 'sources', 'kickDelayMs', 'chunkSize', 'retryAfterMs', 'compactEveryMs', 'retentionMs', 'now', 'onNotice', 'blockingSyncMaxBytes', 'writerLock'];
       knownOptions(options, known, 'EventPump');
       if (typeof options.path !== 'string' || options.path === '') throw bad('EventPump: path must be a non-empty string');
       this.#path = options.path;
@@ -82,6 +84,9 @@ function createPumpApi(load, { EventLog }) {
       this.#wall = options.now ?? Date.now;
       if (typeof this.#wall !== 'function') throw bad('EventPump: now must be a function answering milliseconds since the Unix epoch');
       this.#notify = options.onNotice ?? ((text) => process.stderr.write(`leasehold: ${text}\n`));
+      // Checked by EventLog.open, as it checks them for a log opened alone.
+      this.#logOptions = { maxBatch: this.#chunkSize, onNotice: this.#notify };
+      for (const key of ['blockingSyncMaxBytes', 'writerLock']) if (options[key] !== undefined) this.#logOptions[key] = options[key];
       wasm ??= load();
       try {
         this.#core = new wasm.PumpCore(kickDelayMs, this.#chunkSize, retryAfterMs, compactEveryMs);
@@ -134,7 +139,7 @@ function createPumpApi(load, { EventLog }) {
     open() {
       return this.#serial(async () => {
         if (this.#core.phase() !== 'opening') throw new EventLogError('EventPump: open() runs once', 'EVENTLOG_BAD_INPUT');
-        const opened = await EventLog.open(this.#path, { maxBatch: this.#chunkSize, onNotice: this.#notify });
+        const opened = await EventLog.open(this.#path, this.#logOptions);
         this.#log = opened.log;
         this.#core.opened(performance.now(), [...opened.marks], opened.created);
         await this.#drive();

@@ -203,6 +203,10 @@ export interface EventPumpOptions {
   /** The wall clock, ms since the Unix epoch (default `Date.now`). */
   now?: () => number;
   onNotice?: (text: string) => void;
+  /** As {@link EventLogOptions.blockingSyncMaxBytes}, for the pump's log. */
+  blockingSyncMaxBytes?: number;
+  /** As {@link EventLogOptions.writerLock}, for the pump's log. */
+  writerLock?: boolean;
 }
 
 export interface PumpStatus {

@@ -17,7 +17,7 @@
 const fs = require('node:fs');
 const { promisify } = require('node:util');
 const { WriterLock } = require('./eventlog-lock.js');
-const { EventLogError, draftsBatch, checkMarks, knownOptions, marksOf } = require('./eventlog-input.js');
+const { EventLogError, draftsBatch, checkMarks, knownOptions, marksOf, shown } = require('./eventlog-input.js');
 const { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath } = require('./eventlog-files.js');
 
 const fdatasync = promisify(fs.fdatasync);
@@ -31,7 +31,7 @@ function createEventLogApi(wasm) {
   function checkMaxBatch(value) {
     if (value === undefined) return K.defaultChunkSize;
     if (!Number.isSafeInteger(value) || value < 1 || value > K.maxChunkSize) {
-      throw new EventLogError(`EventLog.open: maxBatch must be an integer from 1 to ${K.maxChunkSize}, got ${String(value)}`, 'EVENTLOG_BAD_INPUT');
+      throw new EventLogError(`EventLog.open: maxBatch must be an integer from 1 to ${K.maxChunkSize}, got ${shown(value)}`, 'EVENTLOG_BAD_INPUT');
     }
     return value;
   }
@@ -44,7 +44,7 @@ function createEventLogApi(wasm) {
   function checkBlockingSync(value) {
     if (value === undefined) return BLOCKING_SYNC_MAX_BYTES;
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new EventLogError(`EventLog.open: blockingSyncMaxBytes must be an integer from 0, got ${String(value)}`, 'EVENTLOG_BAD_INPUT');
+      throw new EventLogError(`EventLog.open: blockingSyncMaxBytes must be an integer from 0, got ${shown(value)}`, 'EVENTLOG_BAD_INPUT');
     }
     return value;
   }
@@ -626,7 +626,7 @@ function createEventLogApi(wasm) {
      without a lock (a torn tail ends the read; damage before it throws). */
   function readLog(path, from = 0, len = undefined) {
     if (!Number.isSafeInteger(from) || from < 0) {
-      throw new EventLogError(`readEventLog: from must be a sequence number (an integer from 0), got ${String(from)}`, 'EVENTLOG_BAD_INPUT');
+      throw new EventLogError(`readEventLog: from must be a sequence number (an integer from 0), got ${shown(from)}`, 'EVENTLOG_BAD_INPUT');
     }
     const whole = readOrMissing(path);
     if (whole === undefined) throw new EventLogError(`no event log at ${path}`, 'EVENTLOG_MISSING', { path });

@@ -62,7 +62,8 @@ function isPGlite(db) {
 }
 
 function pgliteAdapter(db, owned, lock) {
-  const rows = (result) => result.rows;
+  // The rows, and how many rows the statement changed (`changed`).
+  const rows = (result) => Object.assign(result.rows, { changed: result.affectedRows ?? 0 });
   const on = (tx) => {
     const via = (statement, values) => tx.query(statement.text, values).then(rows);
     via.script = (text) => tx.exec(text);

@@ -37,7 +37,8 @@ function describe(value) {
 }
 
 function poolAdapter(pool) {
-  const rows = (result) => result.rows;
+  // The rows, and how many rows the statement changed (`changed`).
+  const rows = (result) => Object.assign(result.rows, { changed: result.rowCount ?? 0 });
   const on = (client) => {
     const via = (statement, values) => client.query({ name: statement.name, text: statement.text, values }).then(rows);
     via.script = (text) => client.query(text);

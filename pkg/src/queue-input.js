@@ -17,12 +17,23 @@ const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempot
 
 const kind = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 
+/* Half of a UTF-16 surrogate pair without its other half: no UTF-8 text holds it, so
+   PostgreSQL refuses it in JSON and a text column would get U+FFFD in its place. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why `text` cannot be stored as it is (NUL, a lone surrogate), or undefined. */
+function unstorable(text) {
+  if (text.includes('\0')) return 'the NUL character (\\u0000), which PostgreSQL cannot store';
+  if (LONE_SURROGATE.test(text)) return 'a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot hold';
+  return undefined;
+}
+
 /**
  * `value` as the JSON text a row stores, or a TypeError naming `what` and the path to what
  * JSON would drop or change without a word (the rule of leasehold/indexeddb, idb-input.js:
  * a function, a symbol, a BigInt, NaN or ±Infinity, a cycle, an object neither plain nor
  * with a toJSON such as a Map, undefined but as an object's property), or to a string or key
- * holding U+0000, which PostgreSQL cannot store. `undefined` answers `null` when `optional`
+ * holding U+0000 or a lone surrogate, which PostgreSQL cannot store. `undefined` answers `null` when `optional`
  * (a handler that returned nothing).
  */
 function jsonText(where, what, value, optional = false) {
@@ -31,9 +42,8 @@ function jsonText(where, what, value, optional = false) {
   try {
     checkJsonValue(value, what, new Set());
     text = JSON.stringify(value, function check(key, v) {
-      if (key.includes('\0') || (typeof v === 'string' && v.includes('\0'))) {
-        throw new TypeError('holds the NUL character (\\u0000) in a string or key, which PostgreSQL cannot store');
-      }
+      const why = unstorable(key) ?? (typeof v === 'string' ? unstorable(v) : undefined);
+      if (why !== undefined) throw new TypeError(`holds ${why}, in a string or key`);
       return v;
     });
   } catch (error) {
@@ -77,7 +87,8 @@ function enqueueOptions(options, defaultMaxAttempts, limits) {
     if (idempotencyKey.length === 0) throw new RangeError(`${where}: idempotencyKey must not be empty`);
     const max = limits.maxIdempotencyKeyBytes;
     if (byteLength(idempotencyKey) > max) throw new RangeError(`${where}: idempotencyKey is longer than ${max} bytes`);
-    if (idempotencyKey.includes('\0')) throw new TypeError(`${where}: idempotencyKey holds the NUL character (\\u0000)`);
+    const why = unstorable(idempotencyKey);
+    if (why !== undefined) throw new TypeError(`${where}: idempotencyKey holds ${why}`);
   }
   return {
     runAt: at,
@@ -106,7 +117,8 @@ const MAX_CANCEL_REASON = 4096;
 /** A cancel's `reason`: a string of at most 4,096 bytes without the NUL character. */
 function cancelReason(reason) {
   if (typeof reason !== 'string') throw new TypeError(`cancel: reason must be a string, got ${kind(reason)}`);
-  if (reason.includes('\0')) throw new TypeError('cancel: reason holds the NUL character (\\u0000), which PostgreSQL cannot store');
+  const why = unstorable(reason);
+  if (why !== undefined) throw new TypeError(`cancel: reason holds ${why}`);
   if (Buffer.byteLength(reason) > MAX_CANCEL_REASON) throw new RangeError(`cancel: reason must be at most ${MAX_CANCEL_REASON} bytes`);
   return reason;
 }

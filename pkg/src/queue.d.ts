@@ -48,7 +48,7 @@ export interface JobAttempt {
   /** When it ended; null while it runs. */
   readonly endedAt: number | null;
   /**
-   * `succeeded`, `failed`, `lease-lost` (taken over after its lease went stale; on PostgreSQL
+   * `running` (on PostgreSQL and PGlite, the attempt under way), `succeeded`, `failed`, `lease-lost` (taken over after its lease went stale; on PostgreSQL
    * and PGlite also a running attempt ended by `cancel`, its `error` then `cancelled by …`, as
    * the Rust store logs it), `cancelled` (a running attempt ended by `cancel`, on IndexedDB).
    */
@@ -74,7 +74,10 @@ export interface JobRecord {
   readonly result?: unknown;
   /** The last failed attempt's error. */
   readonly error?: string | null;
-  /** Every attempt, oldest first; a running one is not in it until it ends. */
+  /**
+   * Every attempt, oldest first. On PostgreSQL and PGlite the attempt under way is in it, with
+   * outcome `running` and `endedAt` null; on IndexedDB an attempt is in it once it ended.
+   */
   readonly attemptsLog?: readonly JobAttempt[];
   /** The key it was queued with (`EnqueueOptions.idempotencyKey`), or null. */
   readonly idempotencyKey?: string | null;

@@ -359,18 +359,16 @@ function createQueue(adapter, deps, { owned = false } = {}) {
     async pause(queue) {
       checkOpen('pause');
       queueName('pause', queue);
-      const before = await run('paused_queues');
-      if (before.some((row) => row.queue === queue)) return false;
-      await run('pause_queue', { queue, by: `${os.userInfo().username}@${owner.host}` });
-      return true;
+      // Whether this statement paused it: of two pauses at once, one answers true.
+      const added = await run('pause_queue', { queue, by: `${os.userInfo().username}@${owner.host}` });
+      return added.changed === 1;
     },
 
     async resume(queue) {
       checkOpen('resume');
       queueName('resume', queue);
-      const before = await run('paused_queues');
-      if (!before.some((row) => row.queue === queue)) return false;
-      await run('resume_queue', { queue });
+      const removed = await run('resume_queue', { queue });
+      if (removed.changed === 0) return false;
       await run('notify_queue', { queue });
       return true;
     },

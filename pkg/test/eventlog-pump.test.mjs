@@ -208,3 +208,14 @@ test('the README example runs as shown', async (t) => {
   const out = execFileSync(process.execPath, [example, dir], { encoding: 'utf8' });
   assert.match(out, /^0 order-placed 1\n1 order-placed 2\nresume a reader at 2;/);
 });
+
+test("the pump opens its log with the log's own options: the writer lock and the sync limit", async (t) => {
+  const file = tempLog(t);
+  const a = journal('a', 3);
+  const pump = await EventPump.open({ path: file, sources: { a: a.source }, writerLock: false, blockingSyncMaxBytes: 0 });
+  await pump.flush();
+  assert.deepEqual(indices(readEventLog(file, 0).records, 'a'), [0, 1, 2]);
+  assert.equal(fs.existsSync(`${file}.lock`), false, 'no writer lock taken');
+  await pump.close();
+  await assert.rejects(EventPump.open({ path: tempLog(t), blockingSyncMaxBytes: -1 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /blockingSyncMaxBytes must be an integer from 0, got -1/.test(e.message));
+});

@@ -156,6 +156,8 @@ test('bad input is refused naming the cause, and nothing is written', async (t) 
   await assert.rejects(EventLog.open(file, { maxBatch: 0 }), /maxBatch must be an integer/);
   await assert.rejects(EventLog.open(file, { maxbatch: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventLog.open: unknown option "maxbatch" \(known: maxBatch, blockingSyncMaxBytes, onNotice, writerLock\)/.test(e.message));
   await assert.rejects(EventLog.open(file, { blockingSyncMaxBytes: -1 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /blockingSyncMaxBytes must be an integer from 0, got -1/.test(e.message));
+  await assert.rejects(EventLog.open(file, { blockingSyncMaxBytes: '10' }), /blockingSyncMaxBytes must be an integer from 0, got "10" \(a string\)/);
+  await assert.rejects(EventLog.open(file, { maxBatch: [] }), /maxBatch must be an integer from 1 to \d+, got an array/);
   await assert.rejects(EventPump.open({ path: file, chunksize: 4 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventPump: unknown option "chunksize" \(known: path, sources, /.test(e.message));
   assert.equal(fs.existsSync(file), false, 'nothing was opened');
   const { log } = await EventLog.open(file);
@@ -175,6 +177,7 @@ test('bad input is refused naming the cause, and nothing is written', async (t) 
     [drafts(1), /watermark of source 'jobs' would go back from 5 to 4/, { jobs: 4 }],
     [drafts(1), /must be a position/, { jobs: 1.5 }],
     [drafts(1), /must be a position \(an integer from 0\), got "7" \(a string\)/, { jobs: '7' }],
+    [drafts(1), /the watermark of source 'jobs' is given twice/, [['jobs', 30], ['jobs', 25]]],
     [[{ source: 'jobs', type: 'x', at: 5n }], /at must be milliseconds .*, got 5n \(a bigint\)/],
   ];
   for (const [input, message, marks] of cases) {

@@ -75,6 +75,9 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
     [['mail', { at: 1n }], /payload is not storable as JSON: payload\.at is a bigint/],
     [['mail', { text: 'a\u0000b' }], /payload is not storable as JSON: holds the NUL character/],
     [['mail', { ['k\u0000']: 1 }], /NUL character/],
+    [['mail', { s: 'a\ud800' }], /payload is not storable as JSON: holds a lone surrogate/],
+    [['mail', { ['\udc00k']: 1 }], /lone surrogate/],
+    [['mail', {}, { idempotencyKey: 'k\udc00' }], /idempotencyKey holds a lone surrogate/],
     [['mail', cycle], /payload is not storable as JSON/],
     [['mail', undefined], /payload is not storable as JSON: payload is undefined/],
     // What JSON would drop or change without a word is refused, as leasehold/indexeddb refuses it.
@@ -97,6 +100,7 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   await assert.rejects(queue.cancel([]), /no job ids/);
   const { id } = await queue.enqueue('mail', {});
   await assert.rejects(queue.cancel(id, { reason: 'a\u0000b' }), /cancel: reason holds the NUL character/);
+  await assert.rejects(queue.cancel(id, { reason: 'x\ud800y' }), /cancel: reason holds a lone surrogate/);
   await assert.rejects(queue.cancel(id, { reason: 7 }), /cancel: reason must be a string, got number/);
   await assert.rejects(queue.cancel(id, { reason: 'x'.repeat(4097) }), /reason must be at most 4096 bytes/);
   assert.equal((await queue.job(id)).state, 'queued', 'nothing was cancelled');
@@ -147,6 +151,9 @@ test('a cancel stops the running handler at once and nothing of its attempt is w
   assert.equal((await queue.counts())[0].paused, true);
   assert.equal(await queue.resume('slow'), true);
   assert.equal(await queue.resume('slow'), false, 'resumed already: left as it was');
+  // At once, one of two pauses (or resumes) did it.
+  assert.deepEqual((await Promise.all([queue.pause('slow'), queue.pause('slow')])).sort(), [false, true]);
+  assert.deepEqual((await Promise.all([queue.resume('slow'), queue.resume('slow')])).sort(), [false, true]);
   assert.equal((await queue.counts())[0].paused, false);
 });
 
