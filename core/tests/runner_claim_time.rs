@@ -18,6 +18,15 @@ fn runner(concurrency: f64, heartbeat: bool, tracing: bool) -> Runner<u32> {
     Runner::new(input.validate().expect("valid options"), tracing)
 }
 
+/// Writes the runner's next timeout to `seen`, then its next action, if
+/// any, which it answers.
+fn record(runner: &mut Runner<u32>, seen: &mut Vec<String>) -> Option<Action<u32>> {
+    seen.push(format!("timeout {:?}", runner.poll_timeout()));
+    let action = runner.poll_action()?;
+    seen.push(format!("{action:?}"));
+    Some(action)
+}
+
 /// Runs one pass of `items` items, each claim answered `answer_delay` ms
 /// after it was made and each perform settling 5 ms after it started;
 /// answers every action and timeout in order.
@@ -27,11 +36,9 @@ fn pass(mut runner: Runner<u32>, items: u32, answer_delay: u64) -> Vec<String> {
     runner.tick(now);
     let mut claims = 0;
     loop {
-        seen.push(format!("timeout {:?}", runner.poll_timeout()));
-        let Some(action) = runner.poll_action() else {
+        let Some(action) = record(&mut runner, &mut seen) else {
             break;
         };
-        seen.push(format!("{action:?}"));
         match action {
             Action::Claim { at } => {
                 if claims == items {
@@ -90,14 +97,12 @@ fn held_pass(mut runner: Runner<u32>, items: u32, skip_unread: bool) -> (Vec<Str
     let (mut claims, mut skipped) = (0, 0);
     let mut held = std::collections::VecDeque::new();
     loop {
-        seen.push(format!("timeout {:?}", runner.poll_timeout()));
-        let Some(action) = runner.poll_action() else {
+        let Some(action) = record(&mut runner, &mut seen) else {
             let Some(key) = held.pop_front() else { break };
             now = Millis(now.0 + 10);
             runner.item_settled(now, key, Ok(()));
             continue;
         };
-        seen.push(format!("{action:?}"));
         match action {
             Action::Claim { at } if claims == items => runner.claim_empty(at),
             Action::Claim { at } => {
@@ -149,9 +154,7 @@ fn slow_claims_pass(mut runner: Runner<u32>, items: u32, skip_unread: bool) -> (
     let (mut claim, mut last_claim_at) = (None, now);
     let mut held = std::collections::VecDeque::new();
     loop {
-        seen.push(format!("timeout {:?}", runner.poll_timeout()));
-        if let Some(action) = runner.poll_action() {
-            seen.push(format!("{action:?}"));
+        if let Some(action) = record(&mut runner, &mut seen) {
             match action {
                 Action::PassEnded { .. } => {
                     seen.push(format!("next pass {:?}", runner.poll_timeout()));
