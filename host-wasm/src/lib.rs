@@ -115,7 +115,7 @@ pub fn job_backoff(interval_ms: f64) -> Object {
 
 /// A job queue's defaults and rules, from the core, as the npm package's stores read them:
 /// `{ maxAttempts, retryBackoff: { initialMs, maxMs, multiplier }, maxQueueNameBytes,
-/// queueNamePunctuation, maxIdempotencyKeyBytes, reclaimEveryMs, migrations: { namespace,
+/// queueNamePunctuation, maxIdempotencyKeyBytes, maxCancelTextBytes, reclaimEveryMs, migrations: { namespace,
 /// idBlock, blockSize, lockKey } }` (ms; `lockKey` is the PostgreSQL advisory-lock key as a
 /// decimal string, beyond what a JS number holds exactly).
 #[cfg(feature = "runner")]
@@ -138,6 +138,7 @@ pub fn queue_defaults() -> Object {
     set(&out, "maxQueueNameBytes", rules::MAX_QUEUE_NAME_LEN as f64);
     set(&out, "queueNamePunctuation", rules::QUEUE_NAME_PUNCTUATION);
     set(&out, "maxIdempotencyKeyBytes", rules::MAX_IDEMPOTENCY_KEY_LEN as f64);
+    set(&out, "maxCancelTextBytes", rules::MAX_CANCEL_TEXT_LEN as f64);
     set(&out, "reclaimEveryMs", rules::RECLAIM_EVERY_MS as f64);
     set(&out, "migrations", migrating);
     out

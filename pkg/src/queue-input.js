@@ -111,15 +111,16 @@ function jobIds(where, ids) {
 /** Text for a text column: PostgreSQL refuses U+0000 there, so it becomes U+FFFD. */
 const storableText = (text) => String(text).replaceAll('\0', '\uFFFD');
 
-/** The most bytes (UTF-8) a cancel's reason may have, as the Rust store allows. */
-const MAX_CANCEL_REASON = 4096;
-
-/** A cancel's `reason`: a string of at most 4,096 bytes without the NUL character. */
-function cancelReason(reason) {
+/**
+ * A cancel's `reason`: a string of at most `limits.maxCancelTextBytes` bytes (the core's)
+ * that can be stored as it is.
+ */
+function cancelReason(reason, limits) {
   if (typeof reason !== 'string') throw new TypeError(`cancel: reason must be a string, got ${kind(reason)}`);
   const why = unstorable(reason);
   if (why !== undefined) throw new TypeError(`cancel: reason holds ${why}`);
-  if (Buffer.byteLength(reason) > MAX_CANCEL_REASON) throw new RangeError(`cancel: reason must be at most ${MAX_CANCEL_REASON} bytes`);
+  const max = limits.maxCancelTextBytes;
+  if (byteLength(reason) > max) throw new RangeError(`cancel: reason must be at most ${max} bytes`);
   return reason;
 }
 

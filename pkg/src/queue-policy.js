@@ -29,6 +29,7 @@ function queuePolicy(wasm) {
       maxQueueNameBytes: defaults.maxQueueNameBytes,
       queueNamePunctuation: defaults.queueNamePunctuation,
       maxIdempotencyKeyBytes: defaults.maxIdempotencyKeyBytes,
+      maxCancelTextBytes: defaults.maxCancelTextBytes,
     }),
     /** `{ namespace, idBlock, blockSize, lockKey }` (lockKey: a decimal string, bound as text). */
     migrations: Object.freeze({ ...defaults.migrations }),

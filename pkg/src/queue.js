@@ -342,7 +342,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       for (const name of Object.keys(options)) {
         if (name !== 'reason') throw new TypeError(`cancel: unknown option ${JSON.stringify(name)} (known: reason)`);
       }
-      const reason = options.reason === undefined ? null : input.cancelReason(options.reason);
+      const reason = options.reason === undefined ? null : input.cancelReason(options.reason, policy.limits);
       const by = `${os.userInfo().username}@${owner.host}`;
       const note = reason === null ? `cancelled by ${by}` : `cancelled by ${by}: ${reason}`;
       return steer('cancel', list, ['queued', 'running'], (via) =>

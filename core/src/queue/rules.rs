@@ -14,6 +14,9 @@ pub const QUEUE_NAME_PUNCTUATION: &str = "_-.:";
 /// Longest idempotency key accepted, in bytes.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 512;
 
+/// Longest text a cancel records for who cancelled and why, each, in bytes.
+pub const MAX_CANCEL_TEXT_LEN: usize = 4096;
+
 /// How often a store's claims look for stale leases by default, ms: a
 /// claim looks when at least `min(this, its own lease)` passed since the
 /// last look of its queue (and again right after a look that found some).

@@ -34,7 +34,7 @@ use super::{Fence, JobId, JobState, Store, StoreError, StoreResult, Wakeups, val
 use crate::runner::{AbortSignal, Clock};
 
 /// The longest `by` and `reason` a cancel records, in bytes.
-pub const MAX_CANCEL_TEXT: usize = 4096;
+pub const MAX_CANCEL_TEXT: usize = leasehold_core::queue::rules::MAX_CANCEL_TEXT_LEN;
 
 const CANCEL_FROM: &[&str] = &["queued", "running"];
 const CANCEL_EXPECTED: &str = "only queued (or scheduled) and running jobs can be cancelled";
