@@ -22,6 +22,18 @@
 //! Every span has `messaging.system = leasehold` and
 //! `messaging.destination.name` = the queue. Without a subscriber that
 //! records them the spans cost a check each, and no trace context is written.
+//!
+//! The `send`, `receive` and `settle` spans have ended when the call that
+//! made them returns, so a provider flushed or shut down right after it
+//! exports them. They are open, but not entered, while their statements
+//! run: SQLite's driver takes the entered span to its connection thread
+//! with each statement and lets go of it only after answering, which would
+//! end the span a moment after the call returned (and a short-lived program
+//! that shut its provider down meanwhile would never export it). So the
+//! driver's own log events are not children of these spans. The `process`
+//! span is entered (the handler's spans are its children): a handler that
+//! runs SQLite statements itself may end it a moment late;
+//! [`crate::store::Store::close`] waits for the driver's threads.
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use tracing::Span;

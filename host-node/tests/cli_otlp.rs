@@ -14,6 +14,11 @@ use cli_support::Scratch;
 /// A collector that answers 200 to every request and hands over each
 /// request's line, content type and body.
 fn collector() -> (String, mpsc::Receiver<(String, String, Vec<u8>)>) {
+    slow_collector(Duration::ZERO)
+}
+
+/// [`collector`] answering each request `delay` after reading it.
+fn slow_collector(delay: Duration) -> (String, mpsc::Receiver<(String, String, Vec<u8>)>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (sent, received) = mpsc::channel();
@@ -40,6 +45,7 @@ fn collector() -> (String, mpsc::Receiver<(String, String, Vec<u8>)>) {
             }
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
+            std::thread::sleep(delay);
             stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n").unwrap();
             let _ = sent.send((line.trim_end().to_owned(), kind, body));
         }
@@ -78,4 +84,35 @@ fn without_an_endpoint_nothing_is_sent() {
     let out = s.cmd(&["enqueue", "--", "true"]).env_remove("OTEL_EXPORTER_OTLP_ENDPOINT").output().unwrap();
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(received.recv_timeout(Duration::from_millis(500)).is_err(), "nothing reached {url}");
+}
+
+#[test]
+fn the_command_waits_for_a_slow_collector_within_the_export_timeout() {
+    // Answers after 6 s: more than the SDK's default 5 s wait at shutdown, less than the 8 s export timeout.
+    let (url, received) = slow_collector(Duration::from_secs(6));
+    let s = Scratch::new();
+    let out = s
+        .cmd(&["--otlp-endpoint", &url, "enqueue", "--queue", "q", "--", "true"])
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "8000")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, _, body) = received.try_recv().expect("the collector had the spans before the command ended");
+    assert!(contains(&body, "send q"), "the producer span: {body:?}");
+}
+
+#[test]
+fn an_export_timeout_that_is_not_milliseconds_is_refused_before_anything_is_queued() {
+    let (url, _received) = collector();
+    let s = Scratch::new();
+    let out = s
+        .cmd(&["--otlp-endpoint", &url, "enqueue", "--queue", "q", "--", "true"])
+        .env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "10s")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT is \"10s\"") && stderr.contains("milliseconds"), "{stderr}");
+    assert!(!s.path("queue.db").exists(), "nothing was queued");
 }

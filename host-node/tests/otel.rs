@@ -161,6 +161,35 @@ async fn an_enqueue_a_claim_a_perform_and_a_settle_are_messaging_spans_and_the_p
     }
 }
 
+#[tokio::test]
+async fn each_enqueue_settle_and_claim_span_has_ended_when_its_call_returns() {
+    // A provider flushed or shut down right after the call must have the
+    // span; on SQLite the driver's connection thread used to hold it a
+    // moment longer (a few percent of the calls).
+    for db in store_support::backends("otel_span_ends").await {
+        let (exporter, _provider, _guard) = record();
+        let store = db.store.clone();
+        let ended = |name: &str| named(&exporter.get_finished_spans().unwrap(), name).len();
+        for n in 1..=100 {
+            enqueue_one(&store).await;
+            assert_eq!(ended("send mail"), n, "{}: the send span of enqueue {n}", db.label());
+        }
+        let runner = JobRunner::builder("test.otel")
+            .spawn(Worker::new(store.clone(), "mail", Quick).record_every(None))
+            .unwrap();
+        let (mut performed, mut passes) = (0, 0);
+        while performed < 100 && passes < 1_000 {
+            let claims = ended("receive mail");
+            performed += runner.tick().await.performed as usize;
+            passes += 1;
+            assert_eq!(ended("settle mail"), performed, "{}: the settle spans after pass {passes}", db.label());
+            assert!(ended("receive mail") > claims, "{}: the receive span of pass {passes}", db.label());
+        }
+        assert_eq!(performed, 100, "{}: every job was performed", db.label());
+        runner.dispose().await;
+    }
+}
+
 /// Says it started, then waits for its signal.
 struct Waits(Arc<Notify>);
 

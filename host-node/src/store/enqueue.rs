@@ -85,14 +85,15 @@ impl Store {
         let span = crate::otel::send(queue, jobs.len());
         #[cfg(feature = "otel")]
         let ids = {
-            use tracing::Instrument;
-            let ids = self.insert(queue, &jobs, now_ms).instrument(span.clone()).await?;
+            // Open but not entered meanwhile, so it has ended when this returns (see crate::otel).
+            let ids = self.insert(queue, &jobs, now_ms).await?;
             if let [id] = ids.as_slice() {
                 span.record("messaging.message.id", id.0.to_string());
             }
             if let Some(traceparent) = crate::otel::traceparent(&span) {
-                self.set_trace_context(&ids, &traceparent).instrument(span).await?;
+                self.set_trace_context(&ids, &traceparent).await?;
             }
+            drop(span);
             ids
         };
         #[cfg(not(feature = "otel"))]

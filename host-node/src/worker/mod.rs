@@ -364,10 +364,9 @@ impl<H: Handler> Job for Worker<H> {
             let held = self.held.jobs();
             let started = Instant::now();
             let claim = self.store.claim_page_excluding(&self.queue, &self.owner, at, self.lease, self.page_size, &held);
+            // Open but not entered meanwhile, so it has ended when this returns (see crate::otel).
             #[cfg(feature = "otel")]
             let span = crate::otel::receive(&self.queue);
-            #[cfg(feature = "otel")]
-            let claim = tracing::Instrument::instrument(claim, span.clone());
             let jobs = claim.await;
             self.stats.took(Took::Claim, started.elapsed());
             let jobs = jobs?;
@@ -433,10 +432,13 @@ impl<H: Handler> Job for Worker<H> {
             error: outcome.err().map_or_else(|| "the handler's outcome was not kept".to_owned(), |e| e.to_string()),
             result: None,
         });
-        let write = self.write(&job, &reached);
+        // Open but not entered meanwhile, so it has ended when the write has (see crate::otel).
         #[cfg(feature = "otel")]
-        let write = tracing::Instrument::instrument(write, crate::otel::settle(&self.queue, job.id.0));
-        let settlement = match write.await {
+        let span = crate::otel::settle(&self.queue, job.id.0);
+        let written = self.write(&job, &reached).await;
+        #[cfg(feature = "otel")]
+        drop(span);
+        let settlement = match written {
             Ok(Some(settlement)) => settlement,
             Ok(None) => Settlement::Lost { lapsed: false },
             Err(StoreError::Database(error)) => return Err(StoreError::Database(error).into()),

@@ -54,7 +54,9 @@ pub struct Global {
     /// Export OpenTelemetry spans (enqueues, claims, commands, settles; messaging
     /// conventions) over OTLP/HTTP to this collector, e.g. http://localhost:4318 (sent to
     /// its /v1/traces). OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
-    /// turns the export on too; without either, nothing is exported.
+    /// turns the export on too; without either, nothing is exported. The command ends once the
+    /// collector has its last spans, waiting at most OTEL_EXPORTER_OTLP_TIMEOUT (ms, default
+    /// 10000) plus 1 s.
     #[arg(long, global = true, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 }

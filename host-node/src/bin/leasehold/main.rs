@@ -75,11 +75,10 @@ fn main() -> ExitCode {
     // Background tasks (a PostgreSQL LISTEN connection, the pump) are not
     // waited for: the jobs are settled in the database by now.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    // The spans still in the batch go out now (the exporter's own timeout bounds it).
-    if let Some(provider) = exporting
-        && let Err(e) = provider.shutdown()
-    {
-        eprintln!("leasehold: exporting the last spans failed: {e}");
+    // The spans still in the batch go out now; the command ends once the
+    // collector answered (or the export's timeout passed).
+    if let Some(exporting) = exporting {
+        exporting.finish();
     }
     match outcome {
         Ok(code) => ExitCode::from(code),
@@ -94,8 +93,8 @@ fn main() -> ExitCode {
 /// whole SQL text; a statement that fails comes back as an error, which the
 /// commands report themselves; and the OpenTelemetry span events (a lost
 /// lease), which only the OTLP export (`otlp_endpoint`, see [`otlp`]) is
-/// for. Answers the export's provider, to flush at the end.
-fn init_logging(otlp_endpoint: Option<&str>) -> Result<Option<opentelemetry_sdk::trace::SdkTracerProvider>, CliError> {
+/// for. Answers the export, to finish at the end.
+fn init_logging(otlp_endpoint: Option<&str>) -> Result<Option<otlp::Exporting>, CliError> {
     use std::io::IsTerminal;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -109,12 +108,12 @@ fn init_logging(otlp_endpoint: Option<&str>) -> Result<Option<opentelemetry_sdk:
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_filter(filter);
-    let (spans, provider) = match otlp::layer(otlp_endpoint)? {
-        Some((layer, provider)) => (Some(layer), Some(provider)),
+    let (spans, exporting) = match otlp::layer(otlp_endpoint)? {
+        Some((layer, exporting)) => (Some(layer), Some(exporting)),
         None => (None, None),
     };
     let _ = tracing_subscriber::registry().with(logs).with(spans).try_init();
-    Ok(provider)
+    Ok(exporting)
 }
 
 /// The default concurrency: the machine's CPUs, at most 64.
