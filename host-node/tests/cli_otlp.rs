@@ -45,9 +45,10 @@ fn slow_collector(delay: Duration) -> (String, mpsc::Receiver<(String, String, V
             }
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
+            // Handed over before the answer, so it is there once the command has ended.
+            let _ = sent.send((line.trim_end().to_owned(), kind, body));
             std::thread::sleep(delay);
             stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n").unwrap();
-            let _ = sent.send((line.trim_end().to_owned(), kind, body));
         }
     });
     (url, received)
