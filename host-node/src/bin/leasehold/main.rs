@@ -224,8 +224,9 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Pause(args) => steer::pause(&store, args).await.map(|()| 0)?,
         Command::Resume(args) => steer::resume(&store, args).await.map(|()| 0)?,
     };
-    // No `store.close()`: on PostgreSQL it waits for the LISTEN connection,
-    // which is never handed back; dropping the store ends it.
+    // No `store.close()`: it waits for every connection checked out of the
+    // pool to come back, and the process ends here anyway; dropping the
+    // store closes them (and ends PostgreSQL's LISTEN connection).
     drop(store);
     Ok(code)
 }
