@@ -4,6 +4,8 @@
 #   scripts/pg-cluster.sh start   # initdb (first time) + pg_ctl start; prints the export line
 #   scripts/pg-cluster.sh env     # prints the export line of a running cluster
 #   scripts/pg-cluster.sh stop    # pg_ctl stop and remove the cluster folder
+#   scripts/pg-cluster.sh halt    # pg_ctl stop -m fast, keeping the folder: a database outage
+#                                 # that `start` ends (the queue chaos test's fault)
 #
 # Usage in a shell or CI:  eval "$(scripts/pg-cluster.sh start)"
 # which exports LEASEHOLD_TEST_PG_URL; the PostgreSQL tests skip (one line saying so)
@@ -91,14 +93,25 @@ stop() {
   rm -rf "$PG_DIR"
 }
 
+# The server goes away as in a crash of its host or a restart (-m fast: sessions are cut
+# off, nothing waits for them); the cluster stays for `start` to bring back.
+halt() {
+  if ! running; then
+    say "not running in $PG_DIR"
+    exit 1
+  fi
+  as_owner "$PG_BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null
+}
+
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  halt) halt ;;
   env)
     if running; then print_env; else say "not running (run: $0 start)"; exit 1; fi
     ;;
   *)
-    echo "usage: $0 start|stop|env" >&2
+    echo "usage: $0 start|stop|halt|env" >&2
     exit 2
     ;;
 esac

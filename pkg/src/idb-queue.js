@@ -265,7 +265,10 @@ function createIndexedDbApi(deps) {
           controller.abort(timedOut);
         }, job.timeoutMs);
         const ctx = {
-          signal: controller.signal,
+          // Its checks ask the runner's signal first, which reads the clock (runner.js
+          // checkLease): a tab thawed past its lease sees the lapse at its first check,
+          // whichever timer fires first.
+          signal: deps.checkedSignal(controller.signal, () => signal.aborted),
           job: { id: job.id, queue, token: job.token, attempt: job.attempts, maxAttempts: job.maxAttempts },
           attempt: job.attempts,
         };

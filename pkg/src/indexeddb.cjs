@@ -10,6 +10,7 @@ module.exports = require('./idb-queue.js').createIndexedDbApi({
   init: () => Promise.resolve(),
   createJobRunner: leasehold.createJobRunner,
   leaseLiveness: leasehold.leaseLiveness,
+  checkedSignal: require('./timing.js').checkedSignal,
   queueDefaults: wasm.queueDefaults,
   retryDelayMs: wasm.retryDelayMs,
   recoveryDelayMs: wasm.recoveryDelayMs,

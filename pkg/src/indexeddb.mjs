@@ -8,11 +8,13 @@ import * as input from './idb-input.mjs';
 import * as open from './idb-open.mjs';
 import * as store from './idb-store.mjs';
 import { createIndexedDbApi } from './idb-queue.mjs';
+import { checkedSignal } from './timing.mjs';
 
 const api = createIndexedDbApi({
   init: () => init(),
   createJobRunner,
   leaseLiveness,
+  checkedSignal,
   queueDefaults: () => wasm.queueDefaults(),
   retryDelayMs: (attempt) => wasm.retryDelayMs(attempt),
   recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),

@@ -30,6 +30,7 @@
  */
 
 const { jsonText, storableText } = require('./queue-input.js');
+const { checkedSignal } = require('./timing.js');
 
 /** The runner's internal option: abort an item through this glue, no AbortController per item (runner.js). */
 const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
@@ -129,9 +130,10 @@ function startWork(store, api, policy, queue, handler, options = {}) {
    * Runs the handler and writes its outcome; answers as the runner should count the job:
    * throws the signal's reason (the runner lost the claim), ITEM_LOST (cancelled), or the
    * write's answer (`outcomeOf`), later: the slot takes its next job while it is written.
+   * `checkLease`: the runner's, called by the handler's signal before it answers a check.
    */
-  async function perform(job) {
-    const ctx = contextOf(job, running);
+  async function perform(job, checkLease) {
+    const ctx = contextOf(job, running, checkLease);
     let reached;
     try {
       const result = await handler(job.payload, ctx.value);
@@ -266,9 +268,11 @@ function runnerOf(api, options) {
  * signal aborts when the runner aborts the job (claim lost or lapsed, dispose), when the
  * job is cancelled (a NOTIFY naming its id and token) or when its timeout passes, with the
  * first of those reasons. It is made when the handler first reads it (an AbortSignal costs
- * more than a short job's whole turn): until then the reason is only kept.
+ * more than a short job's whole turn): until then the reason is only kept. Its `aborted`
+ * and `throwIfAborted()` first ask the runner (`checkLease`) whether the lease lapsed by
+ * the clock, in case the runner's timer has not fired yet (the process was frozen).
  */
-function contextOf(job, running) {
+function contextOf(job, running, checkLease) {
   const info = { id: job.id, queue: job.queue, token: job.token, attempt: job.attempt, maxAttempts: job.maxAttempts };
   let controller;
   let reason;
@@ -283,6 +287,7 @@ function contextOf(job, running) {
     if (controller === undefined) {
       controller = new AbortController();
       if (reason !== undefined) controller.abort(reason);
+      else if (checkLease !== undefined) checkedSignal(controller.signal, checkLease);
     }
     return controller.signal;
   };

@@ -114,7 +114,11 @@ export interface WorkContext {
    * Aborts when this attempt must stop: its claim was taken over (its reason is a
    * `JobClaimLostError`) or lapsed (`lapsed: true`), the job was cancelled, or its `timeoutMs`
    * passed. Stop at once: nothing else ends the work. `Working.dispose()` and `close()` do not
-   * abort it: they wait for the handler to answer and record its outcome.
+   * abort it: they wait for the handler to answer and record its outcome. `aborted` and
+   * `throwIfAborted()` read the clock: checked once the lease lapsed, they say so even in a
+   * process resuming from a freeze whose timers have not run yet. Not aborted at a check, the
+   * job was this worker's then; an effect made after a freeze between the check and it may be
+   * late (the queue's own writes are fenced by `job.token`; fence or make idempotent your own).
    */
   readonly signal: AbortSignal;
   readonly job: {

@@ -47,9 +47,10 @@ class JobClaimLostError extends Error {
 /*
  * An internal option (a registered symbol, so no public name and no wasm option):
  * `options[ABORT_ITEM] = (item, reason) => void` makes the runner call it where it would
- * abort an item's signal, and call `perform(item)` with no signal, so no AbortController
- * is made per item. For glue that keeps its own per-item abort (the job queues' work(),
- * which makes the handler's signal only when the handler reads it).
+ * abort an item's signal, and call `perform(item, checkLease)` with no signal, so no
+ * AbortController is made per item. For glue that keeps its own per-item abort (the job
+ * queues' work(), which makes the handler's signal only when the handler reads it):
+ * `checkLease()` is what that signal's checks call first (timing.js `checkedSignal`).
  */
 const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
 /*
@@ -144,7 +145,7 @@ class Slot {
 
 /* `timing`: timing.js, handed over by the entry (the browser build has no require). */
 function createApi(wasm, timing) {
-  const { settle, createDeadlineTimer } = timing;
+  const { settle, createDeadlineTimer, checkedSignal } = timing;
   const P = wasm.protocol();
   const { stride: STRIDE, header: HEADER, end: END, deadline: DEADLINE, claimTime: CLAIM_TIME, settleTime: SETTLE_TIME } = P;
   const LEN = HEADER + P.capacity * STRIDE;
@@ -218,6 +219,8 @@ function createApi(wasm, timing) {
     const claim = options.claim;
     const perform = options.perform;
     const heartbeat = options.heartbeat;
+    /* Only a runner that renews its claims can lapse one: only its signals check the clock. */
+    const supervised = typeof heartbeat === 'function';
     const abortItem = typeof options[ABORT_ITEM] === 'function' ? options[ABORT_ITEM] : undefined;
     const sink = options.onEvent ? options.onEvent : undefined;
     const clock = options.now ?? Date.now;
@@ -304,10 +307,10 @@ function createApi(wasm, timing) {
         if (abortItem === undefined) {
           const controller = new AbortController();
           slot.controller = controller;
-          outcome = perform(slot.item, controller.signal);
+          outcome = perform(slot.item, supervised ? checkedSignal(controller.signal, checkLease) : controller.signal);
         } else {
           slot.controller = HOOKED;
-          outcome = perform(slot.item);
+          outcome = perform(slot.item, checkLease);
         }
       } catch (error) {
         outcome = Promise.reject(error);
@@ -368,6 +371,23 @@ function createApi(wasm, timing) {
           run();
         },
       );
+    }
+
+    /* A handler checks its signal: the core's deadline, if the clock has passed it,
+       is handled now rather than when the timer fires. The timer may fire later than
+       the handler runs: after the process was frozen, every timer due meanwhile fires
+       at once in the order it was due, a handler's step before the lapse it should
+       have seen. The core decides as the timer would have it decide (a lapse aborts
+       the item there and then, before the check answers). Inside a drain the core
+       was just given its time. */
+    function checkLease() {
+      if (draining) return;
+      const deadline = view()[DEADLINE];
+      if (deadline < 0) return;
+      const now = time();
+      if (now < deadline) return;
+      core.timeout(now);
+      run();
     }
 
     function abort(index, gen, lapsed) {

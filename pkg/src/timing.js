@@ -83,4 +83,41 @@ function createDeadlineTimer(clock, maxDelayMs, onFire) {
   };
 }
 
-module.exports = { settle, attempt, unrefTimer, createDeadlineTimer };
+/* AbortSignal's own `aborted` getter and `throwIfAborted`, which checkedSignal wraps. */
+const signalProto = typeof AbortSignal === 'function' ? AbortSignal.prototype : undefined;
+const abortedOf = signalProto && Object.getOwnPropertyDescriptor(signalProto, 'aborted')?.get;
+
+/**
+ * Makes `signal.aborted` and `signal.throwIfAborted()` call `check()` first (on this one
+ * signal, as own properties), so a handler's check sees an abort that is already due but
+ * whose timer has not fired yet: `check` feeds the runner's core the clock, which may abort
+ * the signal there and then. Why: after a process was frozen (SIGSTOP, a suspended machine
+ * or tab) past a lease, the timers due meanwhile all fire on resume in the order they were
+ * due, so a handler's own timer (a step's sleep) usually fires before the runner's deadline
+ * timer, and the step would run on a signal that does not know yet that the lease lapsed.
+ * Answers `signal`.
+ */
+function checkedSignal(signal, check) {
+  if (abortedOf === undefined) return signal;
+  const throwIfAborted = signalProto.throwIfAborted;
+  Object.defineProperty(signal, 'aborted', {
+    configurable: true,
+    get() {
+      check();
+      return abortedOf.call(this);
+    },
+  });
+  if (typeof throwIfAborted === 'function') {
+    Object.defineProperty(signal, 'throwIfAborted', {
+      configurable: true,
+      writable: true,
+      value() {
+        check();
+        return throwIfAborted.call(this);
+      },
+    });
+  }
+  return signal;
+}
+
+module.exports = { settle, attempt, unrefTimer, createDeadlineTimer, checkedSignal };

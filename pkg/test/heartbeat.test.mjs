@@ -192,3 +192,47 @@ test('a claim that answers after its write tolerance is spent is not performed: 
   assert.deepEqual(lapsed.map((e) => [e.item, e.lapsed, e.unconfirmedMs, e.at - 1000]), [[0, true, 2700, 2700]]);
   await runner.dispose();
 });
+
+// A process frozen past its lease (SIGSTOP, a suspended machine or tab): on resume every timer
+// due meanwhile fires in the order it was due, the handler's own (a step's sleep) usually
+// before the runner's deadline. The handler's check reads the clock through its signal, so
+// it sees the lapse the runner's timer has not reported yet. Here the clock jumps 10 s while
+// the runner's real timers have not fired at all.
+async function frozenPastLease(check) {
+  let now = 1000;
+  let resume;
+  const frozen = new Promise((resolve) => { resume = resolve; });
+  const events = [];
+  const seen = [];
+  let started = false;
+  const runner = createJobRunner(hb({
+    now: () => now,
+    onEvent: (e) => events.push(e),
+    heartbeat: async () => true,
+    perform: async (item, signal) => {
+      started = true;
+      await frozen;
+      seen.push(check(signal));
+    },
+  }));
+  const report = runner.tick();
+  while (!started) await new Promise((resolve) => setImmediate(resolve));
+  now += 10_000;
+  resume();
+  const result = plain(await report);
+  await runner.dispose();
+  return { result, seen, lost: only(events, 'claim-lost').map((e) => [e.lapsed, e.at]) };
+}
+
+test("a handler resumed past its lease sees its signal aborted (lapsed) before the runner's timer fires", async () => {
+  const { result, seen, lost } = await frozenPastLease((signal) => [signal.aborted, signal.reason?.code, signal.reason?.lapsed]);
+  assert.deepEqual(seen, [[true, 'CLAIM_LOST', true]]);
+  assert.deepEqual(lost, [[true, 11_000]]);
+  assert.deepEqual(result, { claimed: 1, performed: 1, failed: 0, claimLost: 0 }, 'it went on and resolved: performed (the flag rule)');
+});
+
+test("a handler resumed past its lease: signal.throwIfAborted() throws the lapse, counted as a lost claim", async () => {
+  const { result, lost } = await frozenPastLease((signal) => signal.throwIfAborted());
+  assert.deepEqual(lost, [[true, 11_000]]);
+  assert.deepEqual(result, { claimed: 1, performed: 0, failed: 0, claimLost: 1 });
+});

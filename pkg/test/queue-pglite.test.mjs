@@ -135,6 +135,37 @@ test('work() reports each job as it ended: performed, failed with its error, a l
   await checkReports(queue);
 });
 
+// A process frozen past its lease (SIGSTOP, a suspended machine), here by blocking the event
+// loop: on resume the timers due meanwhile fire in the order they were due, so the handler's
+// step (a timer set before the freeze) runs before the runner's deadline timer has told it
+// anything. Its signal reads the clock when checked, and says the lease lapsed.
+test("a handler frozen past its lease sees its signal aborted (lapsed) at its first check after, before the runner's timer fires", async (t) => {
+  const { queue } = await inMemory(t);
+  const { id } = await queue.enqueue('frozen', {}, { maxAttempts: 1 });
+  let renewed;
+  const heartbeat = new Promise((resolve) => (renewed = resolve));
+  let answer;
+  const checked = new Promise((resolve) => (answer = resolve));
+  const working = queue.work(
+    'frozen',
+    async (payload, { signal }) => {
+      // Just after a renewal, the runner's next timer is a renewal one interval (500 ms) away.
+      await heartbeat;
+      const step = sleep(1);
+      const thawAt = Date.now() + 2_000; // past the lease (1,500 ms) and the lapse in it
+      while (Date.now() < thawAt);
+      await step;
+      answer([signal.aborted, signal.reason?.code, signal.reason?.lapsed]);
+      signal.throwIfAborted();
+    },
+    { staleAfterMs: 1_500, onEvent: (event) => event.type === 'heartbeat' && renewed() },
+  );
+  assert.deepEqual(await checked, [true, 'CLAIM_LOST', true]);
+  await working.dispose();
+  const job = await queue.job(id);
+  assert.equal(job.state, 'running', 'nothing was written: the job is left to whoever takes it over');
+});
+
 test('counts() and job(id) tell queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', async (t) => {
   const { queue } = await inMemory(t);
   await checkShownStates(queue);
