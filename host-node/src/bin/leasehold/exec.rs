@@ -320,6 +320,12 @@ pub async fn run(
     tokio::pin!(stop, deadline);
     let ended = loop {
         tokio::select! {
+            // An exit already there wins over a stop or a timeout ready in
+            // the same poll (polling the wait reaps the child if it exited):
+            // a command that finished just before its lease lapsed has
+            // finished, and its outcome is settled (fenced) rather than
+            // thrown away and the job run again.
+            biased;
             status = child.wait() => break Ended::Exited(status.map_or(-1, exit_code)),
             () = &mut stop => break Ended::Stopped,
             () = &mut deadline => break Ended::TimedOut,
@@ -468,6 +474,19 @@ mod tests {
         let run = run(&Invocation::Shell(line), std::future::pending(), Some(Duration::from_millis(300)), Duration::from_millis(300), None).await;
         assert_eq!(run.ended, Ended::TimedOut);
         assert!(gone(pid_in(&file).await).await, "the child that ignored SIGTERM got SIGKILL");
+    }
+
+    /// The command exits and the stop comes while this thread is blocked, so
+    /// both are ready at the next poll: the exit is what ended it, every time.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_command_that_exited_as_its_stop_came_has_exited() {
+        for _ in 0..20 {
+            let stop = tokio::time::sleep(Duration::from_millis(50));
+            let blocker = tokio::spawn(async { std::thread::sleep(Duration::from_millis(300)) });
+            let run = run(&Invocation::Shell("true".into()), stop, None, Duration::from_millis(300), None).await;
+            blocker.await.unwrap();
+            assert_eq!(run.ended, Ended::Exited(0));
+        }
     }
 
     #[tokio::test]
