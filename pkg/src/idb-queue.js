@@ -35,6 +35,8 @@ const PAGE_FRESH_MS = 100;
 
 /** The runner's internal answer: a perform resolving to it reports its item lost, not performed (runner.js). */
 const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
+/** The runner's internal method: report a lapse the clock says is due (runner.js). */
+const CHECK_LEASE = Symbol.for('leasehold.runner.checkLease');
 
 const CONNECT_OPTIONS = ['name', 'durability'];
 const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'pageSize', 'onEvent', 'logger'];
@@ -265,10 +267,10 @@ function createIndexedDbApi(deps) {
           controller.abort(timedOut);
         }, job.timeoutMs);
         const ctx = {
-          // Its checks ask the runner's signal first, which reads the clock (runner.js
-          // checkLease): a tab thawed past its lease sees the lapse at its first check,
-          // whichever timer fires first.
-          signal: deps.checkedSignal(controller.signal, () => signal.aborted),
+          // Its checks hand the runner the clock first (runner.js checkLease): a tab thawed
+          // past its lease sees the lapse at its first check, whichever timer fires first
+          // (the runner's abort reaches this signal through `follow`, synchronously).
+          signal: deps.checkedSignal(controller.signal, () => runner[CHECK_LEASE]()),
           job: { id: job.id, queue, token: job.token, attempt: job.attempts, maxAttempts: job.maxAttempts },
           attempt: job.attempts,
         };

@@ -127,9 +127,10 @@ export interface JobRunnerCommonOptions<Claimed> {
    * once the claim is lost or lapses nothing ends the work but the work itself,
    * and another process may reclaim the item `heartbeatSkewMs` after the lapse at
    * the earliest (the lease leaves no exit grace in JS). Stop at once on `abort`.
-   * With a `heartbeat`, `signal.aborted` and `signal.throwIfAborted()` read the clock:
-   * checked once the claim lapsed, they say so even before the runner's timer fired
-   * (a process resumed from a freeze runs the timers due meanwhile in their order).
+   * The signal learns of a lapse when the runner's timer fires: a process resumed from
+   * a freeze runs the timers due meanwhile in the order they were due, so a step whose
+   * own timer was due first runs before the signal aborts. Writes fenced by the claim's
+   * token are refused then; the job queues' handler signals also read the clock.
    */
   readonly perform: (claimed: Claimed, signal: AbortSignal) => Promise<unknown> | unknown;
   /**
