@@ -63,7 +63,11 @@ function poolAdapter(pool) {
     run: (statement, values) => pool.query({ name: statement.name, text: statement.text, values }).then(rows),
     transaction: (fn) => withClient((client) => client.query('BEGIN'), fn),
     snapshot: (begin, fn) => withClient((client) => client.query(begin.text), fn),
-    /** LISTEN on one pooled connection, taken again after a loss (when onLost wakes everyone). */
+    /**
+     * LISTEN on one pooled connection, taken again after a loss, a try a second until it is
+     * back (however long the database is away: a try that failed had left it lost for good);
+     * onLost wakes everyone at the loss and again once it is back, for what was sent between.
+     */
     async listen(channel, onPayload, onLost) {
       let client;
       let stopped = false;
@@ -71,23 +75,44 @@ function poolAdapter(pool) {
       const onNotification = (message) => {
         if (message.channel === channel) onPayload(message.payload);
       };
+      const drop = (c, error) => {
+        c.removeListener('notification', onNotification);
+        c.removeListener('error', lost);
+        c.release(error);
+      };
       const lost = (error) => {
         if (stopped || client === undefined) return;
         const gone = client;
         client = undefined;
-        gone.removeListener('notification', onNotification);
-        gone.release(error ?? new Error('LISTEN connection lost'));
+        drop(gone, error ?? new Error('LISTEN connection lost'));
         onLost();
-        retry = setTimeout(() => open().catch(() => lost()), 1_000);
-        retry.unref?.();
+        reopen();
       };
+      /** One try a second, one chain of them at a time (a failed LISTEN may also report the loss). */
+      function reopen() {
+        if (stopped || retry !== undefined) return;
+        retry = setTimeout(() => {
+          retry = undefined;
+          open().then(() => client !== undefined && onLost(), reopen);
+        }, 1_000);
+        retry.unref?.();
+      }
       async function open() {
         const c = await pool.connect();
         if (stopped) return c.release();
         c.on('notification', onNotification);
         c.once('error', lost);
         client = c;
-        await c.query(`LISTEN ${channel}`);
+        try {
+          await c.query(`LISTEN ${channel}`);
+        } catch (error) {
+          // Not listening: the connection goes, and a retry (or the caller) takes another.
+          if (client === c) {
+            client = undefined;
+            drop(c, error);
+          }
+          throw error;
+        }
       }
       await open();
       return async () => {

@@ -157,6 +157,59 @@ test('a cancel stops the running handler at once and nothing of its attempt is w
   assert.equal((await queue.counts())[0].paused, false);
 });
 
+test('the LISTEN connection is taken again after a loss however many tries it takes: a cancel after that still stops the handler at once', { skip }, async (t) => {
+  const { pool } = await freshPool(t, 'relisten');
+  // The pool as the queue sees it, whose connect() fails while `refusing` is above 0 (as a
+  // pool's does while the database is away); it keeps the clients it hands out.
+  let refusing = 0;
+  const handed = [];
+  const flaky = {
+    options: pool.options,
+    get totalCount() { return pool.totalCount; },
+    get idleCount() { return pool.idleCount; },
+    query: (...args) => pool.query(...args),
+    end: () => Promise.resolve(),
+    async connect() {
+      if (refusing > 0) {
+        refusing -= 1;
+        throw new Error('connect ECONNREFUSED (refused by the test)');
+      }
+      const client = await pool.connect();
+      handed.push(client);
+      return client;
+    },
+  };
+  const queue = await connect(flaky);
+  const { id } = await queue.enqueue('relisten', {});
+  let abortedAt;
+  let end;
+  // Renewals every 20 s: only the cancel's NOTIFY can abort the handler sooner.
+  const working = queue.work('relisten', (payload, { signal }) => new Promise((resolve, reject) => {
+    end = resolve;
+    signal.addEventListener('abort', () => {
+      abortedAt = Date.now();
+      reject(signal.reason);
+    });
+  }), { staleAfterMs: 60_000 });
+  try {
+    await until('the job to run', async () => (await queue.counts())[0]?.running === 1);
+    // The LISTEN connection dies (its server process is ended), and the next two tries to
+    // take another fail, a second apart.
+    const listening = await until('the LISTEN connection', () => handed.find((c) => c.listenerCount('notification') > 0));
+    refusing = 2;
+    await pool.query('SELECT pg_terminate_backend($1)', [listening.processID]);
+    await until('the LISTEN connection to be taken again', () => refusing === 0 && handed.some((c) => c !== listening && c.listenerCount('notification') > 0), 8_000);
+    const t0 = Date.now();
+    assert.deepEqual(await queue.cancel(id), [id]);
+    await until('the handler to be aborted', () => abortedAt !== undefined, 5_000);
+    assert.ok(abortedAt - t0 < 5_000, "the cancel's NOTIFY aborted the handler, long before a renewal would have");
+  } finally {
+    end?.();
+    await working.dispose();
+    await queue.close();
+  }
+});
+
 test('a job whose fence moved under it has its handler aborted as a lost claim, and nothing of its attempt is written', { skip }, async (t) => {
   const { admin, schema, open } = await freshPool(t, 'lost');
   const queue = await open();
