@@ -21,7 +21,10 @@ package, so above 1 is the package ahead, like items/s) and the spread of its pa
 lowest of each ratio; on Linux the same for the main thread's CPU time alone (the thread the
 runners' JavaScript and wasm run on: what items/s follows on an idle machine, where GC helper
 threads run beside it); the calls from JS into wasm per item, and the heap each item in flight
-holds at concurrency 64, package beside reference (the package's must be no larger).`;
+holds at concurrency 64, package beside reference (the package's must be no larger).
+
+Every process runs on the Node.js that runs this script, whose version the first line prints.
+Another version, without installing it: npx -y node@24 bench/compare.mjs`;
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -187,6 +190,7 @@ const spread = (pairs) => `${median(pairs).toFixed(2)} (${Math.min(...pairs).toF
 /* The machine's load: on a shared machine it decides how far wall-clock figures can be trusted. */
 const loadAverage = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
 
+console.log(`Node.js ${process.version} (V8 ${process.versions.v8}), ${process.execPath}`);
 console.log(`workload: ${workload}`);
 console.log(`N = ${n} items per run, ${runs} runs per side, alternating reference / package, each a fresh process; medians`);
 console.log(`load average (1 / 5 / 15 min) before: ${loadAverage()}`);

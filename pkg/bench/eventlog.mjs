@@ -33,7 +33,7 @@ for (let i = 0; i < args.length; i++) {
 fs.mkdirSync(dir, { recursive: true });
 const slice = 100;
 const rounds = Math.max(1, Math.ceil((seconds * 1000) / slice));
-console.log(`event log benchmark (Node.js) in ${dir} (${seconds} s per figure, interleaved)`);
+console.log(`event log benchmark (Node.js ${process.version}) in ${dir} (${seconds} s per figure, interleaved)`);
 
 const draft = (i) => ({ source: 'jobs.mailer', at: 1_717_000_000_000 + i, type: 'performed', identity: { request: `r-${i}` }, body: { item: i, durationMs: 38 } });
 
