@@ -3,8 +3,8 @@
 //! new epoch).
 
 use leasehold_core::pump::frame::{
-    BatchEncoder, Corruption, EncodeError, Ending, FRAME_HEAD_LEN, HEADER_LEN, HeaderError, decode_header,
-    encode_header, number_ahead, renumber, summarize,
+    BatchEncoder, Corruption, EncodeError, Ending, FRAME_HEAD_LEN, FRAME_SUM_AT, HEADER_LEN, HeaderError,
+    decode_header, encode_header, number_ahead, renumber, summarize,
 };
 
 fn frame(out: &mut Vec<u8>, seqs: &[u64], marks: &[(&str, u64)]) {
@@ -31,6 +31,32 @@ fn three_frames() -> (Vec<u8>, Vec<usize>) {
     starts.push(bytes.len());
     frame(&mut bytes, &[3, 4, 5], &[("b", 4)]);
     (bytes, starts)
+}
+
+#[test]
+fn a_frame_the_caller_checksums_is_the_same_bytes_once_its_sum_is_written() {
+    let mut whole = encode_header(7).to_vec();
+    frame(&mut whole, &[0, 1], &[("a", 2)]);
+    let mut unsummed = encode_header(7).to_vec();
+    let start = unsummed.len();
+    let mut batch = BatchEncoder::begin(&mut unsummed);
+    for seq in [0u64, 1] {
+        batch
+            .record(seq, |b| {
+                b.extend_from_slice(format!("{{\"seq\":{seq}}}").as_bytes());
+                Ok::<(), EncodeError>(())
+            })
+            .unwrap();
+    }
+    batch.finish_unsummed([("a", 2u64)]).unwrap();
+    assert_eq!(unsummed.len(), whole.len());
+    assert_eq!(&unsummed[start + FRAME_SUM_AT..start + FRAME_HEAD_LEN], &[0, 0, 0, 0]);
+    // Left unsummed, the frame does not check: a reader takes it for a torn tail.
+    let torn = Ending::Torn { valid_len: start as u64, torn_bytes: (unsummed.len() - start) as u64 };
+    assert_eq!(summarize(&unsummed).unwrap().ending, torn);
+    let sum = crc32fast::hash(&unsummed[start + FRAME_HEAD_LEN..]);
+    unsummed[start + FRAME_SUM_AT..start + FRAME_HEAD_LEN].copy_from_slice(&sum.to_le_bytes());
+    assert_eq!(unsummed, whole);
 }
 
 #[test]

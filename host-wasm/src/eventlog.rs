@@ -42,8 +42,10 @@ fn encode_error(e: &EncodeError) -> JsError {
     JsError::new(&e.to_string())
 }
 
-/// `{ maxChunkSize, defaultChunkSize, headerLen, tailLen }`: the framing's
-/// constants (counts of records and bytes).
+/// `{ maxChunkSize, defaultChunkSize, headerLen, tailLen, frameHeadLen,
+/// frameSumAt }`: the framing's constants (counts of records and bytes;
+/// `frameSumAt` is where a frame's body checksum sits in its head, for
+/// `encodeDrafts` with `checksum` false).
 #[wasm_bindgen(js_name = eventLogConstants)]
 pub fn constants() -> Object {
     let out = Object::new();
@@ -51,6 +53,8 @@ pub fn constants() -> Object {
     set(&out, "defaultChunkSize", DEFAULT_CHUNK_SIZE as f64);
     set(&out, "headerLen", leasehold_core::pump::frame::HEADER_LEN as u32);
     set(&out, "tailLen", TAIL_LEN as u32);
+    set(&out, "frameHeadLen", leasehold_core::pump::frame::FRAME_HEAD_LEN as u32);
+    set(&out, "frameSumAt", leasehold_core::pump::frame::FRAME_SUM_AT as u32);
     out
 }
 

@@ -15,12 +15,18 @@
  * (nanoseconds since the Unix epoch) are BigInts.
  */
 const fs = require('node:fs');
+const zlib = require('node:zlib');
 const { promisify } = require('node:util');
 const { WriterLock } = require('./eventlog-lock.js');
 const { EventLogError, draftsBatch, checkMarks, knownOptions, marksOf, shown } = require('./eventlog-input.js');
 const { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath } = require('./eventlog-files.js');
 
 const fdatasync = promisify(fs.fdatasync);
+
+/* zlib's CRC-32 (Node.js 20.15, 22.2 and later): the framing's checksum (IEEE 802.3),
+   taken by zlib's native code several times faster than the wasm module takes it over a
+   large frame (about 80 µs against 28 for 144 KB). Where Node.js lacks it, the module sums. */
+const crc32 = typeof zlib.crc32 === 'function' ? zlib.crc32 : undefined;
 
 /* The wall clock in nanoseconds since the Unix epoch, for new epochs. */
 const nowNs = () => BigInt(Date.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
@@ -67,13 +73,20 @@ function createEventLogApi(wasm) {
 
   /* The frame of a prepared append (`draftsBatch`'s answer and the
      watermarks) whose records are numbered from `first`: the module builds
-     the records and the frame from the text. */
+     the records and the frame from the text, and zlib checksums it where
+     Node.js has zlib.crc32. */
   function encode({ text, kinds, ats, names, positions }, first) {
+    let frame;
     try {
-      return wasm.encodeDrafts(encodeText(text), kinds, ats, first, names, positions);
+      frame = wasm.encodeDrafts(encodeText(text), kinds, ats, first, names, positions, crc32 === undefined);
     } catch (error) {
       throw new EventLogError(`event log record could not be encoded: ${error.message}`, 'EVENTLOG_BAD_INPUT', { cause: error });
     }
+    if (crc32 !== undefined) {
+      const sum = crc32(frame.subarray(K.frameHeadLen));
+      new DataView(frame.buffer, frame.byteOffset, frame.byteLength).setUint32(K.frameSumAt, sum, true);
+    }
+    return frame;
   }
 
   class EventLog {

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -346,6 +347,35 @@ test('appends queued while one syncs are written as they were framed when made, 
   const read = readEventLog(file, 0);
   assert.deepEqual(read.records.map((r) => r.seq), Array.from({ length: 15 }, (_, i) => i));
   assert.deepEqual(read.records.map((r) => r.event), drafts(15));
+});
+
+test("a frame checksummed with zlib's CRC-32 is the byte-for-byte frame the module checksums", async (t) => {
+  // Where Node.js has zlib.crc32 the glue asks the module for a frame without its checksum
+  // and writes zlib's there; the file must hold exactly the frame the module sums itself.
+  const require = createRequire(import.meta.url);
+  const module = require('../dist/leasehold_eventlog_node.cjs');
+  const summed = [];
+  const asked = [];
+  const watched = new Proxy(module, {
+    get: (target, name) => (name === 'encodeDrafts'
+      ? (...args) => {
+        summed.push(target.encodeDrafts(...args.slice(0, 6), true));
+        asked.push(args[6]);
+        return target.encodeDrafts(...args);
+      }
+      : target[name]),
+  });
+  const { createEventLogApi } = require('../dist/eventlog.js');
+  const api = createEventLogApi(watched);
+  const file = tempLog(t);
+  const { log } = await api.EventLog.open(file);
+  const before = fs.statSync(file).size;
+  await log.append(drafts(300), { jobs: 300 });
+  await log.append(drafts(2, 'jobs', 300), { jobs: 302 });
+  await log.close();
+  assert.deepEqual(asked, [typeof zlib.crc32 !== 'function', typeof zlib.crc32 !== 'function']);
+  assert.deepEqual(fs.readFileSync(file).subarray(before), Buffer.concat(summed));
+  assert.deepEqual(readEventLog(file, 0).records.map((r) => r.event), drafts(302));
 });
 
 test('appends synced in the call and on the thread pool are the same durable appends', async (t) => {

@@ -43,6 +43,10 @@ pub(crate) const MAGIC: [u8; 8] = *b"LHEVLOG1";
 pub const HEADER_LEN: usize = 20;
 /// Bytes in a frame head: length, its complement, the body's checksum.
 pub const FRAME_HEAD_LEN: usize = 12;
+/// Where in a frame head the body's checksum sits (u32 LE): the CRC-32
+/// (IEEE 802.3, as zlib's `crc32`) of the bytes from [`FRAME_HEAD_LEN`] to
+/// the frame's end. For [`BatchEncoder::finish_unsummed`].
+pub const FRAME_SUM_AT: usize = 8;
 
 fn crc(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
@@ -236,12 +240,33 @@ impl<'a> BatchEncoder<'a> {
         marks: impl IntoIterator<Item = (S, u64)>,
         sum: Option<BodySum>,
     ) -> Result<(), EncodeError> {
+        self.seal(marks, Sum::Here(sum))
+    }
+
+    /// [`BatchEncoder::finish`], but the body's checksum is left for the
+    /// caller: the frame head's checksum field ([`FRAME_SUM_AT`]) holds 0
+    /// until the caller writes there the CRC-32 of the frame's bytes from
+    /// [`FRAME_HEAD_LEN`] on (u32 LE). For hosts whose platform has a
+    /// faster CRC-32 than this crate's portable one (Node.js's
+    /// `zlib.crc32` over a large frame, against this code in wasm). A frame
+    /// written without it is a torn or corrupt frame to every reader.
+    ///
+    /// # Errors
+    /// As [`BatchEncoder::finish`].
+    pub fn finish_unsummed<S: AsRef<str>>(self, marks: impl IntoIterator<Item = (S, u64)>) -> Result<(), EncodeError> {
+        self.seal(marks, Sum::Caller)
+    }
+
+    fn seal<S: AsRef<str>>(self, marks: impl IntoIterator<Item = (S, u64)>, sum: Sum) -> Result<(), EncodeError> {
         let BatchEncoder { out, start, records } = self;
         let body_at = start + FRAME_HEAD_LEN;
         let first_seq = out.get(body_at + 4..body_at + 12).map(|b| u64::from_le_bytes(le8(b)));
-        let sum = sum.filter(|s| {
-            s.records == records && s.len == out.len() - body_at && (records == 0 || first_seq == Some(s.first))
-        });
+        let sum = match sum {
+            Sum::Here(ahead) => Sum::Here(ahead.filter(|s| {
+                s.records == records && s.len == out.len() - body_at && (records == 0 || first_seq == Some(s.first))
+            })),
+            Sum::Caller => Sum::Caller,
+        };
         let count_at = out.len();
         out.extend_from_slice(&0u32.to_le_bytes());
         let mut count: u32 = 0;
@@ -264,18 +289,28 @@ impl<'a> BatchEncoder<'a> {
             return Err(EncodeError::FrameTooLong);
         };
         let sum = match sum {
-            Some(ahead) => {
+            Sum::Here(Some(ahead)) => {
                 let mut rest = crc32fast::Hasher::new_with_initial(ahead.crc);
                 rest.update(&out[count_at..]);
                 rest.finalize()
             }
-            None => crc(&out[body_at..]),
+            Sum::Here(None) => crc(&out[body_at..]),
+            Sum::Caller => 0,
         };
         out[start..start + 4].copy_from_slice(&len.to_le_bytes());
         out[start + 4..start + 8].copy_from_slice(&(!len).to_le_bytes());
-        out[start + 8..start + 12].copy_from_slice(&sum.to_le_bytes());
+        out[start + FRAME_SUM_AT..start + FRAME_HEAD_LEN].copy_from_slice(&sum.to_le_bytes());
         Ok(())
     }
+}
+
+/// Who checksums a frame's body when it is sealed.
+enum Sum {
+    /// This crate, reading only what follows the records when a
+    /// [`BodySum`] taken ahead still covers them.
+    Here(Option<BodySum>),
+    /// The caller ([`BatchEncoder::finish_unsummed`]).
+    Caller,
 }
 
 /// The checksum of an unfinished frame's body as far as its records go,

@@ -79,7 +79,10 @@ pub fn drafts_input(len: usize) -> Uint8Array {
 /// written through [`drafts_input`]: record `i` of kind `kinds[i]` is
 /// numbered `first + i` and, unless [`WHOLE`], stamped `ats[i]`
 /// (milliseconds since the Unix epoch); then the watermarks `names[i] →
-/// positions[i]`.
+/// positions[i]`. With `checksum` false the frame's checksum field is left
+/// 0 for the caller to fill (the CRC-32 of the bytes from `frameHeadLen` on,
+/// u32 LE at `frameSumAt`: see `eventLogConstants`), which Node.js's
+/// `zlib.crc32` does several times faster than this module on a large frame.
 ///
 /// # Errors
 /// A source name over 65,535 bytes or a frame over 4 GiB (the framing's
@@ -94,6 +97,7 @@ pub fn encode_drafts(
     first: f64,
     names: Vec<String>,
     positions: &[f64],
+    checksum: bool,
 ) -> Result<Uint8Array, JsError> {
     if names.len() != positions.len() {
         return Err(JsError::new("watermark names and positions differ in count"));
@@ -103,7 +107,7 @@ pub fn encode_drafts(
         let text = input.get(..text_len).ok_or_else(|| JsError::new("draft text longer than its buffer"))?;
         let marks = names.iter().map(String::as_str).zip(positions.iter().map(|p| super::u64_of(*p)));
         let mut out = Vec::with_capacity(text.len() + 80 * kinds.len() + 64);
-        let encoded = encode(text, kinds, ats, super::u64_of(first), marks, &mut out);
+        let encoded = encode(text, kinds, ats, super::u64_of(first), marks, checksum, &mut out);
         if input.capacity() > KEEP_INPUT {
             *input = Vec::new();
         }
@@ -127,7 +131,8 @@ pub enum Error {
 }
 
 /// Appends to `out` the frame of the records of `text` (see the module
-/// docs), numbered from `first`, and the watermarks `marks`.
+/// docs), numbered from `first`, and the watermarks `marks`; checksummed
+/// unless `checksum` is false ([`BatchEncoder::finish_unsummed`]).
 ///
 /// # Errors
 /// See [`Error`]; `out` may then hold part of a frame.
@@ -137,6 +142,7 @@ pub fn encode<'m>(
     ats: &[f64],
     first: u64,
     marks: impl IntoIterator<Item = (&'m str, u64)>,
+    checksum: bool,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     if ats.len() != kinds.len() {
@@ -201,7 +207,11 @@ pub fn encode<'m>(
     if !kinds.is_empty() && (items.at != text.len() || items.seps.next().is_some()) {
         return Err(Error::Text("items left over"));
     }
-    batch.finish(marks)?;
+    if checksum {
+        batch.finish(marks)?;
+    } else {
+        batch.finish_unsummed(marks)?;
+    }
     Ok(())
 }
 
@@ -387,7 +397,7 @@ mod tests {
     /// The payloads of the one frame `encode` writes for `text`.
     fn payloads(text: &str, kinds: &[u8], ats: &[f64]) -> Result<Vec<String>, Error> {
         let mut out = Vec::new();
-        encode(text.as_bytes(), kinds, ats, 5, [("jobs", 9u64)], &mut out)?;
+        encode(text.as_bytes(), kinds, ats, 5, [("jobs", 9u64)], true, &mut out)?;
         let mut log = leasehold_core::pump::frame::encode_header(1).to_vec();
         log.extend_from_slice(&out);
         let (_, batch) = Frames::new(&log).next().expect("one frame").expect("a whole frame");
@@ -430,6 +440,18 @@ mod tests {
         assert!(matches!(payloads(r#"["a","x","b"]"#, &[0], &[0.0]), Err(Error::Text(_))));
         assert!(matches!(payloads("[]", &[SAME_SOURCE], &[0.0]), Err(Error::Text(_))));
         assert!(matches!(payloads(r#"["a"]"#, &[0, 0], &[0.0]), Err(Error::Text(_))));
+    }
+
+    #[test]
+    fn a_frame_left_for_the_caller_to_checksum_differs_only_in_its_checksum() {
+        let text = format!(r#"["a","x",{{"k":1}},{SEP}]"#);
+        let (mut summed, mut unsummed) = (Vec::new(), Vec::new());
+        encode(text.as_bytes(), &[IDENTITY], &[7.0], 5, [("jobs", 9u64)], true, &mut summed).expect("encoded");
+        encode(text.as_bytes(), &[IDENTITY], &[7.0], 5, [("jobs", 9u64)], false, &mut unsummed).expect("encoded");
+        use leasehold_core::pump::frame::{FRAME_HEAD_LEN, FRAME_SUM_AT};
+        assert_eq!(&unsummed[FRAME_SUM_AT..FRAME_HEAD_LEN], &[0, 0, 0, 0]);
+        unsummed[FRAME_SUM_AT..FRAME_HEAD_LEN].copy_from_slice(&summed[FRAME_SUM_AT..FRAME_HEAD_LEN]);
+        assert_eq!(unsummed, summed);
     }
 
     #[test]
