@@ -138,7 +138,8 @@ function checkJsonValue(value, path, seen) {
   if (seen.has(value)) throw new TypeError(`${path} refers back to an object that contains it: JSON cannot hold a cycle`);
   seen.add(value);
   if (Array.isArray(value)) {
-    value.forEach((item, i) => checkJsonValue(item, `${path}[${i}]`, seen));
+    // By index, not forEach: a hole (`[1, , 3]`) is undefined here, which JSON turns into null.
+    for (let i = 0; i < value.length; i++) checkJsonValue(value[i], `${path}[${i}]`, seen);
   } else {
     for (const key of Object.keys(value)) {
       if (value[key] !== undefined) checkJsonValue(value[key], `${path}.${key}`, seen);

@@ -50,7 +50,9 @@ const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'p
 function startWork(store, api, policy, queue, handler, options = {}) {
   const where = 'work';
   if (typeof handler !== 'function') throw new TypeError(`${where}: handler must be a function, got ${typeof handler}`);
-  if (options === null || typeof options !== 'object') throw new TypeError(`${where}: options must be an object`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${where}: options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+  }
   for (const name of Object.keys(options)) {
     if (!WORK_OPTIONS.includes(name)) throw new TypeError(`${where}: unknown option ${JSON.stringify(name)} (known: ${WORK_OPTIONS.join(', ')})`);
   }
@@ -58,6 +60,9 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const slots = store.integer(where, 'concurrency', concurrency, 1, 64);
   const pageSize = store.integer(where, 'pageSize', options.pageSize ?? slots, 1, 500);
   const leaseMs = store.integer(where, 'staleAfterMs', staleAfterMs, 1, 2 ** 31 - 1);
+  // At least 2: the runner's clock-skew allowance is half the cadence and must be 1 ms or
+  // more (the runner would refuse it naming heartbeatSkewMs, an option work() does not have).
+  if (heartbeatMs !== undefined) store.integer(where, 'heartbeatMs', heartbeatMs, 2, 2 ** 31 - 1);
 
   /** Claimed jobs not yet handed to a slot, each with when its lease was last stamped (`at`). */
   const page = [];

@@ -85,6 +85,8 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
     [['mail', { send: () => 1 }], /payload\.send is a function/],
     [['mail', { n: NaN }], /payload\.n is NaN/],
     [['mail', [1, undefined]], /payload\[1\] is undefined/],
+    // A hole in an array reads as undefined and JSON writes null in its place.
+    [['mail', { list: [1, , 3] }], /payload\.list\[1\] is undefined/], // eslint-disable-line no-sparse-arrays
     [['mail', () => 1], /payload is not storable as JSON/],
     [['mail', {}, { delay: 5 }], /unknown option "delay"/],
     [['mail', {}, { runAt: 1, delayMs: 1 }], /runAt or delayMs, not both/],
@@ -97,6 +99,13 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   assert.deepEqual(await queue.counts(), [], 'nothing was queued');
   assert.throws(() => queue.work('mail', 'not a function'), /handler must be a function/);
   assert.throws(() => queue.work('mail', () => 1, { concurency: 2 }), /unknown option "concurency"/);
+  // heartbeatMs is named as work() takes it: an integer from 2 (the runner's skew allowance,
+  // half of it, must be 1 ms or more), never as heartbeatSkewMs, an option work() lacks.
+  for (const heartbeatMs of [0, 1]) {
+    assert.throws(() => queue.work('mail', () => 1, { heartbeatMs }), (error) => error instanceof RangeError && error.message === `work: heartbeatMs must be 2..2147483647, got ${heartbeatMs}`);
+  }
+  assert.throws(() => queue.work('mail', () => 1, { heartbeatMs: 250.5 }), (error) => error instanceof TypeError && /^work: heartbeatMs must be an integer, got 250\.5$/.test(error.message));
+  assert.throws(() => queue.work('mail', () => 1, [{ concurrency: 2 }]), /^TypeError: work: options must be an object, got an array$/);
   await assert.rejects(queue.cancel([]), /no job ids/);
   const { id } = await queue.enqueue('mail', {});
   await assert.rejects(queue.cancel(id, { reason: 'a\u0000b' }), /cancel: reason holds the NUL character/);
