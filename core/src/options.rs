@@ -136,12 +136,17 @@ pub enum OptionError {
     /// A span or count below zero (JS: `RangeError`).
     Negative { option: &'static str, value: f64 },
     /// With a heartbeat, a skew allowance of 0: no two hosts' clocks agree to
-    /// the millisecond (JS: `RangeError`).
-    ZeroSkew { names: OptionNames },
+    /// the millisecond (JS: `RangeError`). `skew_from_heartbeat_every_ms`:
+    /// the cadence (ms) the allowance was left to default from (half of it,
+    /// rounded down), so the message names the cadence the caller gave;
+    /// `None` when the allowance itself was given as 0.
+    ZeroSkew { names: OptionNames, skew_from_heartbeat_every_ms: Option<u64> },
     /// With a heartbeat, `heartbeatEveryMs ≥ staleAfterMs / 2`: two renewals
     /// must fit in the stale window ([`LeasePolicy::check_cadence`], the
-    /// lease policy's relation 2) (JS: `RangeError`).
-    CadenceTooSlow { heartbeat_every_ms: u64, stale_after_ms: u64, names: OptionNames },
+    /// lease policy's relation 2) (JS: `RangeError`). `defaulted`: the
+    /// cadence was not given but defaulted from the stale window
+    /// (`max(250, ⌊staleAfterMs / 3⌋)`), so the message says what to give.
+    CadenceTooSlow { heartbeat_every_ms: u64, stale_after_ms: u64, defaulted: bool, names: OptionNames },
     /// With a heartbeat, `staleAfterMs − heartbeatEveryMs − heartbeatSkewMs
     /// − G − 1` leaves no write tolerance (JS: `RangeError`).
     NoWriteTolerance { stale_after_ms: u64, heartbeat_every_ms: u64, heartbeat_skew_ms: u64, abort_grace_ms: u64, names: OptionNames },
@@ -192,12 +197,32 @@ impl fmt::Display for OptionError {
             OptionError::Negative { option, value } => {
                 write!(f, "{option} must not be negative, got {value}")
             }
-            OptionError::ZeroSkew { names: n } => write!(
+            OptionError::ZeroSkew { names: n, skew_from_heartbeat_every_ms: None } => write!(
                 f,
                 "{} must be above 0: no two hosts' clocks agree to the millisecond",
                 n.heartbeat_skew
             ),
-            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, names: n } => write!(
+            OptionError::ZeroSkew { names: n, skew_from_heartbeat_every_ms: Some(every) } => write!(
+                f,
+                "{every_name} ({every}{u}) must be at least 2{u} when {skew} is left out: the skew allowance \
+                 defaults to half of it, and must be above 0 (no two hosts' clocks agree to the millisecond)",
+                every_name = n.heartbeat_every,
+                skew = n.heartbeat_skew,
+                u = n.unit
+            ),
+            // Only a window of at most twice the floor is too short for the default cadence.
+            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, defaulted: true, names: n } => write!(
+                f,
+                "{every} ({heartbeat_every_ms}{u}, its default: the larger of {MIN_HEARTBEAT_MS}{u} and a third of {stale}) \
+                 must be under half of {stale} ({stale_after_ms}{u}) so two renewals fit in the stale window: \
+                 give a {every} under {half}{u}, or a {stale} above {least}{u}",
+                every = n.heartbeat_every,
+                stale = n.stale_after,
+                half = stale_after_ms.div_ceil(2),
+                least = 2 * MIN_HEARTBEAT_MS,
+                u = n.unit
+            ),
+            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, defaulted: false, names: n } => write!(
                 f,
                 "{} ({heartbeat_every_ms}{u}) must be under half of {} \
                  ({stale_after_ms}{u}) so two renewals fit in the stale window",
@@ -344,7 +369,12 @@ impl OptionsInput {
         let skew = self.heartbeat_skew_ms.map(|v| whole("heartbeatSkewMs", v)).transpose()?;
         let lease = if self.heartbeat {
             LeasePolicy::check_cadence(stale_after_ms, heartbeat_every_ms)
-                .map_err(|_| OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, names })?;
+                .map_err(|_| OptionError::CadenceTooSlow {
+                    heartbeat_every_ms,
+                    stale_after_ms,
+                    defaulted: self.heartbeat_every_ms.is_none(),
+                    names,
+                })?;
             let skew_ms = skew.unwrap_or(heartbeat_every_ms / 2);
             let policy = LeasePolicy::for_runner(stale_after_ms, heartbeat_every_ms, skew_ms, grace).map_err(|e| match e {
                 PolicyError::GraceDoesNotFit { exit_grace_ms, room_ms, .. } => OptionError::GraceDoesNotFit {
@@ -355,7 +385,10 @@ impl OptionsInput {
                     heartbeat_skew_ms: skew_ms,
                     names,
                 },
-                PolicyError::NotPositive { field: "skew_allowance_ms" } => OptionError::ZeroSkew { names },
+                PolicyError::NotPositive { field: "skew_allowance_ms" } => OptionError::ZeroSkew {
+                    names,
+                    skew_from_heartbeat_every_ms: skew.is_none().then_some(heartbeat_every_ms),
+                },
                 // With the cadence under half the window, the derived
                 // tolerance is the only span left to break a relation.
                 _ => OptionError::NoWriteTolerance {

@@ -168,6 +168,43 @@ fn a_zero_skew_allowance_is_refused_as_the_lease_policy_refuses_it() {
 }
 
 #[test]
+fn a_skew_allowance_left_to_default_to_zero_is_refused_naming_the_cadence_that_was_given() {
+    // K defaults to ⌊I / 2⌋: a cadence of 1 ms (or 0, which counts as 1) leaves it 0. The
+    // user gave only the cadence, so the refusal names it, not an option they never set.
+    for every in [0.0, 1.0] {
+        let input = OptionsInput { heartbeat: true, heartbeat_every_ms: Some(every), ..base() };
+        let e = input.validate().unwrap_err();
+        assert!(matches!(e, OptionError::ZeroSkew { skew_from_heartbeat_every_ms: Some(1), .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "heartbeatEveryMs (1) must be at least 2 when heartbeatSkewMs is left out: the skew allowance \
+             defaults to half of it, and must be above 0 (no two hosts' clocks agree to the millisecond)"
+        );
+    }
+    assert!(OptionsInput { heartbeat: true, heartbeat_every_ms: Some(2.0), ..base() }.validate().is_ok());
+}
+
+#[test]
+fn a_stale_window_too_short_for_the_default_cadence_is_refused_saying_the_cadence_is_the_default() {
+    // S = 300 and no cadence given: I defaults to max(250, ⌊S / 3⌋) = 250, not under S / 2.
+    let input = OptionsInput { heartbeat: true, stale_after_ms: 300.0, ..base() };
+    let e = input.validate().unwrap_err();
+    assert!(matches!(e, OptionError::CadenceTooSlow { heartbeat_every_ms: 250, stale_after_ms: 300, defaulted: true, .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "heartbeatEveryMs (250, its default: the larger of 250 and a third of staleAfterMs) must be under \
+         half of staleAfterMs (300) so two renewals fit in the stale window: give a heartbeatEveryMs under \
+         150, or a staleAfterMs above 500"
+    );
+    // A cadence that was given is named as given.
+    let e = OptionsInput { heartbeat_every_ms: Some(250.0), ..input }.validate().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "heartbeatEveryMs (250) must be under half of staleAfterMs (300) so two renewals fit in the stale window"
+    );
+}
+
+#[test]
 fn the_default_abort_grace_is_the_smaller_of_five_seconds_and_what_fits() {
     let long = OptionsInput { heartbeat: true, abort_grace: AbortGrace::Default, ..base() }.validate().unwrap();
     assert_eq!(long.abort_grace_ms, Some(5_000));

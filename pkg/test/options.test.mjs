@@ -66,6 +66,17 @@ test('with a heartbeat, a cadence of half the stale window or slower is a RangeE
   make({ staleAfterMs: 1000, heartbeatEveryMs: 500 }).dispose();
 });
 
+test('a refusal caused by a default names the option that was given and says what the default was', () => {
+  // staleAfterMs 300 alone: heartbeatEveryMs defaults to 250, not under half of it.
+  refuses({ heartbeat: async () => true, staleAfterMs: 300 }, RangeError,
+    /^createJobRunner: heartbeatEveryMs \(250, its default: the larger of 250 and a third of staleAfterMs\) must be under half of staleAfterMs \(300\) so two renewals fit in the stale window: give a heartbeatEveryMs under 150, or a staleAfterMs above 500$/);
+  // heartbeatEveryMs 1 alone: heartbeatSkewMs, never given, defaults to half of it, 0.
+  refuses({ heartbeat: async () => true, staleAfterMs: 1000, heartbeatEveryMs: 1 }, RangeError,
+    /^createJobRunner: heartbeatEveryMs \(1\) must be at least 2 when heartbeatSkewMs is left out/);
+  refuses({ heartbeat: async () => true, staleAfterMs: 1000, heartbeatEveryMs: 100, heartbeatSkewMs: 0 }, RangeError,
+    /^createJobRunner: heartbeatSkewMs must be above 0/);
+});
+
 test('a skew allowance that leaves no write tolerance is a RangeError', () => {
   refuses({ heartbeat: async () => true, staleAfterMs: 3000, heartbeatEveryMs: 1000, heartbeatSkewMs: 2000 },
     RangeError, /heartbeatSkewMs/);

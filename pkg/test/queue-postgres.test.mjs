@@ -106,6 +106,8 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   }
   assert.throws(() => queue.work('mail', () => 1, { heartbeatMs: 250.5 }), (error) => error instanceof TypeError && /^work: heartbeatMs must be an integer, got 250\.5$/.test(error.message));
   assert.throws(() => queue.work('mail', () => 1, [{ concurrency: 2 }]), /^TypeError: work: options must be an object, got an array$/);
+  // A stale window too short for the default cadence says the cadence is the default, named as work() takes it.
+  assert.throws(() => queue.work('mail', () => 1, { staleAfterMs: 100 }), /^RangeError: work: heartbeatMs \(250, its default: the larger of 250 and a third of staleAfterMs\) must be under half of staleAfterMs \(100\) so two renewals fit in the stale window: give a heartbeatMs under 50, or a staleAfterMs above 500$/);
   await assert.rejects(queue.cancel([]), /no job ids/);
   const { id } = await queue.enqueue('mail', {});
   await assert.rejects(queue.cancel(id, { reason: 'a\u0000b' }), /cancel: reason holds the NUL character/);
