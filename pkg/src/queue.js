@@ -478,8 +478,12 @@ function coalescer(flushBatch, { max = 500, depth = 2 } = {}) {
 
 /** A job row, its attempt log (leasehold_attempt_log rows) and its recorded results as JobRecord. */
 function jobRecord(row, attempts, results) {
-  // The result of the job's latest attempt that recorded one (a success's result).
-  const last = results[results.length - 1];
+  // A succeeded job's result is its succeeding attempt's (the row's token), null when the
+  // handler answered nothing (no result row is written then); another job shows the latest
+  // attempt's that recorded one (the command-line tool records a failed command's too).
+  const last = row.state === 'succeeded'
+    ? results.find((r) => String(r.token) === String(row.token)) ?? { result: 'null' }
+    : results[results.length - 1];
   const record = {
     id: int(row.id, 'job id'),
     queue: row.queue,

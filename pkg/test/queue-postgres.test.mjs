@@ -59,6 +59,21 @@ test('a job enqueued is worked once, its result kept, its failure retried after 
   assert.equal(await queue.job(999_999), null);
 });
 
+test('a succeeded job whose handler answered nothing shows its result as null, as the types and the IndexedDB queue say', { skip }, async (t) => {
+  const { open } = await freshPool(t, 'noresult');
+  const queue = await open();
+  const { id } = await queue.enqueue('quiet', {});
+  const working = queue.work('quiet', () => undefined);
+  await until('the job to succeed', async () => (await queue.job(id)).state === 'succeeded');
+  await working.dispose();
+  const job = await queue.job(id);
+  assert.ok('result' in job, JSON.stringify(job));
+  assert.equal(job.result, null);
+  // A job that has not succeeded has no result to show.
+  const queued = await queue.enqueue('later', {});
+  assert.equal((await queue.job(queued.id)).result, undefined);
+});
+
 test('bad input is refused naming the cause, and nothing is queued', { skip }, async (t) => {
   const { pool, open } = await freshPool(t, 'badinput');
   await assert.rejects(connect({ query() {}, connect() {}, end() {} }), /pool must be a pg\.Pool.*pg\.Client/);
