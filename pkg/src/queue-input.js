@@ -13,6 +13,7 @@
 const { queueNameRule, checkJsonValue, byteLength } = require('./idb-input.js');
 
 const INT32_MAX = 2 ** 31 - 1;
+const DAY_MS = 86_400_000;
 const ENQUEUE_OPTIONS = ['runAt', 'delayMs', 'priority', 'maxAttempts', 'idempotencyKey', 'timeoutMs'];
 
 const kind = (value) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
@@ -53,11 +54,12 @@ function jsonText(where, what, value, optional = false) {
   return text;
 }
 
-function integer(where, name, value, min, max) {
+/** `value`, an integer from `min` to `max`, or a TypeError or RangeError naming `name` (`why`: after the range). */
+function integer(where, name, value, min, max, why = '') {
   if (typeof value !== 'number' || !Number.isInteger(value)) {
     throw new TypeError(`${where}: ${name} must be an integer, got ${typeof value === 'number' ? value : kind(value)}`);
   }
-  if (value < min || value > max) throw new RangeError(`${where}: ${name} must be ${min}..${max}, got ${value}`);
+  if (value < min || value > max) throw new RangeError(`${where}: ${name} must be ${min}..${max}${why}, got ${value}`);
   return value;
 }
 
@@ -81,7 +83,10 @@ function enqueueOptions(options, defaultMaxAttempts, limits) {
     at = runAt instanceof Date ? runAt.getTime() : runAt;
     integer(where, 'runAt (ms since the Unix epoch, or a Date)', at, 0, Number.MAX_SAFE_INTEGER);
   }
-  const delay = delayMs === undefined ? 0 : integer(where, 'delayMs', delayMs, 0, Number.MAX_SAFE_INTEGER);
+  // The database adds the delay to its own clock; the sum must stay a safe integer, as runAt
+  // must, or job() could not read the row back. A day of room for that clock being ahead.
+  const latest = Number.MAX_SAFE_INTEGER - Date.now() - DAY_MS;
+  const delay = delayMs === undefined ? 0 : integer(where, 'delayMs', delayMs, 0, latest, ' (due by 2^53 − 1 ms since the Unix epoch, as runAt)');
   if (idempotencyKey !== undefined) {
     if (typeof idempotencyKey !== 'string') throw new TypeError(`${where}: idempotencyKey must be a string, got ${kind(idempotencyKey)}`);
     if (idempotencyKey.length === 0) throw new RangeError(`${where}: idempotencyKey must not be empty`);
