@@ -2,6 +2,7 @@
 // conventions), recorded by the OpenTelemetry SDK into an in-memory exporter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { jobEventSpans, LEASE_LOST } from 'leasehold/otel';
@@ -94,4 +95,17 @@ test('a misspelt or unknown option is refused naming it, not ignored', () => {
     name: 'TypeError', message: /unknown option Destination \(did you mean destination\?\); known: tracer, destination/,
   });
   assert.throws(() => jobEventSpans({ tracer, queue: 'mail' }), { name: 'TypeError', message: /unknown option queue; known/ });
+});
+
+test("the README's example makes a runner as written, given a claim and a perform", async () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('### As OpenTelemetry spans'));
+  const code = section.slice(section.indexOf('```js\n') + 6, section.indexOf('```\n', section.indexOf('```js\n') + 6));
+  // Its imports resolved from here (the package's own name resolves to its dist/), run as a module.
+  const resolved = code.replace(/from '([^']+)'/g, (_, name) => `from '${import.meta.resolve(name)}'`);
+  const setup = 'const claim = async () => null; const perform = async () => {};\n';
+  const module = await import(`data:text/javascript,${encodeURIComponent(`${setup}${resolved}\nexport { runner };`)}`);
+  assert.equal(module.runner.name, 'mail.send');
+  assert.deepEqual(await module.runner.tick(), { claimed: 0, performed: 0, failed: 0, claimLost: 0 });
+  await module.runner.dispose();
 });
