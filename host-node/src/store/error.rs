@@ -154,14 +154,38 @@ pub enum StoreError {
 /// Shorthand for results of store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// A URL with any password replaced by `***`, for error messages.
+/// A URL with any password replaced by `***`, for error messages: the one
+/// in its authority (`user:password@`) and the value of any query parameter
+/// named `password` (or ending in it, as libpq's `sslpassword`), which
+/// PostgreSQL URLs accept too.
 pub(crate) fn redact_url(url: &str) -> String {
-    // scheme://user:password@host... → scheme://user:***@host...
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let mut redacted = redact_authority(base);
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((key, _)) if key.to_ascii_lowercase().ends_with("password") => format!("{key}=***"),
+                _ => param.to_owned(),
+            })
+            .collect();
+        redacted.push('?');
+        redacted.push_str(&params.join("&"));
+    }
+    redacted
+}
+
+/// `scheme://user:password@host...` → `scheme://user:***@host...` (a URL
+/// without its query string).
+fn redact_authority(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };
     let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority_end = rest.find('/').unwrap_or(rest.len());
     let authority = &rest[..authority_end];
     match (authority.rfind('@'), authority.find(':')) {
         (Some(at), Some(colon)) if colon < at => format!(
@@ -186,5 +210,18 @@ mod tests {
         );
         assert_eq!(redact_url("postgres://me@db/x"), "postgres://me@db/x");
         assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+
+    #[test]
+    fn redact_url_hides_a_password_given_in_the_query_string() {
+        assert_eq!(
+            redact_url("postgres://me@db/x?password=secret&sslmode=disable"),
+            "postgres://me@db/x?password=***&sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("postgres://me:a@db/x?host=/run/pg&sslpassword=k3y&PASSWORD=s"),
+            "postgres://me:***@db/x?host=/run/pg&sslpassword=***&PASSWORD=***"
+        );
+        assert_eq!(redact_url("postgres://db/x?host=/run/pg&port=5432"), "postgres://db/x?host=/run/pg&port=5432");
     }
 }

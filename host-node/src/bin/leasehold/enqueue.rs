@@ -17,11 +17,18 @@ pub enum Due {
     After(std::time::Duration),
 }
 
-/// Reads `--at`: RFC 3339 (`2030-01-01T09:00:00Z`) or a duration (`30s`).
+/// Reads `--at`: RFC 3339 (`2030-01-01T09:00:00Z`, or with an offset from
+/// UTC: `2030-01-01T09:00:00+02:00`; without either it is read as UTC) or a
+/// duration (`30s`).
 pub fn parse_due(text: &str) -> Result<Due, CliError> {
+    let before_1970 = || CliError::input(format!("--at {text:?} is before 1970"));
     if let Ok(at) = humantime::parse_rfc3339_weak(text) {
-        let ms = at.duration_since(UNIX_EPOCH).map_err(|_| CliError::input(format!("--at {text:?} is before 1970")))?;
+        let ms = at.duration_since(UNIX_EPOCH).map_err(|_| before_1970())?;
         return Ok(Due::At(Millis(u64::try_from(ms.as_millis()).unwrap_or(u64::MAX))));
+    }
+    // humantime reads UTC (`Z`) only; an offset such as +02:00 is RFC 3339 too.
+    if let Ok(at) = text.parse::<jiff::Timestamp>() {
+        return u64::try_from(at.as_millisecond()).map(|ms| Due::At(Millis(ms))).map_err(|_| before_1970());
     }
     parse_duration(text)
         .map(Due::After)
@@ -87,6 +94,13 @@ mod tests {
         assert_eq!(parse_due("2030-01-01T00:00:00Z").unwrap(), Due::At(Millis(1_893_456_000_000)));
         assert_eq!(parse_due("30s").unwrap(), Due::After(std::time::Duration::from_secs(30)));
         assert!(parse_due("tomorrow-ish").is_err());
+    }
+
+    #[test]
+    fn at_takes_an_rfc3339_time_with_an_offset_from_utc() {
+        assert_eq!(parse_due("2030-01-01T02:00:00+02:00").unwrap(), Due::At(Millis(1_893_456_000_000)));
+        assert_eq!(parse_due("2029-12-31T19:30:00-04:30").unwrap(), Due::At(Millis(1_893_456_000_000)));
+        assert!(parse_due("1970-01-01T01:00:00+02:00").is_err(), "before 1970 once at UTC");
     }
 
     #[test]
