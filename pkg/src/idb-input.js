@@ -131,7 +131,12 @@ function checkJsonValue(value, path, seen) {
     default:
       throw new TypeError(`${path} is ${kindOf(value)}, which JSON cannot hold`);
   }
-  if (value === null || typeof value.toJSON === 'function') return;
+  if (value === null) return;
+  if (typeof value.toJSON === 'function') {
+    // A Date that holds no time (new Date('x')) is written as null.
+    if (value instanceof Date && Number.isNaN(value.getTime())) throw new TypeError(`${path} is an invalid Date, which JSON writes as null`);
+    return;
+  }
   if (!plain.has(Object.getPrototypeOf(value))) {
     throw new TypeError(`${path} is ${kindOf(value)}, which JSON cannot hold (give plain objects, arrays, strings, numbers, booleans or null)`);
   }
@@ -148,9 +153,22 @@ function checkJsonValue(value, path, seen) {
   seen.delete(value);
 }
 
+/**
+ * `checkJsonValue` from the top: a value nested so deep that checking it ran out of stack
+ * is refused as such (JSON.stringify would run out too), not with the engine's bare message.
+ */
+function checkJson(value, path) {
+  try {
+    checkJsonValue(value, path, new Set());
+  } catch (error) {
+    if (error instanceof RangeError) throw new TypeError(`${path} nests too deeply to be checked or written as JSON (${error.message})`);
+    throw error;
+  }
+}
+
 /** `value` as JSON data (a fresh copy, what a reader gets back), or a TypeError naming `path`. */
 function jsonData(value, path) {
-  checkJsonValue(value, path, new Set());
+  checkJson(value, path);
   return JSON.parse(JSON.stringify(value));
 }
 
@@ -195,5 +213,5 @@ function enqueueFields(options, now, rules) {
 }
 
 module.exports = {
-  kindOf, checkKeys, checkName, checkInteger, checkIds, checkJsonValue, jsonData, enqueueFields, queueNameRule, byteLength,
+  kindOf, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength,
 };

@@ -10,7 +10,7 @@
  */
 
 // The rules every store shares (the IndexedDB one too): queue names, JSON data.
-const { queueNameRule, checkJsonValue, byteLength } = require('./idb-input.js');
+const { queueNameRule, checkJson, byteLength } = require('./idb-input.js');
 
 const INT32_MAX = 2 ** 31 - 1;
 const DAY_MS = 86_400_000;
@@ -41,7 +41,7 @@ function jsonText(where, what, value, optional = false) {
   if (value === undefined && optional) return null;
   let text;
   try {
-    checkJsonValue(value, what, new Set());
+    checkJson(value, what);
     text = JSON.stringify(value, function check(key, v) {
       const why = unstorable(key) ?? (typeof v === 'string' ? unstorable(v) : undefined);
       if (why !== undefined) throw new TypeError(`holds ${why}, in a string or key`);

@@ -177,8 +177,12 @@ test('bad input is refused naming the cause, and nothing is queued: a schema mis
   await assert.rejects(connect(db, { migrate: false }), (error) => error instanceof LeaseholdSchemaError && /no leasehold schema/.test(error.message) && /migrate: true/.test(error.message));
   const queue = await connect(db);
   t.after(() => queue.close());
+  const deep = {};
+  for (let level = 0, at = deep; level < 100_000; level++) at = at.next = {};
   const refusals = [
     [{ when: new Map() }, /payload\.when is a Map, which JSON cannot hold/],
+    [{ when: new Date('not a date') }, /payload\.when is an invalid Date, which JSON writes as null/],
+    [deep, /payload nests too deeply to be checked or written as JSON/],
     [{ send: () => 1 }, /payload\.send is a function/],
     [{ n: Infinity }, /payload\.n is Infinity/],
     [{ text: 'a\u0000b' }, /NUL character/],

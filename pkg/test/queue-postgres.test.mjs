@@ -85,6 +85,8 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
   const queue = await open();
   const cycle = {};
   cycle.self = cycle;
+  const deep = {};
+  for (let level = 0, at = deep; level < 100_000; level++) at = at.next = {};
   const refusals = [
     [['bad name', {}], /queue "bad name" may hold only/],
     [['mail', { at: 1n }], /payload is not storable as JSON: payload\.at is a bigint/],
@@ -99,6 +101,8 @@ test('bad input is refused naming the cause, and nothing is queued', { skip }, a
     [['mail', { when: new Map() }], /payload\.when is a Map, which JSON cannot hold/],
     [['mail', { send: () => 1 }], /payload\.send is a function/],
     [['mail', { n: NaN }], /payload\.n is NaN/],
+    [['mail', { when: new Date('not a date') }], /payload\.when is an invalid Date, which JSON writes as null/],
+    [['mail', deep], /^TypeError: enqueue: payload is not storable as JSON: payload nests too deeply to be checked or written as JSON/],
     [['mail', [1, undefined]], /payload\[1\] is undefined/],
     // A hole in an array reads as undefined and JSON writes null in its place.
     [['mail', { list: [1, , 3] }], /payload\.list\[1\] is undefined/], // eslint-disable-line no-sparse-arrays

@@ -243,11 +243,15 @@ test('refusals: no IndexedDB, a refused or blocked open, a newer or foreign data
     const q = await lh.connect({ name: 'refusals' });
     const cyclic = { a: {} };
     cyclic.a.back = cyclic;
+    const deep = {};
+    for (let level = 0, at = deep; level < 100_000; level++) at = at.next = {};
     out.payloads = [
       await refusal(() => q.enqueue('q', { when: new Map() })),
       await refusal(() => q.enqueue('q', { items: [1, () => 2] })),
       await refusal(() => q.enqueue('q', { n: 10n })),
       await refusal(() => q.enqueue('q', { x: NaN })),
+      await refusal(() => q.enqueue('q', { when: new Date('not a date') })),
+      await refusal(() => q.enqueue('q', deep)),
       await refusal(() => q.enqueue('q', cyclic)),
       await refusal(() => q.enqueue('q', undefined)),
       await refusal(() => q.enqueue('q', { ok: true }, { prority: 1 })),
@@ -284,6 +288,8 @@ test('refusals: no IndexedDB, a refused or blocked open, a newer or foreign data
     'TypeError: payload.items[1] is a function, which JSON cannot hold',
     'TypeError: payload.n is a bigint, which JSON cannot hold',
     'TypeError: payload.x is NaN, which JSON cannot hold',
+    'TypeError: payload.when is an invalid Date, which JSON writes as null',
+    'TypeError: payload nests too deeply to be checked or written as JSON (Maximum call stack size exceeded)',
     'TypeError: payload.a.back refers back to an object that contains it: JSON cannot hold a cycle',
     'TypeError: payload is undefined, which JSON cannot hold',
     'TypeError: enqueue: unknown option prority (did you mean priority?); known: runAt, delayMs, priority, maxAttempts, idempotencyKey, timeoutMs',
