@@ -209,6 +209,15 @@ grep -q 'deliberately broken lease' <<<"$out" || { echo "$out"; echo "it failed,
 echo "refused: $(grep -m1 -o "the .mutations. feature compiles in deliberately broken lease supervision" <<<"$out")"
 section_passed
 
+section "crates: rustdoc builds without warnings"
+# A broken intra-doc link is only a warning to rustdoc, so it reaches docs.rs unseen: the
+# docs are built as docs.rs builds them (leasehold's [package.metadata.docs.rs] features)
+# and with every library feature, each with warnings as errors.
+for features in "leasehold/sqlite,leasehold/postgres" "leasehold/postgres,leasehold/cli,leasehold/otel"; do
+  run env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p leasehold-core -p leasehold --features "$features"
+done
+section_passed
+
 section "crates: cargo package in publish order (leasehold-core, then leasehold)"
 # Packaged together, cargo verifies leasehold against the packaged leasehold-core
 # through a local registry overlay, as crates.io will see them once core is published.

@@ -154,7 +154,7 @@ pub struct QueueSummary {
     pub paused_by: Option<String>,
 }
 
-/// Every queue with its counts ([`Store::overview`]).
+/// Every queue with its counts ([`Store::overview`](super::Store::overview)).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Overview {
     /// The queues that have jobs or are paused, by name. A queue whose only
@@ -182,7 +182,7 @@ pub struct SpanStats {
     pub max_ms: u64,
 }
 
-/// Settlements in one time bucket ([`Store::activity`]).
+/// Settlements in one time bucket ([`Store::activity`](super::Store::activity)).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ActivityBucket {
     /// The bucket's start, ms since the Unix epoch.
@@ -210,7 +210,7 @@ pub struct ActivityBucket {
     pub ran: SpanStats,
 }
 
-/// The settlements of a time range in equal buckets ([`Store::activity`]).
+/// The settlements of a time range in equal buckets ([`Store::activity`](super::Store::activity)).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Activity {
     /// The first bucket's start, ms since the Unix epoch.
@@ -221,7 +221,7 @@ pub struct Activity {
     pub buckets: Vec<ActivityBucket>,
 }
 
-/// Which jobs a page lists ([`Store::job_page`]); `Default` is every job,
+/// Which jobs a page lists ([`Store::job_page`](super::Store::job_page)); `Default` is every job,
 /// newest first, 50 to a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobQuery {
@@ -244,7 +244,7 @@ impl Default for JobQuery {
     }
 }
 
-/// One page of jobs, newest first ([`Store::job_page`]).
+/// One page of jobs, newest first ([`Store::job_page`](super::Store::job_page)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobPage {
     /// The jobs, without their attempt logs.

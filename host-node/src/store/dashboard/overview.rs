@@ -12,13 +12,13 @@ use crate::store::{Store, StoreResult, validate};
 
 impl Store {
     /// Every queue that has jobs or is paused, with its jobs counted by
-    /// [`ShownState`] at `now` (SQLite; PostgreSQL uses its own clock), all
+    /// [`ShownState`](super::ShownState) at `now` (SQLite; PostgreSQL uses its own clock), all
     /// from one snapshot. Exact but for the succeeded jobs of a table whose
     /// ids span more than [`EXACT_COUNT_SPAN`]: those are estimated from
     /// [`SAMPLE_IDS`] ids, which [`Overview::succeeded_estimated`] says.
     ///
     /// # Errors
-    /// [`StoreError::Database`] when a read fails.
+    /// [`StoreError::Database`](crate::store::StoreError::Database) when a read fails.
     pub async fn overview(&self, now: Millis) -> StoreResult<Overview> {
         let now_ms = validate::millis("now", now)?;
         let mut raw = RawOverview::new(now_ms);
