@@ -96,7 +96,9 @@ pub struct EnqueueOptions {
     /// At most one job per queue and key: a second enqueue with the same key
     /// returns the first job's id and writes nothing, for as long as that
     /// job is kept (once purged, or deleted by a completion under
-    /// `OnSuccess::Delete`, the key makes a new job).
+    /// `OnSuccess::Delete`, the key makes a new job). 1 to
+    /// [`MAX_IDEMPOTENCY_KEY_LEN`](super::validate::MAX_IDEMPOTENCY_KEY_LEN)
+    /// bytes, without the NUL character.
     pub idempotency_key: Option<String>,
     /// How long one attempt may run; handed to the worker with the claim
     /// ([`ClaimedJob::timeout`]), which cancels the work past it.

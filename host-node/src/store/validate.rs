@@ -144,6 +144,14 @@ impl NewJob {
                     &format!("longer than {MAX_IDEMPOTENCY_KEY_LEN} bytes"),
                 );
             }
+            if key.contains('\0') {
+                // Refused on SQLite too, as a payload's NUL is: PostgreSQL answered
+                // only its bare encoding error for it.
+                return invalid(
+                    "idempotency_key",
+                    "holds the NUL character (\\u0000), which PostgreSQL can not store",
+                );
+            }
         }
         let timeout_ms = match options.timeout {
             Some(t) if t.is_zero() => return invalid("timeout", "must be longer than zero"),
@@ -207,6 +215,14 @@ mod tests {
             assert!(err.to_string().contains("NUL character"), "{payload}: {err}");
         }
         assert!(NewJob::new(&json!({ "k": "\\u0000 is text here" }), &options).is_ok());
+    }
+
+    #[test]
+    fn an_idempotency_key_holding_nul_is_refused_on_every_backend() {
+        let options = EnqueueOptions { idempotency_key: Some("order-\u{0}7".to_owned()), ..EnqueueOptions::default() };
+        let err = NewJob::new(&serde_json::Value::Null, &options).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidOption { option: "idempotency_key", .. }), "{err}");
+        assert!(err.to_string().contains("NUL character"), "{err}");
     }
 
     #[test]
