@@ -101,7 +101,8 @@ pub struct EnqueueOptions {
     /// bytes, without the NUL character.
     pub idempotency_key: Option<String>,
     /// How long one attempt may run; handed to the worker with the claim
-    /// ([`ClaimedJob::timeout`]), which cancels the work past it.
+    /// ([`ClaimedJob::timeout`]), which cancels the work past it. At least
+    /// 1 ms; kept in whole milliseconds.
     pub timeout: Option<Duration>,
 }
 

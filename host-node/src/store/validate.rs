@@ -154,7 +154,8 @@ impl NewJob {
             }
         }
         let timeout_ms = match options.timeout {
-            Some(t) if t.is_zero() => return invalid("timeout", "must be longer than zero"),
+            // Stored in whole milliseconds: a shorter span would be kept as 0 ms.
+            Some(t) if t < Duration::from_millis(1) => return invalid("timeout", "must be at least 1ms"),
             Some(t) => Some(duration_ms("timeout", t)?),
             None => None,
         };
@@ -325,6 +326,19 @@ mod tests {
                 .to_string()
                 .contains("idempotency_key")
         );
+    }
+
+    #[test]
+    fn a_timeout_under_a_millisecond_is_refused_not_kept_as_zero() {
+        let p = serde_json::Value::Null;
+        for short in [Duration::from_nanos(1), Duration::from_micros(999)] {
+            let options = EnqueueOptions { timeout: Some(short), ..EnqueueOptions::default() };
+            let err = NewJob::new(&p, &options).unwrap_err();
+            assert!(matches!(err, StoreError::InvalidOption { option: "timeout", .. }), "{short:?}: {err}");
+            assert!(err.to_string().contains("at least 1ms"), "{err}");
+        }
+        let options = EnqueueOptions { timeout: Some(Duration::from_millis(1)), ..EnqueueOptions::default() };
+        assert_eq!(NewJob::new(&p, &options).unwrap().timeout_ms, Some(1));
     }
 
     #[test]
