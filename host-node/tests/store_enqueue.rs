@@ -176,3 +176,17 @@ backend_test! {
         assert!(db.store.counts().await.unwrap().is_empty());
     }
 }
+
+backend_test! {
+    async fn a_delay_past_the_latest_due_time_is_refused_and_nothing_is_written(db) {
+        // PostgreSQL answered "bigint out of range"; SQLite queued the job due at i64::MAX ms.
+        let far = EnqueueOptions { delay: Some(Duration::from_millis(i64::MAX as u64)), ..Default::default() };
+        let err = db.store.enqueue("q", &json!(1), &far, db.now()).await.unwrap_err();
+        assert!(matches!(err, StoreError::InvalidOption { option: "delay", .. }), "{err}");
+        assert!(db.store.counts().await.unwrap().is_empty());
+        let later = EnqueueOptions { delay: Some(Duration::from_secs(3600)), ..Default::default() };
+        let before = db.now();
+        let id = db.store.enqueue("q", &json!(2), &later, before).await.unwrap();
+        assert!(db.store.job(id).await.unwrap().run_at.0 >= before.0 + 3_600_000);
+    }
+}

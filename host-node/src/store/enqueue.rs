@@ -78,6 +78,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let now_ms = validate::millis("now", now)?;
+        validate::delays_fit(&jobs, now_ms)?;
         let due_now = jobs
             .iter()
             .any(|j| j.run_at.is_none_or(|at| at <= now_ms) && j.delay_ms == 0);

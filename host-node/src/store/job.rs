@@ -86,7 +86,9 @@ pub struct EnqueueOptions {
     /// Absolute due time (ms since the Unix epoch). Exclusive with `delay`.
     pub run_at: Option<Millis>,
     /// Due this long after the enqueue (on PostgreSQL: after the database's
-    /// clock at the insert). Exclusive with `run_at`.
+    /// clock at the insert). Exclusive with `run_at`. Refused when it puts
+    /// the job due past `i64::MAX` ms since the Unix epoch less a day (room
+    /// for the database's clock).
     pub delay: Option<Duration>,
     /// Lower runs first; ties go to the earlier due time, then the lower id.
     pub priority: i32,

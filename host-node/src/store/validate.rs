@@ -79,6 +79,29 @@ pub fn millis(option: &'static str, at: Millis) -> StoreResult<i64> {
     })
 }
 
+/// Room left, in ms, for a database clock ahead of the caller's when a
+/// delay is checked against the latest due time (PostgreSQL adds a delay to
+/// its own clock).
+const CLOCK_ROOM_MS: i64 = 86_400_000;
+
+/// Checks that each job's delay, added to the insert's clock (`now_ms`),
+/// leaves its due time within i64 milliseconds since the Unix epoch, less a
+/// day for the database's clock: past that, PostgreSQL answered only "bigint
+/// out of range" and SQLite kept the job due at the largest instant instead.
+pub fn delays_fit(jobs: &[NewJob], now_ms: i64) -> StoreResult<()> {
+    let latest = i64::MAX - CLOCK_ROOM_MS;
+    match jobs.iter().find(|j| j.run_at.is_none() && j.delay_ms > latest.saturating_sub(now_ms)) {
+        None => Ok(()),
+        Some(job) => Err(StoreError::InvalidOption {
+            option: "delay",
+            reason: format!(
+                "{}ms puts the job due past {latest}ms since the Unix epoch, the latest due time a store keeps (i64 milliseconds, less a day for the database's clock)",
+                job.delay_ms
+            ),
+        }),
+    }
+}
+
 /// A lease length: at least 1 ms.
 pub fn lease_ms(lease: Duration) -> StoreResult<i64> {
     let ms = duration_ms("lease", lease)?;
@@ -339,6 +362,21 @@ mod tests {
         }
         let options = EnqueueOptions { timeout: Some(Duration::from_millis(1)), ..EnqueueOptions::default() };
         assert_eq!(NewJob::new(&p, &options).unwrap().timeout_ms, Some(1));
+    }
+
+    #[test]
+    fn a_delay_past_the_latest_due_time_is_refused_naming_it() {
+        let p = serde_json::Value::Null;
+        let now = 1_800_000_000_000;
+        let delayed = |ms: u64| NewJob::new(&p, &EnqueueOptions { delay: Some(Duration::from_millis(ms)), ..Default::default() }).unwrap();
+        let latest = (i64::MAX - CLOCK_ROOM_MS - now) as u64;
+        assert!(delays_fit(&[delayed(latest)], now).is_ok());
+        let err = delays_fit(&[delayed(1), delayed(latest + 1)], now).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidOption { option: "delay", .. }), "{err}");
+        assert!(err.to_string().contains("latest due time"), "{err}");
+        // An absolute due time is not a delay.
+        let at = NewJob::new(&p, &EnqueueOptions { run_at: Some(Millis(i64::MAX as u64)), ..Default::default() }).unwrap();
+        assert!(delays_fit(&[at], now).is_ok());
     }
 
     #[test]
