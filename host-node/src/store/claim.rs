@@ -128,7 +128,7 @@ impl Store {
         let lease_ms = validate::lease_ms(lease)?;
         let now_ms = validate::millis("now", now)?;
         let owner = OwnerParams::new(claimant)?;
-        let settle_results = result_texts(settle.iter().map(|(_, result)| *result));
+        let settle_results = result_texts(settle.iter().map(|(_, result)| *result))?;
         let settle = fence_pairs(&settle.iter().map(|(fence, _)| *fence).collect::<Vec<_>>())?;
         let mut refused = self.refused_ids(now);
         refused.extend(exclude.iter().map(|id| id.0));

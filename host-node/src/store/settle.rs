@@ -57,7 +57,9 @@ impl Store {
     /// answers `LostMissing`.
     ///
     /// # Errors
-    /// [`StoreError::InvalidOption`] for a token or `now` out of range,
+    /// [`StoreError::InvalidOption`] for a token or `now` out of range, or a
+    /// `result` holding the NUL character (`\u0000`, which PostgreSQL's
+    /// jsonb can not store) in a string or key, on every backend;
     /// [`StoreError::Database`] when the write fails (nothing landed).
     pub async fn complete(
         &self,
@@ -81,7 +83,7 @@ impl Store {
         now: Millis,
     ) -> StoreResult<Vec<FenceOutcome>> {
         let fences: Vec<Fence> = completions.iter().map(|(fence, _)| *fence).collect();
-        let results = result_texts(completions.iter().map(|(_, result)| *result));
+        let results = result_texts(completions.iter().map(|(_, result)| *result))?;
         self.fenced(&fences, now, FencedWrite::Complete { results: &results })
             .await
     }
@@ -155,8 +157,13 @@ impl Store {
     /// `last_error = error`). Either way the attempt is logged as failed
     /// with the error.
     ///
+    /// The NUL character in `error` is stored as U+FFFD (PostgreSQL's text
+    /// can not hold it).
+    ///
     /// # Errors
-    /// [`StoreError::InvalidOption`] for a token or `now` out of range,
+    /// [`StoreError::InvalidOption`] for a token or `now` out of range, or a
+    /// `result` holding the NUL character (`\u0000`, which PostgreSQL's
+    /// jsonb can not store) in a string or key, on every backend;
     /// [`StoreError::Database`] when the write fails (nothing landed).
     pub async fn fail(
         &self,
@@ -168,8 +175,9 @@ impl Store {
         let now_ms = validate::millis("now", now)?;
         let pair = fence_pairs(&[fence])?[0];
         let delays = &self.inner.retry_delays_ms;
-        let result = result.map(serde_json::Value::to_string);
-        let settled = self.backend().fail(pair, error, result.as_deref(), delays, now_ms).await?;
+        let result = result.map(result_text).transpose()?;
+        let error = error_text(error);
+        let settled = self.backend().fail(pair, &error, result.as_deref(), delays, now_ms).await?;
         match settled {
             Some((JobState::Dead, _)) => Ok(FailOutcome::DeadLettered),
             Some((_, run_at)) => Ok(FailOutcome::Retrying {
@@ -191,9 +199,34 @@ enum FencedWrite<'a> {
     Release,
 }
 
-/// Results as the JSON text the statements bind, in order.
-pub(super) fn result_texts<'a>(results: impl Iterator<Item = Option<&'a serde_json::Value>>) -> Vec<Option<String>> {
-    results.map(|r| r.map(serde_json::Value::to_string)).collect()
+/// Results as the JSON text the statements bind, in order; a result holding
+/// the NUL character is refused before anything is written, on SQLite too:
+/// PostgreSQL's jsonb refuses it with a database error, which a worker's
+/// settle would try again for ever.
+pub(super) fn result_texts<'a>(results: impl Iterator<Item = Option<&'a serde_json::Value>>) -> StoreResult<Vec<Option<String>>> {
+    results.map(|r| r.map(result_text).transpose()).collect()
+}
+
+/// One result as the JSON text a statement binds (see [`result_texts`]).
+fn result_text(result: &serde_json::Value) -> StoreResult<String> {
+    if validate::holds_nul(result) {
+        return Err(StoreError::InvalidOption {
+            option: "result",
+            reason: validate::NUL_IN_JSON.to_owned(),
+        });
+    }
+    Ok(result.to_string())
+}
+
+/// An attempt's error as its text column stores it: PostgreSQL can not
+/// store the NUL character in text, so it becomes U+FFFD (as the npm
+/// package's queues write it), on SQLite too.
+fn error_text(error: &str) -> std::borrow::Cow<'_, str> {
+    if error.contains('\0') {
+        error.replace('\0', "\u{FFFD}").into()
+    } else {
+        error.into()
+    }
 }
 
 /// Fences as bound into SQL: `(job id, token)`.

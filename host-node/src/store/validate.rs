@@ -47,8 +47,12 @@ pub fn name_rule(name: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Why JSON holding U+0000 is refused, on every backend.
+pub(crate) const NUL_IN_JSON: &str =
+    "holds the NUL character (\\u0000) in a string or key, which PostgreSQL's jsonb can not store";
+
 /// Whether a string or key anywhere in `value` holds U+0000.
-fn holds_nul(value: &serde_json::Value) -> bool {
+pub(crate) fn holds_nul(value: &serde_json::Value) -> bool {
     match value {
         serde_json::Value::String(s) => s.contains('\0'),
         serde_json::Value::Array(items) => items.iter().any(holds_nul),
@@ -147,10 +151,7 @@ impl NewJob {
         }
         if holds_nul(payload) {
             // Refused on SQLite too, so a queue moves between backends.
-            return invalid(
-                "payload",
-                "holds the NUL character (\\u0000) in a string or key, which PostgreSQL's jsonb can not store",
-            );
+            return invalid("payload", NUL_IN_JSON);
         }
         if options.max_attempts == 0 {
             return invalid("max_attempts", "must be at least 1");

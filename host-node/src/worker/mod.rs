@@ -48,7 +48,10 @@ use std::time::Duration;
 /// `Ok(Some(result))` completes the job and records `result` with it;
 /// `Ok(None)` completes it; `Err(e)` fails the attempt with `e`'s message
 /// (retried with backoff until the attempt budget is spent, then
-/// dead-lettered), and a [`Failure`] error records its result with it. The
+/// dead-lettered), and a [`Failure`] error records its result with it. A
+/// result holding the NUL character (`\u0000`, in a string or key), which
+/// PostgreSQL's jsonb can not store, is not recorded: a success with one
+/// fails the attempt instead, saying so, on every backend. The
 /// handler writes nothing itself: the worker settles what it answered, even
 /// when it answered after its signal fired (the write is fenced: it lands
 /// only if nobody took the job meanwhile). To answer that the work stopped
@@ -329,9 +332,27 @@ fn reached(outcome: Result<Option<serde_json::Value>, BoxError>) -> Result<Reach
         Err(error) => error,
     };
     Ok(match error.downcast::<Failure>() {
+        Ok(failure) if crate::store::validate::holds_nul(&failure.result) => Reached::Failed {
+            error: format!("{} (its result was left out: it {})", failure.message, crate::store::validate::NUL_IN_JSON),
+            result: None,
+        },
         Ok(failure) => Reached::Failed { error: failure.message, result: Some(failure.result) },
         Err(error) => Reached::Failed { error: error.to_string(), result: None },
     })
+}
+
+/// What a handler answered, with a result the store would refuse (holding
+/// the NUL character: [`Store::complete`] refuses it before writing) turned
+/// into a failed attempt that says so. Held as it was, its settle would be
+/// refused at every try and the attempt given up, to run again once stale.
+fn storable(reached: Reached) -> Reached {
+    match reached {
+        Reached::Completed(Some(result)) if crate::store::validate::holds_nul(&result) => Reached::Failed {
+            error: format!("the handler's result {}", crate::store::validate::NUL_IN_JSON),
+            result: None,
+        },
+        reached => reached,
+    }
 }
 
 impl<H: Handler> Job for Worker<H> {
@@ -407,7 +428,7 @@ impl<H: Handler> Job for Worker<H> {
         {
             crate::otel::lease_lost(&span, lost.lapsed);
         }
-        match reached(answer) {
+        match reached(answer).map(storable) {
             Ok(reached) => {
                 self.stats.took(Took::Perform, started.elapsed());
                 watch.ended(PerformEnd::Answered);
