@@ -2,6 +2,7 @@
 //! `events` end to end through the built binary on a SQLite file.
 
 mod cli_support;
+mod store_support;
 
 use cli_support::{Scratch, examples, succeeded_attempts, summary};
 use leasehold::store::JobState;
@@ -80,6 +81,22 @@ async fn enqueue_then_work_until_empty_runs_it_and_show_prints_its_output() {
         .success()
         .stdout(predicate::str::contains("echo hello from leasehold"));
     s.cmd(&["status"]).assert().success().stdout(predicate::str::contains("q1"));
+}
+
+#[tokio::test]
+async fn a_command_whose_output_holds_nul_bytes_succeeds_with_u_fffd_in_their_place() {
+    // On every store the command's output is kept as its result, which may not hold NUL;
+    // on PostgreSQL the completion was refused at every try and the job never settled.
+    let mut scratches = vec![Scratch::new()];
+    scratches.extend(store_support::pg_schema_url("cli_run_nul_output").await.map(Scratch::with_url));
+    for s in scratches {
+        let id = s.enqueue(&["--max-attempts", "1"], r"printf 'a\000b'");
+        s.cmd(&["work", "--until-empty"]).timeout(std::time::Duration::from_secs(30)).assert().success();
+        let store = s.store().await;
+        let job = store.job(id).await.unwrap();
+        assert_eq!((job.state, job.last_error.as_deref()), (JobState::Succeeded, None));
+        assert_eq!(store.results(id).await.unwrap()[0].1["output"], "a\u{FFFD}b");
+    }
 }
 
 #[tokio::test]

@@ -55,7 +55,10 @@ impl Handler for CommandHandler {
             }
         };
         let run = exec::run(&invocation, stop, job.timeout, self.grace, Some(&signal)).await;
-        let output = String::from_utf8_lossy(&run.output).into_owned();
+        // The output's NUL bytes become U+FFFD, as its invalid UTF-8 does: a result
+        // holding NUL can not be stored (PostgreSQL's jsonb), so it would fail a
+        // command that succeeded.
+        let output = String::from_utf8_lossy(&run.output).replace('\0', "\u{FFFD}");
         match run.ended {
             Ended::Exited(0) => Ok(Some(json!({ "exitCode": 0, "output": output }))),
             Ended::Exited(code) => Err(failure(format!("exit code {code}"), Some(code), None, output)),
