@@ -253,6 +253,22 @@ async fn url_of_another_database_kind_is_refused() {
     assert!(err.to_string().contains("sqlite://"), "{err}");
 }
 
+#[tokio::test]
+async fn a_sqlite_url_that_names_no_file_is_refused_not_opened_as_a_temporary_database() {
+    // SQLite takes an empty file name for a private temporary database, deleted on close:
+    // every job queued there was gone without a word.
+    for url in ["sqlite:", "sqlite://", "sqlite://?mode=rwc"] {
+        for config in [StoreConfig::default(), StoreConfig::default().with_read_only(true)] {
+            let err = Store::connect_with(url, config).await.unwrap_err();
+            assert!(matches!(err, StoreError::UnsupportedUrl { .. }), "{url}: {err}");
+            assert!(err.to_string().contains("sqlite://PATH (a file)"), "{err}");
+        }
+    }
+    for url in ["sqlite::memory:", "sqlite://?mode=memory"] {
+        Store::connect(url).await.unwrap_or_else(|e| panic!("{url}: {e}"));
+    }
+}
+
 /// `(job_id, token, outcome)` rows of `leasehold_attempts`, the table itself.
 async fn logged_attempts(url: &str) -> Vec<(i64, i64, String)> {
     query_rows(url, "SELECT job_id, token, outcome FROM leasehold_attempts ORDER BY job_id, token")

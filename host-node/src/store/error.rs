@@ -65,8 +65,11 @@ pub enum StoreError {
     /// A schedule of this name exists already (it was left as it was).
     #[error("a schedule named {0:?} exists already (remove it first to replace it)")]
     DuplicateSchedule(String),
-    /// A store URL whose scheme is neither `sqlite:` nor `postgres:`/`postgresql:`.
-    #[error("unsupported store URL {url:?}: expected sqlite://PATH or postgres://...")]
+    /// A store URL whose scheme is neither `sqlite:` nor `postgres:`/`postgresql:`,
+    /// or a `sqlite:` URL that names no file (`sqlite://`: SQLite would open
+    /// a temporary database, deleted on close; `sqlite::memory:` is one in
+    /// memory).
+    #[error("unsupported store URL {url:?}: expected sqlite://PATH (a file), sqlite::memory: or postgres://...")]
     UnsupportedUrl {
         /// The URL with any password removed.
         url: String,

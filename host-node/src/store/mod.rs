@@ -230,7 +230,9 @@ impl Store {
     /// - `postgres://...` / `postgresql://...` (sqlx's URL syntax; a Unix
     ///   socket folder goes in `?host=/path`).
     ///
-    /// Errors: [`StoreError::UnsupportedUrl`], [`StoreError::BackendNotEnabled`],
+    /// Errors: [`StoreError::UnsupportedUrl`] (also for a `sqlite:` URL with
+    /// no path, which SQLite would take as a temporary database deleted on
+    /// close), [`StoreError::BackendNotEnabled`],
     /// [`StoreError::Unreachable`] (within `config.connect_timeout`), and the
     /// migration refusals ([`StoreError::SchemaTooNew`], [`StoreError::MigrationMismatch`]).
     pub async fn connect_with(url: &str, config: StoreConfig) -> StoreResult<Store> {

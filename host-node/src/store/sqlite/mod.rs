@@ -48,6 +48,9 @@ pub(crate) async fn connect(
         url: redacted.to_owned(),
         source,
     };
+    if names_no_file(url) {
+        return Err(StoreError::UnsupportedUrl { url: redacted.to_owned() });
+    }
     if config.read_only {
         return connect_read_only(url, config).await.map_err(unreachable);
     }
@@ -86,6 +89,17 @@ pub(crate) async fn connect(
             other => return other.map_err(unreachable),
         }
     }
+}
+
+/// Whether a `sqlite:` URL names no file and no in-memory database
+/// (`sqlite:`, `sqlite://`, `sqlite://?mode=rwc`): SQLite opens a private
+/// temporary database for an empty file name, deleted when it closes, so
+/// whatever was queued there (say, with a path from an unset variable) would
+/// be gone without a word. Read as sqlx reads the URL.
+fn names_no_file(url: &str) -> bool {
+    let rest = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
+    let (file, params) = rest.split_once('?').unwrap_or((rest, ""));
+    file.is_empty() && !params.split('&').any(|param| param == "mode=memory")
 }
 
 /// Opens the file read-only (see [`super::Store::connect_with`]): `mode=ro`
