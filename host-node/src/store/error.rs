@@ -162,11 +162,14 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// named `password` (or ending in it, as libpq's `sslpassword`), which
 /// PostgreSQL URLs accept too.
 pub(crate) fn redact_url(url: &str) -> String {
+    // The authority first, over the whole URL: a password may hold an
+    // unencoded `?`, which is no query then.
+    let url = redact_authority(url);
     let (base, query) = match url.split_once('?') {
         Some((base, query)) => (base, Some(query)),
-        None => (url, None),
+        None => (url.as_str(), None),
     };
-    let mut redacted = redact_authority(base);
+    let mut redacted = base.to_owned();
     if let Some(query) = query {
         let params: Vec<String> = query
             .split('&')
@@ -181,22 +184,33 @@ pub(crate) fn redact_url(url: &str) -> String {
     redacted
 }
 
-/// `scheme://user:password@host...` → `scheme://user:***@host...` (a URL
-/// without its query string).
+/// `scheme://user:password@host...` → `scheme://user:***@host...`.
 fn redact_authority(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match (authority.rfind('@'), authority.find(':')) {
-        (Some(at), Some(colon)) if colon < at => format!(
-            "{}://{}:***{}",
-            &url[..scheme_end],
-            &authority[..colon],
-            &url[scheme_end + 3 + at..]
-        ),
+    let (head, rest) = url.split_at(scheme_end + 3);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if let Some(at) = authority.rfind('@') {
+        return match authority[..at].find(':') {
+            Some(colon) => format!("{head}{}:***{}", &rest[..colon], &rest[at..]),
+            None => url.to_owned(),
+        };
+    }
+    // A password holding an unencoded `/`, `?` or `#` ends the authority
+    // inside itself, as URL parsers read it, and leaves no `@` in it: what
+    // follows its `:` is then no port. Everything from there to the URL's
+    // last `@` (or its end) may be that password, so all of it is hidden. (A
+    // SQLite URL holds a path, never a password.)
+    match authority.find(':') {
+        Some(colon)
+            if !head.starts_with("sqlite")
+                && !authority.starts_with('[')
+                && !authority[colon + 1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            let end = rest.rfind('@').unwrap_or(rest.len());
+            format!("{head}{}:***{}", &rest[..colon], &rest[end..])
+        }
         _ => url.to_owned(),
     }
 }
@@ -226,5 +240,20 @@ mod tests {
             "postgres://me:***@db/x?host=/run/pg&sslpassword=***&PASSWORD=***"
         );
         assert_eq!(redact_url("postgres://db/x?host=/run/pg&port=5432"), "postgres://db/x?host=/run/pg&port=5432");
+    }
+
+    #[test]
+    fn redact_url_hides_a_password_holding_a_slash_question_mark_or_hash() {
+        // Unencoded, they end the authority early, as URL parsers read it: the password
+        // was shown whole (the driver's error is about the "port" they leave).
+        assert_eq!(redact_url("postgres://me:pa/ss@db:5432/x"), "postgres://me:***@db:5432/x");
+        assert_eq!(redact_url("postgres://me:pa?ss@db/x?sslmode=disable"), "postgres://me:***@db/x?sslmode=disable");
+        assert_eq!(redact_url("postgres://me:p#a/s?s@db/x"), "postgres://me:***@db/x");
+        assert_eq!(redact_url("postgres://me:secret"), "postgres://me:***");
+        // A port, a path and a query with an `@` in it, or an IPv6 host, hide nothing.
+        assert_eq!(redact_url("postgres://db:5432/x?application_name=a@b"), "postgres://db:5432/x?application_name=a@b");
+        assert_eq!(redact_url("postgres://me:pw@db/x?application_name=a@b"), "postgres://me:***@db/x?application_name=a@b");
+        assert_eq!(redact_url("postgres://[::1]:5432/x"), "postgres://[::1]:5432/x");
+        assert_eq!(redact_url("sqlite://data:v2/queue.db"), "sqlite://data:v2/queue.db");
     }
 }
