@@ -118,6 +118,13 @@ for name in $( { grep -oE '`[a-z][a-zA-Z0-9.]*\(' pkg/README.md | tr -d '`(' | s
   fi
 done
 
+# The crate README's feature table (crates.io shows it): one row per feature of the crate.
+for name in $(awk '/^\[features\]/ { on = 1; next } /^\[/ { on = 0 } on && /^[a-z][a-z0-9_-]* *=/ && $1 != "default" { print $1 }' host-node/Cargo.toml); do
+  if ! grep -qE "^\| \`$name\` \|" host-node/README.md; then
+    echo "host-node/README.md: the feature table has no row for \`$name\` (host-node/Cargo.toml)"; found=1
+  fi
+done
+
 if ((found)); then
   echo "docs above point at code that is not there: fix the pointer or the code" >&2
   exit 1
