@@ -269,6 +269,17 @@ async fn a_sqlite_url_that_names_no_file_is_refused_not_opened_as_a_temporary_da
     }
 }
 
+#[tokio::test]
+async fn a_zero_connect_timeout_is_refused_naming_it() {
+    // It was taken, and every connect then failed as the database unreachable (on SQLite:
+    // "pool timed out while waiting for an open connection").
+    let config = StoreConfig::default().with_connect_timeout(Duration::ZERO);
+    let err = Store::connect_with("sqlite::memory:", config).await.unwrap_err();
+    assert!(matches!(err, StoreError::InvalidOption { option: "connect_timeout", .. }), "{err}");
+    let config = StoreConfig::default().with_connect_timeout(Duration::from_secs(1));
+    assert!(Store::connect_with("sqlite::memory:", config).await.is_ok());
+}
+
 /// `(job_id, token, outcome)` rows of `leasehold_attempts`, the table itself.
 async fn logged_attempts(url: &str) -> Vec<(i64, i64, String)> {
     query_rows(url, "SELECT job_id, token, outcome FROM leasehold_attempts ORDER BY job_id, token")

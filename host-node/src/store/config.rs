@@ -119,7 +119,8 @@ pub struct StoreConfig {
     /// of busy-waiting), 10 for PostgreSQL.
     pub max_connections: Option<u32>,
     /// How long connecting (and acquiring a pooled connection) may take
-    /// before the store reports the database unreachable.
+    /// before the store reports the database unreachable. Longer than zero
+    /// ([`super::Store::connect_with`] refuses a zero one).
     pub connect_timeout: Duration,
     /// Whether `connect` installs the queue's migrations.
     pub migrate: bool,

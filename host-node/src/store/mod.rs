@@ -230,13 +230,22 @@ impl Store {
     /// - `postgres://...` / `postgresql://...` (sqlx's URL syntax; a Unix
     ///   socket folder goes in `?host=/path`).
     ///
-    /// Errors: [`StoreError::UnsupportedUrl`] (also for a `sqlite:` URL with
+    /// Errors: [`StoreError::InvalidOption`] for a [`StoreConfig::retry`]
+    /// out of range or a zero [`StoreConfig::connect_timeout`];
+    /// [`StoreError::UnsupportedUrl`] (also for a `sqlite:` URL with
     /// no path, which SQLite would take as a temporary database deleted on
     /// close), [`StoreError::BackendNotEnabled`],
     /// [`StoreError::Unreachable`] (within `config.connect_timeout`), and the
     /// migration refusals ([`StoreError::SchemaTooNew`], [`StoreError::MigrationMismatch`]).
     pub async fn connect_with(url: &str, config: StoreConfig) -> StoreResult<Store> {
         let retry_delays_ms = config.retry.delays_ms()?;
+        if config.connect_timeout.is_zero() {
+            // Every connect would fail, reported as the database unreachable.
+            return Err(StoreError::InvalidOption {
+                option: "connect_timeout",
+                reason: "must be longer than zero".to_owned(),
+            });
+        }
         let redacted = error::redact_url(url);
         #[cfg_attr(all(feature = "sqlite", feature = "postgres"), allow(unused_variables))]
         let not_enabled = |feature| StoreError::BackendNotEnabled { url: redacted.clone(), feature };
