@@ -112,7 +112,11 @@ fn catalogue(folder: &Path, whole: &Path, variant: &str, mark: char) -> Result<S
             .take_while(|line| line.starts_with("--"))
             .map(|line| line.trim_start_matches("--").strip_prefix(' ').unwrap_or(""))
             .collect::<Vec<_>>()
-            .join("\n");
+            .join("\n")
+            // Markdown: the header's `'<schema>/<queue>'` would be read as
+            // HTML tags, and rustdoc would show nothing of them.
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
         let doc = format!(
             "`{name}.sql`: {}\n\n```sql\n{}\n```",
             doc.strip_prefix(&format!("{name}: ")).unwrap_or(&doc),
