@@ -213,7 +213,7 @@ section "crates: rustdoc builds without warnings"
 # A broken intra-doc link is only a warning to rustdoc, so it reaches docs.rs unseen: the
 # docs are built as docs.rs builds them (leasehold's [package.metadata.docs.rs] features)
 # and with every library feature, each with warnings as errors.
-for features in "leasehold/sqlite,leasehold/postgres" "leasehold/postgres,leasehold/cli,leasehold/otel"; do
+for features in "leasehold/sqlite,leasehold/postgres,leasehold/metrics" "leasehold/postgres,leasehold/cli,leasehold/otel"; do
   run env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p leasehold-core -p leasehold --features "$features"
 done
 section_passed
