@@ -266,3 +266,28 @@ async fn a_worker_counts_claims_steals_outcomes_and_renewals_and_records_them_in
     assert_eq!(stopped.owner.nonce, seen.owner.nonce);
     assert!(stopped.last_seen >= seen.last_seen);
 }
+
+/// Sleeps past its job's timeout, answering the timeout it was handed.
+struct Overrun;
+
+impl Handler for Overrun {
+    async fn handle(&self, job: &ClaimedJob, _signal: AbortSignal) -> Result<Option<serde_json::Value>, BoxError> {
+        tokio::time::sleep(job.timeout.unwrap_or_default() * 4).await;
+        Ok(Some(serde_json::json!({ "timeoutMs": job.timeout.map(|t| t.as_millis() as u64) })))
+    }
+}
+
+#[tokio::test]
+async fn a_worker_hands_the_timeout_to_its_handler_and_leaves_enforcing_it_to_the_handler() {
+    // As EnqueueOptions::timeout says: the timeout travels with the claim, and only the
+    // handler (the command-line tool's ends its command) holds the work to it.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("q.db").display())).await.unwrap();
+    let options = EnqueueOptions { timeout: Some(Duration::from_millis(50)), ..EnqueueOptions::default() };
+    let id = store.enqueue("q", &serde_json::json!({}), &options, now()).await.unwrap();
+    let runner = JobRunner::builder("test.timeout").spawn(Worker::new(store.clone(), "q", Overrun)).unwrap();
+    assert_eq!(runner.tick().await.performed, 1);
+    runner.dispose().await;
+    assert_eq!(store.job(id).await.unwrap().state, JobState::Succeeded);
+    assert_eq!(store.results(id).await.unwrap()[0].1, serde_json::json!({ "timeoutMs": 50 }));
+}

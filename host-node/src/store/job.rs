@@ -102,9 +102,11 @@ pub struct EnqueueOptions {
     /// [`MAX_IDEMPOTENCY_KEY_LEN`](super::validate::MAX_IDEMPOTENCY_KEY_LEN)
     /// bytes, without the NUL character.
     pub idempotency_key: Option<String>,
-    /// How long one attempt may run; handed to the worker with the claim
-    /// ([`ClaimedJob::timeout`]), which cancels the work past it. At least
-    /// 1 ms; kept in whole milliseconds.
+    /// How long one attempt may run, for the handler to hold it to: it is
+    /// handed over with the claim ([`ClaimedJob::timeout`]), and nothing else
+    /// enforces it (a [`Worker`](crate::worker::Worker) runs its handler
+    /// past it; the command-line tool ends a command past it, SIGTERM then
+    /// SIGKILL after its grace). At least 1 ms; kept in whole milliseconds.
     pub timeout: Option<Duration>,
 }
 
@@ -139,7 +141,8 @@ pub struct ClaimedJob {
     pub attempt: u32,
     /// The job's attempt budget.
     pub max_attempts: u32,
-    /// The per-attempt timeout given at enqueue.
+    /// The per-attempt timeout given at enqueue, for the handler to enforce
+    /// (see [`EnqueueOptions::timeout`]).
     pub timeout: Option<Duration>,
     /// When the lease was stamped (the database's clock on PostgreSQL, the
     /// caller's `now` on SQLite), ms since the Unix epoch.
