@@ -53,6 +53,13 @@ pub struct OptionsInput {
     /// When claims are made (default [`Scheduling::Passes`], the only one
     /// of the JS API).
     pub scheduling: Scheduling,
+    /// The lease (ms) the job's claims and renewals stamp in its store,
+    /// when it keeps one there (a worker on a database queue); `None`
+    /// (default): none. Must be at least `staleAfterMs`
+    /// ([`LeasePolicy::check_store_lease`]): peers take over a job once the
+    /// store's lease runs out, and this runner stops its work only at the
+    /// end of the stale window.
+    pub store_lease_ms: Option<f64>,
 }
 
 /// When a runner makes its claims.
@@ -161,6 +168,10 @@ pub enum OptionError {
         heartbeat_skew_ms: u64,
         names: OptionNames,
     },
+    /// The lease the job's claims stamp in its store (ms,
+    /// [`OptionsInput::store_lease_ms`]) is shorter than the stale window:
+    /// peers could take over a job this runner still works on.
+    StoreLeaseTooShort { store_lease_ms: u64, stale_after_ms: u64, names: OptionNames },
 }
 
 impl OptionError {
@@ -256,6 +267,14 @@ impl fmt::Display for OptionError {
                  the work must have ended before a peer may reclaim, so at most {room_ms}{u} of \
                  grace fits (shorten {grace} or lengthen {stale})",
                 grace = n.abort_grace,
+                stale = n.stale_after,
+                u = n.unit
+            ),
+            OptionError::StoreLeaseTooShort { store_lease_ms, stale_after_ms, names: n } => write!(
+                f,
+                "the job's claims stamp a lease of {store_lease_ms}{u} in its store, shorter than {stale} \
+                 ({stale_after_ms}{u}): other workers would take over jobs this runner still works on \
+                 (give the job a lease of at least {stale}, or a shorter {stale})",
                 stale = n.stale_after,
                 u = n.unit
             ),
@@ -367,6 +386,10 @@ impl OptionsInput {
             AbortGrace::Ms(v) => Some(whole(names.abort_grace, v)?),
         };
         let skew = self.heartbeat_skew_ms.map(|v| whole("heartbeatSkewMs", v)).transpose()?;
+        if let Some(store_lease_ms) = self.store_lease_ms.map(|v| whole("storeLeaseMs", v)).transpose()? {
+            LeasePolicy::check_store_lease(stale_after_ms, store_lease_ms)
+                .map_err(|_| OptionError::StoreLeaseTooShort { store_lease_ms, stale_after_ms, names })?;
+        }
         let lease = if self.heartbeat {
             LeasePolicy::check_cadence(stale_after_ms, heartbeat_every_ms)
                 .map_err(|_| OptionError::CadenceTooSlow {

@@ -264,3 +264,23 @@ fn concurrency_is_truncated_clamped_and_junk_means_one() {
         assert_eq!(OptionsInput { concurrency: v, ..base() }.validate().unwrap().concurrency, want, "{v:?}");
     }
 }
+
+#[test]
+fn a_store_lease_shorter_than_the_stale_window_is_refused_as_the_lease_policy_refuses_it() {
+    // base(): a 30,000 ms stale window. A store lease of 29,999 ms runs out before the runner
+    // stops the work; the same span or a longer one does not.
+    let e = OptionsInput { heartbeat: true, store_lease_ms: Some(29_999.0), ..base() }.validate().unwrap_err();
+    assert_eq!(e, OptionError::StoreLeaseTooShort { store_lease_ms: 29_999, stale_after_ms: 30_000, names: OptionNames::JS });
+    assert!(e.to_string().starts_with("the job's claims stamp a lease of 29999 in its store, shorter than staleAfterMs (30000)"), "{e}");
+    assert_eq!(
+        LeasePolicy::check_store_lease(30_000, 29_999),
+        Err(PolicyError::StoreLeaseShorterThanStale { store_lease_ms: 29_999, stale_after_ms: 30_000 })
+    );
+    for lease in [30_000.0, 60_000.0] {
+        assert!(OptionsInput { heartbeat: true, store_lease_ms: Some(lease), ..base() }.validate().is_ok(), "{lease}");
+    }
+    // Without a heartbeat the claim is never renewed, and still must outlast the window.
+    assert!(OptionsInput { store_lease_ms: Some(1.0), ..base() }.validate().is_err());
+    let e = OptionsInput { store_lease_ms: Some(f64::NAN), ..base() }.validate().unwrap_err();
+    assert!(matches!(e, OptionError::NotFinite { option: "storeLeaseMs", .. }), "{e:?}");
+}

@@ -291,3 +291,33 @@ async fn a_worker_hands_the_timeout_to_its_handler_and_leaves_enforcing_it_to_th
     assert_eq!(store.job(id).await.unwrap().state, JobState::Succeeded);
     assert_eq!(store.results(id).await.unwrap()[0].1, serde_json::json!({ "timeoutMs": 50 }));
 }
+
+#[tokio::test]
+async fn a_runner_whose_stale_window_outlasts_its_workers_lease_is_refused() {
+    // A worker whose claims stamp 1 s under a runner left at its 30 s window (renewals
+    // every 10 s): the job's lease ran out between renewals, and a second worker took it
+    // over while the first still worked on it, again at every renewal.
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("q.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    let short = Worker::new(store.clone(), "work", Echo).lease(Duration::from_secs(1));
+    let error = JobRunner::builder("test.short").spawn(short).unwrap_err();
+    assert!(
+        matches!(error, leasehold::core::OptionError::StoreLeaseTooShort { store_lease_ms: 1_000, stale_after_ms: 30_000, .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "the job's claims stamp a lease of 1000ms in its store, shorter than stale_after (30000ms): other workers \
+         would take over jobs this runner still works on (give the job a lease of at least stale_after, or a \
+         shorter stale_after)"
+    );
+    let refused = Worker::new(store.clone(), "work", Echo).lease(Duration::from_millis(9_999));
+    assert!(JobRunner::builder("test.short").stale_after(Duration::from_secs(10)).spawn(refused).is_err());
+    // The same span, or a longer lease (safe: a crashed worker's jobs only wait longer).
+    for lease in [Duration::from_secs(10), Duration::from_secs(15)] {
+        let worker = Worker::new(store.clone(), "work", Echo).lease(lease);
+        let runner = JobRunner::builder("test.fits").stale_after(Duration::from_secs(10)).spawn(worker).unwrap();
+        runner.dispose().await;
+    }
+}

@@ -262,6 +262,8 @@ pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
         names: OptionNames::JS,
         // The reference runner's passes: the JS API offers no other.
         scheduling: Scheduling::Passes,
+        // A JS runner's job keeps no lease of its own in a store.
+        store_lease_ms: None,
     };
     let config = input.validate().map_err(|e| OptionsError::Invalid(e).to_js())?;
     Ok(Checked { config, tracing })

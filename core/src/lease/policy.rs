@@ -298,6 +298,23 @@ impl LeasePolicy {
         Ok(())
     }
 
+    /// The stale window `S` (`stale_after_ms`) against the lease a store
+    /// stamps on each claim and renewal (`store_lease_ms`), both ms: the
+    /// store's lease must last at least `S`. Peers take over an item once
+    /// the store's lease has run out, while the owner stops only at the end
+    /// of `S` (less its tolerances): with a shorter lease, the item is
+    /// taken over while its owner still works on it, between two renewals.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::StoreLeaseShorterThanStale`] when `store_lease_ms < S`.
+    pub fn check_store_lease(stale_after_ms: u64, store_lease_ms: u64) -> Result<(), PolicyError> {
+        if store_lease_ms < stale_after_ms {
+            return Err(PolicyError::StoreLeaseShorterThanStale { store_lease_ms, stale_after_ms });
+        }
+        Ok(())
+    }
+
     /// The lease-only liveness check for this policy's stale-after.
     #[must_use]
     pub fn lease_liveness(&self) -> LeaseLiveness {
@@ -442,6 +459,15 @@ pub enum PolicyError {
         /// The skew allowance, ms.
         skew_allowance_ms: u64,
     },
+    /// [`LeasePolicy::check_store_lease`]: the lease a store stamps on each
+    /// claim and renewal is shorter than the stale window, so peers could
+    /// take over an item its owner still works on.
+    StoreLeaseShorterThanStale {
+        /// The lease the store stamps, ms.
+        store_lease_ms: u64,
+        /// The stale window, ms.
+        stale_after_ms: u64,
+    },
 }
 
 impl fmt::Display for PolicyError {
@@ -496,6 +522,11 @@ impl fmt::Display for PolicyError {
                      skew_allowance_ms ({skew_allowance_ms}): at most {room_ms} fits"
                 )
             }
+            PolicyError::StoreLeaseShorterThanStale { store_lease_ms, stale_after_ms } => write!(
+                f,
+                "lease policy: the store's lease ({store_lease_ms}) must be at least stale_after_ms \
+                 ({stale_after_ms}): a peer would take over an item its owner still works on"
+            ),
         }
     }
 }

@@ -22,6 +22,16 @@ pub trait Job: Send + Sync + 'static {
     /// Whether [`Job::heartbeat`] renews the lease. When false, the claim is held by wall clock alone.
     const HEARTBEAT: bool = false;
 
+    /// The lease this job's claims and renewals stamp in its store, when it
+    /// keeps one there (a [`crate::worker::Worker`] does); `None` (default):
+    /// none. [`super::JobRunnerBuilder::spawn`] refuses a runner whose
+    /// stale window is longer than it: other workers take over a job once
+    /// the store's lease runs out, and the runner stops the work only at the
+    /// end of its stale window.
+    fn store_lease(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// One claim attempt at `at` (ms since the Unix
     /// epoch, from the runner's clock). `Ok(None)`: nothing to claim, the pass
     /// ends. `Err`: logged as `<name> claim failed`, traced, and the loop

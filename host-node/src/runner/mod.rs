@@ -99,7 +99,9 @@ impl JobRunnerBuilder {
     }
 
     /// How long a claim survives without a renewal
-    /// (default 30 s). Pass the same value your claim statement uses.
+    /// (default 30 s). Pass the same value your claim statement uses (a
+    /// [`crate::worker::Worker`]'s lease): `spawn` refuses a job whose
+    /// [`Job::store_lease`] is shorter.
     pub fn stale_after(mut self, stale_after: Duration) -> Self {
         self.options.stale_after_ms = ms(stale_after);
         self
@@ -202,12 +204,14 @@ impl JobRunnerBuilder {
     /// [`OptionError`] naming the bad option (see
     /// [`OptionsInput::validate`]); the lease timings by this builder's
     /// method names (`stale_after`, `heartbeat_every`, `heartbeat_skew`,
-    /// `abort_grace`), values in ms.
+    /// `abort_grace`), values in ms; [`OptionError::StoreLeaseTooShort`]
+    /// when the job's [`Job::store_lease`] is shorter than `stale_after`.
     ///
     /// # Panics
     /// Outside a tokio runtime.
     pub fn spawn<J: Job>(mut self, job: J) -> Result<JobRunner, OptionError> {
         self.options.heartbeat = J::HEARTBEAT;
+        self.options.store_lease_ms = job.store_lease().map(ms);
         let config = self.options.validate()?;
         let mut core = Runner::new(config, self.sinks.any());
         if J::SETTLES {

@@ -193,8 +193,11 @@ impl<H: Handler> Worker<H> {
         }
     }
 
-    /// The lease each claim and renewal stamps (use the runner's
-    /// `stale_after`).
+    /// The lease each claim and renewal stamps (default 30 s): give the
+    /// runner's `stale_after`. A lease shorter than it is refused by
+    /// [`crate::runner::JobRunnerBuilder::spawn`] (other workers would take
+    /// over jobs this one still works on); a longer one is safe, but a
+    /// crashed worker's jobs wait that long to be taken over.
     #[must_use]
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
@@ -359,6 +362,10 @@ impl<H: Handler> Job for Worker<H> {
     type Item = Arc<ClaimedJob>;
     const HEARTBEAT: bool = true;
     const SETTLES: bool = true;
+
+    fn store_lease(&self) -> Option<Duration> {
+        Some(self.lease)
+    }
 
     async fn claim(&self, at: Millis) -> Result<Option<Arc<ClaimedJob>>, BoxError> {
         loop {

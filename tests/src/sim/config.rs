@@ -153,6 +153,8 @@ impl Params {
             },
             names: leasehold_core::options::OptionNames::JS,
             scheduling: leasehold_core::options::Scheduling::Passes,
+            // The simulated store takes a claim for stale after this same window.
+            store_lease_ms: Some(self.stale_after_ms as f64),
         }
         .validate()?;
         if let (Some(w), Some(lease)) = (self.tolerance_ms, config.lease.as_mut()) {
