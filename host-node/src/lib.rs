@@ -74,7 +74,7 @@
 //! - `postgres`: the scale-out store (many workers on many machines over one
 //!   database: `FOR UPDATE SKIP LOCKED` claims, `LISTEN/NOTIFY` wake-ups).
 //! - `metrics`: Prometheus metrics of a queue and of a worker process
-//!   ([`metrics`], with a store).
+//!   (the `metrics` module, with a store).
 //! - `otel`: OpenTelemetry spans of enqueues, claims, performs and settles
 //!   through `tracing` (read them with `tracing-opentelemetry`), following
 //!   the messaging semantic conventions; each job keeps its enqueue's trace

@@ -30,7 +30,7 @@ pub struct JobTally {
     /// Jobs no longer there: only finished jobs are ever deleted (completed
     /// by a store under `OnSuccess::Delete`, or purged), and their
     /// attempts went with them, so `retried` and `reclaimed` leave them out.
-    /// A count of ids; the reference implementation keeps finished work forever.
+    /// A count of ids; finished jobs are kept until purged ([`Store::purge`]).
     pub deleted: u64,
 }
 

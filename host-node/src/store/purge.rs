@@ -3,7 +3,8 @@
 //! and recorded results) for good. `leasehold purge` and [`Store::purge`]
 //! remove those that finished longer ago than a retention span.
 //!
-//! The reference implementation does not say how long finished jobs are kept; this is the retention a job runner's users expect.
+//! Nothing else deletes a finished job: how long they are kept is the
+//! caller's retention span.
 //!
 //! The purge walks the jobs in id order through the primary key, a range of
 //! at most 10,000 rows per statement on PostgreSQL and 2,000 per transaction
@@ -55,8 +56,8 @@ impl Store {
     /// finished more than `older_than` before `now` (on PostgreSQL: before
     /// the database's clock, which stamped `finished_at`), of `queue` or of
     /// every queue (`None`), with their attempt log and recorded results.
-    /// Answers how many jobs it deleted. the reference implementation keeps finished work forever;
-    /// see the module docs.
+    /// Answers how many jobs it deleted. Finished jobs are kept until a
+    /// purge deletes them; see the module docs.
     ///
     /// A purged job is gone: [`Store::job`] answers
     /// [`StoreError::UnknownJob`], [`Store::counts`] no longer counts it, and
