@@ -232,13 +232,15 @@ function draftsBatch(drafts, now) {
 }
 
 /* Watermarks as `[source, position]` pairs: from a Map, an iterable of
-   pairs, or a plain object (`undefined`: none). */
+   pairs, or a plain object (`undefined`: none). Any iterable is read as
+   pairs (`map.entries()`, a generator, a Set): taken as an object, its own
+   keys would be none, and its watermarks would go without a word. */
 function marksOf(marks, who) {
   if (marks === undefined || marks === null) return [];
   let entries;
-  if (marks instanceof Map || Array.isArray(marks)) entries = [...marks];
+  if (typeof marks === 'object' && typeof marks[Symbol.iterator] === 'function') entries = [...marks];
   else if (typeof marks === 'object') entries = Object.entries(marks);
-  else throw bad(`${who}: marks must be a Map, an array of [source, position] pairs or an object`);
+  else throw bad(`${who}: marks must be a Map, an iterable of [source, position] pairs or an object`);
   const out = new Map();
   for (const entry of entries) {
     if (!Array.isArray(entry) || entry.length !== 2) throw bad(`${who}: each watermark must be a [source, position] pair`);

@@ -395,3 +395,17 @@ test('appends synced in the call and on the thread pool are the same durable app
   assert.deepEqual(read[1], read[0]);
   assert.deepEqual(read[2], read[0]);
 });
+
+test('watermarks given as any iterable of pairs are recorded, as a Map or an array is', async (t) => {
+  // The types take an Iterable; read as an object, an iterator has no keys, and its
+  // watermarks went without a word.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(1), new Map([['jobs', 1]]).entries());
+  await log.append(drafts(1, 'jobs', 1), (function* () { yield ['jobs', 2]; yield ['other', 7]; })());
+  await log.append([], new Set([['other', 9]]));
+  assert.deepEqual(log.marks, new Map([['jobs', 2], ['other', 9]]));
+  await assert.rejects(log.append([], 'jobs'), /marks must be a Map, an iterable of \[source, position\] pairs or an object/);
+  await log.close();
+  assert.deepEqual(readEventLog(file).marks, new Map([['jobs', 2], ['other', 9]]));
+});
