@@ -130,7 +130,9 @@ export class EventLog {
   append(drafts: readonly EventDraft[], marks?: Marks): Promise<{ first: number; end: number }>;
   /**
    * Rewrites the log without the records `keep` answers false for (same sequence
-   * numbers, same epoch) and with `marks` as its watermarks; resolves how many went.
+   * numbers, same epoch) and with `marks` as its watermarks (left out: the ones it
+   * records; a source `marks` leaves out loses its watermark); resolves how many
+   * went. None went: the file, watermarks included, is left as it is.
    * @throws {EventLogError} as `append`.
    */
   compact(keep: (event: EventRecord, seq: number) => boolean, marks?: Marks): Promise<number>;

@@ -513,24 +513,31 @@ function createEventLogApi(wasm) {
 
     /*
      * Drops every record for which `keep(event, seq)` answers false and
-     * records `marks` as the log's watermarks; resolves how many went (none:
-     * the file is left as it is). Through `<log>.compact`, synced and
-     * renamed over the log.
+     * records `marks` as the log's watermarks (left out: the ones it
+     * records); resolves how many went (none: the file is left as it is).
+     * Through `<log>.compact`, synced and renamed over the log.
      */
     compact(keep, marks) {
-      let pairs;
+      let given;
       try {
         if (typeof keep !== 'function') throw new EventLogError('EventLog.compact: keep must be a function', 'EVENTLOG_BAD_INPUT');
-        pairs = marksOf(marks, 'EventLog.compact');
-        checkMarks(pairs, this.#marksAhead, 'EventLog.compact');
+        if (marks !== undefined && marks !== null) {
+          given = marksOf(marks, 'EventLog.compact');
+          checkMarks(given, this.#marksAhead, 'EventLog.compact');
+        }
       } catch (error) {
         return Promise.reject(error);
       }
-      return this.#serial(() => this.#compact(keep, pairs));
+      return this.#serial(() => this.#compact(keep, given));
     }
 
-    async #compact(keep, pairs) {
+    async #compact(keep, given) {
       await this.#writable();
+      // Marks left out are the log's own as the operations before this one
+      // left them: the rewrite records only the marks it is given, and
+      // with none every source's watermark went (a pump derived everything
+      // again). Those of appends queued after this one stay ahead.
+      const pairs = given ?? [...this.#marks];
       const path = this.#path;
       const bytes = readOrMissing(path) ?? Buffer.alloc(0);
       const tail = bytes.subarray(this.#len - K.tailLen, this.#len);
@@ -585,7 +592,7 @@ function createEventLogApi(wasm) {
       this.#dropped += dropped;
       this.#reserved = true;
       this.#marks = new Map(pairs);
-      this.#marksAhead = new Map(pairs);
+      if (given) this.#marksAhead = new Map(pairs);
       return dropped;
     }
 

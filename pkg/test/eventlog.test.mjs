@@ -409,3 +409,21 @@ test('watermarks given as any iterable of pairs are recorded, as a Map or an arr
   await log.close();
   assert.deepEqual(readEventLog(file).marks, new Map([['jobs', 2], ['other', 9]]));
 });
+
+test('compaction without marks keeps the watermarks the log records', async (t) => {
+  // The rewrite records only the marks it is given: left out, every watermark went, and a
+  // pump reopening the log derived every source again.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append([...drafts(2, 'old'), ...drafts(1, 'live', 2)], { old: 2, live: 1 });
+  assert.equal(await log.compact((event) => event.source !== 'old'), 2);
+  assert.deepEqual(log.marks, new Map([['old', 2], ['live', 1]]));
+  await assert.rejects(log.append(drafts(1, 'live', 3), { live: 0 }), /would go back from 1 to 0/);
+  // Given, they are the log's from then on: a source left out loses its watermark.
+  await log.append(drafts(1, 'old', 4), { old: 3 });
+  assert.equal(await log.compact((event) => event.source !== 'old', { live: 1 }), 1);
+  await log.close();
+  const again = await EventLog.open(file);
+  assert.deepEqual(again.marks, new Map([['live', 1]]));
+  await again.log.close();
+});
