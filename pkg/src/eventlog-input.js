@@ -44,6 +44,17 @@ function shown(value) {
    could not read a deeper one back. The native writer refuses the same. */
 const MAX_VALUE_DEPTH = 100;
 
+/* Whether JSON would write the object `value` as `{}` whatever it holds:
+   what it holds is not its own enumerable fields (a Map's entries, an
+   Error's message and stack, a RegExp's pattern). A plain object is
+   answered by its prototype alone. */
+function emptiedByJson(value) {
+  const proto = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null) return false;
+  return value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer
+    || value instanceof Error || value instanceof RegExp || value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise;
+}
+
 /* Throws when `value` would not come back from JSON as it is: names the
    draft, the field and the path to the value. A cycle nests without end,
    so the depth limit finds it; `cycleAt` then says it is one. */
@@ -65,8 +76,11 @@ function checkJson(value, where, depth, root) {
     checkJson(value.toJSON(), where, depth, root);
     return;
   }
-  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
-    throw bad(`${where} is a ${value.constructor.name}, which JSON would turn into {}`);
+  if (emptiedByJson(value)) {
+    // An Error is the likely one (`body: { error }`): its message is not a field JSON writes.
+    const hint = value instanceof Error ? ' (its message and stack are not fields JSON writes): give error.message' : '';
+    const name = value.constructor.name;
+    throw bad(`${where} is ${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}, which JSON would turn into {}${hint}`);
   }
   if (depth > MAX_VALUE_DEPTH) {
     const cycle = cycleAt(root.value, root.where, new Set());
@@ -114,7 +128,7 @@ function plainJson(value, depth) {
     }
     return true;
   }
-  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false;
+  if (emptiedByJson(value)) return false;
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const v = value[key];

@@ -427,3 +427,27 @@ test('compaction without marks keeps the watermarks the log records', async (t) 
   assert.deepEqual(again.marks, new Map([['live', 1]]));
   await again.log.close();
 });
+
+test('an Error, a RegExp or another object JSON writes as {} is refused naming it, as a Map is', async (t) => {
+  // `body: { error }` was logged as `"error":{}`: the message and stack are not fields JSON writes.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  const cases = [
+    [{ error: new Error('boom') }, /draft 0\.body\.error is an Error, which JSON would turn into \{\} \(its message and stack are not fields JSON writes\): give error\.message/],
+    [{ error: new TypeError('bad') }, /draft 0\.body\.error is a TypeError/],
+    [[/x+/], /draft 0\.body\[0\] is a RegExp/],
+    [{ pending: Promise.resolve(1) }, /draft 0\.body\.pending is a Promise/],
+    [new WeakMap(), /draft 0\.body is a WeakMap/],
+  ];
+  for (const [body, message] of cases) {
+    await assert.rejects(log.append([{ source: 'jobs', type: 'x', body }]), (e) => e.code === 'EVENTLOG_BAD_INPUT' && message.test(e.message), String(message));
+  }
+  await assert.rejects(log.append([{ source: 'jobs', type: 'x', identity: { cause: new RangeError('r') } }]), /draft 0\.identity\.cause is a RangeError/);
+  // What JSON writes in full goes: an Error's message, a class's own fields, an object without a prototype.
+  class Point { constructor() { this.x = 1; } }
+  const bare = Object.assign(Object.create(null), { y: 2 });
+  await log.append([{ source: 'jobs', type: 'x', at: 1, body: { error: new Error('boom').message, point: new Point(), bare } }]);
+  assert.equal(log.byteLength > 0 && log.head, 1);
+  await log.close();
+  assert.deepEqual(readEventLog(file).records.map((r) => r.event.body), [{ error: 'boom', point: { x: 1 }, bare: { y: 2 } }]);
+});
