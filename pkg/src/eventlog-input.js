@@ -200,8 +200,10 @@ function addDraft(batch, draft, index, now) {
   if (identity !== undefined && identity !== null) {
     if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`draft ${index}: identity must be an object`);
     plain = plainValue(identity, index, 'identity');
+    // Empty as JSON writes it: one whose fields are all undefined is left
+    // out too (written `{}`, the native reader reads no identity there).
     for (const key in identity) {
-      if (Object.prototype.hasOwnProperty.call(identity, key)) {
+      if (Object.prototype.hasOwnProperty.call(identity, key) && identity[key] !== undefined) {
         kind |= HAS_IDENTITY;
         break;
       }

@@ -103,3 +103,13 @@ test('a native writer and a Node.js writer refuse each other', { skip }, async (
   const again = await EventLog.open(file);
   await again.log.close();
 });
+
+test('a draft whose identity fields are all undefined reads the same in both readers', { skip }, async (t) => {
+  // Written `"identity":{}`, it read as `identity: {}` here and as no identity natively.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append([{ source: 'jobs', type: 'x', at: 1, identity: { request: undefined }, body: { n: 1 } }]);
+  await log.close();
+  assert.deepEqual(native('read', file, '0').records, readEventLog(file).records);
+  assert.deepEqual(readEventLog(file).records[0].event, { source: 'jobs', at: 1, type: 'x', body: { n: 1 } });
+});
