@@ -18,13 +18,13 @@
  * identity?(): object, quiet?(): boolean, logged?(position): void }`.
  */
 const { performance } = require('node:perf_hooks');
-const { EventLogError, knownOptions } = require('./eventlog-input.js');
+const { EventLogError, knownOptions, shown } = require('./eventlog-input.js');
 
 const DAY_MS = 24 * 3600 * 1000;
 
 /* `load()` answers the pump's wasm module (PumpCore), first required when
    the first pump is made. */
-function createPumpApi(load, { EventLog }) {
+function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
   let wasm;
   const bad = (message) => new EventLogError(message, 'EVENTLOG_BAD_INPUT');
 
@@ -41,7 +41,18 @@ function createPumpApi(load, { EventLog }) {
   function checkMs(options, key, fallback, least) {
     const value = options[key] ?? fallback;
     if (!Number.isSafeInteger(value) || value < least) {
-      throw bad(`EventPump: ${key} must be an integer of milliseconds from ${least}, got ${String(options[key])}`);
+      throw bad(`EventPump: ${key} must be an integer of milliseconds from ${least}, got ${shown(options[key])}`);
+    }
+    return value;
+  }
+
+  /* Drafts, not milliseconds, and at most what one append may carry: checked
+     here so the refusal names the pump's option (the core's named
+     `chunk_size`, the log's `maxBatch`). */
+  function checkChunkSize(value) {
+    if (value === undefined) return 1024;
+    if (!Number.isSafeInteger(value) || value < 1 || value > MAX_CHUNK_SIZE) {
+      throw bad(`EventPump: chunkSize must be an integer of drafts from 1 to ${MAX_CHUNK_SIZE}, got ${shown(value)}`);
     }
     return value;
   }
@@ -77,13 +88,14 @@ function createPumpApi(load, { EventLog }) {
       if (typeof options.path !== 'string' || options.path === '') throw bad('EventPump: path must be a non-empty string');
       this.#path = options.path;
       const kickDelayMs = checkMs(options, 'kickDelayMs', 50, 0);
-      this.#chunkSize = checkMs(options, 'chunkSize', 1024, 1);
+      this.#chunkSize = checkChunkSize(options.chunkSize);
       const retryAfterMs = checkMs(options, 'retryAfterMs', 1000, 1);
       const compactEveryMs = checkMs(options, 'compactEveryMs', 3600 * 1000, 0);
       this.#retentionMs = checkMs(options, 'retentionMs', 7 * DAY_MS, 0);
       this.#wall = options.now ?? Date.now;
       if (typeof this.#wall !== 'function') throw bad('EventPump: now must be a function answering milliseconds since the Unix epoch');
       this.#notify = options.onNotice ?? ((text) => process.stderr.write(`leasehold: ${text}\n`));
+      if (typeof this.#notify !== 'function') throw bad('EventPump: onNotice must be a function');
       // Checked by EventLog.open, as it checks them for a log opened alone.
       this.#logOptions = { maxBatch: this.#chunkSize, onNotice: this.#notify };
       for (const key of ['blockingSyncMaxBytes', 'writerLock']) if (options[key] !== undefined) this.#logOptions[key] = options[key];
@@ -94,6 +106,10 @@ function createPumpApi(load, { EventLog }) {
         throw bad(`EventPump: ${error.message}`);
       }
       const sources = options.sources ?? {};
+      // An array's or a string's entries would pass for sources named '0', '1', …
+      if (!(sources instanceof Map) && (typeof sources !== 'object' || Array.isArray(sources))) {
+        throw bad(`EventPump: sources must be a Map or an object of source names to sources, got ${Array.isArray(sources) ? 'an array' : shown(sources)}`);
+      }
       for (const [name, source] of sources instanceof Map ? sources : Object.entries(sources)) {
         checkSource(name, source);
         this.#sources.set(name, source);
@@ -274,7 +290,7 @@ function createPumpApi(load, { EventLog }) {
             try {
               len = source === undefined ? 0 : source.committedLength();
               if (!Number.isSafeInteger(len) || len < 0) {
-                error = bad(`EventPump: source '${out.source}' committedLength() answered ${String(len)}, not a length`);
+                error = bad(`EventPump: source '${out.source}' committedLength() answered ${shown(len)}, not a length`);
               }
             } catch (thrown) {
               error = thrown ?? new Error('committedLength() threw');

@@ -194,7 +194,7 @@ export interface EventPumpOptions {
   sources?: Map<string, EventSource> | Record<string, EventSource>;
   /** Delay from a kick to its pass, ms (default 50). */
   kickDelayMs?: number;
-  /** At most this many drafts per append (default 1024). */
+  /** At most this many drafts per append: 1 to {@link MAX_CHUNK_SIZE}; default 1024. */
   chunkSize?: number;
   /** Delay before a failed pass is retried, ms (default 1000). */
   retryAfterMs?: number;

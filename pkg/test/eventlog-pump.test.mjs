@@ -219,3 +219,31 @@ test("the pump opens its log with the log's own options: the writer lock and the
   await pump.close();
   await assert.rejects(EventPump.open({ path: tempLog(t), blockingSyncMaxBytes: -1 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /blockingSyncMaxBytes must be an integer from 0, got -1/.test(e.message));
 });
+
+test("the pump's options are refused naming the option and showing the value as given", async (t) => {
+  const file = tempLog(t);
+  const refused = (options, message) => assert.throws(() => new EventPump({ path: file, ...options }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && message.test(e.message), String(message));
+  // A string was shown as the number it is not ("got 50"), chunkSize as milliseconds, and
+  // a chunkSize over the most an append carries by the core's name, chunk_size.
+  refused({ kickDelayMs: '50' }, /kickDelayMs must be an integer of milliseconds from 0, got "50" \(a string\)/);
+  refused({ compactEveryMs: 10n }, /compactEveryMs must be .*, got 10n \(a bigint\)/);
+  refused({ chunkSize: 1.5 }, /EventPump: chunkSize must be an integer of drafts from 1 to 1048576, got 1\.5/);
+  refused({ chunkSize: 2_000_000 }, /EventPump: chunkSize must be an integer of drafts from 1 to 1048576, got 2000000/);
+  // An array's entries passed for sources named '0', '1', …; a string's for sources that
+  // were not objects.
+  const { source } = journal('a');
+  refused({ sources: [source] }, /EventPump: sources must be a Map or an object of source names to sources, got an array/);
+  refused({ sources: 'orders' }, /EventPump: sources must be .*, got "orders" \(a string\)/);
+  refused({ onNotice: 'stderr' }, /EventPump: onNotice must be a function/);
+  const pump = await EventPump.open({ path: file, sources: new Map([['a', source]]), chunkSize: 1_048_576 });
+  await pump.close();
+  assert.equal(fs.existsSync(file), true);
+});
+
+test('a committedLength() that answers a string is reported showing it is one', async (t) => {
+  const said = [];
+  const pump = await EventPump.open({ path: tempLog(t), onNotice: (text) => said.push(text),
+    sources: { a: { committedLength: () => '3', derive: () => [] } } });
+  await assert.rejects(pump.flush(), /source 'a' committedLength\(\) answered "3" \(a string\), not a length/);
+  await pump.close().catch(() => {});
+});
