@@ -144,6 +144,10 @@ function createEventLogApi(wasm) {
       const blockingSyncMaxBytes = checkBlockingSync(options.blockingSyncMaxBytes);
       const notify = options.onNotice ?? ((text) => process.stderr.write(`leasehold: ${text}\n`));
       if (typeof notify !== 'function') throw new EventLogError('EventLog.open: onNotice must be a function', 'EVENTLOG_BAD_INPUT');
+      // Only `false` goes without the lock: a 'false' or a 0 meant to would take it unnoticed.
+      if (options.writerLock !== undefined && typeof options.writerLock !== 'boolean') {
+        throw new EventLogError(`EventLog.open: writerLock must be true or false, got ${shown(options.writerLock)}`, 'EVENTLOG_BAD_INPUT');
+      }
       let lock;
       if (options.writerLock !== false) {
         try {

@@ -470,3 +470,16 @@ test('an identity whose fields are all undefined is left out, as an empty one is
     { source: 'jobs', at: 3, type: 'x', body: { when: '1970-01-01T00:00:00.000Z' } },
   ]);
 });
+
+test('a writerLock that is not true or false is refused, by the log and by the pump', async (t) => {
+  // Only false went without the lock: 'false' or 0 took it, unnoticed.
+  const file = tempLog(t);
+  for (const writerLock of ['false', 0, null]) {
+    await assert.rejects(EventLog.open(file, { writerLock }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /EventLog.open: writerLock must be true or false, got /.test(e.message), String(writerLock));
+    await assert.rejects(EventPump.open({ path: file, writerLock }), /writerLock must be true or false/);
+  }
+  assert.equal(fs.existsSync(`${file}.lock`), false, 'no lock was taken');
+  const { log } = await EventLog.open(file, { writerLock: false });
+  assert.equal(fs.existsSync(`${file}.lock`), false);
+  await log.close();
+});
