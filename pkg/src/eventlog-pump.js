@@ -62,8 +62,23 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
   function recordOf(draft, source, identity, now) {
     if (draft === null || typeof draft !== 'object') return draft; // refused by the log, naming it
     const out = { ...draft, source, at: draft.at ?? now };
-    if (identity !== undefined && Object.keys(identity).length > 0) out.identity = { ...identity, ...draft.identity };
+    // A draft's identity that is not an object is left for the log to refuse
+    // naming it: spread, a string's letters became fields '0', '1', …
+    const own = draft.identity;
+    const mergeable = own === undefined || own === null || (typeof own === 'object' && !Array.isArray(own));
+    if (identity !== undefined && mergeable && Object.keys(identity).length > 0) out.identity = { ...identity, ...own };
     return out;
+  }
+
+  /* What `source.identity()` answers, checked to be an object (or none):
+     its fields fill those of the source's events. */
+  function sourceIdentity(name, source) {
+    const identity = source?.identity?.();
+    if (identity === undefined || identity === null) return undefined;
+    if (typeof identity !== 'object' || Array.isArray(identity)) {
+      throw bad(`EventPump: source '${name}' identity() answered ${Array.isArray(identity) ? 'an array' : shown(identity)}, not an object`);
+    }
+    return identity;
   }
 
   class EventPump {
@@ -187,7 +202,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
         const now = this.#wall();
         const records = drafts.map((d) => {
           const source = d?.source;
-          return recordOf(d, source, this.#sources.get(source)?.identity?.(), now);
+          return recordOf(d, source, sourceIdentity(source, this.#sources.get(source)), now);
         });
         this.#core.emit(performance.now(), records.length);
         return this.#drive(records).then(() => {});
@@ -302,7 +317,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
             const { name, source } = reading;
             let derived;
             try {
-              identity ??= source.identity?.() ?? {};
+              identity ??= sourceIdentity(name, source) ?? {};
               derived = source.derive(out.index);
               if (!Array.isArray(derived)) throw new TypeError(`derive(${out.index}) answered ${typeof derived}, not an array of drafts`);
             } catch (error) {

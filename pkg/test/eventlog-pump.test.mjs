@@ -247,3 +247,25 @@ test('a committedLength() that answers a string is reported showing it is one', 
   await assert.rejects(pump.flush(), /source 'a' committedLength\(\) answered "3" \(a string\), not a length/);
   await pump.close().catch(() => {});
 });
+
+test("an identity that is not an object is refused, not spread into fields named '0', '1', …", async (t) => {
+  const file = tempLog(t);
+  const said = [];
+  const { source } = journal('a');
+  let answer = 'north';
+  const pump = await EventPump.open({ path: file, onNotice: (text) => said.push(text), sources: { a: source,
+    b: { committedLength: () => 1, derive: () => [{ type: 'x', at: 1 }], identity: () => answer } } });
+  // A draft's own, merged with its source's identity, was spread: "0":"x","1":"y","2":"z".
+  await assert.rejects(pump.emit([{ source: 'a', type: 't', at: 1, identity: 'xyz' }]), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /draft 0: identity must be an object/.test(e.message));
+  await assert.rejects(pump.emit([{ source: 'a', type: 't', at: 1, identity: ['x'] }]), /draft 0: identity must be an object/);
+  await assert.rejects(pump.emit([{ source: 'b', type: 't', at: 1 }]), (e) => e.code === 'EVENTLOG_BAD_INPUT' && /source 'b' identity\(\) answered "north" \(a string\), not an object/.test(e.message));
+  await assert.rejects(pump.flush(), (e) => e.code === 'EVENTLOG_SOURCE' && /source 'b' failed to derive entry 0: .*identity\(\) answered "north" \(a string\), not an object/.test(e.message));
+  answer = { shop: 'north' };
+  await pump.flush();
+  await pump.emit([{ source: 'a', type: 't', at: 2, identity: { request: 'r' } }]);
+  await pump.close();
+  assert.deepEqual(readEventLog(file).records.map((r) => r.event), [
+    { source: 'b', at: 1, type: 'x', identity: { shop: 'north' } },
+    { source: 'a', at: 2, type: 't', identity: { journal: 'a', request: 'r' } },
+  ]);
+});
