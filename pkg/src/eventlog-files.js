@@ -67,6 +67,11 @@ function checkPath(path) {
   } catch (error) {
     throw new EventLogError(`event log ${path}: folder ${dir} is not writable`, 'EVENTLOG_BAD_INPUT', { path, cause: error });
   }
+  // A folder there failed the read as EVENTLOG_IO, after its lock file was made beside it.
+  const there = fs.statSync(path, { throwIfNoEntry: false });
+  if (there?.isDirectory()) {
+    throw new EventLogError(`event log ${path} is a folder: give the path of the log file in it (e.g. ${nodePath.join(path, 'events.log')})`, 'EVENTLOG_BAD_INPUT', { path });
+  }
 }
 
 module.exports = { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath };

@@ -483,3 +483,13 @@ test('a writerLock that is not true or false is refused, by the log and by the p
   assert.equal(fs.existsSync(`${file}.lock`), false);
   await log.close();
 });
+
+test('a folder given as the log path is refused as bad input, before any lock file is made', async (t) => {
+  // It failed reading, as EVENTLOG_IO (a broken log), and left `<folder>.lock` beside it.
+  const folder = path.join(path.dirname(tempLog(t)), 'logs');
+  fs.mkdirSync(folder);
+  await assert.rejects(EventLog.open(folder), (e) => e.code === 'EVENTLOG_BAD_INPUT' && e.message === `event log ${folder} is a folder: give the path of the log file in it (e.g. ${path.join(folder, 'events.log')})`);
+  await assert.rejects(EventPump.open({ path: `${folder}/` }), { code: 'EVENTLOG_BAD_INPUT' });
+  assert.equal(fs.existsSync(`${folder}.lock`), false);
+  assert.deepEqual(fs.readdirSync(folder), []);
+});
