@@ -67,9 +67,11 @@ class WriterLock {
 
   /* Takes the writer's lock of the log at `log` (its `<log>.lock`), without
      waiting. Throws an error whose `reason` is 'in-use' when another writer
-     holds it, 'no-flock' when the flock tool is missing, 'io' otherwise. */
+     holds it, 'no-flock' when the flock tool is missing, 'path' for a path
+     it can not name, 'io' otherwise. */
   static async acquire(log) {
-    if (/[\n\r]/.test(log)) throw Object.assign(new Error('a log path with a line break can not be locked'), { reason: 'io' });
+    // The holder reads paths a line at a time.
+    if (/[\n\r]/.test(log)) throw Object.assign(new Error('a log path with a line break can not be locked'), { reason: 'path' });
     const child = spawn('sh', ['-c', HOLDER], { stdio: ['pipe', 'pipe', 'ignore'] });
     const lock = new WriterLock(child);
     try {

@@ -156,6 +156,8 @@ function createEventLogApi(wasm) {
           if (error.reason === 'in-use') {
             throw new EventLogError(`event log ${path} is already open for writing elsewhere (lock ${path}.lock is held): one writer per log`, 'EVENTLOG_IN_USE', { path });
           }
+          // Nothing failed but the path: bad input, which EVENTLOG_IO (a broken log) is not.
+          if (error.reason === 'path') throw new EventLogError(`event log ${JSON.stringify(path)}: ${error.message} (writerLock: false goes without the lock)`, 'EVENTLOG_BAD_INPUT', { path });
           throw new EventLogError(`event log ${path}: ${error.message}`, 'EVENTLOG_IO', { path, op: 'lock', cause: error });
         }
       }

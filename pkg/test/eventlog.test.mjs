@@ -493,3 +493,13 @@ test('a folder given as the log path is refused as bad input, before any lock fi
   assert.equal(fs.existsSync(`${folder}.lock`), false);
   assert.deepEqual(fs.readdirSync(folder), []);
 });
+
+test('a log path with a line break is refused as bad input when the writer lock is to be taken', { skip: process.platform === 'win32' }, async (t) => {
+  // It was EVENTLOG_IO, which says a file operation failed and the log is broken.
+  const file = path.join(path.dirname(tempLog(t)), 'a\nb.log');
+  await assert.rejects(EventLog.open(file), (e) => e.code === 'EVENTLOG_BAD_INPUT' && e.message === 'event log "' + file.replace('\n', '\\n') + '": a log path with a line break can not be locked (writerLock: false goes without the lock)');
+  const { log } = await EventLog.open(file, { writerLock: false });
+  await log.append(drafts(1));
+  await log.close();
+  assert.equal(readEventLog(file).records.length, 1);
+});
