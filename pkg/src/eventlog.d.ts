@@ -243,7 +243,11 @@ export class EventPump {
   /** Retention now; resolves how many records went. */
   compact(): Promise<number>;
   readFrom(seq?: number): Promise<LogRead>;
-  /** Derives what is left, records the watermarks, closes the log. */
+  /**
+   * Derives what is left, records the watermarks, closes the log.
+   * @throws {EventLogError} when what was left could not be logged (`EVENTLOG_SOURCE`,
+   * `EVENTLOG_IO`, …): the log is closed all the same, and the next open derives it again.
+   */
   close(): Promise<void>;
   readonly head: { epoch: bigint; head: number; dropped: number; records: number } | undefined;
   readonly backfilled: boolean;

@@ -269,3 +269,17 @@ test("an identity that is not an object is refused, not spread into fields named
     { source: 'a', at: 2, type: 't', identity: { journal: 'a', request: 'r' } },
   ]);
 });
+
+test('close rejects when what is left could not be logged, and closes the log all the same', async (t) => {
+  // As the types and README now say: it was documented as always resolving.
+  const file = tempLog(t);
+  let failing = true;
+  const source = { committedLength: () => 1, derive: () => { if (failing) throw new Error('journal unreadable'); return [{ type: 'x', at: 1 }]; } };
+  const pump = await EventPump.open({ path: file, onNotice() {}, sources: { a: source } });
+  await assert.rejects(pump.close(), (e) => e.code === 'EVENTLOG_SOURCE' && /journal unreadable/.test(e.message));
+  await assert.rejects(pump.flush(), { code: 'EVENTLOG_CLOSED' });
+  failing = false;
+  const again = await EventPump.open({ path: file, onNotice() {}, sources: { a: source } });
+  await again.close();
+  assert.deepEqual(readEventLog(file).records.map((r) => r.event.type), ['x']);
+});
