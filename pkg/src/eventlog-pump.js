@@ -269,6 +269,16 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
       return { ...status, marks: new Map(this.#core.marks()) };
     }
 
+    /* Says `text` to onNotice; one that throws (as a `logged` may, in #drive) does not
+       stop the operation: the text goes to stderr instead. */
+    #tell(text) {
+      try {
+        this.#notify(text);
+      } catch (error) {
+        process.stderr.write(`leasehold: ${text} (onNotice threw: ${error?.message ?? error})\n`);
+      }
+    }
+
     #closedError(phase) {
       return new EventLogError(phase === 'closed' ? 'event pump closed' : 'event pump not open yet', 'EVENTLOG_CLOSED', { path: this.#path });
     }
@@ -343,7 +353,16 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
             break;
           }
           case 'logged':
-            for (const [name, position] of out.completes) this.#sources.get(name)?.logged?.(position);
+            // A callback that throws must not leave the machine mid-operation
+            // (every later call was refused as busy, close too, the lock held):
+            // the events are durable, so it is said and the operation goes on.
+            for (const [name, position] of out.completes) {
+              try {
+                this.#sources.get(name)?.logged?.(position);
+              } catch (error) {
+                this.#tell(`EventPump: source '${name}' logged(${position}) threw (its events are logged all the same): ${error?.message ?? error}`);
+              }
+            }
             break;
           case 'compact': {
             const dropped = await this.#compact(out.marks).then((n) => [n], (error) => [0, error ?? new Error('compaction failed')]);
@@ -364,7 +383,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
             this.#sources.clear();
             break;
           case 'report':
-            this.#notify(out.text);
+            this.#tell(out.text);
             break;
           case 'resolve': {
             if (out.error === undefined) return out.value;

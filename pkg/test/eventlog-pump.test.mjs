@@ -283,3 +283,29 @@ test('close rejects when what is left could not be logged, and closes the log al
   await again.close();
   assert.deepEqual(readEventLog(file).records.map((r) => r.event.type), ['x']);
 });
+
+test('a logged() or onNotice that throws does not wedge the pump', async (t) => {
+  // The throw left the machine mid-operation: open rejected with the log still locked,
+  // and every later flush, emit and close was refused with EVENTLOG_BUSY.
+  const file = tempLog(t);
+  const entries = [1];
+  const said = [];
+  const source = { committedLength: () => entries.length, derive: (i) => [{ type: 'x', at: i }],
+    logged: (position) => { throw new Error(`logged(${position}) failed`); } };
+  const pump = await EventPump.open({ path: file, sources: { a: source }, onNotice: (text) => said.push(text) });
+  assert.deepEqual(said, ["EventPump: source 'a' logged(1) threw (its events are logged all the same): logged(1) failed"]);
+  entries.push(2);
+  await pump.flush();
+  await pump.emit([{ source: 'a', type: 'emitted', at: 9 }]);
+  await pump.close();
+  assert.deepEqual(readEventLog(file).records.map((r) => r.event.at), [0, 1, 9]);
+  assert.deepEqual(readEventLog(file).marks, new Map([['a', 2]]));
+
+  // onNotice throwing at a report (a failing pass says so) goes to stderr instead.
+  let failing = true;
+  const stuck = { committedLength: () => 1, derive: () => { if (failing) throw new Error('unreadable'); return [{ type: 'y', at: 1 }]; } };
+  const other = await EventPump.open({ path: tempLog(t, 'other.log'), sources: { b: stuck }, onNotice: () => { throw new Error('no notices'); } });
+  failing = false;
+  await other.flush();
+  await other.close();
+});
