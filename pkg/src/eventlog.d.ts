@@ -111,6 +111,8 @@ export interface LogRead {
 }
 
 export class EventLog {
+  /** Not called: a log is opened with {@link EventLog.open}. */
+  private constructor();
   /**
    * Opens the log at `path`, recovering it: a torn tail is cut back (epoch kept); a
    * corrupt file is set aside and a new log (new epoch) starts.

@@ -57,6 +57,9 @@ function createEventLogApi(wasm) {
 
   const utf8 = new TextEncoder();
 
+  /* What EventLog.open hands the constructor, which no caller has. */
+  const OPENING = Symbol('EventLog.open');
+
   /* Encodes `text` straight into the module's memory (draftsInput); answers
      its length in bytes. JSON text is mostly ASCII, a byte per UTF-16 unit:
      room for more (UTF-8 takes at most three bytes per unit) is made only
@@ -122,7 +125,12 @@ function createEventLogApi(wasm) {
        is written as it is unless an append before it fails. */
     #queued = 0;
 
-    constructor(path, maxBatch, blockingSyncMaxBytes, lock, notify) {
+    constructor(opening, path, maxBatch, blockingSyncMaxBytes, lock, notify) {
+      // Only open makes one: `new EventLog(path)` made a log without its
+      // lock or options that created the file and then failed with a TypeError.
+      if (opening !== OPENING) {
+        throw new EventLogError('EventLog: a log is opened with `await EventLog.open(path, options)`, not `new EventLog`', 'EVENTLOG_BAD_INPUT');
+      }
       this.#path = path;
       this.#maxBatch = maxBatch;
       this.#blockingSyncMaxBytes = blockingSyncMaxBytes;
@@ -161,7 +169,7 @@ function createEventLogApi(wasm) {
           throw new EventLogError(`event log ${path}: ${error.message}`, 'EVENTLOG_IO', { path, op: 'lock', cause: error });
         }
       }
-      const log = new EventLog(path, maxBatch, blockingSyncMaxBytes, lock, notify);
+      const log = new EventLog(OPENING, path, maxBatch, blockingSyncMaxBytes, lock, notify);
       try {
         const { created, setAside, notice } = await log.#recover(undefined);
         return { log, created, setAside, notice, marks: new Map(log.#marks) };

@@ -503,3 +503,11 @@ test('a log path with a line break is refused as bad input when the writer lock 
   await log.close();
   assert.equal(readEventLog(file).records.length, 1);
 });
+
+test('new EventLog is refused, naming EventLog.open, before any file is made', async (t) => {
+  // It made a log without its lock or options, which created the file at the first
+  // append and then failed with a TypeError (`this[#notify] is not a function`).
+  const file = tempLog(t);
+  assert.throws(() => new EventLog(file), (e) => e.code === 'EVENTLOG_BAD_INPUT' && e.message === 'EventLog: a log is opened with `await EventLog.open(path, options)`, not `new EventLog`');
+  assert.equal(fs.existsSync(file), false);
+});

@@ -28,4 +28,6 @@ export async function use(path: string): Promise<void> {
   // @ts-expect-error epochs are bigints
   const wrong: number = log.epoch;
   void wrong;
+  // @ts-expect-error a log is opened with EventLog.open, not constructed
+  void new EventLog(path);
 }
