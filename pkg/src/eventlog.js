@@ -456,7 +456,8 @@ function createEventLogApi(wasm) {
       try {
         if (!Array.isArray(drafts)) throw new EventLogError('EventLog.append: drafts must be an array', 'EVENTLOG_BAD_INPUT');
         if (drafts.length > this.#maxBatch) {
-          throw new EventLogError(`EventLog.append: ${drafts.length} drafts exceed the batch limit of ${this.#maxBatch}`, 'EVENTLOG_BAD_INPUT');
+          // Named as open takes it, so the caller knows what sets the limit.
+          throw new EventLogError(`EventLog.append: ${drafts.length} drafts exceed the log's maxBatch of ${this.#maxBatch} (split them, or open the log with a larger maxBatch, at most ${K.maxChunkSize})`, 'EVENTLOG_BAD_INPUT');
         }
         const pairs = marksOf(marks, 'EventLog.append');
         checkMarks(pairs, this.#marksAhead, 'EventLog.append');

@@ -511,3 +511,12 @@ test('new EventLog is refused, naming EventLog.open, before any file is made', a
   assert.throws(() => new EventLog(file), (e) => e.code === 'EVENTLOG_BAD_INPUT' && e.message === 'EventLog: a log is opened with `await EventLog.open(path, options)`, not `new EventLog`');
   assert.equal(fs.existsSync(file), false);
 });
+
+test('an append over maxBatch is refused naming the option that sets the limit', async (t) => {
+  // It said "the batch limit of 2", which no option is called.
+  const { log } = await EventLog.open(tempLog(t), { maxBatch: 2 });
+  await assert.rejects(log.append(drafts(3)), (e) => e.code === 'EVENTLOG_BAD_INPUT'
+    && e.message === "EventLog.append: 3 drafts exceed the log's maxBatch of 2 (split them, or open the log with a larger maxBatch, at most 1048576)");
+  assert.equal(log.head, 0);
+  await log.close();
+});
