@@ -70,13 +70,21 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
     return out;
   }
 
+  /* What a source's method answered, as a refusal shows it. A Promise is
+     said as one: the methods are called in the pass and answer at once. */
+  function answered(value) {
+    if (typeof value?.then === 'function') return 'a Promise (a source answers at once: its methods can not be async)';
+    return Array.isArray(value) ? 'an array' : shown(value);
+  }
+
   /* What `source.identity()` answers, checked to be an object (or none):
-     its fields fill those of the source's events. */
+     its fields fill those of the source's events. A Promise, an object
+     without fields, left the events without their identity. */
   function sourceIdentity(name, source) {
     const identity = source?.identity?.();
     if (identity === undefined || identity === null) return undefined;
-    if (typeof identity !== 'object' || Array.isArray(identity)) {
-      throw bad(`EventPump: source '${name}' identity() answered ${Array.isArray(identity) ? 'an array' : shown(identity)}, not an object`);
+    if (typeof identity !== 'object' || Array.isArray(identity) || typeof identity.then === 'function') {
+      throw bad(`EventPump: source '${name}' identity() answered ${answered(identity)}, not an object`);
     }
     return identity;
   }
@@ -315,7 +323,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
             try {
               len = source === undefined ? 0 : source.committedLength();
               if (!Number.isSafeInteger(len) || len < 0) {
-                error = bad(`EventPump: source '${out.source}' committedLength() answered ${shown(len)}, not a length`);
+                error = bad(`EventPump: source '${out.source}' committedLength() answered ${answered(len)}, not a length`);
               }
             } catch (thrown) {
               error = thrown ?? new Error('committedLength() threw');
@@ -329,7 +337,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
             try {
               identity ??= sourceIdentity(name, source) ?? {};
               derived = source.derive(out.index);
-              if (!Array.isArray(derived)) throw new TypeError(`derive(${out.index}) answered ${typeof derived}, not an array of drafts`);
+              if (!Array.isArray(derived)) throw new TypeError(`derive(${out.index}) answered ${answered(derived)}, not an array of drafts`);
             } catch (error) {
               // Its watermark stops before the entry; the others go on.
               core.handleDerived(performance.now(), 0, new EventLogError(`EventPump: source '${name}' failed to derive entry ${out.index}: ${error?.message ?? error}`, 'EVENTLOG_SOURCE', { cause: error }));

@@ -177,7 +177,10 @@ export class EventLog {
  */
 export function readEventLog(path: string, from?: number): LogRead;
 
-/** What the pump derives from: a durable journal you own. */
+/**
+ * What the pump derives from: a durable journal you own. Its methods answer at once
+ * (not `async`): they are called during the pass, between appends.
+ */
 export interface EventSource {
   /** Entries committed (durable) so far. */
   committedLength(): number;

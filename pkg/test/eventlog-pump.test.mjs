@@ -309,3 +309,21 @@ test('a logged() or onNotice that throws does not wedge the pump', async (t) => 
   await other.flush();
   await other.close();
 });
+
+test("a source's method that answers a Promise is refused saying so", async (t) => {
+  // An async identity() went unnoticed and its events were logged without identity; an
+  // async committedLength() or derive() was said to answer "an object".
+  const cases = [
+    [{ committedLength: async () => 1, derive: () => [{ type: 'x' }] }, /committedLength\(\) answered a Promise \(a source answers at once: its methods can not be async\), not a length/],
+    [{ committedLength: () => 1, derive: async () => [{ type: 'x' }] }, /derive\(0\) answered a Promise \(a source answers at once: its methods can not be async\), not an array of drafts/],
+    [{ committedLength: () => 1, derive: () => ({ type: 'x' }) }, /derive\(0\) answered an object, not an array of drafts/],
+    [{ committedLength: () => 1, derive: () => [{ type: 'x' }], identity: async () => ({ shop: 'north' }) }, /identity\(\) answered a Promise \(a source answers at once: its methods can not be async\), not an object/],
+  ];
+  for (const [i, [source, message]] of cases.entries()) {
+    const file = tempLog(t, `async-${i}.log`);
+    const pump = await EventPump.open({ path: file, onNotice() {}, sources: { a: source } });
+    await assert.rejects(pump.flush(), message);
+    await pump.close().catch(() => {});
+    assert.deepEqual(readEventLog(file).records, [], 'nothing was logged');
+  }
+});
