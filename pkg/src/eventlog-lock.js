@@ -102,7 +102,9 @@ class WriterLock {
     try {
       status = await this.#ask(`${op} ${path}`);
     } catch (error) {
-      throw Object.assign(new Error(`could not start the lock holder (sh): ${error.message}`), { reason: 'io' });
+      // No `sh` to start (Windows, a bare container): no lock can be had here.
+      const hint = error.code === 'ENOENT' ? ' (pass writerLock: false to go without)' : '';
+      throw Object.assign(new Error(`could not start the lock holder (sh): ${error.message}${hint}`), { reason: 'io' });
     }
     if (status === 0) return;
     if (status === 1) throw Object.assign(new Error(`${named} is locked by another writer`), { reason: 'in-use' });

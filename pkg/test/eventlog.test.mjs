@@ -520,3 +520,12 @@ test('an append over maxBatch is refused naming the option that sets the limit',
   assert.equal(log.head, 0);
   await log.close();
 });
+
+test('where sh is missing, open says to pass writerLock: false, as where flock is', { skip: process.platform === 'win32' }, (t) => {
+  // It said only "spawn sh ENOENT".
+  const file = tempLog(t);
+  const entry = createRequire(import.meta.url).resolve('leasehold/eventlog');
+  const script = `require(${JSON.stringify(entry)}).EventLog.open(${JSON.stringify(file)}).then(() => console.log('opened'), (e) => console.log(e.code, e.message))`;
+  const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, PATH: path.dirname(file) } });
+  assert.equal(run.stdout.trim(), `EVENTLOG_IO event log ${file}: could not start the lock holder (sh): spawn sh ENOENT (pass writerLock: false to go without)`);
+});
