@@ -24,7 +24,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 /* `load()` answers the pump's wasm module (PumpCore), first required when
    the first pump is made. */
-function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
+function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
   let wasm;
   const bad = (message) => new EventLogError(message, 'EVENTLOG_BAD_INPUT');
 
@@ -384,6 +384,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE }) {
           }
           case 'forget':
             this.#sources.delete(out.source);
+            forgetWatermark(this.#log, out.source);
             break;
           case 'closeLog':
             clearTimeout(this.#timer);

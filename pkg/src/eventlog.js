@@ -60,6 +60,13 @@ function createEventLogApi(wasm) {
   /* What EventLog.open hands the constructor, which no caller has. */
   const OPENING = Symbol('EventLog.open');
 
+  /* `forgetWatermark(log, source)`: the pump removed `source`, so its
+     watermark goes, and a source added again under its name appends from
+     position 0 without that being refused as a watermark going back (the
+     pump's passes failed on it forever). Set in the class body, which alone
+     reaches its private fields; handed to the pump, not exported. */
+  let forgetWatermark;
+
   /* Encodes `text` straight into the module's memory (draftsInput); answers
      its length in bytes. JSON text is mostly ASCII, a byte per UTF-16 unit:
      room for more (UTF-8 takes at most three bytes per unit) is made only
@@ -142,6 +149,10 @@ function createEventLogApi(wasm) {
      * Opens the log at `path`, recovering or creating it. Answers `{ log,
      * created, setAside, notice, marks }`.
      */
+    static {
+      forgetWatermark = (log, source) => log.#marksAhead.delete(source);
+    }
+
     static async open(path, options = {}) {
       if (options === null || typeof options !== 'object') {
         throw new EventLogError('EventLog.open: options must be an object', 'EVENTLOG_BAD_INPUT');
@@ -688,7 +699,7 @@ function createEventLogApi(wasm) {
   }
 
   const readEventLog = (path, from = 0) => readLog(path, from);
-  return { EventLog, EventLogError, readEventLog, MAX_CHUNK_SIZE: K.maxChunkSize, DEFAULT_CHUNK_SIZE: K.defaultChunkSize };
+  return { EventLog, EventLogError, readEventLog, MAX_CHUNK_SIZE: K.maxChunkSize, DEFAULT_CHUNK_SIZE: K.defaultChunkSize, forgetWatermark };
 }
 
 module.exports = { createEventLogApi, EventLogError };

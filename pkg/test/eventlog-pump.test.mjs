@@ -327,3 +327,22 @@ test("a source's method that answers a Promise is refused saying so", async (t) 
     assert.deepEqual(readEventLog(file).records, [], 'nothing was logged');
   }
 });
+
+test('a source removed and added again under its name is derived from its first entry', async (t) => {
+  // Its old watermark stayed with the log, which refused the new one as going back:
+  // every pass failed, close too, and the new source's events were never logged.
+  const file = tempLog(t);
+  const said = [];
+  const old = journal('a', 3);
+  const pump = await EventPump.open({ path: file, onNotice: (text) => said.push(text), sources: { a: old.source } });
+  await pump.removeSource('a');
+  const fresh = journal('a', 1);
+  await pump.addSource('a', fresh.source);
+  await pump.flush();
+  assert.deepEqual(pump.status().marks, new Map([['a', 1]]));
+  await pump.close();
+  const read = readEventLog(file);
+  assert.deepEqual(indices(read.records, 'a'), [0, 1, 2, 0]);
+  assert.deepEqual(read.marks, new Map([['a', 1]]));
+  assert.deepEqual(said, []);
+});
