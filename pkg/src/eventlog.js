@@ -554,6 +554,9 @@ function createEventLogApi(wasm) {
       } catch (error) {
         return Promise.reject(error);
       }
+      // At the call, as an append's: set when the compaction ran, they undid
+      // the marks of appends queued after it, and one going back from those passed.
+      if (given) this.#marksAhead = new Map(given);
       return this.#serial(() => this.#compact(keep, given));
     }
 
@@ -562,7 +565,7 @@ function createEventLogApi(wasm) {
       // Marks left out are the log's own as the operations before this one
       // left them: the rewrite records only the marks it is given, and
       // with none every source's watermark went (a pump derived everything
-      // again). Those of appends queued after this one stay ahead.
+      // again).
       const pairs = given ?? [...this.#marks];
       const path = this.#path;
       const bytes = readOrMissing(path) ?? Buffer.alloc(0);
@@ -618,7 +621,6 @@ function createEventLogApi(wasm) {
       this.#dropped += dropped;
       this.#reserved = true;
       this.#marks = new Map(pairs);
-      if (given) this.#marksAhead = new Map(pairs);
       return dropped;
     }
 

@@ -529,3 +529,20 @@ test('where sh is missing, open says to pass writerLock: false, as where flock i
   const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, PATH: path.dirname(file) } });
   assert.equal(run.stdout.trim(), `EVENTLOG_IO event log ${file}: could not start the lock holder (sh): spawn sh ENOENT (pass writerLock: false to go without)`);
 });
+
+test('an append queued behind a compaction with marks keeps its watermark ahead', async (t) => {
+  // The compaction set the marks appends are checked against when it ran, undoing those
+  // of appends queued after it: a watermark going back from them (5 to 3) was taken.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append([...drafts(1, 'old'), ...drafts(1, 'live', 1)], { old: 1, live: 1 });
+  const compacted = log.compact((event) => event.source !== 'old', { live: 1 });
+  const appended = log.append(drafts(1, 'live', 2), { live: 5 });
+  assert.deepEqual(await Promise.all([compacted, appended]), [1, { first: 2, end: 3 }]);
+  await assert.rejects(log.append([], { live: 3 }), /watermark of source 'live' would go back from 5 to 3/);
+  // A source the marks leave out is forgotten: it may start again from 0.
+  await log.append(drafts(1, 'old', 3), { old: 0 });
+  assert.deepEqual(log.marks, new Map([['live', 5], ['old', 0]]));
+  await log.close();
+  assert.deepEqual(readEventLog(file).marks, new Map([['live', 5], ['old', 0]]));
+});
