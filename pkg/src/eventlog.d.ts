@@ -106,7 +106,7 @@ export interface LogRead {
   records: { seq: number; event: EventRecord }[];
   /** Where to resume: one past the last record read. */
   next: number;
-  /** The watermarks recorded by the frames read. */
+  /** The watermarks the log records: from all its frames, those before `from` too. */
   marks: Map<string, number>;
 }
 

@@ -546,3 +546,14 @@ test('an append queued behind a compaction with marks keeps its watermark ahead'
   await log.close();
   assert.deepEqual(readEventLog(file).marks, new Map([['live', 5], ['old', 0]]));
 });
+
+test("a read's marks are the log's, from the frames before where it starts too", async (t) => {
+  // As the types now say: they said "recorded by the frames read".
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(2), { jobs: 2 });
+  await log.append(drafts(1, 'other'), { other: 1 });
+  assert.deepEqual((await log.readFrom(2)).marks, new Map([['jobs', 2], ['other', 1]]));
+  assert.deepEqual(readEventLog(file, 100).marks, new Map([['jobs', 2], ['other', 1]]));
+  await log.close();
+});
