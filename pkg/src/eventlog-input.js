@@ -179,6 +179,17 @@ function plainValue(value, index, field) {
   return false;
 }
 
+/* What JSON writes for a draft's identity object: its toJSON's answer (a
+   Date's is a string), a boxed primitive's value. Any but an object of
+   fields made a record the native reader refuses, and with it the whole
+   log ("record N is not an event"). */
+function identityAsWritten(identity) {
+  let value = identity;
+  if (typeof value.toJSON === 'function') value = value.toJSON('identity');
+  if (value instanceof String || value instanceof Number || value instanceof Boolean) value = value.valueOf();
+  return value;
+}
+
 /* Checks draft number `index` and adds its items to `batch.items`;
    answers its kind. The record is `{source, at, type, identity?, body?}`
    with `at` from `batch.ats[index]` (`now`, ms since the Unix epoch, for a
@@ -199,6 +210,10 @@ function addDraft(batch, draft, index, now) {
   let plain = true;
   if (identity !== undefined && identity !== null) {
     if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`draft ${index}: identity must be an object`);
+    const written = identityAsWritten(identity);
+    if (written === null || typeof written !== 'object' || Array.isArray(written)) {
+      throw bad(`draft ${index}: identity must be an object of fields, and JSON writes this one as ${Array.isArray(written) ? 'an array' : shown(written)}`);
+    }
     plain = plainValue(identity, index, 'identity');
     // Empty as JSON writes it: one whose fields are all undefined is left
     // out too (written `{}`, the native reader reads no identity there).
