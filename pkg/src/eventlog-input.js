@@ -259,7 +259,32 @@ function draftsBatch(drafts, now) {
   const batch = { items: [], ats: new Float64Array(drafts.length), source: undefined, type: undefined };
   const kinds = new Uint8Array(drafts.length);
   for (let i = 0; i < drafts.length; i++) kinds[i] = addDraft(batch, drafts[i], i, now);
-  return { text: JSON.stringify(batch.items), kinds, ats: batch.ats };
+  const text = JSON.stringify(batch.items);
+  // One look over the whole text; the drafts are searched only when it finds one.
+  if (ESCAPED_SURROGATE.test(text)) throw bad(surrogateAt(drafts));
+  return { text, kinds, ats: batch.ats };
+}
+
+/* A lone UTF-16 surrogate (half of a pair, as slicing a string between
+   the halves of an emoji leaves): JSON.stringify writes it as an escape
+   (`\ud800`) that the native reader (serde_json) refuses, and with it the
+   whole log ("record N is not an event"), so it is refused here. In the
+   JSON text, it is the one `\ud800`-`\udfff` escape not itself escaped
+   (a paired one is written as it is). */
+const ESCAPED_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
+/* Names the draft and field holding a lone surrogate. */
+function surrogateAt(drafts) {
+  for (let i = 0; i < drafts.length; i++) {
+    for (const field of ['source', 'type', 'identity', 'body']) {
+      const value = drafts[i][field];
+      if (value !== undefined && ESCAPED_SURROGATE.test(JSON.stringify(value) ?? '')) {
+        return `draft ${i}.${field} holds a lone UTF-16 surrogate (half of a pair, as slicing a string can leave), which the native reader can not read: it would refuse the whole log`;
+      }
+    }
+  }
+  return 'a draft holds a lone UTF-16 surrogate, which the native reader can not read: it would refuse the whole log';
 }
 
 /* Watermarks as `[source, position]` pairs: from a Map, an iterable of
@@ -277,6 +302,8 @@ function marksOf(marks, who) {
     if (!Array.isArray(entry) || entry.length !== 2) throw bad(`${who}: each watermark must be a [source, position] pair`);
     const [name, position] = entry;
     if (typeof name !== 'string') throw bad(`${who}: a watermark's source must be a string`);
+    // The module would take it as U+FFFD, another name than the drafts'.
+    if (LONE_SURROGATE.test(name)) throw bad(`${who}: the watermark source ${JSON.stringify(name)} holds a lone UTF-16 surrogate, which the log can not hold`);
     if (!Number.isSafeInteger(position) || position < 0) {
       throw bad(`${who}: the watermark of source '${name}' must be a position (an integer from 0), got ${shown(position)}`);
     }

@@ -234,7 +234,8 @@ test('each record holds the bytes JSON.stringify writes for it, whatever its val
     { source: 'jobs', at: 0, type: 'zero', identity: {} },
     { source: 'jobs', at: -0, type: 'minus zero', identity: null, body: null },
     { source: 'jobs', at: Number.MAX_SAFE_INTEGER, type: 'largest', body: [1e21, 0.1, -0, 5e-324, 1.7976931348623157e308] },
-    { source: 'q"u\\o\nte\u0000', at: 1, type: 'ünï 😀 \ud800 \u2028', body: 'a "quoted" \\ back\tslash \udfff' },
+    // Not a lone surrogate: the native reader can not read one (refused, a test below).
+    { source: 'q"u\\o\nte\u0000', at: 1, type: 'ünï 😀 \u2028', body: 'a "quoted" \\ back\tslash \\ud800 as text' },
     { source: sep, at: 2, type: 'separator as source', body: 1 },
     { source: 'jobs', at: 3, type: sep, body: 2 },
     { source: 'jobs', at: 4, type: 'separator as body', body: sep },
