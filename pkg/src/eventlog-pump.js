@@ -222,6 +222,9 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
       return this.#serial(() => {
         this.#mustBeOpen();
         checkSource(name, source);
+        // Replaced, the one there went unnoticed, and the new one went on from its
+        // watermark: its entries before that were never derived.
+        if (this.#sources.has(name)) throw bad(`EventPump.addSource: source '${name}' is already there (removeSource('${name}') first, and the new one derives from its first entry)`);
         this.#core.addSource(performance.now(), name);
         this.#sources.set(name, source);
       });

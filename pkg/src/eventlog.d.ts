@@ -242,6 +242,10 @@ export class EventPump {
   flush(): Promise<void>;
   /** Appends producer drafts (each naming its source). @throws {EventLogError} */
   emit(drafts: readonly EventDraft[]): Promise<void>;
+  /**
+   * Registers `source` after open; it derives from its first entry.
+   * @throws {EventLogError} `EVENTLOG_BAD_INPUT` when `name` is already a source.
+   */
   addSource(name: string, source: EventSource): Promise<void>;
   /** Logs what is left of `name`, then forgets it. @throws {EventLogError} */
   removeSource(name: string): Promise<void>;

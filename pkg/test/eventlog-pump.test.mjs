@@ -346,3 +346,18 @@ test('a source removed and added again under its name is derived from its first 
   assert.deepEqual(read.marks, new Map([['a', 1]]));
   assert.deepEqual(said, []);
 });
+
+test('adding a source under a name already there is refused', async (t) => {
+  // The one there was replaced unnoticed, and the new one went on from its watermark:
+  // its entries before that were never derived.
+  const file = tempLog(t);
+  const first = journal('a', 2);
+  const pump = await EventPump.open({ path: file, sources: { a: first.source } });
+  const second = journal('a', 3);
+  await assert.rejects(pump.addSource('a', second.source), (e) => e.code === 'EVENTLOG_BAD_INPUT'
+    && e.message === "EventPump.addSource: source 'a' is already there (removeSource('a') first, and the new one derives from its first entry)");
+  first.j.entries.push(2);
+  await pump.flush();
+  await pump.close();
+  assert.deepEqual(indices(readEventLog(file).records, 'a'), [0, 1, 2]);
+});
