@@ -217,7 +217,8 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
       });
     }
 
-    /* Registers a source after open; it derives from its first entry. */
+    /* Registers a source after open; it derives past the watermark the log
+       records for it (an earlier run's), else from its first entry. */
     addSource(name, source) {
       return this.#serial(() => {
         this.#mustBeOpen();

@@ -243,7 +243,8 @@ export class EventPump {
   /** Appends producer drafts (each naming its source). @throws {EventLogError} */
   emit(drafts: readonly EventDraft[]): Promise<void>;
   /**
-   * Registers `source` after open; it derives from its first entry.
+   * Registers `source` after open; it derives past the watermark the log records for
+   * `name` (a source of an earlier run, not removed since), else from its first entry.
    * @throws {EventLogError} `EVENTLOG_BAD_INPUT` when `name` is already a source.
    */
   addSource(name: string, source: EventSource): Promise<void>;

@@ -361,3 +361,17 @@ test('adding a source under a name already there is refused', async (t) => {
   await pump.close();
   assert.deepEqual(indices(readEventLog(file).records, 'a'), [0, 1, 2]);
 });
+
+test("a source added after open goes on past the watermark an earlier run's log records", async (t) => {
+  // As the types now say: they said it derives from its first entry.
+  const file = tempLog(t);
+  const a = journal('a', 3);
+  const first = await EventPump.open({ path: file, sources: { a: a.source } });
+  await first.close();
+  const second = await EventPump.open({ path: file });
+  a.j.entries.push(3);
+  await second.addSource('a', a.source);
+  await second.flush();
+  await second.close();
+  assert.deepEqual(indices(readEventLog(file).records, 'a'), [0, 1, 2, 3]);
+});
