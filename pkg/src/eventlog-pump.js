@@ -22,6 +22,12 @@ const { EventLogError, knownOptions, shown } = require('./eventlog-input.js');
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/* The longest setTimeout: a longer delay fires after 1 ms (with a warning), and a
+   deadline further off (a kickDelayMs of years) re-armed the timer every
+   millisecond. Capped, it fires early, the core finds nothing due, and it is
+   armed again. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /* `load()` answers the pump's wasm module (PumpCore), first required when
    the first pump is made. */
 function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
@@ -168,7 +174,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
           this.#core.handleTimeout(performance.now());
           return this.#drive();
         }).catch(() => {});
-      }, Math.max(0, at - performance.now()));
+      }, Math.min(Math.max(0, at - performance.now()), MAX_TIMER_MS));
       this.#timer.unref?.();
     }
 

@@ -375,3 +375,26 @@ test("a source added after open goes on past the watermark an earlier run's log 
   await second.close();
   assert.deepEqual(indices(readEventLog(file).records, 'a'), [0, 1, 2, 3]);
 });
+
+test('a delay longer than setTimeout takes is waited out without the timer spinning', async (t) => {
+  // A kick's deadline past 2^31 - 1 ms re-armed the timer every millisecond, each with a
+  // TimeoutOverflowWarning.
+  const warnings = [];
+  const onWarning = (warning) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const a = journal('a', 1);
+  const file = tempLog(t);
+  const pump = await EventPump.open({ path: file, kickDelayMs: Number.MAX_SAFE_INTEGER, sources: { a: a.source } });
+  a.j.entries.push(1);
+  pump.kick('a');
+  const before = process.cpuUsage();
+  await sleep(300);
+  const used = process.cpuUsage(before);
+  assert.ok((used.user + used.system) / 1000 < 100, `${(used.user + used.system) / 1000} ms of CPU in 300 ms idle`);
+  assert.deepEqual(warnings.filter((name) => name === 'TimeoutOverflowWarning'), []);
+  assert.equal(readEventLog(file).records.length, 1, 'the kick waits');
+  await pump.flush();
+  await pump.close();
+  assert.equal(readEventLog(file).records.length, 2);
+});
