@@ -591,7 +591,12 @@ function createEventLogApi(wasm) {
           flags[i] = 1; // a payload that does not parse is kept
           continue;
         }
-        if (keep(event, entries[3 * i])) flags[i] = 1;
+        const kept = keep(event, entries[3 * i]);
+        // An async keep's Promise is truthy: every record was kept, without a word.
+        if (typeof kept?.then === 'function') {
+          throw new EventLogError('EventLog.compact: keep answered a Promise: it must answer at once (true keeps the record), not be async', 'EVENTLOG_BAD_INPUT');
+        }
+        if (kept) flags[i] = 1;
         else dropped++;
       }
       if (dropped === 0) return 0;

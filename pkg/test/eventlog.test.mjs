@@ -558,3 +558,18 @@ test("a read's marks are the log's, from the frames before where it starts too",
   assert.deepEqual(readEventLog(file, 100).marks, new Map([['jobs', 2], ['other', 1]]));
   await log.close();
 });
+
+test('a compaction whose keep answers a Promise is refused, and the log left as it is', async (t) => {
+  // The Promise is truthy: an async keep kept every record, without a word.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append([...drafts(2, 'old'), ...drafts(1, 'live', 2)], { old: 2, live: 1 });
+  const before = fs.readFileSync(file);
+  await assert.rejects(log.compact(async (event) => event.source !== 'old'), (e) => e.code === 'EVENTLOG_BAD_INPUT'
+    && e.message === 'EventLog.compact: keep answered a Promise: it must answer at once (true keeps the record), not be async');
+  assert.deepEqual(fs.readFileSync(file), before);
+  assert.equal(await log.compact((event) => event.source !== 'old'), 2);
+  await log.append(drafts(1, 'live', 3), { live: 2 });
+  await log.close();
+  assert.deepEqual(readEventLog(file).records.map((r) => r.event.source), ['live', 'live']);
+});
