@@ -375,10 +375,13 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
             // (every later call was refused as busy, close too, the lock held):
             // the events are durable, so it is said and the operation goes on.
             for (const [name, position] of out.completes) {
+              const failed = (error) => this.#tell(`EventPump: source '${name}' logged(${position}) threw (its events are logged all the same): ${error?.message ?? error}`);
               try {
-                this.#sources.get(name)?.logged?.(position);
+                const answer = this.#sources.get(name)?.logged?.(position);
+                // An async one is not waited for; its rejection, unhandled, ended the process.
+                if (typeof answer?.then === 'function') answer.then(undefined, failed);
               } catch (error) {
-                this.#tell(`EventPump: source '${name}' logged(${position}) threw (its events are logged all the same): ${error?.message ?? error}`);
+                failed(error);
               }
             }
             break;

@@ -398,3 +398,14 @@ test('a delay longer than setTimeout takes is waited out without the timer spinn
   await pump.close();
   assert.equal(readEventLog(file).records.length, 2);
 });
+
+test('an async logged() that rejects is said, and does not end the process', async (t) => {
+  // Its rejection went unhandled, which ends a Node.js process.
+  const said = [];
+  const a = journal('a', 1);
+  const source = { ...a.source, logged: async (position) => { throw new Error(`saving ${position} failed`); } };
+  const pump = await EventPump.open({ path: tempLog(t), sources: { a: source }, onNotice: (text) => said.push(text) });
+  await sleep(10);
+  await pump.close();
+  assert.deepEqual(said, ["EventPump: source 'a' logged(1) threw (its events are logged all the same): saving 1 failed"]);
+});
