@@ -28,6 +28,22 @@ function knownOptions(options, known, who) {
   }
 }
 
+/* `onNotice` as the log and the pump call it: one that throws, or rejects
+   (an async one), does not stop the operation that tells it (a pump's
+   machine was left mid-way), nor end the process (an unhandled rejection
+   does): the text goes to stderr instead. */
+function noticeTo(onNotice) {
+  const fallback = (text, error) => process.stderr.write(`leasehold: ${text} (onNotice failed: ${error?.message ?? error})\n`);
+  return (text) => {
+    try {
+      const answer = onNotice(text);
+      if (typeof answer?.then === 'function') answer.then(undefined, (error) => fallback(text, error));
+    } catch (error) {
+      fallback(text, error);
+    }
+  };
+}
+
 /* A wrong number as a refusal shows it: a string quoted and a bigint with its `n`,
    so that neither reads as the number it is not ('3' is not 3); an array or object
    by its kind. */
@@ -324,4 +340,4 @@ function checkMarks(pairs, ahead, who) {
   }
 }
 
-module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, knownOptions, shown, MAX_VALUE_DEPTH };
+module.exports = { EventLogError, draftsBatch, marksOf, checkMarks, knownOptions, shown, noticeTo, MAX_VALUE_DEPTH };

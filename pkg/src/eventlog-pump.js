@@ -18,7 +18,7 @@
  * identity?(): object, quiet?(): boolean, logged?(position): void }`.
  */
 const { performance } = require('node:perf_hooks');
-const { EventLogError, knownOptions, shown } = require('./eventlog-input.js');
+const { EventLogError, knownOptions, shown, noticeTo } = require('./eventlog-input.js');
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -106,6 +106,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
     #retentionMs;
     #wall;
     #notify;
+    #told;
     #chunkSize;
     /* What the log is opened with besides its path. */
     #logOptions;
@@ -287,14 +288,11 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
       return { ...status, marks: new Map(this.#core.marks()) };
     }
 
-    /* Says `text` to onNotice; one that throws (as a `logged` may, in #drive) does not
-       stop the operation: the text goes to stderr instead. */
+    /* Says `text` to onNotice (noticeTo: one that throws or rejects does not
+       stop the operation, the text goes to stderr). */
     #tell(text) {
-      try {
-        this.#notify(text);
-      } catch (error) {
-        process.stderr.write(`leasehold: ${text} (onNotice threw: ${error?.message ?? error})\n`);
-      }
+      this.#told ??= noticeTo(this.#notify);
+      this.#told(text);
     }
 
     #closedError(phase) {

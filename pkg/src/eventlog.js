@@ -18,7 +18,7 @@ const fs = require('node:fs');
 const zlib = require('node:zlib');
 const { promisify } = require('node:util');
 const { WriterLock } = require('./eventlog-lock.js');
-const { EventLogError, draftsBatch, checkMarks, knownOptions, marksOf, shown } = require('./eventlog-input.js');
+const { EventLogError, draftsBatch, checkMarks, knownOptions, marksOf, shown, noticeTo } = require('./eventlog-input.js');
 const { ioError, readOrMissing, writeDurably, reopenRenamed, checkPath } = require('./eventlog-files.js');
 
 const fdatasync = promisify(fs.fdatasync);
@@ -180,7 +180,7 @@ function createEventLogApi(wasm) {
           throw new EventLogError(`event log ${path}: ${error.message}`, 'EVENTLOG_IO', { path, op: 'lock', cause: error });
         }
       }
-      const log = new EventLog(OPENING, path, maxBatch, blockingSyncMaxBytes, lock, notify);
+      const log = new EventLog(OPENING, path, maxBatch, blockingSyncMaxBytes, lock, noticeTo(notify));
       try {
         const { created, setAside, notice } = await log.#recover(undefined);
         return { log, created, setAside, notice, marks: new Map(log.#marks) };

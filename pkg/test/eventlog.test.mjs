@@ -573,3 +573,26 @@ test('a compaction whose keep answers a Promise is refused, and the log left as 
   await log.close();
   assert.deepEqual(readEventLog(file).records.map((r) => r.event.source), ['live', 'live']);
 });
+
+test('an onNotice that throws or rejects neither fails the open nor ends the process', async (t) => {
+  // A throwing one failed the open that cut a torn tail; an async one's rejection went
+  // unhandled, which ends a Node.js process. The text goes to stderr instead.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  await log.append(drafts(2), { jobs: 2 });
+  await log.close();
+  const frame = fs.readFileSync(file).subarray(20, 27);
+  for (const onNotice of [() => { throw new Error('no notices'); }, async () => { throw new Error('logger down'); }]) {
+    fs.appendFileSync(file, frame);
+    const again = await EventLog.open(file, { onNotice });
+    assert.match(again.notice, /torn tail of 7 bytes truncated/);
+    await again.log.append(drafts(1, 'jobs', 2), { jobs: 3 });
+    await again.log.close();
+  }
+  const a = { committedLength: () => 1, derive: () => { throw new Error('unreadable'); } };
+  const pump = await EventPump.open({ path: tempLog(t, 'pump.log'), sources: { a }, onNotice: async () => { throw new Error('logger down'); } });
+  await assert.rejects(pump.flush(), /unreadable/);
+  await pump.close().catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(readEventLog(file).records.length, 4);
+});
