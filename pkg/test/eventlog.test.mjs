@@ -315,9 +315,18 @@ test('a writer whose lock holder was killed takes the lock again before it appen
   const [holder] = holders();
   assert.ok(holder, 'the lock holder runs');
   process.kill(Number(holder), 'SIGKILL');
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  // Another writer may take the log while the lock is gone: this one then stops.
-  const other = await EventLog.open(file, { onNotice() {} });
+  // Another writer may take the log while the lock is gone: this one then stops. The lock
+  // goes once the killed holder's descriptors are closed, which a loaded machine may take
+  // longer than a fixed sleep to do: the other writer tries until it has it.
+  let other;
+  for (const until = Date.now() + 10_000; other === undefined;) {
+    try {
+      other = await EventLog.open(file, { onNotice() {} });
+    } catch (error) {
+      if (error.code !== 'EVENTLOG_IN_USE' || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
   await assert.rejects(log.append(drafts(1, 'jobs', 1), { jobs: 2 }), (e) => e.code === 'EVENTLOG_IN_USE' && /writer lock was lost/.test(e.message));
   await other.log.close();
   // Once free, it takes the lock again and goes on with the file as it left it.
