@@ -144,7 +144,11 @@ function plainJson(value, depth) {
     }
     return true;
   }
-  if (emptiedByJson(value)) return false;
+  // Only a plain object is taken as it is; anything else (a Map, an Error, a
+  // boxed String, a class's instance) goes to checkJson, as what JSON makes
+  // of it depends on what it is.
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const v = value[key];
@@ -226,11 +230,13 @@ function addDraft(batch, draft, index, now) {
   let plain = true;
   if (identity !== undefined && identity !== null) {
     if (typeof identity !== 'object' || Array.isArray(identity)) throw bad(`draft ${index}: identity must be an object`);
-    const written = identityAsWritten(identity);
+    plain = plainValue(identity, index, 'identity');
+    // A plain object is written as one; anything else only if its toJSON or
+    // boxed value is one (looked at only then: this is every draft's path).
+    const written = plain ? identity : identityAsWritten(identity);
     if (written === null || typeof written !== 'object' || Array.isArray(written)) {
       throw bad(`draft ${index}: identity must be an object of fields, and JSON writes this one as ${Array.isArray(written) ? 'an array' : shown(written)}`);
     }
-    plain = plainValue(identity, index, 'identity');
     // Empty as JSON writes it: one whose fields are all undefined is left
     // out too (written `{}`, the native reader reads no identity there).
     for (const key in identity) {
