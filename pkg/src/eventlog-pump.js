@@ -105,6 +105,8 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
     #timerAt = -1;
     #retentionMs;
     #wall;
+    /* Whether a failing `now` was said already. */
+    #clockFailed = false;
     #notify;
     #told;
     #chunkSize;
@@ -214,7 +216,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
     emit(drafts) {
       if (!Array.isArray(drafts)) return Promise.reject(bad('EventPump.emit: drafts must be an array'));
       return this.#serial(() => {
-        const now = this.#wall();
+        const now = this.#clock();
         const records = drafts.map((d) => {
           const source = d?.source;
           return recordOf(d, source, sourceIdentity(source, this.#sources.get(source)), now);
@@ -288,6 +290,27 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
       return { ...status, marks: new Map(this.#core.marks()) };
     }
 
+    /* The wall clock as `now` answers it, in ms since the Unix epoch. A
+       `now` that throws or answers no such time is said (once) and
+       Date.now() read instead: it is read in the middle of an operation,
+       and a throw there left the pump's machine mid-operation, every
+       later call refused as busy. */
+    #clock() {
+      let why;
+      try {
+        const value = this.#wall();
+        if (Number.isSafeInteger(value) && value >= 0) return value;
+        why = `answered ${shown(value)}`;
+      } catch (error) {
+        why = `threw (${error?.message ?? error})`;
+      }
+      if (!this.#clockFailed) {
+        this.#clockFailed = true;
+        this.#tell(`EventPump: now() ${why}, not milliseconds since the Unix epoch (an integer from 0): Date.now() is used where it fails`);
+      }
+      return Date.now();
+    }
+
     /* Says `text` to onNotice (noticeTo: one that throws or rejects does not
        stop the operation, the text goes to stderr). */
     #tell(text) {
@@ -317,7 +340,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
       let reading;
       let identity;
       let inFlight;
-      const now = this.#wall();
+      const now = this.#clock();
       for (;;) {
         const out = core.pollOutput();
         if (out === undefined) return 0;
@@ -419,7 +442,7 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
        gone go, recording `marks`. */
     #compact(marks) {
       const core = this.#core;
-      core.startRetention(this.#wall(), this.#retentionMs);
+      core.startRetention(this.#clock(), this.#retentionMs);
       const droppable = (name) => {
         const source = this.#sources.get(name);
         return source === undefined || source.quiet?.() === true;

@@ -207,7 +207,10 @@ export interface EventPumpOptions {
   compactEveryMs?: number;
   /** Records of quiet or removed sources older than this go, ms (default 7 days). */
   retentionMs?: number;
-  /** The wall clock, ms since the Unix epoch (default `Date.now`). */
+  /**
+   * The wall clock, ms since the Unix epoch (default `Date.now`). A `now` that throws or
+   * answers no such integer is said once through `onNotice`, and `Date.now()` used where it fails.
+   */
   now?: () => number;
   onNotice?: (text: string) => void;
   /** As {@link EventLogOptions.blockingSyncMaxBytes}, for the pump's log. */

@@ -409,3 +409,26 @@ test('an async logged() that rejects is said, and does not end the process', asy
   await pump.close();
   assert.deepEqual(said, ["EventPump: source 'a' logged(1) threw (its events are logged all the same): saving 1 failed"]);
 });
+
+test('a now() that throws or answers no time is said once, and Date.now() used: the pump goes on', async (t) => {
+  // A throw from the clock, read in the middle of an operation, left the machine
+  // mid-operation: every later emit, flush and close was refused as busy.
+  for (const [i, now] of [() => { throw new Error('no clock'); }, () => 1.5].entries()) {
+    const file = tempLog(t, `clock-${i}.log`);
+    const entries = [1];
+    const source = { committedLength: () => entries.length, derive: () => [{ type: 'x' }] };
+    const said = [];
+    const before = Date.now();
+    const pump = await EventPump.open({ path: file, sources: { a: source }, now, onNotice: (text) => said.push(text) });
+    await pump.emit([{ source: 'a', type: 'emitted' }]);
+    entries.push(2);
+    await pump.flush();
+    await pump.close();
+    const ats = readEventLog(file).records.map((r) => r.event.at);
+    assert.equal(ats.length, 3);
+    for (const at of ats) assert.ok(at >= before && at <= Date.now(), `${at} is a time read from Date.now()`);
+    assert.deepEqual(readEventLog(file).marks, new Map([['a', 2]]));
+    assert.equal(said.length, 1, said.join('\n'));
+    assert.match(said[0], /^EventPump: now\(\) (threw \(no clock\)|answered 1\.5), not milliseconds since the Unix epoch/);
+  }
+});
