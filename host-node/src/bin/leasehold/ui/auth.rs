@@ -54,7 +54,10 @@ impl Access {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(|v| v.split_once(' '))
+            // An authentication scheme's name is matched whatever its case
+            // (RFC 9110, 11.1): `bearer TOKEN` is as good as `Bearer TOKEN`.
+            .and_then(|(scheme, given)| scheme.eq_ignore_ascii_case("bearer").then_some(given));
         if bearer.is_some_and(|given| same(given.as_bytes(), token.as_bytes())) {
             return true;
         }
@@ -195,6 +198,17 @@ mod tests {
         assert!(!access.admits(&headers(&[("cookie", &format!("{COOKIE}={}", hex(b"wrong")))])));
         assert!(!access.admits(&headers(&[("cookie", "leasehold_ui_token=zz")])));
         assert!(!access.admits(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_matched_whatever_its_case_as_http_says() {
+        let access = Access::new("0.0.0.0:1".parse().unwrap(), Some("s3cret".into())).unwrap();
+        for value in ["Bearer s3cret", "bearer s3cret", "BEARER s3cret"] {
+            assert!(access.admits(&headers(&[("authorization", value)])), "{value}");
+        }
+        for value in ["Basic s3cret", "Bearers3cret", "bearer  wrong", "s3cret"] {
+            assert!(!access.admits(&headers(&[("authorization", value)])), "{value}");
+        }
     }
 
     #[test]
