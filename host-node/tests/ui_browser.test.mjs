@@ -148,3 +148,19 @@ test('off loopback the dashboard refuses a missing or wrong token and opens with
   const bare = await page.request.post(`${base}/api/queues/mail/pause`);
   assert.equal(bare.status(), 403);
 });
+
+test('at a laptop width every table stays inside its card and the page does not scroll sideways', { skip, timeout: 120_000 }, async (t) => {
+  cli('enqueue', '--queue', 'wide', '--', 'echo', 'wide');
+  cli('work', '--queue', 'wide', '--until-empty', '--concurrency', '1');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1280, height: 900 });
+  const page = await browser.newPage();
+  await page.goto(`${origin}/`);
+  await page.locator('#workers tbody tr').first().waitFor();
+  await page.screenshot({ path: path.join(shots, 'overview-1280.png'), fullPage: true });
+  // Nothing of a card is past its right edge, drawn over it or hidden behind a scroll bar.
+  const spill = await page.evaluate(() => [...document.querySelectorAll('.card')]
+    .map((card) => ({ id: card.id, over: card.scrollWidth - card.clientWidth })).filter((c) => c.over > 0));
+  assert.deepEqual(spill, [], 'cards wider inside than out');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the page scrolls sideways');
+});
