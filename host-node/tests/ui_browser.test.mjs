@@ -164,3 +164,18 @@ test('at a laptop width every table stays inside its card and the page does not 
   assert.deepEqual(spill, [], 'cards wider inside than out');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the page scrolls sideways');
 });
+
+test('an address of a job that is no job id says so instead of listing every job', { skip, timeout: 120_000 }, async (t) => {
+  cli('enqueue', '--queue', 'ids', '--', 'echo', 'ids');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1000, height: 600 });
+  const page = await browser.newPage();
+  for (const id of ['abc', '12x', '-1', '99999999999999999999']) {
+    await page.goto(`${origin}/#/jobs/${id}`);
+    await page.locator('main p.card').waitFor();
+    const said = await page.locator('main').innerText();
+    assert.equal(await page.locator('#jobs').count(), 0, `#/jobs/${id} listed the jobs: ${said}`);
+    assert.match(said, new RegExp(`no job ${id.replace('-', '\\-')}: a job id is a whole number from 1`), said);
+  }
+  await page.screenshot({ path: path.join(shots, 'job-bad-id.png') });
+});

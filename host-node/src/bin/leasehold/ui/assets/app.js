@@ -1,6 +1,6 @@
 // The leasehold dashboard: one page over the JSON API of `leasehold ui`.
 // Views by the URL's hash: #/ (overview), #/jobs?queue=&state=&q=&before= (jobs),
-// #/jobs/ID (one job). Server-sent events from /api/live say when the queue changed;
+// #/jobs/ID (one job; any other #/jobs/X says X is no job id). Server-sent events from /api/live say when the queue changed;
 // the view then reads its data again. Every text from the queue goes into the page as
 // text (never as HTML).
 'use strict';
@@ -259,6 +259,10 @@ async function jobs(params) {
 }
 
 async function job(id) {
+  // #/jobs/abc is an address of a job too: say what is wrong with it rather than list the jobs.
+  if (!/^\d+$/.test(id) || BigInt(id) < 1n || BigInt(id) > 9223372036854775807n) {
+    throw new Error(`no job ${id}: a job id is a whole number from 1, as the jobs page lists them`);
+  }
   const data = await api(`/api/jobs/${id}`);
   const j = data.job;
   const open = ['queued', 'scheduled', 'retrying', 'running'].includes(j.state);
@@ -307,7 +311,7 @@ function route() {
   const hash = location.hash.replace(/^#/, '') || '/';
   const [path, search] = hash.split('?');
   const params = new URLSearchParams(search || '');
-  const one = path.match(/^\/jobs\/(\d+)$/);
+  const one = path.match(/^\/jobs\/(.+)$/);
   document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('on', a.dataset.nav === (path.startsWith('/jobs') ? 'jobs' : 'overview')));
   current = one ? { load: () => job(one[1]) } : path.startsWith('/jobs') ? { load: () => jobs(params) } : { load: overview };
   refresh();
