@@ -179,3 +179,18 @@ test('an address of a job that is no job id says so instead of listing every job
   }
   await page.screenshot({ path: path.join(shots, 'job-bad-id.png') });
 });
+
+test('a job that is not there is said to be missing, not the queue to be unreadable', { skip, timeout: 120_000 }, async (t) => {
+  cli('enqueue', '--queue', 'gone', '--', 'echo', 'gone');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1000, height: 600 });
+  const page = await browser.newPage();
+  for (const [address, said] of [['#/jobs/987654321', /^no job 987654321: never queued, or deleted/], ['#/jobs/abc', /^no job abc: /],
+    ['#/jobs?state=bogus', /^"bogus" is not a state/]]) {
+    await page.goto(`${origin}/${address}`);
+    await page.locator('main p.card').waitFor();
+    const text = await page.locator('main').innerText();
+    assert.match(text, said, `${address}: ${text}`);
+  }
+  await page.screenshot({ path: path.join(shots, 'job-missing.png') });
+});

@@ -52,7 +52,7 @@ const pill = (state) => h('span', { class: `pill ${state}` }, state);
 async function api(path, options = {}) {
   const response = await fetch(path, { credentials: 'same-origin', ...options });
   const body = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
-  if (!response.ok) throw new Error(body.error || `${response.status}`);
+  if (!response.ok) throw Object.assign(new Error(body.error || `${response.status}`), { status: response.status });
   return body;
 }
 
@@ -261,7 +261,7 @@ async function jobs(params) {
 async function job(id) {
   // #/jobs/abc is an address of a job too: say what is wrong with it rather than list the jobs.
   if (!/^\d+$/.test(id) || BigInt(id) < 1n || BigInt(id) > 9223372036854775807n) {
-    throw new Error(`no job ${id}: a job id is a whole number from 1, as the jobs page lists them`);
+    throw Object.assign(new Error(`no job ${id}: a job id is a whole number from 1, as the jobs page lists them`), { status: 400 });
   }
   const data = await api(`/api/jobs/${id}`);
   const j = data.job;
@@ -325,7 +325,10 @@ async function refresh() {
     await current.load();
     window.scrollTo(0, y);
   } catch (e) {
-    main.replaceChildren(h('p', { class: 'card' }, `Could not read the queue: ${e.message}`));
+    // A 4xx is an answer about what was asked (no such job, a bad filter): said as it is.
+    // Anything else (no answer, a 5xx) is the queue that could not be read.
+    const asked = e.status >= 400 && e.status < 500;
+    main.replaceChildren(h('p', { class: 'card' }, asked ? e.message : `Could not read the queue: ${e.message}`));
   } finally {
     busy = false;
     if (again) { again = false; refresh(); }
