@@ -194,3 +194,17 @@ test('a job that is not there is said to be missing, not the queue to be unreada
   }
   await page.screenshot({ path: path.join(shots, 'job-missing.png') });
 });
+
+test('a job or the jobs opened at their own address name the database and say read-only', { skip, timeout: 120_000 }, async (t) => {
+  const id = cli('enqueue', '--queue', 'header', '--', 'echo', 'header');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0', '--read-only']);
+  const browser = await launch(t, { width: 1000, height: 600 });
+  for (const address of [`#/jobs/${id}`, '#/jobs?queue=header']) {
+    const page = await browser.newPage();
+    await page.goto(`${origin}/${address}`);
+    await page.locator('main h1').waitFor();
+    assert.equal(await page.locator('#store').innerText(), 'SQLite · read-only', address);
+    await page.screenshot({ path: path.join(shots, `header-${address.includes('?') ? 'jobs' : 'job'}.png`) });
+    await page.close();
+  }
+});

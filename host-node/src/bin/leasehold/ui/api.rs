@@ -67,6 +67,15 @@ impl IntoResponse for Failure {
     }
 }
 
+/// The database's kind as the page's header names it, in every answer a page
+/// is drawn from (so a page opened at its own address names it too).
+fn store_name(ui: &Ui) -> &'static str {
+    match ui.store.kind() {
+        BackendKind::Sqlite => "SQLite",
+        BackendKind::Postgres => "PostgreSQL",
+    }
+}
+
 fn now() -> Millis {
     TokioClock::new().now()
 }
@@ -80,7 +89,7 @@ pub async fn overview(State(ui): State<Ui>) -> Answer {
     let activity = ui.store.activity(since, MINUTE_MS, now).await?;
     let workers: Vec<Value> = ui.store.workers().await?.iter().map(worker).collect();
     Ok(Json(json!({
-        "store": match ui.store.kind() { BackendKind::Sqlite => "SQLite", BackendKind::Postgres => "PostgreSQL" },
+        "store": store_name(&ui),
         "readOnly": ui.read_only,
         "now": now.0,
         "overview": overview,
@@ -137,6 +146,8 @@ pub async fn jobs(State(ui): State<Ui>, params: Result<Query<JobsParams>, QueryR
         "jobs": jobs,
         "next": page.next.map(|id| id.0),
         "searchedDownTo": page.searched_down_to.map(|id| id.0),
+        "store": store_name(&ui),
+        "readOnly": ui.read_only,
     }))
     .into_response())
 }
@@ -196,6 +207,7 @@ pub async fn job(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> 
         },
         "attempts": attempts,
         "settlements": settlements,
+        "store": store_name(&ui),
         "readOnly": ui.read_only,
     }))
     .into_response())

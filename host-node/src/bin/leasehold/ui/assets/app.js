@@ -229,6 +229,7 @@ async function jobs(params) {
   const query = new URLSearchParams();
   for (const k of ['queue', 'state', 'q', 'before']) if (params.get(k)) query.set(k, params.get(k));
   const data = await api(`/api/jobs?${query}`);
+  setStore(data);
   const field = (name, attrs) => h('input', { name, value: params.get(name) || '', ...attrs });
   const state = h('select', { name: 'state' }, h('option', { value: '' }, 'any state'),
     STATES.map((s) => h('option', { value: s, selected: params.get('state') === s }, s)));
@@ -264,6 +265,7 @@ async function job(id) {
     throw Object.assign(new Error(`no job ${id}: a job id is a whole number from 1, as the jobs page lists them`), { status: 400 });
   }
   const data = await api(`/api/jobs/${id}`);
+  setStore(data);
   const j = data.job;
   const open = ['queued', 'scheduled', 'retrying', 'running'].includes(j.state);
   const actions = data.readOnly ? null : h('div', { class: 'actions' },
