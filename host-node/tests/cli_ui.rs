@@ -225,3 +225,36 @@ fn localhost_is_a_loopback_address_to_listen_on_and_a_bad_address_is_named() {
         cli_support::refused(&scratch, args, what);
     }
 }
+
+/// A change right after a page connected to `/api/live` (the page's data
+/// read just before) is announced: five times over, a job queued at once
+/// after the `hello` is followed by a `change` within a few polls.
+#[test]
+fn a_change_just_after_a_page_connects_is_announced() {
+    let scratch = Scratch::new();
+    fill(&scratch);
+    for round in 0..5 {
+        let server = serve(&scratch, &[]);
+        let mut stream = TcpStream::connect(&server.addr).expect("connects");
+        write!(stream, "GET /api/live HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr).expect("sends");
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(4))).expect("timeout");
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        while !line.starts_with("event: hello") {
+            line.clear();
+            assert!(reader.read_line(&mut line).expect("reads the stream") > 0, "the stream ended before its hello");
+        }
+        scratch.cmd(&["enqueue", "--queue", "mail", "--", "echo", "meanwhile"]).assert().success();
+        let mut said = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(n) if n > 0 => said.push_str(&line),
+                _ => panic!("round {round}: no change announced within 4 s of a job queued after the hello: {said:?}"),
+            }
+            if line.starts_with("event: change") {
+                break;
+            }
+        }
+    }
+}

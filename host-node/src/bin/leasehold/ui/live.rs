@@ -43,7 +43,10 @@ impl Live {
                     continue;
                 }
                 let Ok(marker) = store.change_marker().await else { continue };
-                if last.as_ref().is_some_and(|l| *l != marker) {
+                // The first read after nobody listened has nothing to compare
+                // with, and a page read its data before it connected: what
+                // changed in between is announced too, so that page reads again.
+                if last.as_ref().is_none_or(|l| *l != marker) {
                     tx.send_modify(|n| *n += 1);
                 }
                 last = Some(marker);
@@ -67,6 +70,9 @@ impl Live {
 /// comment every 15 s to keep the connection open; first a `hello`.
 pub async fn events(State(ui): State<Ui>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = ui.live.changes.clone();
+    // Read the marker now rather than at the next poll: a change before that
+    // read is announced as one (see the task), any later one moves it.
+    ui.live.check_now();
     let hello = futures_util::stream::once(async { Ok(Event::default().event("hello").data("0")) });
     let changes = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.changed().await.ok()?;
