@@ -171,6 +171,7 @@ test('an address of a job that is no job id says so instead of listing every job
   const browser = await launch(t, { width: 1000, height: 600 });
   const page = await browser.newPage();
   for (const id of ['abc', '12x', '-1', '99999999999999999999']) {
+    await page.goto('about:blank'); // a new hash alone would leave the last page's message up
     await page.goto(`${origin}/#/jobs/${id}`);
     await page.locator('main p.card').waitFor();
     const said = await page.locator('main').innerText();
@@ -187,6 +188,7 @@ test('a job that is not there is said to be missing, not the queue to be unreada
   const page = await browser.newPage();
   for (const [address, said] of [['#/jobs/987654321', /^no job 987654321: never queued, or deleted/], ['#/jobs/abc', /^no job abc: /],
     ['#/jobs?state=bogus', /^"bogus" is not a state/]]) {
+    await page.goto('about:blank'); // a new hash alone would leave the last page's message up
     await page.goto(`${origin}/${address}`);
     await page.locator('main p.card').waitFor();
     const text = await page.locator('main').innerText();
