@@ -210,3 +210,16 @@ test('a job or the jobs opened at their own address name the database and say re
     await page.close();
   }
 });
+
+test('a read-only job page has no buttons and no stray text where they would be', { skip, timeout: 120_000 }, async (t) => {
+  const id = cli('enqueue', '--queue', 'readonly', '--', 'echo', 'ro');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0', '--read-only']);
+  const browser = await launch(t, { width: 1000, height: 600 });
+  const page = await browser.newPage();
+  await page.goto(`${origin}/#/jobs/${id}`);
+  await page.locator('main h1 .pill.queued').waitFor();
+  assert.equal(await page.locator('main button').count(), 0);
+  const text = await page.locator('main').innerText();
+  assert.doesNotMatch(text, /\bnull\b|\bundefined\b/, text);
+  await page.screenshot({ path: path.join(shots, 'job-read-only.png') });
+});

@@ -278,7 +278,8 @@ async function job(id) {
     ['cancelled', j.cancellation ? `${time(j.cancellation.at)} by ${j.cancellation.by}${j.cancellation.reason ? `: ${j.cancellation.reason}` : ''}` : null],
     ['last error', j.lastError]].filter(([, v]) => v !== null && v !== undefined && v !== '');
   main.replaceChildren(
-    h('h1', {}, `Job ${j.id} `, pill(j.state)), actions,
+    // replaceChildren writes a null as the text "null": a read-only page has no actions to show.
+    h('h1', {}, `Job ${j.id} `, pill(j.state)), actions ?? '',
     h('div', { class: 'grid' },
       h('section', { class: 'card' }, h('h2', {}, 'Job'), h('dl', {}, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))),
       h('section', { class: 'card' }, h('h2', {}, typeof j.payload === 'object' && j.payload && 'command' in j.payload ? 'Command' : 'Payload'),
