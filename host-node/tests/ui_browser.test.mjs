@@ -144,6 +144,11 @@ test('off loopback the dashboard refuses a missing or wrong token and opens with
   await page.goto(`${base}/?token=s3cret`);
   await page.locator('tr[data-queue="mail"]').waitFor();
   assert.ok(!page.url().includes('s3cret'), page.url());
+  // A shared link to a page, token and all, opens that page once logged in.
+  await browser.clearCookies();
+  await page.goto(`${base}/?token=s3cret#/jobs?queue=mail`);
+  await page.locator('#jobs').waitFor();
+  assert.ok(page.url().endsWith('/#/jobs?queue=mail') && !page.url().includes('s3cret'), page.url());
   // An action without its header is refused even with the cookie.
   const bare = await page.request.post(`${base}/api/queues/mail/pause`);
   assert.equal(bare.status(), 403);

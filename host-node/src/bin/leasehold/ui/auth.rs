@@ -76,7 +76,9 @@ pub async fn check(State(ui): State<Ui>, request: Request, next: Next) -> Respon
     if let (Some(token), Some(given)) = (&access.token, query_token(&request)) {
         if request.method() == Method::GET && same(given.as_bytes(), token.as_bytes()) {
             let cookie = format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", hex(token.as_bytes()));
-            let to = format!("{}{}", request.uri().path(), "#/");
+            // No fragment of its own: the browser keeps the one of the address
+            // opened (a shared link to #/jobs/42 lands on job 42).
+            let to = request.uri().path().to_owned();
             return Response::builder()
                 .status(StatusCode::SEE_OTHER)
                 .header(header::LOCATION, to)
