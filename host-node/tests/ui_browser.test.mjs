@@ -228,3 +228,22 @@ test('a read-only job page has no buttons and no stray text where they would be'
   assert.doesNotMatch(text, /\bnull\b|\bundefined\b/, text);
   await page.screenshot({ path: path.join(shots, 'job-read-only.png') });
 });
+
+test('the latency chart names its top in full, however long the jobs waited', { skip, timeout: 120_000 }, async (t) => {
+  const due = new Date(Date.now() - 5 * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+  cli('enqueue', '--queue', 'late', '--at', due, '--', 'echo', 'late');
+  cli('work', '--queue', 'late', '--until-empty', '--concurrency', '1');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1280, height: 900 });
+  const page = await browser.newPage();
+  await page.goto(`${origin}/`);
+  const chart = page.locator('svg[aria-label="latency per minute"]');
+  await chart.locator('circle').first().waitFor();
+  const cut = await chart.evaluate((svg) => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('text')].map((text) => ({ text: text.textContent, r: text.getBoundingClientRect() }))
+      .filter(({ r }) => r.left < box.left - 0.5 || r.right > box.right + 0.5).map(({ text }) => text);
+  });
+  assert.deepEqual(cut, [], 'axis labels cut at the chart\'s edge');
+  await page.locator('section.card', { has: chart }).screenshot({ path: path.join(shots, 'latency-long.png') });
+});

@@ -47,6 +47,13 @@ function span(ms) {
   if (ms < 3600000) return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
   return `${(ms / 3600000).toFixed(1)} h`;
 }
+// A span short enough for a chart's axis, left of its plot (at most about 7 characters).
+function shortSpan(ms) {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
+  if (ms < 3600000) return `${(ms / 60000).toFixed(1)} min`;
+  return `${(ms / 3600000).toFixed(1)} h`;
+}
 const pill = (state) => h('span', { class: `pill ${state}` }, state);
 
 async function api(path, options = {}) {
@@ -99,7 +106,7 @@ function button(label, action, cls = '') {
 }
 
 // ---- charts -------------------------------------------------------------------------
-const W = 600, H = 170, L = 40, B = 20, T = 8;
+const W = 600, H = 170, L = 52, B = 20, T = 8; // L: room left of the plot for an axis label of 7 characters
 
 function axes(max, buckets, unit) {
   const g = [svg('line', { class: 'axis', x1: L, y1: H - B, x2: W, y2: H - B }),
@@ -160,7 +167,7 @@ function latencyChart(activity) {
     return [svg('path', { d, fill: 'none', stroke: color, 'stroke-width': 2 }), dots];
   });
   return h('div', { class: 'chart' },
-    svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'latency per minute' }, axes(max, b, span), paths),
+    svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'latency per minute' }, axes(max, b, shortSpan), paths),
     h('div', { class: 'legend' }, lines.map(([, label, color]) => h('span', {}, swatch(color), `${label} (mean per minute)`))));
 }
 
