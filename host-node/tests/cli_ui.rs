@@ -197,6 +197,8 @@ fn every_refusal_is_json_with_the_status_that_fits() {
         ("POST", "/api/jobs/99999999999999999999/retry", 400, "99999999999999999999"),
         ("GET", "/api/jobs?limit=-3", 400, "limit"),
         ("GET", "/api/jobs?before=abc", 400, "before"),
+        ("GET", "/api/jobs?before=0", 400, "before must be a job id (a whole number from 1), got 0"),
+        ("GET", "/api/jobs?before=-5", 400, "got -5"),
         ("GET", "/api/nothing", 404, "/api/nothing"),
     ] {
         let headers: &[&str] = if method == "POST" { &[ACTION] } else { &[] };

@@ -132,6 +132,10 @@ pub async fn jobs(State(ui): State<Ui>, params: Result<Query<JobsParams>, QueryR
         })?),
         None => None,
     };
+    // Ids start at 1: a page before 0 or -5 is no page (it answered an empty one).
+    if let Some(before) = p.before.filter(|before| *before < 1) {
+        return Err(Failure(StatusCode::BAD_REQUEST, format!("before must be a job id (a whole number from 1), got {before}")));
+    }
     let query = JobQuery {
         queue: blank(p.queue),
         state,

@@ -37,8 +37,13 @@ impl Access {
     /// A non-loopback address without a token; an empty token.
     pub fn new(listen: SocketAddr, token: Option<String>) -> Result<Access, CliError> {
         match &token {
-            Some(t) if t.is_empty() => {
-                Err(CliError::input("--token (or LEASEHOLD_UI_TOKEN) is empty: give a secret, or leave it out on loopback"))
+            Some(t) if t.trim().is_empty() => {
+                Err(CliError::input("--token (or LEASEHOLD_UI_TOKEN) is empty or blank: give a secret, or leave it out on loopback"))
+            }
+            // An Authorization header's value loses its surrounding whitespace on the
+            // way, so such a token could never be given there.
+            Some(t) if t.trim() != t => {
+                Err(CliError::input("--token (or LEASEHOLD_UI_TOKEN) begins or ends with whitespace, which an Authorization header can not carry: give it without"))
             }
             None if !listen.ip().is_loopback() => Err(CliError::input(format!(
                 "--listen {listen} is not a loopback address: anyone who can reach it could read and steer the queue, \
@@ -187,6 +192,10 @@ mod tests {
         let err = format!("{:?}", Access::new(open, None).unwrap_err());
         assert!(err.contains("--listen 0.0.0.0:8080 is not a loopback address") && err.contains("--token"), "{err}");
         assert!(Access::new(open, Some(String::new())).is_err());
+        let blank = format!("{:?}", Access::new(open, Some("  ".into())).unwrap_err());
+        assert!(blank.contains("is empty or blank"), "{blank}");
+        let padded = format!("{:?}", Access::new(open, Some(" s3cret\n".into())).unwrap_err());
+        assert!(padded.contains("begins or ends with whitespace"), "{padded}");
         assert!(Access::new(open, Some("s3cret".into())).is_ok());
         assert!(Access::new("[::1]:80".parse().unwrap(), None).is_ok());
     }
