@@ -335,25 +335,26 @@ fn reached(outcome: Result<Option<serde_json::Value>, BoxError>) -> Result<Reach
         Err(error) => error,
     };
     Ok(match error.downcast::<Failure>() {
-        Ok(failure) if crate::store::validate::holds_nul(&failure.result) => Reached::Failed {
-            error: format!("{} (its result was left out: it {})", failure.message, crate::store::validate::NUL_IN_JSON),
-            result: None,
-        },
         Ok(failure) => Reached::Failed { error: failure.message, result: Some(failure.result) },
         Err(error) => Reached::Failed { error: error.to_string(), result: None },
     })
 }
 
 /// What a handler answered, with a result the store would refuse (holding
-/// the NUL character: [`Store::complete`] refuses it before writing) turned
-/// into a failed attempt that says so. Held as it was, its settle would be
-/// refused at every try and the attempt given up, to run again once stale.
+/// the NUL character: [`Store::complete`] and [`Store::fail`] refuse it
+/// before writing) left out, saying so: a success with one becomes a failed
+/// attempt, a failure keeps its error without it. Held as it was, its
+/// settle would be refused at every try and the attempt given up, to run
+/// again once stale.
 fn storable(reached: Reached) -> Reached {
+    use crate::store::validate::{holds_nul, NUL_IN_JSON};
     match reached {
-        Reached::Completed(Some(result)) if crate::store::validate::holds_nul(&result) => Reached::Failed {
-            error: format!("the handler's result {}", crate::store::validate::NUL_IN_JSON),
-            result: None,
-        },
+        Reached::Completed(Some(result)) if holds_nul(&result) => {
+            Reached::Failed { error: format!("the handler's result {NUL_IN_JSON}"), result: None }
+        }
+        Reached::Failed { error, result: Some(result) } if holds_nul(&result) => {
+            Reached::Failed { error: format!("{error} (its result was left out: it {NUL_IN_JSON})"), result: None }
+        }
         reached => reached,
     }
 }
