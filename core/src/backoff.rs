@@ -18,7 +18,8 @@ pub struct Backoff {
     pub multiplier: f64,
 }
 
-/// The reference implementation's cap on doublings; it also bounds the failure counter, so a loop
+/// The cap on doublings: from the 31st raising pass in a row on, the delay
+/// grows no more. It also bounds the failure counter, so a loop
 /// failing for a week computes the same delay as one failing for an hour.
 pub const MAX_BACKOFF_DOUBLINGS: u32 = 30;
 

@@ -21,7 +21,7 @@ pub struct PassReport {
     /// Items a claim answered in this pass.
     pub claimed: u32,
     /// Items whose `perform` resolved (including ones whose claim was lost
-    /// while they were finishing: the reference implementation's flag rule).
+    /// while they were finishing).
     pub performed: u32,
     /// Items whose `perform` raised while the claim was still held.
     pub failed: u32,
@@ -31,7 +31,7 @@ pub struct PassReport {
 }
 
 impl PassReport {
-    /// The report of a pass that claimed nothing (the reference implementation's `IDLE`).
+    /// The report of a pass that claimed nothing: every count 0.
     pub const IDLE: PassReport = PassReport { claimed: 0, performed: 0, failed: 0, claim_lost: 0 };
 
     /// The field names of a report in JS objects and JSON, in the order of
@@ -55,7 +55,7 @@ impl PassReport {
 /// `E` is the host's opaque error payload (a `JsValue` in JS, a message or
 /// boxed error natively): the core hands back what the host gave it. `at` is
 /// the instant in [`Millis`]. `item` is the item's ordinal in its pass
-/// (0-based, in claim order), our addition so a sink can build per-item spans.
+/// (0-based, in claim order), so a sink can build per-item spans.
 // Field meanings are on each variant: `at` instant, `item` ordinal, `error` the host's payload.
 #[allow(missing_docs)]
 #[derive(Clone, Debug, PartialEq)]

@@ -1,5 +1,5 @@
-//! Runner options: the reference implementation's defaults and normalisation, plus the checks we
-//! add so bad input gets an error naming the option instead of a hot loop.
+//! Runner options: their defaults and normalisation, and the checks that give
+//! bad input an error naming the option instead of a hot loop.
 //!
 //! Numbers come in as `f64`, the way a JS caller hands them over; the native
 //! host converts its `Duration`s. Whole milliseconds are kept: fractional
@@ -34,15 +34,15 @@ pub struct OptionsInput {
     /// `heartbeatEveryMs`: renewal cadence; default `max(250, ⌊stale/3⌋)`,
     /// at least 1. With a heartbeat it must be under half of `staleAfterMs`.
     pub heartbeat_every_ms: Option<f64>,
-    /// `heartbeatSkewMs` (ours): the skew allowance `K` of supervised
+    /// `heartbeatSkewMs`: the skew allowance `K` of supervised
     /// renewals; default `⌊heartbeatEveryMs / 2⌋`.
     pub heartbeat_skew_ms: Option<f64>,
     /// `backoff`: absent means a raising pass waits `intervalMs`.
     pub backoff: Option<Backoff>,
     /// `batchLimit`: claim attempts per pass; default 25, at least 1.
     pub batch_limit: Option<f64>,
-    /// `concurrency`: items performed at once. As the reference implementation codes it:
-    /// truncated; not a safe integer means 1; clamped to 1..=64.
+    /// `concurrency`: items performed at once; default 1. Truncated; not a
+    /// safe integer means 1; clamped to 1..=64; never an error.
     pub concurrency: Option<f64>,
     /// How an aborted `perform` ends: the exit grace `G` of the lease
     /// budget. Default [`AbortGrace::Never`] (JS).
@@ -65,7 +65,7 @@ pub struct OptionsInput {
 /// When a runner makes its claims.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scheduling {
-    /// The reference runner's passes: a pass starts `min(concurrency,
+    /// Passes: a pass starts `min(concurrency,
     /// batchLimit)` workers that claim until a claim answers nothing,
     /// raises, or `batchLimit` claims were made; the next pass comes
     /// `intervalMs` (or the backoff, after a raising pass) after the last
@@ -340,7 +340,7 @@ fn whole(option: &'static str, value: f64) -> Result<u64, OptionError> {
 }
 
 /// The concurrency rule: truncate; not a safe integer means 1; clamp to
-/// 1..=64. Never an error (the reference implementation clamps rather than throws).
+/// 1..=64. Never an error: a value out of range is clamped, not refused.
 pub(crate) fn normalize_concurrency(requested: Option<f64>) -> u32 {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     let Some(value) = requested else { return 1 };

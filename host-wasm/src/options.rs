@@ -2,12 +2,12 @@
 //!
 //! This file checks only what JavaScript can get wrong and Rust cannot: the
 //! kind of each value (a number, a function, a string). Ranges, defaults and
-//! normalisation are the core's ([`OptionsInput::validate`]). Kinds follow
-//! the reference implementation where it had a rule: `heartbeat`, `backoff` and `onEvent` are
-//! absent when falsy (the reference implementation tests them with `if`); the numeric options and
-//! `logger`/`now` are absent when `undefined` or `null` (the reference implementation uses `??`).
-//! Beyond it: `logger` may also be a logger object (`console`), and a key
-//! that looks like a misspelt option is refused ([`names`]).
+//! normalisation are the core's ([`OptionsInput::validate`]). `heartbeat`,
+//! `backoff` and `onEvent` are absent when falsy (`undefined`, `null`,
+//! `false`, `0`, `''`, …); the numeric options and `logger`/`now` are absent
+//! only when `undefined` or `null`. `logger` is a function answering a logger
+//! or a logger object (`console`), and a key that looks like a misspelt option
+//! is refused ([`names`]).
 
 pub mod names;
 
@@ -160,7 +160,7 @@ fn required_function(options: &JsValue, option: &'static str) -> Result<(), JsVa
 }
 
 /// `logger`: absent when nullish; else a function answering a logger at each
-/// line (the reference implementation's form), or a logger object used as it is (`console`), which
+/// line, or a logger object used as it is (`console`), which
 /// must have an `error` method (the level the runner logs at).
 fn check_logger(options: &JsValue) -> Result<(), JsValue> {
     let value = get(options, "logger")?;
@@ -211,7 +211,7 @@ fn read_backoff(options: &JsValue) -> Result<Option<Backoff>, JsValue> {
 ///
 /// Required: `name` (a string), `intervalMs` (a number), `claim` and
 /// `perform` (functions), and `staleAfterMs` (a number) when a `heartbeat` is
-/// given; without one the reference implementation never reads it, so it may be left out.
+/// given; without one nothing reads it, so it may be left out.
 /// Optional: `heartbeat`, `onEvent`, `now` (functions), `logger` (a
 /// function answering a logger, or a logger object with an `error` method),
 /// `heartbeatEveryMs`, `heartbeatSkewMs`, `batchLimit`, `concurrency`

@@ -1,7 +1,7 @@
 //! Liveness evidence: what a claimant brings to
 //! take over a run whose owner stopped renewing.
 
-/// The kind of evidence, with the reference implementation's names (see [`EvidenceKind::as_str`]).
+/// The kind of evidence, each with a name (see [`EvidenceKind::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EvidenceKind {
     /// `lease-expired`: the persisted heartbeat is older than the stale cutoff.
@@ -16,7 +16,8 @@ pub enum EvidenceKind {
 }
 
 impl EvidenceKind {
-    /// The reference implementation's string for this kind.
+    /// This kind's name: `lease-expired`, `same-host-pid-dead` or
+    /// `cross-host-unreachable-stale`.
     pub fn as_str(self) -> &'static str {
         match self {
             EvidenceKind::LeaseExpired => "lease-expired",

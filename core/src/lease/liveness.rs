@@ -56,8 +56,8 @@ impl LeaseLiveness {
 }
 
 impl Default for LeaseLiveness {
-    /// The reference implementation's default window, [`super::LeasePolicy::DEFAULT`]'s
-    /// stale-after (15 000 ms).
+    /// The default window, 15 000 ms: [`super::LeasePolicy::DEFAULT`]'s
+    /// stale-after.
     fn default() -> LeaseLiveness {
         super::LeasePolicy::DEFAULT.lease_liveness()
     }

@@ -30,8 +30,8 @@ pub struct OwnerId {
 }
 
 impl OwnerId {
-    /// An owner with only the three identity parts the reference implementation knows (`host_id`,
-    /// `pid`, `nonce`); `start_time` and `boot_id` are `None`, so a pid probe
+    /// An owner with only the three identity parts (`host_id`, `pid`,
+    /// `nonce`); `start_time` and `boot_id` are `None`, so a pid probe
     /// can only ask whether the pid exists. Hosts that
     /// can read the process start time and boot id fill them in afterwards.
     pub fn new(host_id: impl Into<String>, pid: u32, nonce: impl Into<String>) -> OwnerId {

@@ -126,10 +126,10 @@ pub struct LeasePolicy {
 }
 
 impl LeasePolicy {
-    /// The reference implementation's constants: interval 2 s, skew allowance 1 s, stale-after
-    /// 15 s, write tolerance 11 s.
+    /// The default spans: interval 2 s, skew allowance 1 s, stale-after
+    /// 15 s, write tolerance 11 s, no exit grace.
     ///
-    /// Kept as the reference implementation has them: the owner decides by 11 + 2 = 13 s after its
+    /// They leave slack on every side: the owner decides by 11 + 2 = 13 s after its
     /// last confirmed renewal and a peer 1 s ahead may steal after 15 - 1 =
     /// 14 s, so a full second separates the two, on top of the skew allowance;
     /// the 11 s tolerance rides out five missed pulses before reconfirming,

@@ -19,7 +19,7 @@ use crate::Millis;
 /// - `None` (no heartbeat recorded) holds no lease and is stale.
 /// - Otherwise stale exactly when `heartbeat_at < now - stale_after_ms`, i.e.
 ///   when more than `stale_after_ms` milliseconds have passed. A heartbeat at
-///   the cutoff itself is still live: the window is inclusive, as in the reference implementation.
+///   the cutoff itself is still live: the window is inclusive.
 /// - `now` earlier than `stale_after_ms` after the epoch never makes a
 ///   recorded heartbeat stale (the cutoff saturates at the epoch).
 #[must_use]
@@ -63,7 +63,7 @@ pub enum StealError {
     },
     /// The claimant is the recorded owner itself (same nonce): there is no
     /// other incarnation to take over from, and no evidence about itself can
-    /// be honest. (Ours, beyond the reference implementation.)
+    /// be honest.
     ClaimantIsOwner,
     /// `same-host-pid-dead` from a claimant on another host: a pid names a
     /// process only in its own host's namespace, so the probe answered about

@@ -10,7 +10,7 @@ pub const RETRY_AFTER_MS: u64 = 1_000;
 /// Remembers the failure last reported, so a log that keeps failing the same
 /// way is reported once.
 ///
-/// Unlike the reference implementation, a pass that succeeds clears it: the next failure after a
+/// A pass that succeeds clears it: the next failure after a
 /// recovery is a new episode and is reported again.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct FailureReport {

@@ -1,5 +1,5 @@
-//! The event pump's planning logic, generalised
-//! from the reference implementation's workflow journals to any durable source.
+//! The event pump's planning logic, for events derived from any durable
+//! source.
 //!
 //! The pump derives events from durable journals the caller owns after their
 //! appends, and appends them to an event log together with the watermarks of

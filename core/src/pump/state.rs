@@ -2,8 +2,8 @@
 //! watermarks, the one timer, failure reporting and the compaction schedule.
 //!
 //! A host owns one of these inside the single task that owns the log, so
-//! passes, emits, compaction and close never interleave (the reference implementation's `serial`
-//! chain). Time is monotonic [`Millis`] the host reads; the core never does.
+//! passes, emits, compaction and close never interleave. Time is monotonic
+//! [`Millis`] the host reads; the core never does.
 
 use alloc::collections::BTreeSet;
 use alloc::string::String;

@@ -32,7 +32,8 @@ pub enum Ended<E> {
     Performed,
     /// Its failure was recorded with error `E`: counted `failed`, logged
     /// and traced (`item-failed`) as a perform that raised, unless its claim
-    /// was lost while it ran (then `claimLost`, per the flag rule).
+    /// was lost while it ran (then counted `claimLost`, neither logged nor
+    /// traced again).
     Failed(E),
     /// Nothing was written (cancelled, or the fence refused the write):
     /// counted `claimLost`, traced `claim-lost` once (see

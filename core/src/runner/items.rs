@@ -77,7 +77,7 @@ impl<E: Clone> Runner<E> {
     }
 
     /// The item at `key` settled: `Ok` when `perform` resolved, `Err` when it
-    /// raised. Counted per the reference implementation's flag rule: resolved → `performed`;
+    /// raised. Counted: resolved → `performed`, even if the claim was lost meanwhile;
     /// raised after the claim was lost → `claimLost` (not logged); raised
     /// otherwise → `failed`, logged and traced (passes: the loop backs off;
     /// queue scheduling: it does not). Answers for an item already settled
@@ -113,8 +113,7 @@ impl<E: Clone> Runner<E> {
         self.worker_free(now);
     }
 
-    /// Counts an item's outcome per the flag rule (see
-    /// [`Runner::item_settled`]).
+    /// Counts an item's outcome as [`Runner::item_settled`] says.
     pub(super) fn count_outcome(&mut self, now: Millis, busy: Tally, outcome: Result<(), E>) {
         let item = busy.ordinal;
         let Some(pass) = self.pass.as_mut() else { return };
@@ -233,7 +232,7 @@ impl<E: Clone> Runner<E> {
     }
 
     /// `lost = true`, trace `claim-lost`, abort the signal. The
-    /// outcome then follows the flag rule in [`Runner::item_settled`].
+    /// outcome is then counted as [`Runner::item_settled`] says.
     fn lose(&mut self, now: Millis, key: ItemKey, item: u32, at: Millis, lapsed: bool, unconfirmed_ms: u64) {
         let grace = self.config.abort_grace_ms;
         let Some(busy) = self.slot_mut(key).and_then(Slot::busy_mut) else { return };

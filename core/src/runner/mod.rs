@@ -5,9 +5,9 @@
 //! a pass raises, coalesces wakes, and drains every item in flight on stop.
 //! It never calls the user's code: it asks the host to, through [`Action`]s.
 //!
-//! When claims are made is the [`Scheduling`] in its options: passes, as the
-//! reference runner makes them (the default, and the only one of the JS API),
-//! or the scheduling of a worker pool on a job queue ([`queue`]).
+//! When claims are made is the [`Scheduling`] in its options: passes (the
+//! default, and the only one of the JS API), or the scheduling of a worker
+//! pool on a job queue ([`queue`]).
 //!
 //! # The run loop a host writes
 //!

@@ -1,7 +1,7 @@
 //! Passes: when claims are made, and when a pass ends.
 //!
-//! Under [`Scheduling::Passes`] (the reference behaviour, and the JS API's
-//! only one) a pass starts `min(concurrency, batchLimit)` workers that claim
+//! Under [`Scheduling::Passes`] (the default, and the JS API's only one) a
+//! pass starts `min(concurrency, batchLimit)` workers that claim
 //! one at a time until a claim answers nothing, raises, or the batch limit
 //! is spent; it ends once its last item settles, and the loop schedules the
 //! next pass after the interval, or the backoff when the pass raised.

@@ -1,5 +1,6 @@
 //! Queue scheduling ([`Scheduling::Queue`](crate::options::Scheduling::Queue)): what a worker pool on a job
-//! queue needs, where the reference passes would leave slots idle.
+//! queue needs, where passes would leave slots idle until a pass's last item
+//! settles and the interval passes.
 //!
 //! - **A free slot claims as soon as work may be there.** Work may be there
 //!   after a claim found an item, after an item ended (its slot is free),

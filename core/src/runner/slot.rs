@@ -45,8 +45,9 @@ pub(crate) struct Busy<E> {
     pub ordinal: u32,
     /// When `perform` started, for `durationMs`.
     pub started_at: Millis,
-    /// The reference implementation's `lost` flag: set when the claim was lost or lapsed while
-    /// the perform ran.
+    /// Set when the claim was lost or lapsed while the perform ran: a perform
+    /// that then raises counts `claimLost` rather than `failed`, and
+    /// `claim-lost` is not traced a second time.
     pub lost: bool,
     /// Present when a heartbeat is configured and supervision is running.
     /// Boxed: a supervisor is about 240 bytes, and a `Busy` is moved into
@@ -74,7 +75,7 @@ pub(crate) struct Tally {
     pub ordinal: u32,
     /// When `perform` started, for `durationMs`.
     pub started_at: Millis,
-    /// The reference implementation's `lost` flag (see [`Busy::lost`]).
+    /// Whether the claim was lost or lapsed while the perform ran (see [`Busy::lost`]).
     pub lost: bool,
 }
 

@@ -5,7 +5,8 @@
 //!   lapses, so a caller races it with the work it owns.
 //! - [`run_supervised`]: that race, done: the work or the lease, whichever
 //!   ends first ([`Supervised`]).
-//! - [`HeartbeatLoopOptions`]: the reference implementation's `onReconfirm` and `onLapse` hooks.
+//! - [`HeartbeatLoopOptions`]: hooks called after a reconfirmation renewed
+//!   the lease (`on_reconfirm`) and when the lease lapses (`on_lapse`).
 //! - [`Clock`], [`TokioClock`]: where the loop reads time (ms since the Unix
 //!   epoch), following tokio's clock so `tokio::time::pause` drives it.
 //!

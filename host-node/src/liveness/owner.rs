@@ -11,7 +11,7 @@ use super::procfs::{self, ProcStat};
 /// - `host_id`: what makes "same host" mean "same process table". The machine
 ///   id (`/etc/machine-id`), else the host name (`uname`), joined with the pid
 ///   namespace (`/proc/self/ns/pid`, e.g. `3d12…/pid:[4026531836]`) where it
-///   is readable. The namespace is our addition: containers that share a
+///   is readable. The namespace is there because containers that share a
 ///   machine id (an image that bakes it in, or a bind mount of the host's)
 ///   still have separate pid tables, and a probe across them would answer
 ///   about an unrelated process. Where neither the machine id nor a host name
@@ -24,7 +24,8 @@ use super::procfs::{self, ProcStat};
 /// - `boot_id`: `/proc/sys/kernel/random/boot_id`; `None` where unreadable.
 ///
 /// Never fails: whatever cannot be read is left out, which only weakens the
-/// probe towards the reference implementation's (pid-only) answers.
+/// probe: without a start time a process that reused the pid counts as this
+/// owner, and without a boot id so does one holding the pid after a reboot.
 #[must_use]
 pub fn current_owner() -> OwnerId {
     let nonce = uuid::Uuid::new_v4().hyphenated().to_string();

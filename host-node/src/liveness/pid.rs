@@ -1,5 +1,4 @@
-//! The same-host pid probe, with pid-reuse and
-//! reboot detection the reference implementation cannot do.
+//! The same-host pid probe, with pid-reuse and reboot detection.
 //!
 //! The decision is split from the system calls: [`SameHostPidProbe::verdict`]
 //! gathers the facts (host relation, pid validity, boot id, `kill(pid, 0)`,
@@ -168,16 +167,16 @@ pub fn classify(kill: KillAnswer, stat: Option<&ProcStat>, recorded_start_time: 
 ///   probed: a pid names a process only in its own host's process table.
 ///   Answer: not alive, and no evidence — the expired lease decides.
 /// - A pid of 0 or above `i32::MAX` is alive: no process can be asked.
-/// - Recorded and current boot ids both known and different: dead (our
-///   addition: a pid from a previous boot names nothing now).
+/// - Recorded and current boot ids both known and different: dead (a pid
+///   from a previous boot names nothing now).
 /// - `kill(pid, 0)` and `/proc/<pid>/stat`, decided by [`classify`]: `ESRCH`
 ///   dead; zombie dead; a recorded start time that differs from field 22 dead
-///   (our addition: the pid was reused); stopped (`T`/`t`) not alive (our
-///   addition: a stopped owner would otherwise hold its jobs for as long as
-///   it stays stopped, while its guard has already ended their commands);
+///   (the pid was reused); stopped (`T`/`t`) not alive (a stopped owner
+///   would otherwise hold its jobs for as long as it stays stopped, while its
+///   guard has already ended their commands);
 ///   success alive; any other error (`EPERM` included) alive.
 ///
-/// Limits (as in the reference implementation): an owner recorded with the claimant's own pid is
+/// Limits: an owner recorded with the claimant's own pid is
 /// alive while this process lives (two engines in one process differ only by
 /// nonce, and must not steal each other's live runs); an owner recorded
 /// without a start time cannot be told from a process that reused its pid,

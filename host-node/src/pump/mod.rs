@@ -7,8 +7,8 @@
 //! them: every derived event is logged at least once. It is also the sink
 //! other producers [`emit`](Pump::emit) through.
 //!
-//! One task owns the log and runs every command in order (the reference implementation's serial
-//! chain): passes, emits, compaction and close never interleave. File I/O runs
+//! One task owns the log and runs every command in order: passes, emits,
+//! compaction and close never interleave. File I/O runs
 //! on tokio's blocking pool, one operation at a time. The order of each
 //! operation and the decisions (dirty set, watermarks, chunks, failure
 //! handling, compaction schedule, retention) are [`leasehold_core::pump`]'s:
@@ -77,7 +77,7 @@ pub fn system_clock() -> WallClock {
     Arc::new(unix_now_ms)
 }
 
-/// The pump's options. [`PumpOptions::new`] gives the reference implementation's defaults.
+/// The pump's options. [`PumpOptions::new`] gives the defaults, in parentheses below.
 #[derive(Clone)]
 pub struct PumpOptions {
     /// The event log file.
@@ -112,7 +112,9 @@ impl std::fmt::Debug for PumpOptions {
 }
 
 impl PumpOptions {
-    /// The reference implementation's defaults for a log at `path`.
+    /// The defaults for a log at `path`: a kick delay of 50 ms, at most 1024
+    /// drafts per append, a retry after 1 s, compaction at most hourly,
+    /// retention of 7 days, the system clock and [`StdStorage`].
     pub fn new(path: impl Into<PathBuf>) -> Self {
         PumpOptions {
             path: path.into(),

@@ -65,7 +65,7 @@ impl std::fmt::Debug for Command {
     }
 }
 
-/// Says something once on `tracing` and stderr (the reference implementation's `console.error`).
+/// Says something once, as a `tracing` warning and on stderr.
 pub(super) fn report(text: &str) {
     tracing::warn!(target: "leasehold::pump", "{text}");
     eprintln!("leasehold: {text}");

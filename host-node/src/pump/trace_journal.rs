@@ -33,7 +33,7 @@ struct Entries {
 /// at most `capacity` unlogged entries are held (a log that keeps failing
 /// drops the oldest, counted in [`TraceJournal::dropped`]).
 ///
-/// Each event becomes one record: `type` is the reference implementation's event type
+/// Each event becomes one record: `type` is the event's type
 /// (`pass-start`, `performed`, …), `at` the event's time, `identity`
 /// `{"runner": name}`, and `body` the event's other fields in their serde
 /// form (camelCase: `item`, `durationMs`, `report`, `nextDelayMs`, `error`,

@@ -93,8 +93,8 @@ pub(crate) fn encode(step: Step) -> [f64; STRIDE] {
 }
 
 /// Whether a store answered `Updated`: the string `'Updated'`, or
-/// a tagged outcome object whose `_tag` is `'Updated'` (the reference implementation's
-/// `FenceOutcome` shape). Anything else is a lost fence; a `_tag` getter that
+/// a tagged outcome object whose `_tag` is `'Updated'` (`{ _tag: 'Updated' }`).
+/// Anything else is a lost fence; a `_tag` getter that
 /// throws counts as anything else.
 pub(crate) fn is_updated(outcome: &JsValue) -> bool {
     if let Some(tag) = outcome.as_string() {

@@ -8,7 +8,7 @@
 //! of two neighbouring letters, each counting 1) of at most 2 — at most 1
 //! when the option's name has 4 letters or fewer (`name`, `now`), so that a
 //! short key of the user's own is not taken for one of them. Keys far from
-//! every option are left alone, as the reference implementation leaves them.
+//! every option are left alone: neither refused nor read.
 
 /// The option names `createJobRunner` reads ([`super::read`]: a name added
 /// there belongs here too), in the order a near miss is matched against (the

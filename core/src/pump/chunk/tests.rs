@@ -1,6 +1,7 @@
-//! Chunk planning (the reference implementation's `EventPump.pass`): at most
-//! N drafts per append, each carrying the watermarks it completes; a source
-//! cut inside a chunk gets the position up to which its events are in it.
+//! Chunk planning: at most N drafts per append, each carrying the watermarks
+//! it completes; a source cut inside a chunk gets the position up to which its
+//! events are in it.
+// (The reference implementation's `EventPump.pass`.)
 
 use alloc::string::String;
 use alloc::vec;

@@ -1,7 +1,7 @@
-//! The pump's state (the reference implementation's `EventPump`): kick
-//! batching, the dirty set, watermarks and their unsaved moves, failure
-//! handling, the compaction schedule, and the backfill after the log was
-//! replaced.
+//! The pump's state: kick batching, the dirty set, watermarks and their
+//! unsaved moves, failure handling, the compaction schedule, and the backfill
+//! after the log was replaced.
+// (The reference implementation's `EventPump`.)
 
 use alloc::string::ToString;
 use alloc::vec;
