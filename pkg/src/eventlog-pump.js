@@ -112,6 +112,8 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
     #chunkSize;
     /* What the log is opened with besides its path. */
     #logOptions;
+    /* Names kicked that no source has, each said once. */
+    #unknownKicks = new Set();
 
     constructor(options) {
       if (options === null || typeof options !== 'object') throw bad('EventPump: options must be an object');
@@ -198,7 +200,16 @@ function createPumpApi(load, { EventLog, MAX_CHUNK_SIZE, forgetWatermark }) {
     /* `source` appended (none: a pass is wanted): derive it after the kick
        delay, batched with other kicks. */
     kick(source) {
-      this.#core.kick(performance.now(), source === undefined ? undefined : String(source));
+      const name = source === undefined ? undefined : String(source);
+      // A name no source has (a typo) would only ever mark nothing dirty: said once
+      // through onNotice rather than thrown, as a kick is made after a source's own
+      // durable append, which must not look failed.
+      if (name !== undefined && !this.#sources.has(name) && this.#core.phase() !== 'closed' && !this.#unknownKicks.has(name)) {
+        this.#unknownKicks.add(name);
+        const known = [...this.#sources.keys()].map((n) => `'${n}'`).join(', ');
+        this.#tell(`event pump ${this.#path}: kick('${name}') names no source of this pump (its sources: ${known || 'none'}); nothing of it is derived`);
+      }
+      this.#core.kick(performance.now(), name);
       this.#arm();
     }
 

@@ -235,7 +235,12 @@ export class EventPump {
   static open(options: EventPumpOptions): Promise<EventPump>;
   /** Opens the log, compacts, derives every source past its watermark. */
   open(): Promise<{ created: boolean; setAside?: string; notice?: string }>;
-  /** `source` appended (none: a pass is wanted): derive after `kickDelayMs`. */
+  /**
+   * `source` appended (none: a pass is wanted): derive after `kickDelayMs`. A name no source
+   * of this pump has is told once through `onNotice` (naming the pump's sources) and marks
+   * nothing; it does not throw, as a kick follows the source's own append. After `close()`, a
+   * kick does nothing.
+   */
   kick(source?: string): void;
   /**
    * Derives and logs everything committed so far, and checks the log file is still the

@@ -55,6 +55,27 @@ test('kicks within the delay make one pass; flush logs everything with the water
   await pump.close();
 });
 
+test('a kick naming no source of the pump is told once, names the sources, and throws nothing', async (t) => {
+  const file = tempLog(t);
+  const a = journal('orders');
+  const notices = [];
+  const pump = await EventPump.open({ path: file, kickDelayMs: 5, sources: { orders: a.source }, onNotice: (text) => notices.push(text) });
+  a.j.entries.push(0);
+  pump.kick('ordres');
+  pump.kick('ordres');
+  assert.deepEqual(notices.filter((n) => n.includes('kick')), [
+    `event pump ${file}: kick('ordres') names no source of this pump (its sources: 'orders'); nothing of it is derived`,
+  ]);
+  pump.kick('orders');
+  await sleep(40);
+  assert.equal(a.j.derived, 1, 'a known kick derives');
+  assert.equal(notices.filter((n) => n.includes('kick')).length, 1, 'a known name is not told');
+  await pump.close();
+  pump.kick('ordres');
+  pump.kick('other');
+  assert.equal(notices.filter((n) => n.includes('kick')).length, 1, 'nothing is told after close');
+});
+
 test('a watermark is never ahead of the records that are durable', async (t) => {
   const file = tempLog(t);
   const a = journal('a', 30);
