@@ -20,6 +20,18 @@ class EventLogError extends Error {
 
 const bad = (message) => new EventLogError(message, 'EVENTLOG_BAD_INPUT');
 
+/* A toJSON that threw, as a refusal naming where it is (the error as its cause). */
+const toJsonThrew = (where, error) => new EventLogError(`${where}: its toJSON threw: ${error?.message ?? String(error)}`, 'EVENTLOG_BAD_INPUT', { cause: error });
+
+/* `value.toJSON(key)`, a throw refused as toJsonThrew. */
+function callToJson(value, key, where) {
+  try {
+    return value.toJSON(key);
+  } catch (error) {
+    throw toJsonThrew(where, error);
+  }
+}
+
 /* Refuses an option `options` has that `known` does not list (a misspelt one would
    otherwise be ignored without a word). */
 function knownOptions(options, known, who) {
@@ -89,7 +101,7 @@ function checkJson(value, where, depth, root) {
   }
   if (value === null) return;
   if (typeof value.toJSON === 'function') {
-    checkJson(value.toJSON(), where, depth, root);
+    checkJson(callToJson(value, undefined, where), where, depth, root);
     return;
   }
   if (emptiedByJson(value)) {
@@ -203,9 +215,9 @@ function plainValue(value, index, field) {
    Date's is a string), a boxed primitive's value. Any but an object of
    fields made a record the native reader refuses, and with it the whole
    log ("record N is not an event"). */
-function identityAsWritten(identity) {
+function identityAsWritten(identity, index) {
   let value = identity;
-  if (typeof value.toJSON === 'function') value = value.toJSON('identity');
+  if (typeof value.toJSON === 'function') value = callToJson(value, 'identity', `draft ${index}.identity`);
   if (value instanceof String || value instanceof Number || value instanceof Boolean) value = value.valueOf();
   return value;
 }
@@ -233,7 +245,7 @@ function addDraft(batch, draft, index, now) {
     plain = plainValue(identity, index, 'identity');
     // A plain object is written as one; anything else only if its toJSON or
     // boxed value is one (looked at only then: this is every draft's path).
-    const written = plain ? identity : identityAsWritten(identity);
+    const written = plain ? identity : identityAsWritten(identity, index);
     if (written === null || typeof written !== 'object' || Array.isArray(written)) {
       throw bad(`draft ${index}: identity must be an object of fields, and JSON writes this one as ${Array.isArray(written) ? 'an array' : shown(written)}`);
     }
@@ -281,7 +293,13 @@ function draftsBatch(drafts, now) {
   const batch = { items: [], ats: new Float64Array(drafts.length), source: undefined, type: undefined };
   const kinds = new Uint8Array(drafts.length);
   for (let i = 0; i < drafts.length; i++) kinds[i] = addDraft(batch, drafts[i], i, now);
-  const text = JSON.stringify(batch.items);
+  let text;
+  try {
+    text = JSON.stringify(batch.items);
+  } catch (error) {
+    // A toJSON that answered when checked and throws when written.
+    throw toJsonThrew('a draft', error);
+  }
   // One look over the whole text, by a plain search first (2 µs for 250 KB of JSON,
   // against 70 µs for the pattern); the drafts are searched only when it finds one.
   if (text.includes('\\ud') && ESCAPED_SURROGATE.test(text)) throw bad(surrogateAt(drafts));

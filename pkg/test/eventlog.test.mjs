@@ -463,6 +463,31 @@ test('an Error, a RegExp or another object JSON writes as {} is refused naming i
   assert.deepEqual(readEventLog(file).records.map((r) => r.event.body), [{ error: 'boom', point: { x: 1 }, bare: { y: 2 } }]);
 });
 
+test('a toJSON that throws is refused naming the draft and field, the error as its cause, and nothing is written', async (t) => {
+  // Its error came out as it was thrown: no code, no draft named.
+  const file = tempLog(t);
+  const { log } = await EventLog.open(file);
+  const boom = new Error('boom');
+  const bomb = { toJSON() { throw boom; } };
+  const cases = [
+    [{ body: { x: [1, bomb] } }, 'draft 1.body.x[1]: its toJSON threw: boom'],
+    [{ identity: bomb }, 'draft 1.identity: its toJSON threw: boom'],
+    [{ body: bomb }, 'draft 1.body: its toJSON threw: boom'],
+  ];
+  for (const [fields, message] of cases) {
+    const drafts = [{ source: 'jobs', type: 'fine', at: 1 }, { source: 'jobs', type: 'x', at: 2, ...fields }];
+    await assert.rejects(log.append(drafts, { jobs: 2 }), (e) => e.code === 'EVENTLOG_BAD_INPUT' && e.message === message && e.cause === boom, message);
+  }
+  // One that answers when checked and throws when written is refused the same way.
+  let calls = 0;
+  const fickle = { toJSON() { calls += 1; if (calls > 1) throw boom; return 1; } };
+  await assert.rejects(log.append([{ source: 'jobs', type: 'x', body: { fickle } }]), (e) => e.code === 'EVENTLOG_BAD_INPUT' && e.message === 'a draft: its toJSON threw: boom' && e.cause === boom);
+  assert.equal(log.head, 0);
+  assert.deepEqual(log.marks, new Map());
+  await log.close();
+  assert.deepEqual(readEventLog(file).records, []);
+});
+
 test('an identity whose fields are all undefined is left out, as an empty one is', async (t) => {
   // It was written `"identity":{}`, which the native writer never writes and its reader
   // reads as no identity: the two readers answered different events.
