@@ -7,6 +7,8 @@
  * position]` pairs that never go back.
  */
 
+const { types } = require('node:util');
+
 class EventLogError extends Error {
   constructor(message, code, details = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -75,12 +77,14 @@ const MAX_VALUE_DEPTH = 100;
 /* Whether JSON would write the object `value` as `{}` whatever it holds:
    what it holds is not its own enumerable fields (a Map's entries, an
    Error's message and stack, a RegExp's pattern). A plain object is
-   answered by its prototype alone. */
+   answered by its prototype alone. Told by what the object is, not by
+   its prototype chain, so one made in another realm (a `vm` context, a
+   worker's message) is told too. */
 function emptiedByJson(value) {
   const proto = Object.getPrototypeOf(value);
   if (proto === Object.prototype || proto === null) return false;
-  return value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer
-    || value instanceof Error || value instanceof RegExp || value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise;
+  return types.isMap(value) || types.isSet(value) || ArrayBuffer.isView(value) || types.isAnyArrayBuffer(value)
+    || types.isNativeError(value) || value instanceof Error || types.isRegExp(value) || types.isWeakMap(value) || types.isWeakSet(value) || types.isPromise(value);
 }
 
 /* Throws when `value` would not come back from JSON as it is: names the
@@ -106,7 +110,7 @@ function checkJson(value, where, depth, root) {
   }
   if (emptiedByJson(value)) {
     // An Error is the likely one (`body: { error }`): its message is not a field JSON writes.
-    const hint = value instanceof Error ? ' (its message and stack are not fields JSON writes): give error.message' : '';
+    const hint = types.isNativeError(value) || value instanceof Error ? ' (its message and stack are not fields JSON writes): give error.message' : '';
     const name = value.constructor.name;
     throw bad(`${where} is ${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}, which JSON would turn into {}${hint}`);
   }

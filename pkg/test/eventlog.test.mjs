@@ -3,6 +3,7 @@
 // nothing written. Real files in a temporary folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import vm from 'node:vm';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import path from 'node:path';
@@ -454,6 +455,11 @@ test('an Error, a RegExp or another object JSON writes as {} is refused naming i
     await assert.rejects(log.append([{ source: 'jobs', type: 'x', body }]), (e) => e.code === 'EVENTLOG_BAD_INPUT' && message.test(e.message), String(message));
   }
   await assert.rejects(log.append([{ source: 'jobs', type: 'x', identity: { cause: new RangeError('r') } }]), /draft 0\.identity\.cause is a RangeError/);
+  // Made in another realm (a vm context), where this realm's `instanceof` says no.
+  const other = vm.runInNewContext('({ error: new Error("far"), map: new Map([[1, 2]]), pattern: /y/, set: new Set([1]) })');
+  for (const [field, message] of [['error', /draft 0\.body\.error is an Error, which JSON would turn into \{\} \(its message and stack/], ['map', /draft 0\.body\.map is a Map/], ['pattern', /draft 0\.body\.pattern is a RegExp/], ['set', /draft 0\.body\.set is a Set/]]) {
+    await assert.rejects(log.append([{ source: 'jobs', type: 'x', body: { [field]: other[field] } }]), (e) => e.code === 'EVENTLOG_BAD_INPUT' && message.test(e.message), field);
+  }
   // What JSON writes in full goes: an Error's message, a class's own fields, an object without a prototype.
   class Point { constructor() { this.x = 1; } }
   const bare = Object.assign(Object.create(null), { y: 2 });
