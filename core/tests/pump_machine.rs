@@ -332,3 +332,32 @@ fn a_pass_compacts_when_the_hour_since_the_last_compaction_passed() {
     assert_eq!(host.drive(&mut m), (Op::Timer, Ok(0)));
     assert_eq!(host.take(), vec![Did::Compact]);
 }
+
+#[test]
+fn a_source_read_behind_its_watermark_is_said_once_until_it_catches_up() {
+    // A journal replaced or cut back derives nothing below its watermark: said, not silent.
+    let (mut m, mut host) = opened(config(10), &[("a", vec![Some(1); 5])]);
+    let flush = |m: &mut PumpMachine<Fail>, host: &mut Host| {
+        m.handle_flush(host.now);
+        assert_eq!(host.drive(m), (Op::Flush, Ok(0)));
+        host.take().into_iter().filter(|d| matches!(d, Did::Report(_) | Did::Append(..))).collect::<Vec<_>>()
+    };
+    host.sources.insert("a".into(), vec![Some(1); 2]);
+    let said = "event source 'a' holds 2 committed entries, fewer than its watermark 5: its entries are derived \
+                again only from 5 on (was its journal replaced or cut back? remove the source and add it again \
+                to derive it from its first entry)";
+    assert_eq!(flush(&mut m, &mut host), vec![Did::Report(said.into())]);
+    assert_eq!(flush(&mut m, &mut host), vec![], "said once while it stays behind");
+    host.sources.insert("a".into(), vec![Some(1); 6]);
+    assert_eq!(flush(&mut m, &mut host), vec![Did::Append(s(&[("a", 5)]), s(&[("a", 6)]))], "past it, it derives on");
+    host.sources.insert("a".into(), vec![Some(1); 1]);
+    let again = flush(&mut m, &mut host);
+    assert_eq!(again.len(), 1, "behind again after catching up: said again");
+    assert!(matches!(&again[0], Did::Report(text) if text.contains("holds 1 committed entries, fewer than its watermark 6")));
+    // Removed and added again, it derives from its first entry, and nothing is said.
+    m.handle_remove(host.now, "a");
+    assert_eq!(host.drive(&mut m), (Op::Remove, Ok(0)));
+    host.take();
+    m.handle_add_source(host.now, "a").unwrap();
+    assert_eq!(flush(&mut m, &mut host), vec![Did::Append(s(&[("a", 0)]), s(&[("a", 1)]))]);
+}

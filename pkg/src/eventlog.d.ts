@@ -182,7 +182,12 @@ export function readEventLog(path: string, from?: number): LogRead;
  * (not `async`): they are called during the pass, between appends.
  */
 export interface EventSource {
-  /** Entries committed (durable) so far. */
+  /**
+   * Entries committed (durable) so far. It never goes back: a length below the source's
+   * watermark (its journal replaced or cut back) derives nothing until it passes the
+   * watermark again, and is said once through `onNotice`; remove the source and add it again
+   * to derive it from its first entry.
+   */
   committedLength(): number;
   /** The drafts of entry `index` (`source` is filled in; `at` defaults to now). */
   derive(index: number): Omit<EventDraft, 'source'>[];

@@ -76,6 +76,23 @@ test('a kick naming no source of the pump is told once, names the sources, and t
   assert.equal(notices.filter((n) => n.includes('kick')).length, 1, 'nothing is told after close');
 });
 
+test('a source read with fewer entries than its watermark is said once through onNotice, and derives past it', async (t) => {
+  const file = tempLog(t);
+  const a = journal('a', 4);
+  const notices = [];
+  const pump = await EventPump.open({ path: file, sources: { a: a.source }, onNotice: (text) => notices.push(text) });
+  assert.equal(readEventLog(file).marks.get('a'), 4);
+  a.j.entries.length = 1; // the journal replaced or cut back
+  await pump.flush();
+  await pump.flush();
+  const said = notices.filter((n) => n.includes('fewer than its watermark'));
+  assert.deepEqual(said, ["event source 'a' holds 1 committed entries, fewer than its watermark 4: its entries are derived again only from 4 on (was its journal replaced or cut back? remove the source and add it again to derive it from its first entry)"]);
+  a.j.entries.push(1, 2, 3, 4);
+  await pump.flush();
+  assert.deepEqual(indices(readEventLog(file).records, 'a'), [0, 1, 2, 3, 4], 'past the watermark it derives on');
+  await pump.close();
+});
+
 test('a watermark is never ahead of the records that are durable', async (t) => {
   const file = tempLog(t);
   const a = journal('a', 30);

@@ -40,13 +40,13 @@
 //! derived again from its first entry).
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeSet, VecDeque};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Display;
 
-use super::pass::{PassRun, Step};
+use super::pass::{PassRun, Standing, Step};
 use super::state::{ConfigError, Phase, PumpConfig, PumpState};
 use crate::Millis;
 
@@ -171,6 +171,19 @@ pub struct PumpMachine<E> {
     running: Option<(Op, Stage<E>)>,
     /// The source [`PumpMachine::handle_remove`] drops.
     removing: Option<String>,
+    /// Sources whose committed length was last read behind their watermark:
+    /// said once when one goes behind, again only after it caught up.
+    behind: BTreeSet<String>,
+}
+
+/// What is said of a source read with fewer committed entries (`len`) than
+/// its watermark (`mark`).
+fn behind_text(source: &str, len: u64, mark: u64) -> String {
+    format!(
+        "event source '{source}' holds {len} committed entries, fewer than its watermark {mark}: \
+         its entries are derived again only from {mark} on (was its journal replaced or cut back? \
+         remove the source and add it again to derive it from its first entry)"
+    )
 }
 
 fn owned<'a>(marks: impl IntoIterator<Item = (&'a str, u64)>) -> Vec<(String, u64)> {
@@ -189,6 +202,7 @@ impl<E: LogFailure> PumpMachine<E> {
             out: VecDeque::new(),
             running: None,
             removing: None,
+            behind: BTreeSet::new(),
         })
     }
 
@@ -316,10 +330,23 @@ impl<E: LogFailure> PumpMachine<E> {
 
     /// The committed length of the source of the last [`Output::Read`], or
     /// why it could not be read (the source stops; the pass fails with it).
+    /// A length below the source's watermark (its journal replaced or cut
+    /// back) derives nothing until the source grows past the watermark; it
+    /// is said once ([`Output::Report`]) until the source catches up.
     pub fn handle_length(&mut self, now: Millis, len: Result<u64, E>) {
         self.now = now;
-        if let Some((_, Stage::Pass(pass))) = self.running.as_mut() {
-            pass.length(&self.state, len);
+        let Some((_, Stage::Pass(pass))) = self.running.as_mut() else { return };
+        match pass.length(&self.state, len) {
+            Some(Standing::Behind { source, len, mark }) => {
+                if !self.behind.contains(&source) {
+                    self.out.push_back(Output::Report(behind_text(&source, len, mark)));
+                    self.behind.insert(source);
+                }
+            }
+            Some(Standing::Level(source)) => {
+                self.behind.remove(&source);
+            }
+            None => {}
         }
     }
 
@@ -549,6 +576,7 @@ impl<E: LogFailure> PumpMachine<E> {
             (Op::Remove, Ok(())) => {
                 if let Some(source) = self.removing.take() {
                     self.state.forget(&source);
+                    self.behind.remove(&source);
                     self.out.push_back(Output::Forget { source });
                 }
                 self.resolve(op, Ok(0));

@@ -37,6 +37,15 @@ struct Current {
 }
 
 /// What the pass waits for.
+/// A source's committed length against its watermark, as a pass read it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Standing {
+    /// At or past its watermark.
+    Level(String),
+    /// Fewer committed entries (`len`) than its watermark (`mark`).
+    Behind { source: String, len: u64, mark: u64 },
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Waiting {
     Nothing,
@@ -141,11 +150,15 @@ impl<E> PassRun<E> {
     }
 
     /// The committed length of the source read (or why it could not be read).
-    pub(super) fn length(&mut self, state: &PumpState, len: Result<u64, E>) {
+    ///
+    /// Answers how the length stood against the source's watermark, for the
+    /// machine to say a source that went behind it (its journal replaced or
+    /// cut back: the entries below the watermark are never derived again).
+    pub(super) fn length(&mut self, state: &PumpState, len: Result<u64, E>) -> Option<Standing> {
         if !self.answers(Waiting::Length) {
-            return;
+            return None;
         }
-        let Some(name) = self.reading.take() else { return };
+        let name = self.reading.take()?;
         match len {
             Ok(len) => {
                 let from = state.mark(&name);
@@ -153,9 +166,11 @@ impl<E> PassRun<E> {
                     self.chunker.begin_source(&name, from);
                     self.current = Some(Current { next: from, len });
                 }
+                Some(if len < from { Standing::Behind { source: name, len, mark: from } } else { Standing::Level(name) })
             }
             Err(e) => {
                 self.source_failed.get_or_insert(e);
+                None
             }
         }
     }

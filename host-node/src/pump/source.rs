@@ -103,7 +103,11 @@ fn fill_identity(mut own: Map<String, Value>, source: &Map<String, Value>) -> Ma
 /// The pump calls these from its own task: keep them quick and never block
 /// on the pump (an `await` on it from inside would deadlock the chain).
 pub trait EventSource: Send + Sync + 'static {
-    /// How many entries are committed (durable) now.
+    /// How many entries are committed (durable) now. It never goes back: a
+    /// length below the source's watermark (its journal replaced or cut
+    /// back) derives nothing until it passes the watermark again, and is
+    /// said once (stderr and `tracing`); remove the source and add it again
+    /// to derive it from its first entry.
     fn committed_len(&self) -> u64;
 
     /// Appends the drafts derived from committed entry `index` to `out` (none
