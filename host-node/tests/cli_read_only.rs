@@ -56,18 +56,32 @@ async fn finished_queue(s: &Scratch) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// `leasehold ARGS` on `s`'s queue as `nobody`.
+///
+/// Tried again when the copied binary is "busy": a process another test
+/// thread forked while this one's copy was open for writing holds that
+/// descriptor until it execs, and an exec of the copy meanwhile fails with
+/// ETXTBSY (runuser exits 126 saying "Text file busy").
 fn as_nobody(bin: &Path, s: &Scratch, args: &[&str]) -> Output {
-    Command::new("runuser")
-        .args(["-u", "nobody", "--"])
-        .arg(bin)
-        .arg("--database")
-        .arg(&s.url)
-        .arg("--events")
-        .arg(s.path("events"))
-        .args(args)
-        .env_remove("LEASEHOLD_DATABASE_URL")
-        .output()
-        .expect("runuser runs")
+    let mut tries = 0;
+    loop {
+        let out = Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(bin)
+            .arg("--database")
+            .arg(&s.url)
+            .arg("--events")
+            .arg(s.path("events"))
+            .args(args)
+            .env_remove("LEASEHOLD_DATABASE_URL")
+            .output()
+            .expect("runuser runs");
+        let busy = out.status.code() == Some(126) && String::from_utf8_lossy(&out.stderr).contains("Text file busy");
+        tries += 1;
+        if !busy || tries == 20 {
+            return out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 fn text(out: &Output) -> String {
