@@ -45,6 +45,29 @@ function ready() {
    bundlers that follow `new URL(…, import.meta.url)` emit as an asset. */
 const source = (input) => (input === undefined ? undefined : { module_or_path: input });
 
+/* Loads `file` through its glue's loader (`glue`), from `input` or, left out, from beside
+   the glue. That default failing to find the file is what a bundler that does not emit the
+   .wasm leaves (esbuild: a 404; an iife bundle, whose import.meta.url is empty: "Invalid
+   URL"; a server answering its page in place of a missing file: "expected magic word"), so
+   the error says where the file was looked for and that its URL can be given. A module
+   found but refused (a Content-Security-Policy without 'wasm-unsafe-eval') is the engine's
+   own error, which says why. */
+async function load(glue, file, call, input) {
+  if (input !== undefined) return glue(source(input));
+  try {
+    return await glue(undefined);
+  } catch (error) {
+    const refused = error instanceof WebAssembly.CompileError && !/magic word/.test(error.message);
+    if (refused || error instanceof WebAssembly.LinkError || error instanceof WebAssembly.RuntimeError) throw error;
+    throw new Error(
+      `leasehold: ${call}() could not load ${file} from beside the package's dist/browser.mjs ` +
+        `(${error?.message ?? error}). Where a bundler does not emit it beside the bundle (esbuild; any ` +
+        `iife bundle, whose import.meta.url is empty), give its URL: \`await ${call}(url)\``,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * Loads the runner's module. `input`: a URL or string to fetch, a Response, the bytes, a
  * compiled WebAssembly.Module, or a promise of one of these; left out, the .wasm beside
@@ -52,7 +75,7 @@ const source = (input) => (input === undefined ? undefined : { module_or_path: i
  */
 export async function init(input) {
   if (api !== undefined) return;
-  await wasm.default(source(await input));
+  await load(wasm.default, 'leasehold_bg.wasm', 'init', await input);
   ready();
 }
 
@@ -72,7 +95,7 @@ export function initSync(module) {
 export async function initTrace(input) {
   if (traceWasm !== undefined) return;
   const [glue, given] = await Promise.all([import('./leasehold_trace_web.mjs'), input]);
-  await glue.default(source(given));
+  await load(glue.default, 'leasehold_trace_bg.wasm', 'initTrace', given);
   traceWasm = glue;
 }
 

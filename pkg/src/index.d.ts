@@ -60,6 +60,8 @@ type GlobalInstance<Name extends string> = typeof globalThis extends { [K in Nam
  * nothing more. In Node.js the module was compiled when the package loaded: it resolves
  * at once.
  * @throws (rejects) what fetching or compiling the module throws; `init` can then be called again.
+ *   Without `input`, an `Error` that says where the file was looked for and to give its URL,
+ *   with the loader's error as `cause` (a bundler that does not emit the `.wasm`: esbuild, an iife).
  */
 export declare function init(input?: WasmSource | Promise<WasmSource>): Promise<void>;
 

@@ -68,3 +68,37 @@ test('a failed init can be retried', async () => {
   await lib.init(await bytes('leasehold_bg.wasm'));
   assert.equal(typeof lib.createJobRunner(options).start, 'function');
 });
+
+test('init and initTrace left to find their .wasm say where they looked and that a URL can be given', async () => {
+  // Node.js's fetch takes no file: URL, so the .wasm beside the entry cannot be fetched here,
+  // as a page bundled by esbuild (a 404) or as an iife (import.meta.url empty: "Invalid URL")
+  // cannot fetch it; the loader's own message alone did not say what to do.
+  const lib = await freshEntry();
+  await assert.rejects(lib.init(), (error) => {
+    assert.match(error.message, /^leasehold: init\(\) could not load leasehold_bg\.wasm from beside the package's dist\/browser\.mjs \(.+\)\. /);
+    assert.match(error.message, /give its URL: `await init\(url\)`$/);
+    assert.ok(error.cause, 'the loader\'s error is the cause');
+    return true;
+  });
+  await assert.rejects(lib.initTrace(), /initTrace\(\) could not load leasehold_trace_bg\.wasm .*`await initTrace\(url\)`$/);
+  // What answers in place of the file (a server's page: no wasm magic word) is a file not
+  // found there too; a module found but refused (as a Content-Security-Policy refuses it) is
+  // the engine's own error, which says why, not a hint to look elsewhere.
+  const { fetch } = globalThis;
+  const { warn } = console;
+  try {
+    console.warn = () => {}; // the glue's note that it falls back from instantiateStreaming
+    globalThis.fetch = async () => new Response('<!doctype html><title>app</title>', { headers: { 'content-type': 'text/html' } });
+    await assert.rejects(lib.init(), /could not load leasehold_bg\.wasm .*magic word.*`await init\(url\)`$/);
+    const truncated = (await bytes('leasehold_bg.wasm')).subarray(0, 64);
+    globalThis.fetch = async () => new Response(truncated, { headers: { 'content-type': 'application/wasm' } });
+    await assert.rejects(lib.init(), (error) => error instanceof WebAssembly.CompileError);
+  } finally {
+    globalThis.fetch = fetch;
+    console.warn = warn;
+  }
+  // A given input that fails is the loader's own error, naming what it was given.
+  await assert.rejects(lib.init(new Uint8Array([0, 1, 2, 3])), (error) => !/beside the package/.test(error.message));
+  await lib.init(await bytes('leasehold_bg.wasm'));
+  await lib.initTrace(bytes('leasehold_trace_bg.wasm'));
+});
