@@ -25,6 +25,8 @@
 #                            node-postgres pool, with its glue queue*.js, postgres.js and
 #                            postgres-sql.cjs, core's PostgreSQL statement catalogue (scripts/pkg-sql.mjs)
 #   pglite.cjs, .mjs, .d.ts, .d.mts  `leasehold/pglite` (Node.js only): the same queue on PGlite
+#   postgres-browser.mjs, pglite-browser.mjs  what a browser bundle gets for those two: a
+#                            connect that says they run in Node.js only (node-only.mjs)
 #   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
 #                            eventlog*.js and its own modules, nodejs target only:
 #                            leasehold_eventlog_bg.wasm (+ _node.cjs), leasehold_pump_bg.wasm
@@ -123,7 +125,8 @@ cargo run -q -p leasehold-core --example sql_files -- postgres "$sql_dir"
 node scripts/pkg-sql.mjs "$sql_dir" "$dist/postgres-sql.cjs"
 rm -r "$sql_dir"
 cp pkg/src/queue*.js pkg/src/postgres.js pkg/src/pglite.js pkg/src/postgres.cjs pkg/src/postgres.mjs \
-  pkg/src/pglite.cjs pkg/src/pglite.mjs "$dist/"
+  pkg/src/pglite.cjs pkg/src/pglite.mjs pkg/src/node-only.mjs pkg/src/postgres-browser.mjs \
+  pkg/src/pglite-browser.mjs "$dist/"
 for entry in postgres pglite; do
   cat pkg/src/queue.d.ts "pkg/src/$entry.d.ts" >"$dist/$entry.d.mts"
   awk '/^\/\/ <esm-only>/ { skip = 1; next } /^\/\/ <\/esm-only>/ { skip = 0; next } !skip' \
