@@ -163,7 +163,8 @@ export interface WorkOptions {
   readonly pageSize?: number | undefined;
   /**
    * The runner's trace events, as `createJobRunner`'s `onEvent` gets them (`jobEventSpans` of
-   * `leasehold/otel` fits): an attempt that failed (the handler threw, timed out, or answered
+   * `leasehold/otel` fits; give it `destination: QUEUE`, else its spans are named after the
+   * runners, one per slot on PostgreSQL and PGlite: `process QUEUE#3`): an attempt that failed (the handler threw, timed out, or answered
    * what JSON cannot hold) is an `item-failed` with that error, once its failure is recorded;
    * a job that ended with nothing written (cancelled under its handler, or its outcome refused
    * by the fence because another worker holds it) is a `claim-lost` with `lapsed: false`; only

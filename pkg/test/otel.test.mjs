@@ -62,6 +62,30 @@ test('a pass is a receive span and each item a process span linked to it', async
   assert.equal(ms(receive.startTime), 1_700_000_000_000, "the span's times are the runner's clock");
 });
 
+test("one sink with a destination serves a queue's slots: one destination, each item linked to its slot's pass", async () => {
+  // A job queue's work runs a runner per slot (PostgreSQL, PGlite: QUEUE#SLOT) and hands them
+  // all its onEvent; the README has it given the queue as destination.
+  const { exporter, tracer } = tracing();
+  const onEvent = jobEventSpans({ tracer, destination: 'mail' });
+  let next = 0;
+  const claim = async () => (next < 4 ? { id: next++ } : null);
+  const perform = () => new Promise((resolve) => setTimeout(resolve, 5));
+  const slots = ['mail#1', 'mail#2'].map((name) => createJobRunner(base({ name, claim, perform, onEvent })));
+  await Promise.all(slots.map((runner) => runner.tick()));
+  await Promise.all(slots.map((runner) => runner.dispose()));
+  const spans = exporter.getFinishedSpans();
+  assert.deepEqual([...new Set(spans.map((s) => s.name))].sort(), ['process mail', 'receive mail']);
+  assert.deepEqual([...new Set(spans.map((s) => s.attributes['messaging.destination.name']))], ['mail']);
+  const receives = spans.filter((s) => s.name === 'receive mail');
+  assert.equal(receives.length, 2, 'a pass per slot');
+  const processes = spans.filter((s) => s.name === 'process mail');
+  assert.equal(processes.length, 4);
+  const ids = new Set(receives.map((r) => r.spanContext().spanId));
+  for (const span of processes) assert.ok(ids.has(span.links[0].context.spanId), "linked to a slot's pass");
+  const counted = receives.map((r) => r.attributes['messaging.batch.message_count']);
+  assert.equal(counted[0] + counted[1], 4);
+});
+
 test('a lost claim is a lease_lost event on its process span, which ends with the pass', async () => {
   const { exporter, tracer } = tracing();
   const sink = jobEventSpans({ tracer, destination: 'mail' });
