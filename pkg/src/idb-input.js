@@ -213,5 +213,5 @@ function enqueueFields(options, now, rules) {
 }
 
 module.exports = {
-  kindOf, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength,
+  kindOf, distance, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength,
 };

@@ -17,6 +17,8 @@
 const { mkdirSync } = require('node:fs');
 const path = require('node:path');
 const { createQueue } = require('./queue.js');
+const { checkMigrate } = require('./queue-input.js');
+const { kindOf, distance } = require('./idb-input.js');
 const { WriterLock } = require('./eventlog-lock.js');
 
 /*
@@ -88,6 +90,24 @@ function pgliteAdapter(db, owned, lock) {
   };
 }
 
+/**
+ * Refuses a `{ dataDir }` target that names no folder or holds another key, saying which:
+ * `migrate` is the second argument's, and a near miss of `dataDir` is named as one.
+ */
+function checkFolder(target) {
+  for (const name of Object.keys(target)) {
+    if (name === 'dataDir') continue;
+    if (name === 'migrate') {
+      throw new TypeError('connect: migrate is an option of the second argument: connect({ dataDir }, { migrate: false })');
+    }
+    const near = distance(name, 'dataDir') <= 2 ? ' (did you mean dataDir?)' : '';
+    throw new TypeError(`connect: unknown field ${JSON.stringify(name)}${near} (give { dataDir } or a PGlite instance)`);
+  }
+  if (typeof target.dataDir !== 'string' || target.dataDir === '') {
+    throw new TypeError(`connect: dataDir must be a folder's path, a non-empty string (give { dataDir: "folder" }), got ${target.dataDir === '' ? 'an empty string' : kindOf(target.dataDir)}`);
+  }
+}
+
 function createPgliteApi(deps) {
   /**
    * Answers the queue over `target`: `{ dataDir }` (a folder, created if missing, opened
@@ -96,19 +116,14 @@ function createPgliteApi(deps) {
    * `options.migrate` is false.
    */
   async function connect(target, options = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError('connect: options must be an object');
-    for (const name of Object.keys(options)) {
-      if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);
-    }
+    const migrate = checkMigrate(options);
     let db;
     let lock;
     let owned = false;
     if (isPGlite(target)) {
       db = target;
-    } else if (target !== null && typeof target === 'object' && typeof target.dataDir === 'string' && target.dataDir !== '') {
-      for (const name of Object.keys(target)) {
-        if (name !== 'dataDir') throw new TypeError(`connect: unknown field ${JSON.stringify(name)} (give { dataDir } or a PGlite instance)`);
-      }
+    } else if (target !== null && typeof target === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(target))) {
+      checkFolder(target);
       let PGlite;
       try {
         ({ PGlite } = await import('@electric-sql/pglite'));
@@ -127,7 +142,7 @@ function createPgliteApi(deps) {
       throw new TypeError('connect: give { dataDir: "folder" } or a PGlite instance (new PGlite(...) from @electric-sql/pglite)');
     }
     try {
-      return await createQueue(pgliteAdapter(db, owned, lock), deps, { owned }).open({ migrate: options.migrate !== false });
+      return await createQueue(pgliteAdapter(db, owned, lock), deps, { owned }).open({ migrate });
     } catch (error) {
       if (owned) await db.close().catch(() => undefined);
       await lock?.release();

@@ -13,6 +13,7 @@
  */
 
 const { createQueue } = require('./queue.js');
+const { checkMigrate } = require('./queue-input.js');
 
 /** Whether `pool` is a node-postgres Pool: query(), connect(), end(), and its counters. */
 function isPool(pool) {
@@ -146,11 +147,7 @@ function createPostgresApi(deps) {
     if (typeof max === 'number' && max < 2) {
       throw new RangeError(`connect: the pool allows ${max} connection${max === 1 ? '' : 's'}; the queue needs at least 2 (its LISTEN holds one while some work() runs)`);
     }
-    if (options === null || typeof options !== 'object') throw new TypeError('connect: options must be an object');
-    for (const name of Object.keys(options)) {
-      if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);
-    }
-    return createQueue(poolAdapter(pool), deps).open({ migrate: options.migrate !== false });
+    return createQueue(poolAdapter(pool), deps).open({ migrate: checkMigrate(options) });
   }
   return { connect };
 }

@@ -129,4 +129,19 @@ function cancelReason(reason, limits) {
   return reason;
 }
 
-module.exports = { queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, cancelReason, kind };
+/**
+ * `connect`'s options (the PostgreSQL stores'): only `migrate`, true or false. Answers
+ * whether to migrate (default true); a migrate of another kind (`'no'`, `0`) had migrated.
+ */
+function checkMigrate(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('connect: options must be an object');
+  for (const name of Object.keys(options)) {
+    if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);
+  }
+  if (options.migrate !== undefined && typeof options.migrate !== 'boolean') {
+    throw new TypeError(`connect: migrate must be true or false, got ${kind(options.migrate)}`);
+  }
+  return options.migrate !== false;
+}
+
+module.exports = { queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, cancelReason, kind, checkMigrate };

@@ -99,6 +99,15 @@ test('a target that is neither a folder nor a PGlite instance is refused', async
   await assert.rejects(connect({ dataDir: '' }), /give \{ dataDir/);
   await assert.rejects(connect({ dataDir: '/tmp/x', mode: 'rw' }), /unknown field "mode"/);
   await assert.rejects(connect({ dataDir: '/tmp/x' }, { migrat: false }), /unknown option "migrat"/);
+  // Each says what is wrong with it: a near miss of dataDir, migrate given in the target,
+  // a dataDir that is no path; they had all said only to give { dataDir } or a PGlite instance.
+  await assert.rejects(connect({ datadir: '/tmp/x' }), /^TypeError: connect: unknown field "datadir" \(did you mean dataDir\?\)/);
+  await assert.rejects(connect({ dataDir: '/tmp/x', migrate: false }), /^TypeError: connect: migrate is an option of the second argument: connect\(\{ dataDir \}, \{ migrate: false \}\)$/);
+  await assert.rejects(connect({ dataDir: 5 }), /^TypeError: connect: dataDir must be a folder's path, a non-empty string \(give \{ dataDir: "folder" \}\), got a number$/);
+  await assert.rejects(connect({ dataDir: '' }), /got an empty string$/);
+  // migrate is true or false: 'no' had migrated without a word.
+  await assert.rejects(connect({ dataDir: '/tmp/x' }, { migrate: 'no' }), /^TypeError: connect: migrate must be true or false, got string$/);
+  await assert.rejects(connect({ dataDir: '/tmp/x' }, null), /^TypeError: connect: options must be an object$/);
 });
 
 test("queue names and idempotency keys are held to the core's limits, and the schema is recorded under the core's migration set", async (t) => {
