@@ -217,11 +217,16 @@ export interface Queue {
   /**
    * Cancels queued or running jobs, all or none (a running one's worker is told to abort, and
    * its later writes are refused). Answers the ids cancelled; an unknown id or a job in another
-   * state is refused naming it, and nothing changes. `reason`: a string of at most 4,096 bytes
+   * state is refused naming it, and nothing changes: on every store the error's `code` is
+   * `UNKNOWN_JOB` (an id names no job) or `JOB_STATE` (a `RangeError` on PostgreSQL and PGlite,
+   * a `QueueError` on IndexedDB). `reason`: a string of at most 4,096 bytes
    * (UTF-8) without the NUL character, else a `TypeError` or `RangeError` and nothing changes.
    */
   cancel(ids: number | readonly number[], options?: { readonly reason?: string | undefined }): Promise<number[]>;
-  /** Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is kept); all or none. */
+  /**
+   * Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is kept);
+   * all or none, refused as `cancel` refuses (`code` `UNKNOWN_JOB` or `JOB_STATE`).
+   */
   retry(ids: number | readonly number[]): Promise<number[]>;
   /**
    * Stops claims from `queue` (running jobs finish; enqueues still land). Answers false when it
@@ -233,6 +238,9 @@ export interface Queue {
    * paused (left as it was).
    */
   resume(queue: string): Promise<boolean>;
-  /** Disposes this connection's workers (as `Working.dispose`) and closes it. */
+  /**
+   * Disposes this connection's workers (as `Working.dispose`) and closes it; every later call
+   * but `close` is refused with `code` `QUEUE_CLOSED`.
+   */
   close(): Promise<void>;
 }

@@ -245,7 +245,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
   }
 
   function checkOpen(where) {
-    if (closed) throw new Error(`${where}: the queue is closed`);
+    if (closed) throw Object.assign(new Error(`${where}: the queue is closed`), { code: 'QUEUE_CLOSED' });
   }
 
   const working = new Set();
@@ -395,6 +395,9 @@ function createQueue(adapter, deps, { owned = false } = {}) {
           .filter((id) => !rows.some((row) => int(row.id, 'job id') === id))
           .map((id) => (state.has(id) ? `job ${id} is ${state.get(id)}` : `job ${id} does not exist`));
         const error = new RangeError(`${where}: ${refused.join('; ')} (it applies to ${states.join(' or ')} jobs); nothing was changed`);
+        // The codes leasehold/indexeddb's QueueError has for the same refusals, so code written
+        // for any store can tell them apart.
+        error.code = unique.some((id) => !state.has(id)) ? 'UNKNOWN_JOB' : 'JOB_STATE';
         error.rollback = true;
         throw error;
       }

@@ -202,4 +202,16 @@ test('bad input is refused naming the cause, and nothing is queued: a schema mis
   const { id } = await queue.enqueue('q', {});
   await assert.rejects(queue.cancel([id], { reasn: 'typo' }), /cancel: unknown option "reasn" \(known: reason\)/);
   assert.equal((await queue.job(id)).state, 'queued', 'a cancel with a misspelt option changes nothing');
+  // The refusals carry leasehold/indexeddb's codes, so code written for any store tells them
+  // apart; they had none here.
+  await assert.rejects(queue.cancel([id, 999]), { name: 'RangeError', code: 'UNKNOWN_JOB', message: /job 999 does not exist/ });
+  await assert.rejects(queue.retry(id), { name: 'RangeError', code: 'JOB_STATE', message: /job \d+ is queued/ });
+  assert.equal((await queue.job(id)).state, 'queued');
+});
+
+test('a closed queue refuses every call but close with code QUEUE_CLOSED', async () => {
+  const queue = await connect(new PGlite());
+  await queue.close();
+  await assert.rejects(queue.enqueue('q', {}), { code: 'QUEUE_CLOSED', message: 'enqueue: the queue is closed' });
+  await assert.rejects(queue.counts(), { code: 'QUEUE_CLOSED' });
 });
