@@ -306,6 +306,7 @@ function contextOf(job, running, checkLease) {
   if (job.timeoutMs !== null) {
     timer = setTimeout(() => {
       timedOut = new Error(`timed out after ${job.timeoutMs} ms`);
+      timedOut.name = 'TimeoutError';
       abort(timedOut);
     }, job.timeoutMs);
     timer.unref?.();
@@ -333,6 +334,7 @@ class CancelledError extends Error {
   constructor(id) {
     super(`job ${id} was cancelled`);
     this.name = 'JobCancelledError';
+    this.code = 'JOB_CANCELLED'; // as leasehold/indexeddb's JobCancelledError
     this.job = id;
   }
 }

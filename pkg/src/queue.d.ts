@@ -112,8 +112,9 @@ export interface QueueCounts {
 export interface WorkContext {
   /**
    * Aborts when this attempt must stop: its claim was taken over (its reason is a
-   * `JobClaimLostError`) or lapsed (`lapsed: true`), the job was cancelled, or its `timeoutMs`
-   * passed. Stop at once: nothing else ends the work. `Working.dispose()` and `close()` do not
+   * `JobClaimLostError`) or lapsed (`lapsed: true`), the job was cancelled (a
+   * `JobCancelledError`, `code` `JOB_CANCELLED`), or its `timeoutMs` passed (an `Error` named
+   * `TimeoutError`). Stop at once: nothing else ends the work. `Working.dispose()` and `close()` do not
    * abort it: they wait for the handler to answer and record its outcome. `aborted` and
    * `throwIfAborted()` read the clock: checked once the lease lapsed, they say so even in a
    * process resuming from a freeze whose timers have not run yet. Not aborted at a check, the

@@ -209,6 +209,26 @@ test('bad input is refused naming the cause, and nothing is queued: a schema mis
   assert.equal((await queue.job(id)).state, 'queued');
 });
 
+test("a handler's signal aborts with the reasons leasehold/indexeddb gives: a cancel's code JOB_CANCELLED, a timeout's name TimeoutError", async (t) => {
+  const { queue } = await inMemory(t);
+  const reasons = new Map();
+  const working = queue.work('r', (payload, { signal }) => new Promise((resolve, reject) => {
+    signal.addEventListener('abort', () => {
+      reasons.set(payload, signal.reason);
+      reject(signal.reason);
+    });
+  }), { concurrency: 2, pollMs: 10, logger: { error() {} } });
+  const { id } = await queue.enqueue('r', 'cancelled');
+  await queue.enqueue('r', 'timed out', { timeoutMs: 50, maxAttempts: 1 });
+  while ((await queue.counts())[0]?.running !== 2) await sleep(10);
+  await queue.cancel(id);
+  while (reasons.size < 2) await sleep(10);
+  await working.dispose();
+  const cancelled = reasons.get('cancelled');
+  assert.deepEqual([cancelled.name, cancelled.code, cancelled.job], ['JobCancelledError', 'JOB_CANCELLED', id]);
+  assert.equal(reasons.get('timed out').name, 'TimeoutError');
+});
+
 test('a closed queue refuses every call but close with code QUEUE_CLOSED', async () => {
   const queue = await connect(new PGlite());
   await queue.close();
