@@ -25,8 +25,9 @@
 #                            node-postgres pool, with its glue queue*.js, postgres.js and
 #                            postgres-sql.cjs, core's PostgreSQL statement catalogue (scripts/pkg-sql.mjs)
 #   pglite.cjs, .mjs, .d.ts, .d.mts  `leasehold/pglite` (Node.js only): the same queue on PGlite
-#   postgres-browser.mjs, pglite-browser.mjs  what a browser bundle gets for those two: a
-#                            connect that says they run in Node.js only (node-only.mjs)
+#   postgres-browser.mjs, pglite-browser.mjs, eventlog-browser.mjs  what a browser bundle
+#                            gets for those three: calls that say they run in Node.js only
+#                            (node-only.mjs)
 #   eventlog.cjs, .mjs, .d.ts, .d.mts  `leasehold/eventlog` (Node.js only), with its glue
 #                            eventlog*.js and its own modules, nodejs target only:
 #                            leasehold_eventlog_bg.wasm (+ _node.cjs), leasehold_pump_bg.wasm
@@ -133,7 +134,7 @@ for entry in postgres pglite; do
     "$dist/$entry.d.mts" >"$dist/$entry.d.ts"
 done
 cp LICENSE-MIT LICENSE-APACHE pkg/
-cp pkg/src/eventlog*.js pkg/src/eventlog.cjs pkg/src/eventlog.mjs "$dist/"
+cp pkg/src/eventlog*.js pkg/src/eventlog.cjs pkg/src/eventlog.mjs pkg/src/eventlog-browser.mjs "$dist/"
 # The glue files (CommonJS) go beside the entries, and for browsers each is wrapped as an ES
 # module: the CommonJS source runs inside a function that receives a `module` object, and its
 # exports are re-exported. Arguments: the file's name in pkg/src and its exports.
