@@ -31,9 +31,11 @@ pub struct OwnerId {
 
 impl OwnerId {
     /// An owner with only the three identity parts (`host_id`, `pid`,
-    /// `nonce`); `start_time` and `boot_id` are `None`, so a pid probe
-    /// can only ask whether the pid exists. Hosts that
-    /// can read the process start time and boot id fill them in afterwards.
+    /// `nonce`); `start_time` and `boot_id` are `None`, so a pid probe can
+    /// tell neither a reboot nor a reused pid: it asks only about the process
+    /// now at that pid (whether it exists, is a zombie, or is stopped). Hosts
+    /// that can read the process start time and boot id fill them in
+    /// afterwards.
     pub fn new(host_id: impl Into<String>, pid: u32, nonce: impl Into<String>) -> OwnerId {
         OwnerId { host_id: host_id.into(), pid, nonce: nonce.into(), start_time: None, boot_id: None }
     }
