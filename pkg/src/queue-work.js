@@ -8,9 +8,13 @@
  *   `leasehold` command-line tool does: a slot that finishes claims the next job at once,
  *   whatever its neighbours are doing, and a long job holds up nobody's pass.
  * - Claims take a page of `pageSize` jobs in one statement, shared by the slots, and carry
- *   the completions waiting to be written (settled first, each under its fence); a page
- *   that waited longer than PAGE_FRESH_MS is renewed (one statement for all its jobs) before
- *   its next job is handed over, so a job's lease starts when its work does. Stale running
+ *   the completions waiting to be written (settled first, each under its fence). The runner
+ *   measures a job's lease from the `at` of its own claim call, the database from when the
+ *   statement that stamped it ran, which was sent earlier when a slot joined a claim under
+ *   way or took a job left in the page, or when the answer came late: a job whose stamping
+ *   statement was sent more than PAGE_FRESH_MS before the slot's `at` is renewed first (one
+ *   statement for the page's jobs), as the Rust worker does, so the runner's view of the
+ *   lease never lags the store's by more than that. Stale running
  *   jobs the claim names are taken over with the store's compare-and-swap (liveness here is lease-only: a stale lease is enough).
  * - The work and the write of its outcome are two phases. The handler's answer (a result,
  *   or a thrown error) is held and written with the fenced complete / fail, tried again
@@ -38,7 +42,7 @@ const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
 const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
 const OUTCOME_LATER = Symbol.for('leasehold.runner.outcomeLater');
 
-/** Page items older than this (ms since their page was claimed) are renewed first. */
+/** Page items stamped longer ago than this (ms from the send of the statement that stamped their lease to a claim's `at`) are renewed first. */
 const PAGE_FRESH_MS = 100;
 const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'pageSize', 'onEvent', 'logger'];
 
@@ -64,7 +68,12 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   // more (the runner would refuse it naming heartbeatSkewMs, an option work() does not have).
   if (heartbeatMs !== undefined) store.integer(where, 'heartbeatMs', heartbeatMs, 2, 2 ** 31 - 1);
 
-  /** Claimed jobs not yet handed to a slot, each with when its lease was last stamped (`at`). */
+  /**
+   * Claimed jobs not yet handed to a slot, each with `at`: when the statement that last
+   * stamped its lease was sent (this process's clock), no later than the database's stamp.
+   * Not when it answered: an answer held up by the network (or a process frozen meanwhile)
+   * comes with leases that may be stale already.
+   */
   const page = [];
   let disposing; // dispose()'s promise, once it was called
   let paging; // the page claim (or renewal) in flight, which every slot without a job waits on
@@ -78,8 +87,8 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const completions = store.completer(queue, leaseMs);
 
   async function claimPage() {
-    const jobs = await store.claimPage(queue, pageSize, leaseMs, held, completions);
     const at = Date.now();
+    const jobs = await store.claimPage(queue, pageSize, leaseMs, held, completions);
     for (const job of jobs) page.push({ job, at });
     return jobs.length;
   }
@@ -90,7 +99,8 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     return paging;
   }
 
-  async function claim() {
+  /** The runner's claim, made at `at` (the runner's clock): its lease is measured from there. */
+  async function claim(at) {
     for (;;) {
       // Disposing: no job is handed out any more (a runner's pass would otherwise go on
       // claiming until the queue is empty); the page's jobs go back to the queue.
@@ -100,9 +110,11 @@ function startWork(store, api, policy, queue, handler, options = {}) {
         if ((await turn(claimPage)) === 0 && page.length === 0) return null;
         continue;
       }
-      // A job that waited is renewed (with the rest of the page, one statement) before it
-      // is handed over: its lease then starts, as far as the runner knows, when its work does.
-      if (Date.now() - next.at > PAGE_FRESH_MS) {
+      // A job stamped before this claim was made (it waited in the page, its page was claimed
+      // for another slot, or its answer came late) is renewed with the rest of the page, one
+      // statement, before it is handed over: the runner measures its lease from `at`. The
+      // renewal is sent after `at`, so one is enough (unless it joined one sent earlier).
+      if (at - next.at > PAGE_FRESH_MS) {
         await turn(refreshPage);
         continue;
       }
@@ -122,11 +134,16 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   async function refreshPage() {
     const waiting = page.slice();
     if (waiting.length === 0) return 0;
-    const renewed = new Set(await store.renewMany(waiting.map((entry) => entry.job)));
     const at = Date.now();
+    const renewed = new Set(await store.renewMany(waiting.map((entry) => entry.job)));
     for (const entry of waiting) {
       if (renewed.has(entry.job.id)) entry.at = at;
-      else page.splice(page.indexOf(entry), 1);
+      else {
+        // A slot whose claim was made before the page went stale for another's may have
+        // taken it meanwhile (its runner finds out from its own renewal).
+        const index = page.indexOf(entry);
+        if (index >= 0) page.splice(index, 1);
+      }
     }
     return waiting.length;
   }
