@@ -172,6 +172,32 @@ backend_test! {
 }
 
 backend_test! {
+    async fn a_job_cancelled_while_it_ran_is_retried_due_once_that_attempts_lease_would_have_gone_stale(db) {
+        // Its owner learns of the cancel at its next renewal (or a NOTIFY it may not get) and
+        // stops its work before its lease would have gone stale: not before then may another
+        // worker start the job again.
+        let s = &db.store;
+        let id = db.enqueue("q", json!(1)).await;
+        let claimed_at = db.now();
+        db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
+        s.cancel(&[id], None, "me", db.now()).await.unwrap();
+        let retried_at = db.now();
+        assert_eq!(s.retry(&[id], retried_at).await.unwrap(), vec![id]);
+        let record = s.job(id).await.unwrap();
+        assert_eq!(record.state, JobState::Queued);
+        assert!(record.run_at.0 >= claimed_at.0 + 30_000, "{}: due at {:?}, claimed at {claimed_at:?}", db.label(), record.run_at);
+        assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none(), "{}: not due while the old lease runs", db.label());
+
+        // Cancelled while queued (never claimed): due at once.
+        let queued = db.enqueue("q", json!(2)).await;
+        s.cancel(&[queued], None, "me", db.now()).await.unwrap();
+        s.retry(&[queued], db.now()).await.unwrap();
+        let again = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("due at once");
+        assert_eq!(again.id, queued);
+    }
+}
+
+backend_test! {
     async fn retry_dead_queues_every_dead_job_of_the_queue_and_a_cancelled_one_by_id(db) {
         let s = &db.store;
         let once = attempts(1);

@@ -298,29 +298,42 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
     });
   }
 
-  /** Cancels queued or running jobs (a running one's token moves: its owner's next write is refused). */
+  /**
+   * Cancels queued or running jobs (a running one's token moves: its owner's next write is
+   * refused). A running job keeps its lease's end (`expiresAt`): its owner, which may not
+   * have heard the cancel (a frozen tab), stops its work by then at the latest, so `retry`
+   * does not let another worker start it earlier.
+   */
   function cancel(ids, reason, by, now) {
     return each(ids, (job) => {
       if (job.state !== 'queued' && job.state !== 'running') {
         throw new QueueError('JOB_STATE', `leasehold/indexeddb: job ${job.id} is ${job.state}; only queued or running jobs can be cancelled`);
       }
+      const leaseEnd = job.state === 'running' ? job.expiresAt : undefined;
       if (job.state === 'running') job.log.push(attemptOf(job, now, 'cancelled', reason));
       job.token += 1;
       job.state = 'cancelled';
       job.finishedAt = now;
       job.cancellation = { at: now, by, reason };
       unlease(job);
+      job.expiresAt = leaseEnd;
     });
   }
 
-  /** Queues dead or cancelled jobs again, due now, with a fresh attempt budget (the log is kept). */
+  /**
+   * Queues dead or cancelled jobs again, due now, with a fresh attempt budget (the log is
+   * kept); a job cancelled while it ran, once the lease of that attempt would have gone
+   * stale, if that is later (see `cancel`).
+   */
   function retry(ids, now) {
     return each(ids, (job) => {
       if (job.state !== 'dead' && job.state !== 'cancelled') {
         throw new QueueError('JOB_STATE', `leasehold/indexeddb: job ${job.id} is ${job.state}; only dead or cancelled jobs can be retried`);
       }
+      const leaseEnd = job.state === 'cancelled' && typeof job.expiresAt === 'number' ? job.expiresAt : now;
       job.state = 'queued';
-      job.runAt = now;
+      job.runAt = Math.max(now, leaseEnd);
+      job.expiresAt = undefined;
       job.attempts = 0;
       job.finishedAt = null;
       job.cancellation = null;

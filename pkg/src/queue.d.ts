@@ -225,8 +225,11 @@ export interface Queue {
    */
   cancel(ids: number | readonly number[], options?: { readonly reason?: string | undefined }): Promise<number[]>;
   /**
-   * Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is kept);
-   * all or none, refused as `cancel` refuses (`code` `UNKNOWN_JOB` or `JOB_STATE`).
+   * Queues dead or cancelled jobs again, due now, with a fresh attempt budget (their log is
+   * kept); all or none, refused as `cancel` refuses (`code` `UNKNOWN_JOB` or `JOB_STATE`). A
+   * job cancelled while it ran is due once that attempt's lease would have gone stale, if that
+   * is later: its worker, which may not have heard the cancel (cut off from the database),
+   * stops the work by then, and no other worker starts it before.
    */
   retry(ids: number | readonly number[]): Promise<number[]>;
   /**

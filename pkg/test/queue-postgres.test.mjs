@@ -177,7 +177,10 @@ test('a cancel stops the running handler at once and nothing of its attempt is w
   assert.equal(job.attempts, 1);
   await assert.rejects(queue.cancel(id), /job \d+ is cancelled/);
   assert.deepEqual(await queue.retry([id]), [id]);
-  assert.equal((await queue.job(id)).state, 'queued');
+  // Cancelled while it ran: due once that attempt's lease (30 s) would have gone stale.
+  const retried = await queue.job(id);
+  assert.equal(retried.state, 'scheduled');
+  assert.ok(retried.runAt > t0 + 20_000, `due at ${retried.runAt}, ${retried.runAt - t0} ms after the cancel`);
   assert.equal(await queue.pause('slow'), true);
   assert.equal(await queue.pause('slow'), false);
   assert.equal((await queue.counts())[0].paused, true);

@@ -5,8 +5,11 @@
 -- '<schema>/cancel/<id>/<token>' on channel leasehold_jobs per running job
 -- so its owner can stop it at once (sent at commit). A completion racing it
 -- either committed first (the job is no longer running: not selected) or
--- finds the token moved. The caller runs it in a transaction and rolls back
--- when fewer jobs changed than it named.
+-- finds the token moved. A running job keeps its lease's end (expires_at):
+-- its owner may not have heard the cancel and stops its work by then at
+-- the latest, so retry.sql does not let another worker start it earlier.
+-- The caller runs it in a transaction and rolls back when fewer jobs
+-- changed than it named.
 --
 -- $1 = ids: only these jobs, or NULL for any (int8[])
 -- $2 = queue: only this queue, or NULL for any (text)
@@ -27,7 +30,8 @@ target AS MATERIALIZED (
     ORDER BY id
     FOR UPDATE),
 cancelled AS (
-    UPDATE leasehold_jobs j SET state = 'cancelled', token = t.token + 1, expires_at = NULL,
+    UPDATE leasehold_jobs j SET state = 'cancelled', token = t.token + 1,
+        expires_at = CASE WHEN t.state = 'running' THEN j.expires_at END,
         finished_at = c.now, cancelled_at = c.now, cancelled_by = $4, cancel_reason = $5
     FROM target t, clock c
     WHERE j.id = t.id

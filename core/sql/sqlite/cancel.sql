@@ -1,5 +1,7 @@
 -- cancel: cancels the selected jobs: the token moves, so the owner's next
--- renewal or settle of a running job answers lost. Run after
+-- renewal or settle of a running job answers lost. A running job keeps its
+-- lease's end (expires_at): its owner stops its work by then at the latest,
+-- so retry.sql does not let another worker start it earlier. Run after
 -- attempts_cancelled.sql and journal_cancelled.sql in one transaction,
 -- rolled back when fewer jobs changed than were named.
 --
@@ -11,7 +13,8 @@
 -- ?6 = reason: why, or NULL (text)
 --
 -- Returns one row per cancelled job: id, queue.
-UPDATE leasehold_jobs SET state = 'cancelled', token = token + 1, expires_at = NULL,
+UPDATE leasehold_jobs SET state = 'cancelled', token = token + 1,
+    expires_at = CASE WHEN state = 'running' THEN expires_at END,
     finished_at = ?4, cancelled_at = ?4, cancelled_by = ?5, cancel_reason = ?6
 WHERE (?1 IS NULL OR id IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR queue = ?2)
   AND state IN (SELECT value FROM json_each(?3))

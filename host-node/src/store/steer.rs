@@ -13,7 +13,12 @@
 //!
 //! A retry queues a dead-lettered or cancelled job again, due now, with a
 //! fresh attempt budget; its attempt log is kept (tokens keep growing, so
-//! the earlier attempts keep their keys).
+//! the earlier attempts keep their keys). A job cancelled while it ran is
+//! due once that attempt's lease would have gone stale (the cancel keeps its
+//! `expires_at`), if that is later: its owner may not have heard the cancel
+//! (cut off from the database, or between two renewals on SQLite) and stops
+//! its work by then, as for a lost lease, so no other worker starts the job
+//! beside it.
 //!
 //! A pause is a row of `leasehold_paused_queues`: claims skip the queue's
 //! queued jobs (a worker stops claiming from it at its next poll), running
@@ -121,8 +126,10 @@ impl Store {
     }
 
     /// Queues the jobs `ids` (each dead-lettered or cancelled) again, due
-    /// `now` (PostgreSQL: its own clock), with a fresh attempt budget; their
-    /// attempt logs are kept. Wakes the queues' workers. Answers the ids.
+    /// `now` (PostgreSQL: its own clock), or, cancelled while it ran, once
+    /// that attempt's lease would have gone stale if that is later (see the
+    /// module docs), with a fresh attempt budget; their attempt logs are
+    /// kept. Wakes the queues' workers. Answers the ids.
     ///
     /// # Errors
     /// [`StoreError::UnknownJob`], [`StoreError::WrongState`] (queued,

@@ -467,11 +467,12 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
         throw signal.reason;
       }
       return 'ok';
-    }, { pollMs: 50 });
+    }, { pollMs: 50, staleAfterMs: 1500 });
     await sleep(300);
     out.whilePaused = order.length;
     await q.resume('q');
     while (!order.some((p) => p.long)) await sleep(10);
+    out.leaseBefore = (await q.job(long)).lease;
     out.cancelled = await q.cancel(long, { reason: 'changed my mind' });
     while (cancelReason === undefined) await sleep(10);
     out.cancelReason = cancelReason;
@@ -488,6 +489,9 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
     }
     out.laterStill = (await q.job(later)).state;
     out.retried = await q.retry(long);
+    out.retriedAt = Date.now();
+    const retried = await q.job(long);
+    out.retriedDue = { state: retried.state, runAt: retried.runAt };
     while ((await q.job(long)).state !== 'succeeded') await sleep(20);
     out.retriedJob = await q.job(long);
     await working.dispose();
@@ -517,6 +521,11 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
   ]);
   assert.equal(result.laterStill, 'scheduled', 'a refused cancel of several ids changed none of them');
   assert.deepEqual(result.retried, [2]);
+  // Cancelled while it ran: due once that attempt's lease would have gone stale (its tab
+  // stops the work by then even if it never heard the cancel), not at once.
+  assert.equal(result.retriedDue.state, 'scheduled');
+  assert.ok(result.retriedDue.runAt >= result.leaseBefore.expiresAt, `due at ${result.retriedDue.runAt}, not before the cancelled lease's end ${result.leaseBefore.expiresAt}`);
+  assert.ok(result.retriedDue.runAt > result.retriedAt, 'not due at the retry');
   assert.equal(result.retriedJob.result, 'ok');
   assert.deepEqual(result.retriedJob.attemptsLog.map((a) => a.outcome), ['cancelled', 'succeeded']);
   assert.deepEqual(result.fresh, [true, true, false], 'a queue nothing was enqueued to can be paused and resumed; one never paused answers false');

@@ -277,7 +277,7 @@ async function job(id) {
   const open = ['queued', 'scheduled', 'retrying', 'running'].includes(j.state);
   const actions = data.readOnly ? null : h('div', { class: 'actions' },
     open ? button('Cancel', () => act(`/api/jobs/${id}/cancel`, `Cancel job ${id}? ${j.state === 'running' ? 'Its command is stopped as on a lost lease and nothing of this attempt is kept.' : 'It will not run.'}`, true), 'danger') : null,
-    ['dead', 'cancelled'].includes(j.state) ? button('Retry', () => act(`/api/jobs/${id}/retry`, `Queue job ${id} again, due now, with a fresh attempt budget?`)) : null);
+    ['dead', 'cancelled'].includes(j.state) ? button('Retry', () => act(`/api/jobs/${id}/retry`, `Queue job ${id} again, with a fresh attempt budget?`)) : null);
   const facts = [['queue', j.queue], ['attempts', `${j.attempts} of ${j.maxAttempts}`], ['created', time(j.createdAt)],
     ['due', j.state === 'queued' || j.state === 'scheduled' || j.state === 'retrying' ? time(j.runAt) : null],
     ['finished', j.finishedAt ? `${time(j.finishedAt)} (${span(j.finishedAt - j.createdAt)} after it was queued)` : null],
