@@ -385,16 +385,31 @@ function createApi(wasm, timing) {
        the handler runs: after the process was frozen, every timer due meanwhile fires
        at once in the order it was due, a handler's step before the lapse it should
        have seen. The core decides as the timer would have it decide (a lapse aborts
-       the item there and then, before the check answers). Inside a drain the core
-       was just given its time. */
+       the item there and then, before the check answers). Inside a drain (the
+       synchronous part of a handler its perform record started: a busy loop or a huge
+       JSON.parse can keep it past the lease) the records the core appends are left to
+       the drain, in order, but for the aborts, which are executed at once and taken
+       out (code 0, which the drain skips). */
     function checkLease() {
-      if (draining) return;
-      const deadline = view()[DEADLINE];
+      const f = view();
+      const deadline = f[DEADLINE];
       if (deadline < 0) return;
       const now = time();
       if (now < deadline) return;
+      if (!draining) {
+        core.timeout(now);
+        run();
+        return;
+      }
+      const from = f[END];
       core.timeout(now);
-      run();
+      const g = view();
+      for (let r = from; r < g[END]; r += 1) {
+        const b = HEADER + r * STRIDE;
+        if (g[b] !== OP_ABORT) continue;
+        g[b] = 0;
+        abort(g[b + ABORT_SLOT], g[b + ABORT_GEN], g[b + ABORT_LAPSED] === 1);
+      }
     }
 
     function abort(index, gen, lapsed) {

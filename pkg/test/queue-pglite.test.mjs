@@ -175,6 +175,28 @@ test("a handler frozen past its lease sees its signal aborted (lapsed) at its fi
   assert.equal(job.state, 'running', 'nothing was written: the job is left to whoever takes it over');
 });
 
+test('a handler whose synchronous start (a busy loop, a huge JSON.parse) outlasts its lease sees its signal aborted (lapsed) at its first check after', async (t) => {
+  const { queue } = await inMemory(t);
+  const { id } = await queue.enqueue('blocked', {}, { maxAttempts: 1 });
+  let answer;
+  const checked = new Promise((resolve) => (answer = resolve));
+  const working = queue.work(
+    'blocked',
+    (payload, { signal }) => {
+      // No await before: the runner that started this handler is still on its stack.
+      const until = Date.now() + 2_000; // past the lease (1,500 ms) and the lapse in it
+      while (Date.now() < until);
+      answer([signal.aborted, signal.reason?.code, signal.reason?.lapsed]);
+      signal.throwIfAborted();
+    },
+    { staleAfterMs: 1_500 },
+  );
+  assert.deepEqual(await checked, [true, 'CLAIM_LOST', true]);
+  await working.dispose();
+  const job = await queue.job(id);
+  assert.equal(job.state, 'running', 'nothing was written: the job is left to whoever takes it over');
+});
+
 test('counts() and job(id) tell queued jobs apart as the overview does: due, scheduled for later, retrying after a failure', async (t) => {
   const { queue } = await inMemory(t);
   await checkShownStates(queue);
