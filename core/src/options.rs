@@ -7,6 +7,8 @@
 
 use crate::backoff::Backoff;
 use crate::lease::{LeasePolicy, PolicyError};
+use crate::queue::rules::{self, QueueNameRule};
+use alloc::string::{String, ToString};
 use core::fmt;
 
 /// Claim attempts one pass may make.
@@ -135,7 +137,7 @@ impl Default for OptionNames {
 /// Which option was wrong and why. Display gives one line naming the option
 /// with its JS name, e.g. `intervalMs must be a finite number, got NaN`.
 #[allow(missing_docs)] // each variant's doc names its fields and units
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum OptionError {
     /// A span or count that is NaN or infinite (JS: `TypeError`).
@@ -172,9 +174,25 @@ pub enum OptionError {
     /// [`OptionsInput::store_lease_ms`]) is shorter than the stale window:
     /// peers could take over a job this runner still works on.
     StoreLeaseTooShort { store_lease_ms: u64, stale_after_ms: u64, names: OptionNames },
+    /// The queue the job claims from in its store (`queue`, as given)
+    /// breaks `rule`, the rule of queue names every store holds to
+    /// ([`rules::check_queue_name`]): no job can be queued on it, so every
+    /// claim would fail.
+    InvalidQueueName { queue: String, rule: QueueNameRule },
 }
 
 impl OptionError {
+    /// Checks the name of the queue a job claims from (see
+    /// [`OptionError::InvalidQueueName`]).
+    ///
+    /// # Errors
+    /// [`OptionError::InvalidQueueName`] naming `queue` and the rule it
+    /// breaks: empty, longer than [`rules::MAX_QUEUE_NAME_LEN`] bytes, or a
+    /// character outside `A-Z a-z 0-9` and [`rules::QUEUE_NAME_PUNCTUATION`].
+    pub fn check_queue(queue: &str) -> Result<(), OptionError> {
+        rules::check_queue_name(queue).map_err(|rule| OptionError::InvalidQueueName { queue: queue.to_string(), rule })
+    }
+
     /// Whether JS should throw a `TypeError` (wrong kind of value) rather than
     /// a `RangeError` (a number out of range).
     pub fn is_type_error(&self) -> bool {
@@ -201,9 +219,9 @@ impl fmt::Display for JsNumber {
 
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
+        match self {
             OptionError::NotFinite { option, value } => {
-                write!(f, "{option} must be a finite number, got {}", JsNumber(value))
+                write!(f, "{option} must be a finite number, got {}", JsNumber(*value))
             }
             OptionError::Negative { option, value } => {
                 write!(f, "{option} must not be negative, got {value}")
@@ -277,6 +295,11 @@ impl fmt::Display for OptionError {
                  (give the job a lease of at least {stale}, or a shorter {stale})",
                 stale = n.stale_after,
                 u = n.unit
+            ),
+            OptionError::InvalidQueueName { queue, rule } => write!(
+                f,
+                "invalid queue name {queue:?}: {rule} (the queue the job claims from: no job can be queued on it, \
+                 so every claim would fail)"
             ),
         }
     }

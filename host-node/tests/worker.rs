@@ -293,6 +293,45 @@ async fn a_worker_hands_the_timeout_to_its_handler_and_leaves_enforcing_it_to_th
 }
 
 #[tokio::test]
+async fn a_worker_on_a_queue_no_store_accepts_is_refused_at_spawn_naming_the_queue_and_the_rule() {
+    // Spawned, it claimed on and on, each claim refused by the store and said only in
+    // the runner's logs, so a typo in the queue left the worker idle without a word.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("q.db").display())).await.unwrap();
+    let long = "q".repeat(129);
+    for (queue, rule) in [
+        ("bad name", "only A-Z a-z 0-9 _ - . : are allowed"),
+        ("mail/eu", "only A-Z a-z 0-9 _ - . : are allowed"),
+        ("", "empty"),
+        (long.as_str(), "longer than 128 bytes"),
+    ] {
+        let error = JobRunner::builder("test.queue").spawn(Worker::new(store.clone(), queue, Echo)).unwrap_err();
+        assert_eq!(
+            error,
+            leasehold::core::OptionError::InvalidQueueName {
+                queue: queue.to_owned(),
+                rule: leasehold::core::queue::rules::check_queue_name(queue).unwrap_err(),
+            }
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "invalid queue name {queue:?}: {rule} (the queue the job claims from: no job can be queued on it, \
+                 so every claim would fail)"
+            )
+        );
+        // The same words as the store's refusal of an enqueue on it.
+        let refused = store.enqueue(queue, &serde_json::json!({}), &EnqueueOptions::default(), now()).await.unwrap_err();
+        assert!(error.to_string().starts_with(&refused.to_string()), "{error} / {refused}");
+    }
+    // Every character the rule allows, and the longest name.
+    for queue in ["billing:eu-west.v2_retry", &"q".repeat(128)] {
+        let runner = JobRunner::builder("test.queue").spawn(Worker::new(store.clone(), queue, Echo)).unwrap();
+        runner.dispose().await;
+    }
+}
+
+#[tokio::test]
 async fn a_runner_whose_stale_window_outlasts_its_workers_lease_is_refused() {
     // A worker whose claims stamp 1 s under a runner left at its 30 s window (renewals
     // every 10 s): the job's lease ran out between renewals, and a second worker took it

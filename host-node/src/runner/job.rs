@@ -32,6 +32,15 @@ pub trait Job: Send + Sync + 'static {
         None
     }
 
+    /// The queue this job claims from in its store, when it claims from one
+    /// (a [`crate::worker::Worker`] does); `None` (default): none.
+    /// [`super::JobRunnerBuilder::spawn`] refuses a name that breaks the
+    /// rule of queue names ([`leasehold_core::queue::rules::check_queue_name`]),
+    /// which every claim on it would fail.
+    fn store_queue(&self) -> Option<&str> {
+        None
+    }
+
     /// One claim attempt at `at` (ms since the Unix
     /// epoch, from the runner's clock). `Ok(None)`: nothing to claim, the pass
     /// ends. `Err`: logged as `<name> claim failed`, traced, and the loop

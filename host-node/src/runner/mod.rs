@@ -205,11 +205,19 @@ impl JobRunnerBuilder {
     /// [`OptionsInput::validate`]); the lease timings by this builder's
     /// method names (`stale_after`, `heartbeat_every`, `heartbeat_skew`,
     /// `abort_grace`), values in ms; [`OptionError::StoreLeaseTooShort`]
-    /// when the job's [`Job::store_lease`] is shorter than `stale_after`.
+    /// when the job's [`Job::store_lease`] is shorter than `stale_after`;
+    /// [`OptionError::InvalidQueueName`], naming the queue and the rule it
+    /// breaks (empty, longer than 128 bytes, or a character outside
+    /// `A-Z a-z 0-9 _ - . :`), when the job's [`Job::store_queue`] is no
+    /// queue name a store accepts (a [`crate::worker::Worker`] made with
+    /// one).
     ///
     /// # Panics
     /// Outside a tokio runtime.
     pub fn spawn<J: Job>(mut self, job: J) -> Result<JobRunner, OptionError> {
+        if let Some(queue) = job.store_queue() {
+            OptionError::check_queue(queue)?;
+        }
         self.options.heartbeat = J::HEARTBEAT;
         self.options.store_lease_ms = job.store_lease().map(ms);
         let config = self.options.validate()?;

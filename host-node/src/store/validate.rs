@@ -24,27 +24,17 @@ pub fn queue_name(name: &str) -> StoreResult<()> {
 }
 
 /// The rule of queue (and schedule) names: 1 to [`MAX_QUEUE_NAME_LEN`]
-/// bytes of `A-Z a-z 0-9 _ - . :`; answers the rule broken.
+/// bytes of `A-Z a-z 0-9 _ - . :` (the core's [`rules::check_queue_name`]);
+/// answers the rule broken, in words.
 pub fn name_rule(name: &str) -> Result<(), &'static str> {
     // Worded from the core's rules once per process, so a change there reaches the text.
     static TOO_LONG: OnceLock<String> = OnceLock::new();
     static ALLOWED: OnceLock<String> = OnceLock::new();
-    if name.is_empty() {
-        return Err("empty");
-    }
-    if name.len() > MAX_QUEUE_NAME_LEN {
-        return Err(TOO_LONG.get_or_init(|| format!("longer than {MAX_QUEUE_NAME_LEN} bytes")));
-    }
-    if !name.bytes().all(rules::queue_name_byte) {
-        return Err(ALLOWED.get_or_init(|| {
-            let marks: Vec<String> = rules::QUEUE_NAME_PUNCTUATION
-                .chars()
-                .map(String::from)
-                .collect();
-            format!("only A-Z a-z 0-9 {} are allowed", marks.join(" "))
-        }));
-    }
-    Ok(())
+    rules::check_queue_name(name).map_err(|rule| match rule {
+        rules::QueueNameRule::TooLong => TOO_LONG.get_or_init(|| rule.to_string()).as_str(),
+        rules::QueueNameRule::Character => ALLOWED.get_or_init(|| rule.to_string()).as_str(),
+        rules::QueueNameRule::Empty => "empty",
+    })
 }
 
 /// Why JSON holding U+0000 is refused, on every backend.

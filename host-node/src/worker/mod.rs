@@ -172,6 +172,13 @@ pub struct Worker<H> {
 impl<H: Handler> Worker<H> {
     /// A worker on `queue` of `store`, claiming as this process
     /// ([`crate::liveness::current_owner`]) with a 30 s lease and pages of 1.
+    ///
+    /// # Errors
+    /// Nothing is checked here: a `queue` that is no queue name (1 to 128
+    /// bytes of `A-Z a-z 0-9 _ - . :`, as [`Store::enqueue`] checks) is
+    /// refused by [`crate::runner::JobRunnerBuilder::spawn`], before any
+    /// claim, with [`leasehold_core::OptionError::InvalidQueueName`] naming
+    /// the queue and the rule it breaks.
     pub fn new(store: Store, queue: impl Into<String>, handler: H) -> Self {
         Worker {
             store,
@@ -366,6 +373,10 @@ impl<H: Handler> Job for Worker<H> {
 
     fn store_lease(&self) -> Option<Duration> {
         Some(self.lease)
+    }
+
+    fn store_queue(&self) -> Option<&str> {
+        Some(&self.queue)
     }
 
     async fn claim(&self, at: Millis) -> Result<Option<Arc<ClaimedJob>>, BoxError> {
