@@ -149,6 +149,11 @@ test('off loopback the dashboard refuses a missing or wrong token and opens with
   await page.goto(`${base}/?token=s3cret#/jobs?queue=mail`);
   await page.locator('#jobs').waitFor();
   assert.ok(page.url().endsWith('/#/jobs?queue=mail') && !page.url().includes('s3cret'), page.url());
+  // The address's other parameters stay as they were given; only the token leaves it.
+  await browser.clearCookies();
+  await page.goto(`${base}/?queue=mail&token=s3cret&state=dead&q=a%20b`);
+  await page.locator('main h1').waitFor();
+  assert.equal(page.url(), `${base}/?queue=mail&state=dead&q=a%20b`);
   // An action without its header is refused even with the cookie.
   const bare = await page.request.post(`${base}/api/queues/mail/pause`);
   assert.equal(bare.status(), 403);

@@ -83,7 +83,7 @@ pub async fn check(State(ui): State<Ui>, request: Request, next: Next) -> Respon
             let cookie = format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", hex(token.as_bytes()));
             // No fragment of its own: the browser keeps the one of the address
             // opened (a shared link to #/jobs/42 lands on job 42).
-            let to = request.uri().path().to_owned();
+            let to = without_token(request.uri());
             return Response::builder()
                 .status(StatusCode::SEE_OTHER)
                 .header(header::LOCATION, to)
@@ -122,6 +122,47 @@ fn refuse(status: StatusCode, why: &str) -> Response {
 fn query_token(request: &Request) -> Option<String> {
     let query = axum::extract::Query::<std::collections::HashMap<String, String>>::try_from_uri(request.uri()).ok()?;
     query.0.get("token").cloned()
+}
+
+/// Where a login (`?token=` that matched) sends the browser: the same path
+/// with the same query string less its `token` parameters, each other
+/// parameter kept as it was written and in its place (`/?token=T&queue=mail`
+/// goes to `/?queue=mail`; `/?token=T` to `/`).
+fn without_token(uri: &axum::http::Uri) -> String {
+    let kept: Vec<&str> = uri
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty() && query_name(pair) != "token")
+        .collect();
+    if kept.is_empty() {
+        uri.path().to_owned()
+    } else {
+        format!("{}?{}", uri.path(), kept.join("&"))
+    }
+}
+
+/// The name of one `name=value` pair of a query string, decoded as
+/// `query_token` reads it (`+` is a space, `%74oken` is `token`).
+fn query_name(pair: &str) -> String {
+    let name = pair.split_once('=').map_or(pair, |(name, _)| name).replace('+', " ");
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%').then(|| name.get(i + 1..i + 3)).flatten().and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The token cookie's bytes, if sent.
@@ -220,6 +261,19 @@ mod tests {
         for value in ["Basic s3cret", "Bearers3cret", "bearer  wrong", "s3cret"] {
             assert!(!access.admits(&headers(&[("authorization", value)])), "{value}");
         }
+    }
+
+    #[test]
+    fn a_login_keeps_every_parameter_of_the_address_but_the_token() {
+        let to = |uri: &str| without_token(&uri.parse().unwrap());
+        assert_eq!(to("/?token=s3cret"), "/");
+        assert_eq!(to("/"), "/");
+        assert_eq!(to("/?token=s3cret&queue=mail"), "/?queue=mail");
+        assert_eq!(to("/?queue=mail&token=s3cret&state=dead&q=a%20b+c"), "/?queue=mail&state=dead&q=a%20b+c");
+        assert_eq!(to("/?job=42&token=a&token=b"), "/?job=42");
+        // The token as the query reader decodes its name, and nothing that only begins like it.
+        assert_eq!(to("/?%74oken=s3cret&tokens=2&token2=3&x=token"), "/?tokens=2&token2=3&x=token");
+        assert_eq!(to("/other?token=s3cret&&flag"), "/other?flag");
     }
 
     #[test]
