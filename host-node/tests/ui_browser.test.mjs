@@ -151,9 +151,21 @@ test('off loopback the dashboard refuses a missing or wrong token and opens with
   assert.ok(page.url().endsWith('/#/jobs?queue=mail') && !page.url().includes('s3cret'), page.url());
   // The address's other parameters stay as they were given; only the token leaves it.
   await browser.clearCookies();
-  await page.goto(`${base}/?queue=mail&token=s3cret&state=dead&q=a%20b`);
-  await page.locator('main h1').waitFor();
-  assert.equal(page.url(), `${base}/?queue=mail&state=dead&q=a%20b`);
+  const login = await page.request.get(`${base}/?queue=mail&token=s3cret&state=dead&q=a%20b`, { maxRedirects: 0 });
+  assert.equal(login.status(), 303);
+  assert.equal(login.headers().location, '/?queue=mail&state=dead&q=a%20b');
+  // And the page opens what they name: the jobs filtered so, or one job.
+  await browser.clearCookies();
+  await page.goto(`${base}/?token=s3cret&queue=mail&state=succeeded`);
+  await page.locator('#jobs tbody tr').first().waitFor();
+  assert.equal(page.url(), `${base}/#/jobs?queue=mail&state=succeeded`);
+  assert.equal(await page.locator('#jobs tbody tr').count(), 3);
+  assert.equal(await page.locator('form.filters input[name="queue"]').inputValue(), 'mail');
+  await page.screenshot({ path: path.join(shots, 'login-filtered.png') });
+  await page.goto(`${base}/?job=1`);
+  await page.locator('main h1 .pill').waitFor();
+  assert.equal(page.url(), `${base}/#/jobs/1`);
+  assert.match(await page.locator('main h1').innerText(), /^Job 1 /);
   // An action without its header is refused even with the cookie.
   const bare = await page.request.post(`${base}/api/queues/mail/pause`);
   assert.equal(bare.status(), 403);

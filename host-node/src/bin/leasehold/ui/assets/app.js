@@ -1,6 +1,7 @@
 // The leasehold dashboard: one page over the JSON API of `leasehold ui`.
 // Views by the URL's hash: #/ (overview), #/jobs?queue=&state=&q=&before= (jobs),
-// #/jobs/ID (one job; any other #/jobs/X says X is no job id). Server-sent events from /api/live say when the queue changed;
+// #/jobs/ID (one job; any other #/jobs/X says X is no job id); /?job=ID and
+// /?queue=&state=&q=&before= open those pages. Server-sent events from /api/live say when the queue changed;
 // the view then reads its data again. Every text from the queue goes into the page as
 // text (never as HTML).
 'use strict';
@@ -317,6 +318,18 @@ function setStore(data) {
 }
 
 // ---- routing and live updates -------------------------------------------------------
+// An address without a page of its own in the hash that names one in its query string
+// (/?job=42, /?queue=mail&state=dead, as a login by ?token= keeps them) opens that page:
+// the address becomes the page's own (#/jobs/42, #/jobs?queue=mail&state=dead).
+function pageOfQuery() {
+  if (location.hash.replace(/^#\/?/, '')) return;
+  const given = new URLSearchParams(location.search);
+  const filters = new URLSearchParams();
+  for (const k of ['queue', 'state', 'q', 'before']) if (given.get(k)) filters.set(k, given.get(k));
+  const hash = given.get('job') ? `#/jobs/${encodeURIComponent(given.get('job'))}` : [...filters].length ? `#/jobs?${filters}` : null;
+  if (hash) history.replaceState(null, '', `${location.pathname}${hash}`);
+}
+
 function route() {
   const hash = location.hash.replace(/^#/, '') || '/';
   const [path, search] = hash.split('?');
@@ -357,5 +370,6 @@ function listen() {
 }
 
 window.addEventListener('hashchange', route);
+pageOfQuery();
 route();
 listen();
