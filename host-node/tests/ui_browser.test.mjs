@@ -264,3 +264,39 @@ test('the latency chart names its top in full, however long the jobs waited', { 
   assert.deepEqual(cut, [], 'axis labels cut at the chart\'s edge');
   await page.locator('section.card', { has: chart }).screenshot({ path: path.join(shots, 'latency-long.png') });
 });
+
+test('a job that waits in a paused queue says the queue is paused and why the job waits', { skip, timeout: 120_000 }, async (t) => {
+  const done = cli('enqueue', '--queue', 'held', '--', 'echo', 'before the pause');
+  cli('work', '--queue', 'held', '--until-empty', '--concurrency', '1');
+  cli('pause', 'held');
+  const waiting = cli('enqueue', '--queue', 'held', '--', 'echo', 'after the pause');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1100, height: 700 });
+  const page = await browser.newPage();
+
+  await page.goto(`${origin}/#/jobs/${waiting}`);
+  const notice = page.locator('#paused');
+  await notice.waitFor();
+  assert.match(await notice.innerText(), /paused\s+Queue held is paused \(by .+ at .+\), so this job is not claimed until it is resumed/);
+  assert.equal(await page.locator('main dl .pill.paused').count(), 1, 'the queue fact is marked paused');
+  await page.screenshot({ path: path.join(shots, 'job-paused.png'), fullPage: true });
+
+  // The list marks the queue of each of its jobs.
+  await page.goto(`${origin}/#/jobs?queue=held`);
+  await page.locator('#jobs tbody tr').first().waitFor();
+  assert.equal(await page.locator('#jobs tbody tr .pill.paused').count(), 2);
+  await page.screenshot({ path: path.join(shots, 'jobs-paused.png'), fullPage: true });
+
+  // A job that finished before the pause is not said to wait.
+  await page.goto(`${origin}/#/jobs/${done}`);
+  await page.locator('main h1 .pill.succeeded').waitFor();
+  assert.equal(await page.locator('#paused').count(), 0);
+
+  // Resumed from the notice, the job no longer says it waits on the pause.
+  await page.goto(`${origin}/#/jobs/${waiting}`);
+  await page.locator('#paused button[data-action="resume"]').click();
+  await page.locator('#confirm-ok').click();
+  await notice.waitFor({ state: 'detached' });
+  assert.equal(await page.locator('main .pill.paused').count(), 0);
+  assert.doesNotMatch(cli('status'), /since \S+ by/, 'the queue was resumed');
+});

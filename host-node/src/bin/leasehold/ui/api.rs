@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use leasehold::core::Millis;
 use leasehold::runner::{Clock, TokioClock};
 use leasehold::store::dashboard::{JobQuery, ShownState};
-use leasehold::store::{AttemptRecord, BackendKind, JobId, JobRecord, StoreError};
+use leasehold::store::{AttemptRecord, BackendKind, JobId, JobRecord, PausedQueue, StoreError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -122,7 +122,7 @@ pub struct JobsParams {
 }
 
 /// `GET /api/jobs?queue=&state=&q=&before=&limit=`: a page of jobs, newest
-/// first, and where the next starts.
+/// first (each with whether its queue is paused), and where the next starts.
 pub async fn jobs(State(ui): State<Ui>, params: Result<Query<JobsParams>, QueryRejection>) -> Answer {
     let Query(p) = params?;
     let blank = |v: Option<String>| v.filter(|s| !s.is_empty());
@@ -145,7 +145,8 @@ pub async fn jobs(State(ui): State<Ui>, params: Result<Query<JobsParams>, QueryR
     };
     let now = now();
     let page = ui.store.job_page(&query, now).await?;
-    let jobs: Vec<Value> = page.jobs.iter().map(|j| job_row(j, now)).collect();
+    let paused = ui.store.paused_queues().await?;
+    let jobs: Vec<Value> = page.jobs.iter().map(|j| job_row(j, now, &paused)).collect();
     Ok(Json(json!({
         "jobs": jobs,
         "next": page.next.map(|id| id.0),
@@ -156,11 +157,18 @@ pub async fn jobs(State(ui): State<Ui>, params: Result<Query<JobsParams>, QueryR
     .into_response())
 }
 
-/// A job as a listing shows it.
-fn job_row(job: &JobRecord, now: Millis) -> Value {
+/// Whether `queue` is paused, as a job's answer says it: `{"at": ms since
+/// the Unix epoch, "by": who}`, or null.
+fn paused_of(queue: &str, paused: &[PausedQueue]) -> Value {
+    paused.iter().find(|p| p.queue == queue).map_or(Value::Null, |p| json!({ "at": p.paused_at.0, "by": p.paused_by }))
+}
+
+/// A job as a listing shows it, with whether its queue is paused.
+fn job_row(job: &JobRecord, now: Millis, paused: &[PausedQueue]) -> Value {
     json!({
         "id": job.id.0,
         "queue": job.queue,
+        "queuePaused": paused_of(&job.queue, paused),
         "state": ShownState::of(job, now),
         "attempts": job.attempts,
         "maxAttempts": job.max_attempts,
@@ -173,8 +181,8 @@ fn job_row(job: &JobRecord, now: Millis) -> Value {
 }
 
 
-/// `GET /api/jobs/{id}`: the job, every attempt with what it produced
-/// (exit code, output), and its settlements.
+/// `GET /api/jobs/{id}`: the job (with whether its queue is paused), every
+/// attempt with what it produced (exit code, output), and its settlements.
 pub async fn job(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> Answer {
     let Path(id) = id?;
     let job = ui.store.job(JobId(id)).await.map_err(|e| match e {
@@ -186,6 +194,7 @@ pub async fn job(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> 
     })?;
     let results: HashMap<u64, Value> = ui.store.results(job.id).await?.into_iter().collect();
     let settlements = ui.store.job_settlements(&job).await?;
+    let paused = ui.store.paused_queues().await?;
     let now = now();
     let attempts: Vec<Value> = job.attempt_log.iter().enumerate().map(|(n, a)| attempt(n + 1, a, results.get(&a.token))).collect();
     let settlements: Vec<Value> = settlements
@@ -202,6 +211,7 @@ pub async fn job(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> 
     Ok(Json(json!({
         "job": {
             "id": job.id.0, "queue": job.queue, "state": ShownState::of(&job, now),
+            "queuePaused": paused_of(&job.queue, &paused),
             "command": crate::inspect::command(&job), "payload": job.payload,
             "attempts": job.attempts, "maxAttempts": job.max_attempts, "priority": job.priority,
             "createdAt": job.created_at.0, "runAt": job.run_at.0, "finishedAt": job.finished_at.map(|m| m.0),

@@ -56,6 +56,11 @@ function shortSpan(ms) {
   return `${(ms / 3600000).toFixed(1)} h`;
 }
 const pill = (state) => h('span', { class: `pill ${state}` }, state);
+// A queue's "paused" mark: `paused` is the API's { at, by } of the queue, or null (no mark).
+const pausedPill = (paused) => paused
+  ? h('span', { class: 'pill paused', title: `paused by ${paused.by} at ${time(paused.at)}: workers claim none of its jobs until it is resumed` }, 'paused')
+  : null;
+const WAITING = ['queued', 'scheduled', 'retrying'];
 
 async function api(path, options = {}) {
   const response = await fetch(path, { credentials: 'same-origin', ...options });
@@ -186,7 +191,7 @@ async function overview() {
       return h('td', { class: `n${n ? '' : ' zero'}`, 'data-state': s },
         h('a', { class: 'count', href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${s}` }, text));
     }),
-    h('td', {}, q.paused_at_ms ? h('span', { class: 'pill paused', title: `paused by ${q.paused_by} at ${time(q.paused_at_ms)}` }, 'paused') : ''),
+    h('td', {}, pausedPill(q.paused_at_ms ? { at: q.paused_at_ms, by: q.paused_by } : null)),
     data.readOnly ? null : h('td', {}, q.paused_at_ms
       ? button('Resume', () => act(`/api/queues/${encodeURIComponent(q.queue)}/resume`, `Resume queue ${q.queue}? Workers claim its jobs again.`), 'secondary')
       : button('Pause', () => act(`/api/queues/${encodeURIComponent(q.queue)}/pause`, `Pause queue ${q.queue}? Workers stop claiming its jobs within one poll; running jobs finish.`), 'secondary'))));
@@ -249,7 +254,7 @@ async function jobs(params) {
   } }, field('queue', { placeholder: 'queue' }), state, field('q', { placeholder: 'text in the command or payload', size: 32 }),
   h('button', {}, 'Filter'), h('a', { href: '#/jobs', class: 'muted' }, 'clear'));
   const rows = data.jobs.map((j) => h('tr', { class: 'click', 'data-job-id': j.id, onclick: () => { location.hash = `#/jobs/${j.id}`; } },
-    h('td', { class: 'n' }, h('a', { href: `#/jobs/${j.id}` }, j.id)), h('td', {}, j.queue), h('td', {}, pill(j.state)),
+    h('td', { class: 'n' }, h('a', { href: `#/jobs/${j.id}` }, j.id)), h('td', {}, j.queue, j.queuePaused ? ' ' : null, pausedPill(j.queuePaused)), h('td', {}, pill(j.state)),
     h('td', { class: 'n' }, `${j.attempts}/${j.maxAttempts}`), h('td', {}, time(j.createdAt)),
     h('td', { class: 'cmd', title: j.command }, j.command), h('td', { class: 'cmd' }, j.lastError || '')));
   const older = new URLSearchParams(query);
@@ -279,15 +284,22 @@ async function job(id) {
   const actions = data.readOnly ? null : h('div', { class: 'actions' },
     open ? button('Cancel', () => act(`/api/jobs/${id}/cancel`, `Cancel job ${id}? ${j.state === 'running' ? 'Its command is stopped as on a lost lease and nothing of this attempt is kept.' : 'It will not run.'}`, true), 'danger') : null,
     ['dead', 'cancelled'].includes(j.state) ? button('Retry', () => act(`/api/jobs/${id}/retry`, `Queue job ${id} again, with a fresh attempt budget?`)) : null);
-  const facts = [['queue', j.queue], ['attempts', `${j.attempts} of ${j.maxAttempts}`], ['created', time(j.createdAt)],
-    ['due', j.state === 'queued' || j.state === 'scheduled' || j.state === 'retrying' ? time(j.runAt) : null],
+  const facts = [['queue', [j.queue, j.queuePaused ? ' ' : null, pausedPill(j.queuePaused)]], ['attempts', `${j.attempts} of ${j.maxAttempts}`], ['created', time(j.createdAt)],
+    ['due', WAITING.includes(j.state) ? time(j.runAt) : null],
     ['finished', j.finishedAt ? `${time(j.finishedAt)} (${span(j.finishedAt - j.createdAt)} after it was queued)` : null],
     ['priority', j.priority], ['timeout', j.timeoutMs ? span(j.timeoutMs) : null], ['idempotency key', j.idempotencyKey],
     ['cancelled', j.cancellation ? `${time(j.cancellation.at)} by ${j.cancellation.by}${j.cancellation.reason ? `: ${j.cancellation.reason}` : ''}` : null],
     ['last error', j.lastError]].filter(([, v]) => v !== null && v !== undefined && v !== '');
+  // A job of a paused queue that waits (or runs) is told why it is not claimed (or what comes after it).
+  const paused = j.queuePaused && open ? h('div', { class: 'card notice', id: 'paused' },
+    data.readOnly ? null : button('Resume', () => act(`/api/queues/${encodeURIComponent(j.queue)}/resume`, `Resume queue ${j.queue}? Workers claim its jobs again.`), 'secondary'),
+    h('p', {}, pausedPill(j.queuePaused), ' ', `Queue ${j.queue} is paused (by ${j.queuePaused.by} at ${time(j.queuePaused.at)}), `,
+      j.state === 'running' ? 'so once this job ends workers claim none of its jobs until it is resumed.'
+        : 'so this job is not claimed until it is resumed: workers claim none of its jobs meanwhile.',
+      data.readOnly ? ` leasehold resume ${j.queue} resumes it.` : null)) : null;
   main.replaceChildren(
     // replaceChildren writes a null as the text "null": a read-only page has no actions to show.
-    h('h1', {}, `Job ${j.id} `, pill(j.state)), actions ?? '',
+    h('h1', {}, `Job ${j.id} `, pill(j.state)), actions ?? '', paused ?? '',
     h('div', { class: 'grid' },
       h('section', { class: 'card' }, h('h2', {}, 'Job'), h('dl', {}, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))),
       h('section', { class: 'card' }, h('h2', {}, typeof j.payload === 'object' && j.payload && 'command' in j.payload ? 'Command' : 'Payload'),
