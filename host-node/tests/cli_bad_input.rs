@@ -186,6 +186,53 @@ fn a_sqlite_database_of_something_else_is_refused_and_left_as_it_was() {
 }
 
 #[test]
+fn what_the_help_says_of_a_missing_sqlite_file_is_what_each_command_does() {
+    // `ui --help` (as every command's) said the SQLite file was "created if missing",
+    // which ui and the commands that only read or steer never do.
+    let help = cli_support::stdout(&Scratch::new(), &["ui", "--help"]);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!help.contains("created if missing"), "{help}");
+    assert!(
+        help.contains(
+            "A SQLite file that does not exist yet is created, in a folder that must exist, by run, enqueue, work and \
+             schedule add only; every other command (ui included) refuses it rather than show an empty queue"
+        ),
+        "{help}"
+    );
+    let creates: [&[&str]; 4] = [
+        &["enqueue", "--", "true"],
+        &["schedule", "add", "nightly", "--every", "1d", "--", "true"],
+        &["run", "jobs.txt"],
+        &["work", "--until-empty"],
+    ];
+    for args in creates {
+        let s = Scratch::new();
+        s.jobs_file(&["true"]);
+        cli_support::stdout(&s, args);
+        assert!(s.path("queue.db").is_file(), "{args:?} created no database");
+    }
+    let refuses: [&[&str]; 12] = [
+        &["ui"],
+        &["ui", "--read-only"],
+        &["status"],
+        &["jobs"],
+        &["show", "1"],
+        &["events"],
+        &["purge", "--older-than", "1d"],
+        &["cancel", "1"],
+        &["retry", "1"],
+        &["pause", "q"],
+        &["resume", "q"],
+        &["schedule", "list"],
+    ];
+    for args in refuses {
+        let s = Scratch::new();
+        fails_with(&s, args, "no database at");
+        assert!(!s.path("queue.db").exists(), "{args:?} created a database");
+    }
+}
+
+#[test]
 fn a_folder_or_a_missing_folder_given_as_the_database_is_named() {
     let s = Scratch::new();
     let folder = s.dir.path().display().to_string();

@@ -36,23 +36,25 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Where the queue lives: sqlite://PATH (created if missing) or postgres://USER@HOST/DB.
+    /// Where the queue lives: sqlite://PATH or postgres://USER@HOST/DB. A SQLite file that does
+    /// not exist yet is created, in a folder that must exist, by run, enqueue, work and schedule
+    /// add only; every other command (ui included) refuses it rather than show an empty queue.
     #[arg(long, global = true, env = "LEASEHOLD_DATABASE_URL", default_value = "sqlite://leasehold.db")]
     pub database: String,
-    /// A claim whose lease has not been renewed for this long may be reclaimed by another worker
-    /// (e.g. 30s, 2m).
+    /// For run and work: a claim whose lease has not been renewed for this long may be reclaimed
+    /// by another worker (e.g. 30s, 2m).
     #[arg(long, global = true, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub stale_after: Duration,
-    /// How often a worker renews the leases it holds (default: a third of --stale-after, at
-    /// least 250ms).
+    /// For run and work: how often a worker renews the leases it holds (default: a third of
+    /// --stale-after, at least 250ms).
     #[arg(long, global = true, value_parser = parse_duration, allow_hyphen_values = true)]
     pub heartbeat_every: Option<Duration>,
-    /// The worker's event log folder (default: DATABASE-FILE.events next to a SQLite file,
-    /// ./leasehold.events otherwise).
+    /// For run, work and events: the workers' event log folder (default: DATABASE-FILE.events
+    /// next to a SQLite file, ./leasehold.events otherwise).
     #[arg(long, global = true)]
     pub events: Option<PathBuf>,
-    /// Export OpenTelemetry spans (enqueues, claims, commands, settles; messaging
-    /// conventions) over OTLP/HTTP to this collector, e.g. http://localhost:4318 (sent to
+    /// For enqueue, run and work: export OpenTelemetry spans (enqueues, claims, commands,
+    /// settles; messaging conventions) over OTLP/HTTP to this collector, e.g. http://localhost:4318 (sent to
     /// its /v1/traces). OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
     /// turns the export on too; without either, nothing is exported. The command ends once the
     /// collector has its last spans, waiting at most OTEL_EXPORTER_OTLP_TIMEOUT (ms, default
