@@ -267,6 +267,34 @@ async fn a_worker_counts_claims_steals_outcomes_and_renewals_and_records_them_in
     assert!(stopped.last_seen >= seen.last_seen);
 }
 
+#[tokio::test]
+async fn a_worker_is_recorded_as_started_when_it_starts_claiming_not_an_interval_later() {
+    // Its first record was written only if SQLite's one connection was free, which the
+    // worker's own first claim held: skipped, the record (and its started_at) came an
+    // interval later, or on a worker kept busy only when it stopped.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("q.db").display())).await.unwrap();
+    for n in 1..=20 {
+        store.enqueue("work", &serde_json::json!({ "n": n * 2 + 1 }), &EnqueueOptions::default(), now()).await.unwrap();
+    }
+    let worker = Worker::new(store.clone(), "work", Echo).record_every(Some(Duration::from_secs(60)));
+    let runner = JobRunner::builder("test.started").concurrency(4).batch_limit(100).spawn(worker).unwrap();
+    let before = now();
+    assert_eq!(runner.tick().await.claimed, 20);
+    let after = now();
+    let mut rows = store.workers().await.unwrap();
+    for _ in 0..20 {
+        if !rows.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        rows = store.workers().await.unwrap();
+    }
+    let [row] = rows.try_into().expect("the worker recorded itself as it started, not 60 s on");
+    assert!(before <= row.started_at && row.started_at <= after, "started {} ms after its first claim", row.started_at.0 - before.0);
+    runner.dispose().await;
+}
+
 /// Sleeps past its job's timeout, answering the timeout it was handed.
 struct Overrun;
 

@@ -71,7 +71,8 @@ pub struct WorkerRecord {
     /// The machine's host name (`uname`), for people; may be empty.
     pub hostname: String,
     /// When it first recorded itself, ms since the Unix epoch (PostgreSQL:
-    /// the server's clock).
+    /// the server's clock): a [`crate::worker::Worker`] does as it makes
+    /// its first claim, unless the database can not be written then.
     pub started_at: Millis,
     /// When it last recorded itself (same clock).
     pub last_seen: Millis,

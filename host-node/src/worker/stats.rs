@@ -52,6 +52,8 @@ struct Binding {
     queue: String,
     owner: OwnerId,
     clock: TokioClock,
+    /// When it was bound (the worker's first claim): its first record's time.
+    bound_at: leasehold_core::Millis,
 }
 
 /// Counts how one perform ended: a loss or lapse when it stopped on one,
@@ -157,7 +159,8 @@ impl WorkerStats {
         if self.shared.binding.get().is_some() {
             return;
         }
-        let binding = Binding { store: store.clone(), queue: queue.to_owned(), owner: owner.clone(), clock: TokioClock::new() };
+        let clock = TokioClock::new();
+        let binding = Binding { store: store.clone(), queue: queue.to_owned(), owner: owner.clone(), clock, bound_at: clock.now() };
         if self.shared.binding.set(binding).is_ok()
             && let Some(every) = every
         {
@@ -276,26 +279,45 @@ impl Binding {
 /// Records the worker at once and then every `every`, until its counters
 /// are dropped or stopped. A failed write is logged at debug level (the
 /// claims report an unreachable database) and the next one tries again.
+///
+/// Every record writes only when that holds up nobody ([`Patience::IfIdle`]:
+/// a record waiting on SQLite's one connection behind a locked file would
+/// starve the claims it reports on). The first stamps `started_at`, and the
+/// worker's own first claim holds that connection as it is made: so until
+/// one has landed, the record is tried again every [`FIRST_RECORD_RETRY`]
+/// rather than an interval later, and carries the instant the worker was
+/// bound (its first claim) as its time, whenever it lands. It landed an
+/// interval late (or, on a busy worker, only at its stop), and the worker
+/// showed as started that much late.
 async fn record_every(shared: Weak<Shared>, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut started = None;
     loop {
-        ticker.tick().await;
+        match started {
+            Some(_) => drop(ticker.tick().await),
+            None => tokio::time::sleep(FIRST_RECORD_RETRY.min(every)).await,
+        }
         let (store, queue, owner, counters, now) = {
             let Some(shared) = shared.upgrade() else { return };
             if shared.stopped.load(Ordering::SeqCst) {
                 return;
             }
             let Some(b) = shared.binding.get() else { return };
-            (b.store.clone(), b.queue.clone(), b.owner.clone(), shared.counters(), b.clock.now())
+            let now = if started.is_some() { b.clock.now() } else { b.bound_at };
+            (b.store.clone(), b.queue.clone(), b.owner.clone(), shared.counters(), now)
         };
         match store.record(&queue, &owner, &counters, false, now, Patience::IfIdle).await {
-            Ok(true) => {}
+            Ok(true) => started = Some(now),
             Ok(false) => tracing::debug!(target: "leasehold::worker", "the database is busy: this worker is recorded at the next turn"),
             Err(e) => tracing::debug!(target: "leasehold::worker", "recording this worker failed (tried again in {every:?}): {e}"),
         }
     }
 }
+
+/// How soon a worker's first record, skipped because the database was busy,
+/// is tried again.
+const FIRST_RECORD_RETRY: Duration = Duration::from_millis(100);
 
 impl Drop for Shared {
     /// The last clone is gone: record once more, marked stopped, if a tokio
