@@ -274,3 +274,90 @@ async fn reading_a_database_that_holds_no_queue_says_so() {
         }
     }
 }
+
+/// Runs the tool on `url` as a user the test's files are not writable by:
+/// `nobody` (65534) when the test runs as root, which writes anything, or
+/// the test's own user otherwise.
+fn as_other_user(url: &str, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leasehold"));
+    cmd.env_remove("LEASEHOLD_DATABASE_URL").arg("--database").arg(url).args(args).current_dir("/");
+    if rustix::process::geteuid().is_root() {
+        cmd.uid(65534).gid(65534);
+    }
+    cmd.output().expect("leasehold runs")
+}
+
+#[tokio::test]
+async fn a_sqlite_file_this_user_may_not_write_is_refused_saying_which_part_and_left_as_it_was() {
+    // SQLite said "unable to open database file" or "attempt to write a readonly database",
+    // the tool "cannot reach the database", naming neither the file nor what to do.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &std::path::Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    let s = Scratch::new();
+    mode(s.dir.path(), 0o755);
+    let queue_in = |name: &str| {
+        let folder = s.path(name);
+        std::fs::create_dir(&folder).unwrap();
+        mode(&folder, 0o777);
+        (Scratch::with_url(format!("sqlite://{}/queue.db", folder.display())), folder)
+    };
+    // The file read-only to the user; its -wal and -shm files those of another user's
+    // open store; its folder read-only; a new file in a read-only folder.
+    let (read_only, read_only_dir) = queue_in("read-only-file");
+    let (held, held_dir) = queue_in("held-by-another");
+    let (no_folder, no_folder_dir) = queue_in("read-only-folder");
+    let (new_file, new_file_dir) = queue_in("read-only-new");
+    let mut kept = Vec::new();
+    for q in [&read_only, &held, &no_folder] {
+        // Closed, so nothing of it waits in a -wal file.
+        let store = q.store().await;
+        let options = leasehold::store::EnqueueOptions::default();
+        let payload = serde_json::json!({ "command": "echo kept" });
+        kept.push(store.enqueue("kept", &payload, &options, leasehold::core::Millis(1)).await.unwrap());
+        store.close().await;
+    }
+    for folder in [&read_only_dir, &no_folder_dir] {
+        assert!(!folder.join("queue.db-wal").exists(), "a -wal file is there after the store closed");
+    }
+    mode(&read_only_dir.join("queue.db"), 0o444);
+    mode(&held_dir.join("queue.db"), 0o666);
+    let holder = held.store().await;
+    // SQLite gives them the file's mode: as a store of a user with a narrower umask would leave them.
+    for name in ["queue.db-wal", "queue.db-shm"] {
+        mode(&held_dir.join(name), 0o644);
+    }
+    mode(&no_folder_dir.join("queue.db"), 0o666);
+    mode(&no_folder_dir, 0o555);
+    mode(&new_file_dir, 0o555);
+
+    let cases = [
+        (&read_only, "the file may not be written by this process"),
+        (&held, "may not be written by this process (a process of another user made it)"),
+        (&no_folder, "may not be written by this process, and SQLite writes its -wal and -shm files beside the file"),
+        (&new_file, "may not be written by this process, so the file can not be created in it"),
+    ];
+    for (q, why) in cases {
+        for args in [&["enqueue", "--queue", "kept", "--", "echo", "more"][..], &["work", "--queue", "kept", "--until-empty"]] {
+            let out = as_other_user(&q.url, args);
+            let said = String::from_utf8_lossy(&out.stderr);
+            let path = q.url.trim_start_matches("sqlite://");
+            assert_eq!(out.status.code(), Some(2), "{path} {args:?}: {said}");
+            assert!(said.starts_with(&format!("leasehold: cannot write the SQLite database {path}: ")), "{path} {args:?}: {said}");
+            assert!(said.contains(why) && said.contains("(nothing was changed)"), "{args:?}: {said} should say {why:?}");
+            assert_eq!(said.lines().count(), 1, "{said}");
+        }
+    }
+    assert!(!new_file_dir.join("queue.db").exists());
+    // Nothing was lost, and the reading commands read it.
+    for (q, id) in [&read_only, &held, &no_folder].into_iter().zip(kept) {
+        let shown = as_other_user(&q.url, &["show", &id.to_string()]);
+        assert!(shown.status.success(), "show: {}", String::from_utf8_lossy(&shown.stderr));
+        assert!(String::from_utf8_lossy(&shown.stdout).contains("echo kept"));
+        let job = q.store().await.job(id).await.unwrap();
+        assert_eq!((job.state, job.attempts), (JobState::Queued, 0), "{job:?}");
+    }
+    drop(holder);
+    mode(&no_folder_dir, 0o755);
+    mode(&new_file_dir, 0o755);
+}

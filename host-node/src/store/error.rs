@@ -82,6 +82,21 @@ pub enum StoreError {
         /// The cargo feature to enable.
         feature: &'static str,
     },
+    /// A SQLite file this process may not write, found when it could not be
+    /// opened for writing: the file is read-only to it, or its `-wal` or
+    /// `-shm` file is, or its folder is (SQLite writes those two beside the
+    /// file, and creates a missing file there), or it is on a read-only file
+    /// system. Nothing was
+    /// changed; [`StoreConfig::read_only`](super::StoreConfig::read_only)
+    /// opens such a file for reading.
+    #[error("cannot write the SQLite database {}: {reason} (nothing was changed)", path.display())]
+    NotWritable {
+        /// The database file, as the URL names it.
+        path: std::path::PathBuf,
+        /// Which of the file, its folder or its file system may not be
+        /// written, in words.
+        reason: String,
+    },
     /// The database could not be reached or opened at start.
     #[error("cannot reach the database at {url:?}: {source}")]
     Unreachable {

@@ -235,7 +235,10 @@ impl Store {
     /// [`StoreError::UnsupportedUrl`] (also for a `sqlite:` URL with
     /// no path, which SQLite would take as a temporary database deleted on
     /// close), [`StoreError::BackendNotEnabled`],
-    /// [`StoreError::Unreachable`] (within `config.connect_timeout`), and the
+    /// [`StoreError::NotWritable`] for a SQLite file (or its folder, or its
+    /// `-wal` or `-shm` file) this process may not write, unless
+    /// `config.read_only`, [`StoreError::Unreachable`] (within
+    /// `config.connect_timeout`), and the
     /// migration refusals ([`StoreError::SchemaTooNew`], [`StoreError::MigrationMismatch`]).
     pub async fn connect_with(url: &str, config: StoreConfig) -> StoreResult<Store> {
         let retry_delays_ms = config.retry.delays_ms()?;

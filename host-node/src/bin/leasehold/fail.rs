@@ -43,6 +43,11 @@ impl From<StoreError> for CliError {
         if missing_table(&e) == Some("leasehold_jobs") {
             return CliError::input(NO_QUEUE);
         }
+        if let StoreError::NotWritable { path, .. } = &e
+            && path.is_file()
+        {
+            return CliError::input(format!("{e}; status, jobs, show, events and ui --read-only, which only read, work on it"));
+        }
         CliError::input(e.to_string())
     }
 }

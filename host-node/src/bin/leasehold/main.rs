@@ -249,12 +249,9 @@ async fn connect_waiting(
     refuse_in_memory(&global.database)?;
     // A worker may well start before anything is queued, so a missing SQLite
     // file is created; but a mistyped path would then wait on an empty queue
-    // in silence.
+    // in silence. Said once it was created: one that could not be is refused.
     let creates = events::sqlite_file(&global.database)
         .filter(|p| !p.exists() && p.parent().is_none_or(|folder| folder.as_os_str().is_empty() || folder.is_dir()));
-    if let Some(path) = creates {
-        eprintln!("leasehold: no database at {} yet: creating it (an empty queue)", path.display());
-    }
     let backoff = leasehold::core::recovery_backoff(CONNECT_RETRY_FIRST_MS);
     let mut failures = 0u32;
     let mut said = false;
@@ -272,6 +269,9 @@ async fn connect_waiting(
             Ok(store) => {
                 if said {
                     eprintln!("leasehold: the database answers; working");
+                }
+                if let Some(path) = &creates {
+                    eprintln!("leasehold: no database at {} yet: created it (an empty queue)", path.display());
                 }
                 return Ok(Some(store));
             }

@@ -54,8 +54,11 @@ pub(crate) async fn connect(
     if config.read_only {
         return connect_read_only(url, config).await.map_err(unreachable);
     }
-    let options = SqliteConnectOptions::from_str(url)
-        .map_err(unreachable)?
+    let options = SqliteConnectOptions::from_str(url).map_err(unreachable)?;
+    if let Some(refusal) = read_only_file(options.get_filename()) {
+        return Err(refusal);
+    }
+    let options = options
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         // WAL + NORMAL: a commit survives a process crash; only an OS crash
@@ -86,9 +89,83 @@ pub(crate) async fn connect(
                 failures = failures.saturating_add(1);
                 tokio::time::sleep(Duration::from_millis(backoff.delay_after(failures))).await;
             }
-            other => return other.map_err(unreachable),
+            other => {
+                return other.map_err(|e| not_writable(options.get_filename(), &e).unwrap_or_else(|| unreachable(e)));
+            }
         }
     }
+}
+
+/// Why SQLite could not open or write `path` (answered SQLITE_READONLY or
+/// SQLITE_CANTOPEN, extended codes included), when this process may not
+/// write it: the file, its `-wal` or `-shm` file, its folder (where SQLite
+/// creates a missing file and those two) or a read-only file system. `None` for
+/// any other failure, or when both may be written (the driver's error says
+/// more then).
+fn not_writable(path: &std::path::Path, error: &sqlx::Error) -> Option<StoreError> {
+    use rustix::fs::{access, Access};
+    use rustix::io::Errno;
+    let sqlx::Error::Database(db) = error else { return None };
+    let code: i64 = db.code()?.parse().ok()?;
+    // SQLITE_READONLY (8), SQLITE_CANTOPEN (14), in the low byte of an extended code.
+    if !matches!(code & 0xff, 8 | 14) {
+        return None;
+    }
+    if let Some(refusal) = read_only_file(path) {
+        return Some(refusal);
+    }
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => std::path::Path::new("."),
+    };
+    let reason = match access(folder, Access::WRITE_OK | Access::EXEC_OK) {
+        Err(Errno::ROFS) => format!("it is on a read-only file system ({})", folder.display()),
+        Err(Errno::ACCESS | Errno::PERM) if !path.exists() => {
+            format!("its folder {} may not be written by this process, so the file can not be created in it", folder.display())
+        }
+        Err(Errno::ACCESS | Errno::PERM) => format!(
+            "its folder {} may not be written by this process, and SQLite writes its -wal and -shm files beside \
+             the file; it can still be opened read-only",
+            folder.display()
+        ),
+        // Writable, or missing (a folder that does not exist): the driver's error stands.
+        _ => return None,
+    };
+    Some(StoreError::NotWritable { path: path.to_owned(), reason })
+}
+
+/// Refuses an existing file this process may not write, or whose `-wal` or
+/// `-shm` file it may not write, before SQLite opens it: SQLite would open
+/// it all the same and refuse only the first write (a migration, an
+/// enqueue) with its bare SQLITE_READONLY.
+fn read_only_file(path: &std::path::Path) -> Option<StoreError> {
+    use rustix::fs::{access, Access};
+    use rustix::io::Errno;
+    if !path.is_file() {
+        return None;
+    }
+    let reason = match access(path, Access::WRITE_OK) {
+        Err(Errno::ROFS) => "it is on a read-only file system; it can still be opened read-only".to_owned(),
+        Err(_) => "the file may not be written by this process (it is read-only to it); it can still be opened read-only".to_owned(),
+        Ok(()) => {
+            // Made by a process of another user that has the file open, or left by one that did not close it.
+            let beside = |suffix: &str| {
+                let mut name = path.as_os_str().to_owned();
+                name.push(suffix);
+                std::path::PathBuf::from(name)
+            };
+            let (suffix, file) = ["-wal", "-shm"]
+                .into_iter()
+                .map(|suffix| (suffix, beside(suffix)))
+                .find(|(_, file)| file.is_file() && access(file, Access::WRITE_OK).is_err())?;
+            format!(
+                "its {suffix} file {} may not be written by this process (a process of another user made it); \
+                 it can still be opened read-only",
+                file.display()
+            )
+        }
+    };
+    Some(StoreError::NotWritable { path: path.to_owned(), reason })
 }
 
 /// Whether a `sqlite:` URL names no file and no in-memory database
