@@ -103,8 +103,25 @@ fn bad_lease_timings_are_refused_before_anything_is_queued() {
 fn lease_timings_out_of_bounds_are_refused_by_work_too() {
     let s = Scratch::new();
     s.cmd(&["enqueue", "--", "true"]).assert().success();
-    fails_with(&s, &["work", "--until-empty", "--stale-after", "0s"], "--stale-after (0ms)");
-    fails_with(&s, &["work", "--until-empty", "--stale-after", "100ms"], "the default heartbeat (");
+    // No cadence fits (it said to give "a the default heartbeat under 0ms").
+    for (short, ms) in [("0s", 0), ("150ms", 150), ("200ms", 200)] {
+        fails_with(
+            &s,
+            &["work", "--until-empty", "--stale-after", short],
+            &format!(
+                "invalid lease timings: --stale-after ({ms}ms) must be above 200ms: two renewals, at least 100ms apart \
+                 (the shortest --heartbeat-every), must fit in it, and above 500ms with the default heartbeat"
+            ),
+        );
+    }
+    // The default cadence does not fit: the flag that sets it is named, once, with what fits.
+    fails_with(
+        &s,
+        &["work", "--until-empty", "--stale-after", "400ms"],
+        "invalid lease timings: --heartbeat-every (250ms, its default: the larger of 250ms and a third of --stale-after) \
+         must be under half of --stale-after (400ms) so two renewals fit in the stale window: give a --heartbeat-every \
+         under 200ms, or a --stale-after above 500ms",
+    );
     fails_with(&s, &["work", "--until-empty", "--stale-after", "18446744073709551615s"], "--stale-after");
     fails_with(&s, &["work", "--until-empty", "--stale-after", "30days"], "must be at most 24days");
     fails_with(&s, &["work", "--until-empty", "--heartbeat-every", "0s"], "--heartbeat-every (0s) must be at least 100ms");

@@ -71,6 +71,10 @@ const MAX_STALE_AFTER: Duration = Duration::from_millis(leasehold::core::backoff
 /// The shortest renewal cadence: each renewal is a database write.
 const MIN_HEARTBEAT_EVERY: Duration = Duration::from_millis(100);
 
+/// The least default cadence (the core's: a third of the stale window, never
+/// under this), in the refusal of a window too short for any cadence.
+const DEFAULT_HEARTBEAT_FLOOR: Duration = Duration::from_millis(250);
+
 /// Checks the lease timings the way the runner will, with the flags' names,
 /// so a bad set is refused before anything is queued; and our own bounds:
 /// `--stale-after` at most [`MAX_STALE_AFTER`], `--heartbeat-every` at least
@@ -105,7 +109,18 @@ pub fn check_timings(
             humantime::format_duration(MIN_HEARTBEAT_EVERY)
         )));
     }
-    let heartbeat = if heartbeat_every.is_some() { "--heartbeat-every" } else { "the default heartbeat" };
+    // Two renewals, each at least the shortest cadence apart, fit only in a longer window.
+    let shortest = 2 * MIN_HEARTBEAT_EVERY;
+    if stale_after <= shortest {
+        return Err(refuse(format!(
+            "--stale-after ({}ms) must be above {}ms: two renewals, at least {}ms apart (the shortest --heartbeat-every), \
+             must fit in it, and above {}ms with the default heartbeat",
+            stale_after.as_millis(),
+            shortest.as_millis(),
+            MIN_HEARTBEAT_EVERY.as_millis(),
+            2 * DEFAULT_HEARTBEAT_FLOOR.as_millis(),
+        )));
+    }
     let input = leasehold::core::OptionsInput {
         interval_ms: 1_000.0,
         stale_after_ms: stale_after.as_millis() as f64,
@@ -114,20 +129,16 @@ pub fn check_timings(
         abort_grace: grace.map_or(AbortGrace::Default, |g| AbortGrace::Ms(g.as_millis() as f64)),
         names: OptionNames {
             stale_after: "--stale-after",
-            heartbeat_every: heartbeat,
+            heartbeat_every: "--heartbeat-every",
             heartbeat_skew: "the skew allowance (half the heartbeat)",
             abort_grace: "--grace",
             unit: "ms",
         },
         ..Default::default()
     };
-    let config = input.validate().map_err(|e| {
-        let mut message = e.to_string();
-        if heartbeat_every.is_none() && message.contains(heartbeat) {
-            message.push_str(" (a third of --stale-after, at least 250ms: lengthen --stale-after, or set --heartbeat-every, at least 100ms)");
-        }
-        refuse(message)
-    })?;
+    // A cadence left out is named as the flag that sets it, and the core's
+    // message says what it defaulted to.
+    let config = input.validate().map_err(|e| refuse(e.to_string()))?;
     Ok(Duration::from_millis(config.abort_grace_ms.unwrap_or_default()))
 }
 
