@@ -76,3 +76,25 @@ fn jobs_shortens_a_long_command_that_show_prints_whole() {
     let out = s.cmd(&["show", "1"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains(&long), "show prints the whole command");
 }
+
+#[test]
+fn run_refuses_a_file_with_a_nul_or_a_line_not_utf8_naming_the_line_and_queues_none_of_it() {
+    // It said only "invalid option `payload`: holds the NUL character" or "stream did not
+    // contain valid UTF-8", naming neither the line nor that nothing was queued.
+    let s = Scratch::new();
+    for (bytes, said) in [
+        (&b"true\n# note\necho t\0wo\ntrue\n"[..], "line 3 of jobs.txt holds the NUL character (a zero byte), which no command line can carry; nothing was queued"),
+        (&b"true\n\necho caf\xe9 ok\ntrue\n"[..], "line 3 of jobs.txt is not UTF-8 text (byte 0xe9 at byte 9 of the line); nothing was queued"),
+    ] {
+        std::fs::write(s.path("jobs.txt"), bytes).unwrap();
+        let out = s.cmd(&["run", "jobs.txt"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim_end(), format!("leasehold: {said}"));
+        let listed = jobs(&s);
+        assert!(!listed.contains("queued") && !listed.contains("succeeded"), "nothing queued: {listed}");
+    }
+    // From standard input alike.
+    let out = s.cmd(&["run", "-"]).write_stdin(&b"true\n\xff\n"[..]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), "leasehold: line 2 of standard input is not UTF-8 text (byte 0xff at byte 1 of the line); nothing was queued");
+}

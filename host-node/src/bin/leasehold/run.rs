@@ -32,6 +32,13 @@ fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// number: nothing is queued then.
 fn check_lines(text: &str, source: &str) -> Result<(), CliError> {
     for (number, line) in numbered_lines(text) {
+        if line.contains('\0') {
+            // No program can be handed it (C strings end there), and the store refuses it.
+            return Err(CliError::input(format!(
+                "line {number} of {source} holds the NUL character (a zero byte), which no command line can carry; \
+                 nothing was queued"
+            )));
+        }
         crate::exec::check_argument_sizes(line)
             .map_err(|e| CliError::input(format!("line {number} of {source}: {e}; nothing was queued")))?;
     }
@@ -39,21 +46,38 @@ fn check_lines(text: &str, source: &str) -> Result<(), CliError> {
 }
 
 fn read_input(file: Option<&Path>) -> Result<(String, String), CliError> {
-    match file {
-        None => read_stdin(),
-        Some(path) if path == Path::new("-") => read_stdin(),
-        Some(path) => std::fs::read_to_string(path)
-            .map(|text| (text, path.display().to_string()))
-            .map_err(|e| CliError::input(format!("cannot read the jobs file {}: {e}", path.display()))),
-    }
+    let (bytes, source) = match file {
+        None => read_stdin()?,
+        Some(path) if path == Path::new("-") => read_stdin()?,
+        Some(path) => std::fs::read(path)
+            .map(|bytes| (bytes, path.display().to_string()))
+            .map_err(|e| CliError::input(format!("cannot read the jobs file {}: {e}", path.display())))?,
+    };
+    let text = text_of(bytes, &source)?;
+    Ok((text, source))
 }
 
-fn read_stdin() -> Result<(String, String), CliError> {
-    let mut text = String::new();
+/// The jobs as text, or a refusal naming the first line that is not UTF-8
+/// (by its number and its byte).
+fn text_of(bytes: Vec<u8>, source: &str) -> Result<String, CliError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let valid = e.utf8_error().valid_up_to();
+        let number = bytes[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        CliError::input(format!(
+            "line {number} of {source} is not UTF-8 text (byte 0x{:02x} at byte {} of the line); nothing was queued",
+            bytes[valid],
+            valid - bytes[..valid].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1) + 1
+        ))
+    })
+}
+
+fn read_stdin() -> Result<(Vec<u8>, String), CliError> {
+    let mut bytes = Vec::new();
     std::io::stdin()
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| CliError::input(format!("cannot read the jobs from standard input: {e}")))?;
-    Ok((text, "standard input".to_owned()))
+    Ok((bytes, "standard input".to_owned()))
 }
 
 /// Runs the command; answers the exit code (0, 1 with dead letters, 130
