@@ -378,3 +378,19 @@ async fn a_sqlite_file_this_user_may_not_write_is_refused_saying_which_part_and_
     mode(&no_folder_dir, 0o755);
     mode(&new_file_dir, 0o755);
 }
+
+#[test]
+fn a_store_refusal_of_an_option_names_the_flag_the_user_typed() {
+    // It said "invalid option `idempotency_key`" or "invalid option `timeout`", the
+    // library's names, for flags given as --idempotency-key and --timeout.
+    let s = Scratch::new();
+    let key = "k".repeat(513);
+    fails_with(&s, &["enqueue", "--idempotency-key", "", "--", "true"], "leasehold: --idempotency-key: must not be empty");
+    fails_with(&s, &["enqueue", "--idempotency-key", &key, "--", "true"], "leasehold: --idempotency-key: longer than 512 bytes");
+    fails_with(&s, &["enqueue", "--timeout", "1us", "--", "true"], "leasehold: --timeout: must be at least 1ms");
+    let jobs = s.jobs_file(&["true"]);
+    fails_with(&s, &["run", jobs.to_str().unwrap(), "--timeout", "500us"], "leasehold: --timeout: must be at least 1ms (nothing was queued)");
+    fails_with(&s, &["schedule", "add", "t", "--every", "5m", "--timeout", "1us", "--", "true"], "leasehold: --timeout: must be at least 1ms");
+    let listed = cli_support::stdout(&s, &["jobs"]);
+    assert_eq!(listed.trim(), "no jobs");
+}

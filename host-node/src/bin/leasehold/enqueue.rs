@@ -80,7 +80,7 @@ pub async fn enqueue(store: &Store, args: &EnqueueArgs) -> Result<(), CliError> 
             args.at.as_deref().unwrap_or_default()
         )));
     }
-    let id = store.enqueue(&args.job.queue, &payload(&line), &options, now).await?;
+    let id = store.enqueue(&args.job.queue, &payload(&line), &options, now).await.map_err(crate::fail::in_flags)?;
     println!("{id}");
     Ok(())
 }

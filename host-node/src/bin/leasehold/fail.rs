@@ -52,6 +52,28 @@ impl From<StoreError> for CliError {
     }
 }
 
+/// A store's refusal of an option in the words of the command line's flags
+/// (`--timeout: must be at least 1ms`, not "invalid option `timeout`");
+/// any other error as it is.
+pub fn in_flags(e: StoreError) -> CliError {
+    match e {
+        StoreError::InvalidOption { option, reason } => {
+            let flag = match option {
+                "every" => "--every",
+                "cron" => "--cron",
+                "time_zone" => "--tz",
+                "max_attempts" => "--max-attempts",
+                "timeout" => "--timeout",
+                "idempotency_key" => "--idempotency-key",
+                "run_at" | "delay" => "--at",
+                other => other,
+            };
+            CliError::input(format!("{flag}: {reason}"))
+        }
+        other => other.into(),
+    }
+}
+
 /// What a read of a database without the queue's tables says (a read-only
 /// command never creates them).
 pub const NO_QUEUE: &str = "the database holds no leasehold queue (nothing has been queued there yet): \

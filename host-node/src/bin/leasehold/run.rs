@@ -96,7 +96,10 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
     let options = EnqueueOptions { max_attempts: args.job.max_attempts, timeout: args.job.timeout, ..Default::default() };
     let jobs: Vec<_> = lines.iter().map(|line| (payload(line), options.clone())).collect();
     let started = Instant::now();
-    let ids = store.enqueue_many(&args.job.queue, &jobs, TokioClock::new().now()).await?;
+    let ids = store
+        .enqueue_many(&args.job.queue, &jobs, TokioClock::new().now())
+        .await
+        .map_err(|e| crate::fail::in_flags(e).noting(" (nothing was queued)"))?;
     let pool = Pool::start(store, PoolConfig {
         queue: &args.job.queue,
         concurrency: args.worker.concurrency.unwrap_or_else(crate::default_concurrency),

@@ -11,7 +11,7 @@ use leasehold::core::Millis;
 use leasehold::core::schedule::{CatchUp, Overlap};
 use leasehold::runner::{Clock, TokioClock};
 use leasehold::schedule::Cadence;
-use leasehold::store::{LastRun, ScheduleRecord, ScheduleSpec, Store, StoreError};
+use leasehold::store::{LastRun, ScheduleRecord, ScheduleSpec, Store};
 use std::time::Duration;
 
 /// How `--every`, `--cron`, `--tz` and the policies read, shown in `--help`.
@@ -128,7 +128,7 @@ pub fn spec(args: &AddArgs) -> Result<ScheduleSpec, CliError> {
         (None, Some(cron)) => Cadence::cron(cron, args.tz.as_deref()),
         _ => return Err(CliError::input("give --every or --cron")),
     };
-    cadence.fire_times().map_err(flags)?;
+    cadence.fire_times().map_err(crate::fail::in_flags)?;
     leasehold::store::validate::name_rule(&args.name)
         .map_err(|rule| CliError::input(format!("schedule name {:?}: {rule}", args.name)))?;
     leasehold::store::validate::queue_name(&args.job.queue)?;
@@ -145,30 +145,12 @@ pub fn spec(args: &AddArgs) -> Result<ScheduleSpec, CliError> {
     })
 }
 
-/// A store's refusal in the words of the command line's flags.
-fn flags(e: StoreError) -> CliError {
-    match e {
-        StoreError::InvalidOption { option, reason } => {
-            let flag = match option {
-                "every" => "--every",
-                "cron" => "--cron",
-                "time_zone" => "--tz",
-                "max_attempts" => "--max-attempts",
-                "timeout" => "--timeout",
-                other => other,
-            };
-            CliError::input(format!("{flag}: {reason}"))
-        }
-        other => other.into(),
-    }
-}
-
 /// Runs one `schedule` command.
 pub async fn run(store: &Store, args: &ScheduleArgs) -> Result<(), CliError> {
     let now = TokioClock::new().now();
     match &args.action {
         Action::Add(add) => {
-            let added = store.add_schedule(&spec(add)?, now).await.map_err(flags)?;
+            let added = store.add_schedule(&spec(add)?, now).await.map_err(crate::fail::in_flags)?;
             let next = added.next_slot.map_or_else(|| "never".to_owned(), time);
             println!("added schedule {} ({}), next run {next}", added.spec.name, added.spec.cadence);
         }
