@@ -394,3 +394,15 @@ fn a_store_refusal_of_an_option_names_the_flag_the_user_typed() {
     let listed = cli_support::stdout(&s, &["jobs"]);
     assert_eq!(listed.trim(), "no jobs");
 }
+
+#[test]
+fn a_due_time_without_an_offset_is_read_as_utc_as_the_help_says() {
+    // --at took 2030-01-01T09:00:00 as UTC while --help spoke of Z and offsets only, so
+    // a user who meant the local time had the job due hours off without a word.
+    let s = Scratch::new();
+    let help = cli_support::stdout(&s, &["enqueue", "--help"]).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("a time with neither is read as UTC, not as this machine's local time"), "{help}");
+    let id = s.enqueue(&["--at", "2030-01-01T09:00:00"], "true");
+    let shown = cli_support::stdout(&s, &["show", &id.to_string()]);
+    assert!(shown.contains("due:       2030-01-01T09:00:00"), "{shown}");
+}

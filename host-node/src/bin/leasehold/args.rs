@@ -165,7 +165,8 @@ pub struct EnqueueArgs {
     #[command(flatten)]
     pub job: JobOptions,
     /// When the job becomes due: an RFC 3339 time (2030-01-01T09:00:00Z, or with an offset
-    /// from UTC: 2030-01-01T11:00:00+02:00) or a duration from now (30s, 5m).
+    /// from UTC: 2030-01-01T11:00:00+02:00; a time with neither is read as UTC, not as this
+    /// machine's local time) or a duration from now (30s, 5m).
     #[arg(long, allow_hyphen_values = true)]
     pub at: Option<String>,
     /// At most one job per queue and key: queueing the same key again prints the first job's
