@@ -416,3 +416,20 @@ async fn the_steering_upgrade_keeps_every_job_and_never_reissues_a_purged_id() {
         assert_eq!(store.job(kept).await.unwrap().state, JobState::Cancelled, "{url}");
     }
 }
+
+#[tokio::test]
+async fn a_postgres_error_names_no_line_of_the_servers_own_source() {
+    // "database \"x\" does not exist at line 948": the line is of PostgreSQL's C source,
+    // which sqlx appends, and read as a line of something the user wrote.
+    let Ok(url) = std::env::var(store_support::PG_URL_VAR) else {
+        println!("skipping a_postgres_error_names_no_line_of_the_servers_own_source: {} is not set", store_support::PG_URL_VAR);
+        return;
+    };
+    let (base, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
+    let base = base.rsplit_once('/').map_or(base, |(server, _)| server);
+    let missing = format!("{base}/leasehold_no_such_database?{query}");
+    let err = Store::connect(&missing).await.unwrap_err();
+    assert!(matches!(err, StoreError::Unreachable { .. }), "{err}");
+    let said = err.to_string();
+    assert!(said.ends_with(r#"error returned from database: database "leasehold_no_such_database" does not exist"#), "{said}");
+}

@@ -98,7 +98,7 @@ pub enum StoreError {
         reason: String,
     },
     /// The database could not be reached or opened at start.
-    #[error("cannot reach the database at {url:?}: {source}")]
+    #[error("cannot reach the database at {url:?}: {}", driver(.source))]
     Unreachable {
         /// The URL with any password removed.
         url: String,
@@ -165,7 +165,7 @@ pub enum StoreError {
     CoalescerStopped,
     /// The database answered with an error, or the connection failed mid-way.
     /// Nothing partial was committed: every operation runs in one transaction.
-    #[error("database error: {0}")]
+    #[error("database error: {}", driver(.0))]
     Database(#[from] sqlx::Error),
 }
 
@@ -270,5 +270,16 @@ mod tests {
         assert_eq!(redact_url("postgres://me:pw@db/x?application_name=a@b"), "postgres://me:***@db/x?application_name=a@b");
         assert_eq!(redact_url("postgres://[::1]:5432/x"), "postgres://[::1]:5432/x");
         assert_eq!(redact_url("sqlite://data:v2/queue.db"), "sqlite://data:v2/queue.db");
+    }
+}
+
+/// The driver's error as a user reads it: a database's answer without the
+/// line of the database server's own source code it came from, which sqlx
+/// appends to a PostgreSQL error (`database "x" does not exist at line
+/// 948`, read as a line of something the user wrote).
+fn driver(error: &sqlx::Error) -> String {
+    match error {
+        sqlx::Error::Database(db) => format!("error returned from database: {}", db.message()),
+        other => other.to_string(),
     }
 }
