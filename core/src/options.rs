@@ -240,17 +240,22 @@ impl fmt::Display for OptionError {
                 u = n.unit
             ),
             // Only a window of at most twice the floor is too short for the default cadence.
-            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, defaulted: true, names: n } => write!(
-                f,
-                "{every} ({heartbeat_every_ms}{u}, its default: the larger of {MIN_HEARTBEAT_MS}{u} and a third of {stale}) \
-                 must be under half of {stale} ({stale_after_ms}{u}) so two renewals fit in the stale window: \
-                 give a {every} under {half}{u}, or a {stale} above {least}{u}",
-                every = n.heartbeat_every,
-                stale = n.stale_after,
-                half = stale_after_ms.div_ceil(2),
-                least = 2 * MIN_HEARTBEAT_MS,
-                u = n.unit
-            ),
+            OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, defaulted: true, names: n } => {
+                write!(
+                    f,
+                    "{every} ({heartbeat_every_ms}{u}, its default: the larger of {MIN_HEARTBEAT_MS}{u} and a third of {stale}) \
+                     must be under half of {stale} ({stale_after_ms}{u}) so two renewals fit in the stale window: give ",
+                    every = n.heartbeat_every,
+                    stale = n.stale_after,
+                    u = n.unit
+                )?;
+                // A cadence is at least 1: in a window of 2 or less none is under half of it.
+                let half = stale_after_ms.div_ceil(2);
+                if half > 1 {
+                    write!(f, "a {} under {half}{}, or ", n.heartbeat_every, n.unit)?;
+                }
+                write!(f, "a {} above {}{}", n.stale_after, 2 * MIN_HEARTBEAT_MS, n.unit)
+            }
             OptionError::CadenceTooSlow { heartbeat_every_ms, stale_after_ms, defaulted: false, names: n } => write!(
                 f,
                 "{} ({heartbeat_every_ms}{u}) must be under half of {} \

@@ -196,6 +196,20 @@ fn a_stale_window_too_short_for_the_default_cadence_is_refused_saying_the_cadenc
          half of staleAfterMs (300) so two renewals fit in the stale window: give a heartbeatEveryMs under \
          150, or a staleAfterMs above 500"
     );
+    // In a window of 2 or less no cadence is under half of it: only the window is said to
+    // lengthen (it said "give a heartbeatEveryMs under 0").
+    for (stale, said) in [(0.0, "0"), (2.0, "2")] {
+        let e = OptionsInput { stale_after_ms: stale, ..input }.validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "heartbeatEveryMs (250, its default: the larger of 250 and a third of staleAfterMs) must be under \
+                 half of staleAfterMs ({said}) so two renewals fit in the stale window: give a staleAfterMs above 500"
+            )
+        );
+    }
+    let e = OptionsInput { stale_after_ms: 3.0, ..input }.validate().unwrap_err();
+    assert!(e.to_string().ends_with("give a heartbeatEveryMs under 2, or a staleAfterMs above 500"), "{e}");
     // A cadence that was given is named as given.
     let e = OptionsInput { heartbeat_every_ms: Some(250.0), ..input }.validate().unwrap_err();
     assert_eq!(
