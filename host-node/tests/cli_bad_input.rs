@@ -393,6 +393,12 @@ fn a_store_refusal_of_an_option_names_the_flag_the_user_typed() {
     fails_with(&s, &["schedule", "add", "t", "--every", "5m", "--timeout", "1us", "--", "true"], "leasehold: --timeout: must be at least 1ms");
     let listed = cli_support::stdout(&s, &["jobs"]);
     assert_eq!(listed.trim(), "no jobs");
+    // The cancels alike: --reason, not "invalid option `reason`".
+    let id = s.enqueue(&[], "true").to_string();
+    let long = "r".repeat(4097);
+    fails_with(&s, &["cancel", &id, "--reason", &long], "leasehold: --reason: at most 4096 bytes");
+    fails_with(&s, &["cancel", "--queue", "default", "--state", "queued", "--yes", "--reason", &long], "leasehold: --reason: at most 4096 bytes");
+    assert!(cli_support::stdout(&s, &["jobs"]).contains("queued"), "the job was not cancelled");
 }
 
 #[test]

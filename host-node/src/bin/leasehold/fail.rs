@@ -66,6 +66,8 @@ pub fn in_flags(e: StoreError) -> CliError {
                 "timeout" => "--timeout",
                 "idempotency_key" => "--idempotency-key",
                 "run_at" | "delay" => "--at",
+                "reason" => "--reason",
+                "state" => "--state",
                 other => other,
             };
             CliError::input(format!("{flag}: {reason}"))

@@ -75,7 +75,7 @@ pub async fn cancel(store: &Store, args: &CancelArgs) -> Result<(), CliError> {
     let now = TokioClock::new().now();
     let reason = args.reason.as_deref();
     let (Some(queue), Some(state)) = (&args.queue, args.state) else {
-        let done = store.cancel(&ids(&args.ids), reason, &who(), now).await?;
+        let done = store.cancel(&ids(&args.ids), reason, &who(), now).await.map_err(crate::fail::in_flags)?;
         println!("cancelled {}", listed(&done));
         return Ok(());
     };
@@ -86,7 +86,7 @@ pub async fn cancel(store: &Store, args: &CancelArgs) -> Result<(), CliError> {
     if count > 0 && !args.yes {
         confirm(&format!("cancel the {count} {} job(s) of queue {queue}?", state.as_str()))?;
     }
-    let done = store.cancel_queue(queue, state, reason, &who(), now).await?;
+    let done = store.cancel_queue(queue, state, reason, &who(), now).await.map_err(crate::fail::in_flags)?;
     match done.as_slice() {
         [] => println!("no {} job on queue {queue}: nothing cancelled", state.as_str()),
         _ => println!("cancelled {} job(s): {}", done.len(), listed(&done)),
