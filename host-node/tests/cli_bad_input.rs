@@ -69,6 +69,15 @@ fn a_duration_that_does_not_parse_is_named() {
     fails_with(&s, &["enqueue", "--at", "tomorrow-ish", "--", "true"], "is neither an RFC 3339 time");
     fails_with(&s, &["enqueue", "--at", "1000000000d", "--", "true"], "is after the year 9999");
     fails_with(&s, &["jobs", "--state", "sleeping"], "\"sleeping\" is not a state");
+    // The states `status` counts and the state column shows are said to be listed as queued
+    // (they were "not a state: queued, running, succeeded, dead or cancelled").
+    for shown in ["scheduled", "retrying"] {
+        fails_with(
+            &s,
+            &["jobs", "--state", shown],
+            &format!("\"{shown}\" is listed with --state queued, which lists the scheduled and retrying jobs too"),
+        );
+    }
 }
 
 #[tokio::test]

@@ -281,5 +281,12 @@ pub fn parse_address(text: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 fn parse_state(text: &str) -> Result<JobState, String> {
-    JobState::parse(text).ok_or_else(|| format!("{text:?} is not a state: queued, running, succeeded, dead or cancelled"))
+    JobState::parse(text).ok_or_else(|| match text {
+        // States `status` and the state column show, which --state takes as queued.
+        "scheduled" | "retrying" => format!(
+            "{text:?} is listed with --state queued, which lists the scheduled and retrying jobs too (the state \
+             column tells them apart); --state takes queued, running, succeeded, dead or cancelled"
+        ),
+        _ => format!("{text:?} is not a state: queued (scheduled and retrying included), running, succeeded, dead or cancelled"),
+    })
 }
