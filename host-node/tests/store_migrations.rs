@@ -433,3 +433,30 @@ async fn a_postgres_error_names_no_line_of_the_servers_own_source() {
     let said = err.to_string();
     assert!(said.ends_with(r#"error returned from database: database "leasehold_no_such_database" does not exist"#), "{said}");
 }
+
+#[tokio::test]
+async fn a_postgres_socket_that_is_not_there_is_named() {
+    // It said only "No such file or directory (os error 2)", naming no file.
+    if cfg!(not(feature = "postgres")) {
+        println!("skipping a_postgres_socket_that_is_not_there_is_named: built without the `postgres` feature");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().display();
+    for (url, socket) in [
+        (format!("postgres://someone@localhost/db?host={folder}&port=6543"), format!("{folder}/.s.PGSQL.6543")),
+        (format!("postgres://someone@localhost:7654/db?host={folder}/"), format!("{folder}/.s.PGSQL.7654")),
+        (format!("postgresql://someone@localhost/db?host={folder}"), format!("{folder}/.s.PGSQL.5432")),
+    ] {
+        let config = StoreConfig::default().with_connect_timeout(Duration::from_secs(3));
+        let err = Store::connect_with(&url, config).await.unwrap_err();
+        assert!(matches!(err, StoreError::Unreachable { .. }), "{err}");
+        assert!(
+            err.to_string().ends_with(&format!(
+                "No such file or directory (os error 2): no server listens at {socket} (is the server running, with its \
+                 sockets in that folder and on that port?)"
+            )),
+            "{err}"
+        );
+    }
+}

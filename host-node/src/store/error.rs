@@ -98,7 +98,7 @@ pub enum StoreError {
         reason: String,
     },
     /// The database could not be reached or opened at start.
-    #[error("cannot reach the database at {url:?}: {}", driver(.source))]
+    #[error("cannot reach the database at {url:?}: {}", unreachable(.url, .source))]
     Unreachable {
         /// The URL with any password removed.
         url: String,
@@ -282,4 +282,27 @@ fn driver(error: &sqlx::Error) -> String {
         sqlx::Error::Database(db) => format!("error returned from database: {}", db.message()),
         other => other.to_string(),
     }
+}
+
+/// Why a database could not be reached, as [`driver`] says it; a PostgreSQL
+/// socket that is not there (`?host=/folder`) is named, where the driver
+/// said only "No such file or directory".
+fn unreachable(url: &str, error: &sqlx::Error) -> String {
+    let said = driver(error);
+    let sqlx::Error::Io(io) = error else { return said };
+    if io.kind() != std::io::ErrorKind::NotFound || !url.starts_with("postgres") {
+        return said;
+    }
+    let query = url.split_once('?').map_or("", |(_, query)| query);
+    let param = |name: &str| query.split('&').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='));
+    let Some(folder) = param("host").filter(|host| host.starts_with('/')) else { return said };
+    // The port of the URL's query, else of its authority, else PostgreSQL's default.
+    let authority = url.split_once("://").map_or("", |(_, rest)| rest.split(['/', '?']).next().unwrap_or(""));
+    let port = param("port")
+        .or_else(|| authority.rsplit_once(':').map(|(_, port)| port).filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+        .unwrap_or("5432");
+    format!(
+        "{said}: no server listens at {}/.s.PGSQL.{port} (is the server running, with its sockets in that folder and on that port?)",
+        folder.trim_end_matches('/')
+    )
 }
