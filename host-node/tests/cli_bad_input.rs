@@ -421,3 +421,21 @@ fn a_due_time_without_an_offset_is_read_as_utc_as_the_help_says() {
     let shown = cli_support::stdout(&s, &["show", &id.to_string()]);
     assert!(shown.contains("due:       2030-01-01T09:00:00"), "{shown}");
 }
+
+#[test]
+fn a_command_not_queued_because_its_key_is_held_by_another_command_is_said() {
+    // The second command was dropped without a word: enqueue printed the first job's id.
+    let s = Scratch::new();
+    let first = s.enqueue(&["--idempotency-key", "nightly"], "echo a");
+    let out = s.cmd(&["enqueue", "--idempotency-key", "nightly", "--", "echo", "b"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), first.to_string());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        format!("leasehold: job {first}, queued earlier with --idempotency-key \"nightly\", runs \"echo a\": this command (\"echo b\") was not queued")
+    );
+    // The same command again is what a key is for: nothing to say.
+    let again = s.cmd(&["enqueue", "--idempotency-key", "nightly", "--", "echo", "a"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), first.to_string());
+    assert!(again.stderr.is_empty(), "{}", String::from_utf8_lossy(&again.stderr));
+}

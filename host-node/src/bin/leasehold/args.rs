@@ -170,8 +170,9 @@ pub struct EnqueueArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub at: Option<String>,
     /// At most one job per queue and key: queueing the same key again prints the first job's
-    /// id and queues nothing, for as long as that job is kept (once it is purged, or deleted
-    /// by `work --delete-succeeded`, the key queues a new job).
+    /// id and queues nothing (saying so on stderr when that job runs another command), for as
+    /// long as that job is kept (once it is purged, or deleted by `work --delete-succeeded`,
+    /// the key queues a new job).
     #[arg(long)]
     pub idempotency_key: Option<String>,
     /// The command line, after `--` (required, so a mistyped option is never

@@ -80,8 +80,20 @@ pub async fn enqueue(store: &Store, args: &EnqueueArgs) -> Result<(), CliError> 
             args.at.as_deref().unwrap_or_default()
         )));
     }
-    let id = store.enqueue(&args.job.queue, &payload(&line), &options, now).await.map_err(crate::fail::in_flags)?;
+    let sent = payload(&line);
+    let id = store.enqueue(&args.job.queue, &sent, &options, now).await.map_err(crate::fail::in_flags)?;
     println!("{id}");
+    // A key already held answers the earlier job: said when that job runs another
+    // command, as this one was not queued (the same command again is the key's purpose).
+    if let Some(key) = &args.idempotency_key
+        && let Ok(earlier) = store.job(id).await
+        && earlier.payload != sent
+    {
+        eprintln!(
+            "leasehold: job {id}, queued earlier with --idempotency-key {key:?}, runs {:?}: this command ({line:?}) was not queued",
+            crate::inspect::command(&earlier)
+        );
+    }
     Ok(())
 }
 
