@@ -439,3 +439,28 @@ fn a_command_not_queued_because_its_key_is_held_by_another_command_is_said() {
     assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), first.to_string());
     assert!(again.stderr.is_empty(), "{}", String::from_utf8_lossy(&again.stderr));
 }
+
+#[test]
+fn events_from_an_event_log_folder_that_is_not_there_say_the_passes_are_left_out() {
+    // A mistyped --events printed the settlements alone, as if no runner had made a pass.
+    let s = Scratch::new();
+    s.enqueue(&[], "true");
+    cli_support::stdout(&s, &["work", "--until-empty"]);
+    let all = cli_support::stdout(&s, &["events"]);
+    assert!(all.contains("job-done") && all.contains("pass-end"), "{all}");
+    let missing = s.path("no-such-events");
+    let out = s.cmd(&["events"]).arg("--events").arg(&missing).output().unwrap();
+    assert!(out.status.success());
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("job-done") && !shown.contains("pass-end"), "{shown}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        format!(
+            "leasehold: no event log folder at {} (no worker has logged there yet, or the workers were given another \
+             --events): the runners' passes come from there, so only the settlements are shown",
+            missing.display()
+        )
+    );
+    let logged = s.cmd(&["events"]).output().unwrap();
+    assert!(logged.stderr.is_empty(), "{}", String::from_utf8_lossy(&logged.stderr));
+}

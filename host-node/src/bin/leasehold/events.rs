@@ -142,11 +142,24 @@ struct Cursor {
 /// every event logged in `folder`, in time order; with `follow`, keeps
 /// polling both for new ones.
 pub async fn show(store: &Store, folder: &Path, follow: bool, json: bool) -> Result<(), CliError> {
+    // A mistyped --events (or one left out where the workers were given one) would
+    // leave out every pass without a word: said once the database was read.
+    let mut missing = (!folder.is_dir()).then(|| {
+        let shown = if follow { "until it is made, only the settlements are shown" } else { "only the settlements are shown" };
+        format!(
+            "leasehold: no event log folder at {} (no worker has logged there yet, or the workers were given another \
+             --events): the runners' passes come from there, so {shown}",
+            folder.display()
+        )
+    });
     let mut cursors: BTreeMap<PathBuf, Cursor> = BTreeMap::new();
     let mut journal = JournalCursor::default();
     loop {
         let mut fresh: Vec<EventRecord> =
             settlements(store, &mut journal).await?.iter().map(settlement_event).collect();
+        if let Some(note) = missing.take() {
+            eprintln!("{note}");
+        }
         fresh.extend(
             read_new(folder, &mut cursors)?.into_iter().map(|logged| logged.event).filter(|e| !e.kind.starts_with("job-")),
         );
