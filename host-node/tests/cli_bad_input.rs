@@ -464,3 +464,19 @@ fn events_from_an_event_log_folder_that_is_not_there_say_the_passes_are_left_out
     let logged = s.cmd(&["events"]).output().unwrap();
     assert!(logged.stderr.is_empty(), "{}", String::from_utf8_lossy(&logged.stderr));
 }
+
+#[test]
+fn an_event_log_folder_that_is_a_file_is_named_as_one() {
+    // It said "cannot create the event log folder F: File exists (os error 17)".
+    let s = Scratch::new();
+    s.enqueue(&[], "true");
+    let file = s.jobs_file(&["true"]);
+    let out = s.cmd(&["work", "--until-empty"]).arg("--events").arg(&file).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert_eq!(
+        said.trim_end(),
+        format!("leasehold: the event log folder {} is a file, not a folder: give --events a folder (made if missing)", file.display())
+    );
+    assert!(cli_support::stdout(&s, &["jobs"]).contains("queued"), "the job was left queued");
+}

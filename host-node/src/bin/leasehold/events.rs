@@ -103,6 +103,13 @@ impl Recorder {
     /// runner named `runner`, deriving `queue`'s settlements from `store`'s
     /// journal past the log's watermark.
     pub async fn open(folder: &Path, runner: &str, store: &Store, queue: &str) -> Result<Recorder, CliError> {
+        if folder.exists() && !folder.is_dir() {
+            // create_dir_all said only "File exists".
+            return Err(CliError::input(format!(
+                "the event log folder {} is a file, not a folder: give --events a folder (made if missing)",
+                folder.display()
+            )));
+        }
         std::fs::create_dir_all(folder)
             .map_err(|e| CliError::input(format!("cannot create the event log folder {}: {e}", folder.display())))?;
         let (slot, path) = take_slot(folder)?;
