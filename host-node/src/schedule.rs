@@ -208,7 +208,14 @@ impl FireTimes for CronSlots {
 /// number of drivers on any number of machines may run over one database:
 /// each slot is enqueued once. A failed round is logged (once until a round
 /// succeeds again) and tried again at the next tick.
-pub async fn drive(store: Store, queue: String) {
+///
+/// # Errors
+/// [`StoreError::InvalidQueueName`] at once, naming the queue and the rule,
+/// for a `queue` no store accepts (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`):
+/// every round would fail, said only in the logs. Otherwise it never
+/// returns.
+pub async fn drive(store: Store, queue: String) -> StoreResult<()> {
+    crate::store::validate::queue_name(&queue)?;
     let clock = TokioClock::new();
     let mut failing = false;
     loop {

@@ -266,3 +266,16 @@ backend_test! {
         assert_eq!(at, (0..at.len() as u64).map(|i| first + i * SEC).collect::<Vec<_>>());
     }
 }
+
+#[tokio::test]
+async fn the_drive_task_refuses_a_queue_no_store_accepts_at_once() {
+    // It ran on, each round refused by the store and said once in the logs.
+    let dir = tempfile::tempdir().unwrap();
+    let store = leasehold::store::Store::connect(&format!("sqlite://{}", dir.path().join("q.db").display())).await.unwrap();
+    let drive = leasehold::schedule::drive(store, "bad name".to_owned());
+    let ended = tokio::time::timeout(Duration::from_secs(3), drive).await.expect("it ended at once");
+    assert_eq!(
+        ended.unwrap_err().to_string(),
+        "invalid queue name \"bad name\": only A-Z a-z 0-9 _ - . : are allowed"
+    );
+}
