@@ -297,3 +297,17 @@ fn every_runner_policy_ends_its_work_before_a_peer_may_reclaim() {
         }
     }
 }
+
+#[test]
+fn a_claim_may_be_handed_over_unrenewed_for_at_most_100_ms_and_half_the_skew_allowance() {
+    // Half of K is what is left for the clocks' skew: the runner measures the lease from its
+    // claim, so a stamp `d` earlier moves its exit deadline `d` past the store's.
+    assert_eq!(LeasePolicy::DEFAULT.claim_age_tolerance_ms(), 100);
+    assert_eq!(policy(250, 200, 3_000, 2_000).claim_age_tolerance_ms(), 100);
+    assert_eq!(policy(150, 75, 600, 300).claim_age_tolerance_ms(), 37);
+    assert_eq!(policy(2, 1, 100, 50).claim_age_tolerance_ms(), 0);
+    assert_eq!(leasehold_core::lease::MAX_CLAIM_AGE_TOLERANCE_MS, 100);
+    // A runner's: K is half the cadence unless given.
+    let runner = LeasePolicy::for_runner(600, 150, 75, None).unwrap();
+    assert_eq!(runner.claim_age_tolerance_ms(), 37);
+}

@@ -195,3 +195,43 @@ async fn a_job_that_does_not_renew_has_no_deadline() {
     let runner = builder("t.no-deadline").spawn(Check(inner)).unwrap();
     assert_eq!(runner.tick().await, report(1, 1, 0, 0));
 }
+
+/// A job that keeps the lease policy spawn tells it.
+struct Bound(Arc<std::sync::Mutex<Option<leasehold::core::lease::LeasePolicy>>>);
+
+impl leasehold::runner::Job for Bound {
+    type Item = u64;
+    const HEARTBEAT: bool = true;
+
+    fn bind_lease(&self, policy: &leasehold::core::lease::LeasePolicy) {
+        *self.0.lock().unwrap() = Some(*policy);
+    }
+
+    async fn claim(&self, _at: leasehold::core::Millis) -> Result<Option<u64>, leasehold::runner::BoxError> {
+        Ok(None)
+    }
+
+    async fn perform(&self, _item: u64, _signal: leasehold::runner::AbortSignal) -> Result<(), leasehold::runner::BoxError> {
+        Ok(())
+    }
+
+    async fn heartbeat(&self, _item: u64, _at: leasehold::core::Millis) -> Result<bool, leasehold::runner::BoxError> {
+        Ok(true)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn spawn_tells_a_renewing_job_its_lease_policy_so_a_page_is_handed_over_within_half_the_skew() {
+    // A worker hands a page's jobs over unrenewed only within the policy's claim age
+    // tolerance: at a 150 ms cadence (K = 75 ms) that is 37 ms, not a fixed 100 ms.
+    let told = Arc::new(std::sync::Mutex::new(None));
+    let runner = JobRunner::builder("bound")
+        .stale_after(Duration::from_millis(600))
+        .heartbeat_every(Duration::from_millis(150))
+        .spawn(Bound(told.clone()))
+        .unwrap();
+    let policy = told.lock().unwrap().expect("spawn told the job its lease policy");
+    assert_eq!((policy.stale_after_ms, policy.heartbeat_interval_ms, policy.skew_allowance_ms), (600, 150, 75));
+    assert_eq!(policy.claim_age_tolerance_ms(), 37);
+    runner.dispose().await;
+}

@@ -12,8 +12,9 @@
 //! - [`protocol()`]: the buffer layout and opcodes as a JS object, so the glue
 //!   hard-codes none of them.
 //! - [`job_backoff`] (`jobBackoff`), [`memory`] (`wasmMemory`).
-//! - [`queue_defaults`], [`retry_delay_ms`], [`recovery_delay_ms`]: a job queue's
-//!   defaults and backoffs, for the package's job stores (`leasehold/indexeddb`).
+//! - [`queue_defaults`], [`retry_delay_ms`], [`recovery_delay_ms`],
+//!   [`claim_age_tolerance_ms`]: a job queue's defaults, backoffs and page
+//!   hand-over rule, for the package's job stores (`leasehold/indexeddb`).
 //! - [`trace`] (`TraceRing`): the core's trace ring behind
 //!   `createJobTraceSink` / `resumeJobTrace`. With the features `runner` and
 //!   `trace` (both by default) one crate builds two modules:
@@ -161,6 +162,30 @@ pub fn retry_delay_ms(attempt: f64) -> f64 {
 #[wasm_bindgen(js_name = recoveryDelayMs)]
 pub fn recovery_delay_ms(failures: f64) -> f64 {
     leasehold_core::runner::SETTLE_RETRY.delay_after(failures as u32) as f64
+}
+
+/// For a job queue's worker whose runner takes `stale_after_ms` and the
+/// heartbeat cadence `heartbeat_every_ms` (`undefined`: the default cadence),
+/// ms: how long before a slot's claim a page's job may have had its lease
+/// stamped and still be handed over without a renewal, the runner's lease
+/// policy's [`leasehold_core::lease::LeasePolicy::claim_age_tolerance_ms`]
+/// (at most 100, at most half the skew allowance).
+///
+/// # Errors
+/// The runner's own refusal of these spans (`staleAfterMs` and
+/// `heartbeatEveryMs` named as the runner names them).
+#[cfg(feature = "runner")]
+#[wasm_bindgen(js_name = claimAgeToleranceMs)]
+pub fn claim_age_tolerance_ms(stale_after_ms: f64, heartbeat_every_ms: Option<f64>) -> Result<f64, JsError> {
+    let input = leasehold_core::options::OptionsInput {
+        interval_ms: 1.0,
+        stale_after_ms,
+        heartbeat: true,
+        heartbeat_every_ms,
+        ..Default::default()
+    };
+    let config = input.validate().map_err(|e| JsError::new(&e.to_string()))?;
+    Ok(config.lease.map_or(0, |lease| lease.claim_age_tolerance_ms()) as f64)
 }
 
 /// The action-buffer protocol and constants, read once by the glue:

@@ -12,7 +12,8 @@
  *   named `leasehold:NAME:claim` where the context has `navigator.locks` (the claim
  *   mutex: it is held for that one transaction, never for a job, so neither a closed tab
  *   nor a frozen one keeps it), and hands the runner one job per claim call. Jobs that
- *   waited in the page longer than PAGE_FRESH_MS are renewed (together, in one
+ *   waited in the page longer than the lease policy's claim age tolerance (at most 100 ms,
+ *   at most half the skew allowance) are renewed (together, in one
  *   transaction) before the next is handed over, so the runner's lease never starts
  *   earlier than the store's: a job taken over meanwhile is skipped.
  * - The runner's heartbeats are fenced renewals of the lease deadline. A tab that closes
@@ -31,7 +32,6 @@
  */
 
 /** Page jobs older than this (since their page was claimed) are renewed before the runner gets them, ms. */
-const PAGE_FRESH_MS = 100;
 
 /** The runner's internal answer: a perform resolving to it reports its item lost, not performed (runner.js). */
 const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
@@ -223,6 +223,15 @@ function createIndexedDbApi(deps) {
       const owner = `${label}/${queue}#${randomId()}`;
       const page = []; // claimed jobs not handed to the runner yet
       let pageClaimedAt = 0;
+      // How long a page's job may wait before it is renewed first (ms): the runner measures its
+      // lease from the claim that hands it over, and the gap comes out of its skew allowance.
+      // 0 (always renew) where the runner refuses the spans, which its creation reports.
+      let claimAgeToleranceMs = 0;
+      try {
+        claimAgeToleranceMs = deps.claimAgeToleranceMs(staleAfterMs, options.heartbeatMs);
+      } catch {
+        /* the runner's own refusal follows */
+      }
       const running = new Map(); // job id -> { token, controller }
       let stopping = false;
       const logLine = (message) => (error) => {
@@ -238,7 +247,7 @@ function createIndexedDbApi(deps) {
       async function claim(at) {
         for (;;) {
           if (stopping) return null; // what is left of the page is handed back by dispose
-          if (page.length !== 0 && at - pageClaimedAt > PAGE_FRESH_MS) {
+          if (page.length !== 0 && at - pageClaimedAt > claimAgeToleranceMs) {
             // The rest of the page is renewed together; a job taken over meanwhile drops out.
             const waiting = page.splice(0);
             const held = await store.renewAll(waiting, at);

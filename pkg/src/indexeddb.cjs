@@ -14,6 +14,7 @@ module.exports = require('./idb-queue.js').createIndexedDbApi({
   queueDefaults: wasm.queueDefaults,
   retryDelayMs: wasm.retryDelayMs,
   recoveryDelayMs: wasm.recoveryDelayMs,
+  claimAgeToleranceMs: wasm.claimAgeToleranceMs,
   input: require('./idb-input.js'),
   open: require('./idb-open.js'),
   store: require('./idb-store.js'),

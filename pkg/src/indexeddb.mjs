@@ -18,6 +18,7 @@ const api = createIndexedDbApi({
   queueDefaults: () => wasm.queueDefaults(),
   retryDelayMs: (attempt) => wasm.retryDelayMs(attempt),
   recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),
+  claimAgeToleranceMs: (staleAfterMs, heartbeatEveryMs) => wasm.claimAgeToleranceMs(staleAfterMs, heartbeatEveryMs),
   input,
   open,
   store,

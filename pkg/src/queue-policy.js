@@ -24,6 +24,8 @@ function queuePolicy(wasm) {
     maxAttempts: defaults.maxAttempts,
     /** The wait before settle try `failures + 1`, ms. */
     recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),
+    /** How long before a slot's claim a page's job may have been stamped and still be handed over without a renewal, ms (the runner's lease policy, from `staleAfterMs` and the cadence, undefined: the default). */
+    claimAgeToleranceMs: (staleAfterMs, heartbeatEveryMs) => wasm.claimAgeToleranceMs(staleAfterMs, heartbeatEveryMs),
     reclaimEveryMs: defaults.reclaimEveryMs,
     limits: Object.freeze({
       maxQueueNameBytes: defaults.maxQueueNameBytes,

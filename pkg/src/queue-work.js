@@ -12,7 +12,8 @@
  *   measures a job's lease from the `at` of its own claim call, the database from when the
  *   statement that stamped it ran, which was sent earlier when a slot joined a claim under
  *   way or took a job left in the page, or when the answer came late: a job whose stamping
- *   statement was sent more than PAGE_FRESH_MS before the slot's `at` is renewed first (one
+ *   statement was sent more than the lease policy's claim age tolerance (at most 100 ms, at
+ *   most half the skew allowance) before the slot's `at` is renewed first (one
  *   statement for the page's jobs), as the Rust worker does, so the runner's view of the
  *   lease never lags the store's by more than that. Stale running
  *   jobs the claim names are taken over with the store's compare-and-swap (liveness here is lease-only: a stale lease is enough).
@@ -42,8 +43,6 @@ const ABORT_ITEM = Symbol.for('leasehold.runner.abortItem');
 const ITEM_LOST = Symbol.for('leasehold.runner.itemLost');
 const OUTCOME_LATER = Symbol.for('leasehold.runner.outcomeLater');
 
-/** Page items stamped longer ago than this (ms from the send of the statement that stamped their lease to a claim's `at`) are renewed first. */
-const PAGE_FRESH_MS = 100;
 const WORK_OPTIONS = ['concurrency', 'staleAfterMs', 'heartbeatMs', 'pollMs', 'pageSize', 'onEvent', 'logger'];
 
 /**
@@ -67,6 +66,9 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   // At least 2: the runner's clock-skew allowance is half the cadence and must be 1 ms or
   // more (the runner would refuse it naming heartbeatSkewMs, an option work() does not have).
   if (heartbeatMs !== undefined) store.integer(where, 'heartbeatMs', heartbeatMs, 2, 2 ** 31 - 1);
+  /** A page's job stamped longer than this before a slot's claim is renewed first (ms; the
+      runner measures the lease from the claim, and the gap comes out of its skew allowance). */
+  const claimAgeToleranceMs = claimAgeTolerance(policy, leaseMs, heartbeatMs);
 
   /**
    * Claimed jobs not yet handed to a slot, each with `at`: when the statement that last
@@ -114,7 +116,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
       // for another slot, or its answer came late) is renewed with the rest of the page, one
       // statement, before it is handed over: the runner measures its lease from `at`. The
       // renewal is sent after `at`, so one is enough (unless it joined one sent earlier).
-      if (at - next.at > PAGE_FRESH_MS) {
+      if (at - next.at > claimAgeToleranceMs) {
         await turn(refreshPage);
         continue;
       }
@@ -270,6 +272,16 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   return working;
 }
 
+/** The runner's claim age tolerance for these spans; 0 (renew every waiting job) where the
+    runner refuses them, which its own creation then reports worded as work()'s. */
+function claimAgeTolerance(policy, staleAfterMs, heartbeatMs) {
+  try {
+    return policy.claimAgeToleranceMs(staleAfterMs, heartbeatMs);
+  } catch {
+    return 0;
+  }
+}
+
 /** `api.createJobRunner(options)`, its refusals (bad heartbeatMs, pollMs) worded as work()'s options. */
 function runnerOf(api, options) {
   try {
@@ -369,4 +381,4 @@ const sleep = (ms) =>
     setTimeout(resolve, ms);
   });
 
-module.exports = { startWork, PAGE_FRESH_MS };
+module.exports = { startWork };

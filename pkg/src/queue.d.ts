@@ -160,7 +160,11 @@ export interface WorkOptions {
    * every millisecond, which only a test wants.
    */
   readonly pollMs?: number | undefined;
-  /** Jobs one claim takes (one transaction or statement), 1 to 500. Default `concurrency`. */
+  /**
+   * Jobs one claim takes (one transaction or statement), 1 to 500. Default `concurrency`. A job
+   * that waited in its page over 100 ms (or half the skew allowance, `heartbeatMs / 2`, when
+   * that is less) is renewed before it starts, as its lease is counted from then.
+   */
   readonly pageSize?: number | undefined;
   /**
    * The runner's trace events, as `createJobRunner`'s `onEvent` gets them (`jobEventSpans` of

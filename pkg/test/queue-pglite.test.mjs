@@ -94,6 +94,29 @@ test('dispose() stops claiming: the running job finishes, the jobs claimed ahead
   assert.equal(counts.queued, 7, 'the others are queued again, unstarted (no attempt counted)');
 });
 
+test("a page's job that waited longer than half the skew allowance is renewed before it is handed over", async (t) => {
+  // At a 150 ms cadence the skew allowance is 75 ms: a job handed over 70 ms after its page's
+  // claim stamped its lease would have the worker stop 70 ms late, leaving 5 ms for the clocks.
+  // It waits at most 37 ms unrenewed (a fixed 100 ms had let it through).
+  const { db, queue } = await inMemory(t);
+  const a = (await queue.enqueue('p', { job: 'a' })).id;
+  const b = (await queue.enqueue('p', { job: 'b' })).id;
+  const seen = {};
+  let done;
+  const finished = new Promise((resolve) => (done = resolve));
+  const working = queue.work('p', async (payload) => {
+    const id = payload.job === 'a' ? a : b;
+    const { rows } = await db.query('SELECT claimed_at, heartbeat_at FROM leasehold_jobs WHERE id = $1', [id]);
+    seen[payload.job] = { claimed: Number(rows[0].claimed_at), stamped: Number(rows[0].heartbeat_at) };
+    if (payload.job === 'a') await sleep(70);
+    else done();
+  }, { concurrency: 1, pageSize: 2, staleAfterMs: 600, heartbeatMs: 150, pollMs: 10 });
+  await finished;
+  await working.dispose();
+  assert.equal(seen.a.stamped, seen.a.claimed, 'the first job is handed over as its page was claimed');
+  assert.ok(seen.b.stamped - seen.b.claimed >= 50, `the second was renewed first: stamped ${seen.b.stamped - seen.b.claimed} ms after its claim`);
+});
+
 test('a target that is neither a folder nor a PGlite instance is refused', async () => {
   await assert.rejects(connect('/tmp/folder'), /give \{ dataDir: "folder" \} or a PGlite instance/);
   await assert.rejects(connect({ dataDir: '' }), /give \{ dataDir/);

@@ -16,7 +16,7 @@ pub use evidence::{EvidenceKind, LivenessEvidence};
 pub use liveness::{LeaseLiveness, LivenessCheck, LivenessContext};
 pub use notice::Notice;
 pub use owner::{OwnerId, same_host_incarnation};
-pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, PolicyError, PolicyWarning, WATCHDOG_LEAD_MS};
+pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, MAX_CLAIM_AGE_TOLERANCE_MS, PolicyError, PolicyWarning, WATCHDOG_LEAD_MS};
 pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,

@@ -45,6 +45,11 @@ pub const WATCHDOG_LEAD_MS: u64 = 50;
 /// [`LeasePolicy::grace_room_ms`]): 5 000 ms.
 pub const DEFAULT_EXIT_GRACE_MS: u64 = 5_000;
 
+/// The most [`LeasePolicy::claim_age_tolerance_ms`] answers, ms: a page's
+/// jobs handed over within it of their stamp skip a renewal (one statement
+/// for the page) that would otherwise precede nearly every job of a page.
+pub const MAX_CLAIM_AGE_TOLERANCE_MS: u64 = 100;
+
 /// The five spans that govern a lease, in whole milliseconds (the four of a
 /// run lease and our exit grace). Build one with
 /// [`LeasePolicy::DEFAULT`] (optionally with struct-update syntax),
@@ -243,6 +248,24 @@ impl LeasePolicy {
     #[must_use]
     pub fn exit_deadline(&self, confirmed_at: Millis) -> Millis {
         confirmed_at.after(self.reconfirm_bound_ms().saturating_add(self.exit_grace_ms))
+    }
+
+    /// How long before a claim made at `T` the store may have stamped the
+    /// lease of a job the claim hands over, ms: at most 100, and at most
+    /// half the skew allowance. A queue that claims a page of jobs in one
+    /// statement hands each to a slot's later claim; one stamped longer
+    /// before that claim is renewed first.
+    ///
+    /// Why: the owner measures the lease from `T`, so a lease stamped `d`
+    /// earlier has the owner stop `d` later than the store's expiry would
+    /// have it ([`LeasePolicy::exit_deadline`] is `S − K − 1` after `T`, a
+    /// peer reclaims `S` after the stamp on its clock). That `d` comes out of
+    /// the skew allowance `K`: with `d ≤ K / 2`, clocks may still differ by
+    /// up to `K / 2`. A fixed 100 ms would spend all of a `K` under 100 ms
+    /// (a heartbeat cadence under 200 ms, `K` being half of it by default).
+    #[must_use]
+    pub fn claim_age_tolerance_ms(&self) -> u64 {
+        MAX_CLAIM_AGE_TOLERANCE_MS.min(self.skew_allowance_ms / 2)
     }
 
     /// The earliest instant, on the owner's clock, at which a peer whose clock

@@ -3,6 +3,7 @@
 
 use super::signal::AbortSignal;
 use leasehold_core::Millis;
+use leasehold_core::lease::LeasePolicy;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -30,6 +31,17 @@ pub trait Job: Send + Sync + 'static {
     /// end of its stale window.
     fn store_lease(&self) -> Option<std::time::Duration> {
         None
+    }
+
+    /// Told once, at [`super::JobRunnerBuilder::spawn`], the lease policy
+    /// each claim is supervised under, when the job renews
+    /// ([`Job::HEARTBEAT`]). A job that hands a claim made earlier to a later
+    /// `claim` (a page of jobs claimed in one statement) renews it first
+    /// when its lease was stamped longer than
+    /// [`LeasePolicy::claim_age_tolerance_ms`] before that call, as the
+    /// runner measures the lease from the call. Default: nothing.
+    fn bind_lease(&self, policy: &LeasePolicy) {
+        let _ = policy;
     }
 
     /// The queue this job claims from in its store, when it claims from one

@@ -221,6 +221,9 @@ impl JobRunnerBuilder {
         self.options.heartbeat = J::HEARTBEAT;
         self.options.store_lease_ms = job.store_lease().map(ms);
         let config = self.options.validate()?;
+        if let Some(lease) = &config.lease {
+            job.bind_lease(lease);
+        }
         let mut core = Runner::new(config, self.sinks.any());
         if J::SETTLES {
             core = core.with_settle_phase();

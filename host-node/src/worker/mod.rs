@@ -39,6 +39,7 @@ use leasehold_core::Millis;
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -137,11 +138,6 @@ pub enum Settlement {
 /// The hook [`Worker::on_settled`] installs.
 type SettledHook = Arc<dyn Fn(&ClaimedJob, &Settlement) + Send + Sync>;
 
-/// Page items older than this (since their page was claimed, on the runner's
-/// clock) are renewed before they are handed over, so the runner's view of
-/// the lease stamp never lags the store's by more than a small slice of the
-/// skew allowance.
-const PAGE_FRESH_MS: u64 = 100;
 
 struct Page {
     jobs: VecDeque<ClaimedJob>,
@@ -159,6 +155,12 @@ pub struct Worker<H> {
     clock: TokioClock,
     handler: H,
     held: Unsettled,
+    /// How long after its page was claimed (the runner's clock) a page's job
+    /// is handed over without a renewal, ms: the runner's lease policy's
+    /// [`leasehold_core::lease::LeasePolicy::claim_age_tolerance_ms`], told at
+    /// spawn, so the runner's view of the lease stamp never lags the store's
+    /// by more than the skew allowance leaves room for.
+    claim_age_tolerance_ms: AtomicU64,
     on_settled: Option<SettledHook>,
     stats: WorkerStats,
     record_every: Option<Duration>,
@@ -190,6 +192,7 @@ impl<H: Handler> Worker<H> {
             clock: TokioClock::new(),
             handler,
             held: Unsettled::new(),
+            claim_age_tolerance_ms: AtomicU64::new(leasehold_core::lease::MAX_CLAIM_AGE_TOLERANCE_MS),
             on_settled: None,
             stats: WorkerStats::new(),
             record_every: Some(DEFAULT_RECORD_EVERY),
@@ -211,7 +214,11 @@ impl<H: Handler> Worker<H> {
         self
     }
 
-    /// Jobs one claim statement takes (use the runner's concurrency).
+    /// Jobs one claim statement takes (use the runner's concurrency). A job
+    /// that waited in its page longer than the runner's lease policy allows
+    /// ([`leasehold_core::lease::LeasePolicy::claim_age_tolerance_ms`]: 100
+    /// ms, or half the skew allowance when that is less) is renewed before it
+    /// is handed to the handler, as the runner counts its lease from then.
     #[must_use]
     pub fn page_size(mut self, page: usize) -> Self {
         self.page_size = page.clamp(1, crate::store::MAX_PAGE);
@@ -326,7 +333,7 @@ impl<H: Handler> Worker<H> {
     fn take_from_page(&self, at: Millis) -> Option<(ClaimedJob, bool)> {
         let mut page = self.page.lock().unwrap();
         let job = page.jobs.pop_front()?;
-        Some((job, at.since(page.claimed_at) > PAGE_FRESH_MS))
+        Some((job, at.since(page.claimed_at) > self.claim_age_tolerance_ms.load(Ordering::Relaxed)))
     }
 }
 
@@ -377,6 +384,10 @@ impl<H: Handler> Job for Worker<H> {
 
     fn store_queue(&self) -> Option<&str> {
         Some(&self.queue)
+    }
+
+    fn bind_lease(&self, policy: &leasehold_core::lease::LeasePolicy) {
+        self.claim_age_tolerance_ms.store(policy.claim_age_tolerance_ms(), Ordering::Relaxed);
     }
 
     async fn claim(&self, at: Millis) -> Result<Option<Arc<ClaimedJob>>, BoxError> {
