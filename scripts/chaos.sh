@@ -8,6 +8,7 @@
 #   scripts/chaos.sh --skip pause        all (or the --quick ones) but these
 #   scripts/chaos.sh --list           the experiments and what each does
 #   scripts/chaos.sh --keep           keep the work folder (logs, databases) for a look afterwards
+#                                     (a run that fails keeps it without being asked)
 #
 # Environment: LEASEHOLD_BIN (the binary to test; default: built here with
 # `cargo build --release -p leasehold --features cli,postgres`), CHAOS_PG_DIR and CHAOS_PG_PORT
@@ -125,7 +126,9 @@ cleanup() {
   if [[ -n $pg_url ]]; then
     LEASEHOLD_PG_DIR=$pg_dir LEASEHOLD_PG_PORT=$pg_port "$root/scripts/pg-cluster.sh" stop 2>/dev/null || true
   fi
-  if ((keep)); then say "kept $work"; else rm -rf "$work"; fi
+  # A failed run keeps its work folder (the execution log, the event logs, the databases):
+  # a rare failure leaves nothing to look at otherwise.
+  if ((keep || failed)); then say "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
