@@ -23,7 +23,9 @@
  *   takes, lapse or not: it lands if nobody took the job meanwhile, and only a refused
  *   fence gives it up. A handler that throws its signal's reason (the claim was lost or
  *   lapsed, or the job was cancelled) settles nothing. Meanwhile claims leave the held jobs
- *   alone. The slot takes its next job while the outcome is written, and the runner counts
+ *   alone, and a job that comes back to this worker anyway (its own claim, held up past
+ *   the job's lease, took it over) is settled with the outcome it holds, not run again.
+ *   The slot takes its next job while the outcome is written, and the runner counts
  *   each job once it is: performed (completed), failed (its attempt failed and was
  *   recorded: retried or dead-lettered; `item-failed` with the handler's error, as the
  *   runner reports a throwing perform), or a lost claim (cancelled under it, its write
@@ -79,8 +81,12 @@ function startWork(store, api, policy, queue, handler, options = {}) {
   const page = [];
   let disposing; // dispose()'s promise, once it was called
   let paging; // the page claim (or renewal) in flight, which every slot without a job waits on
-  /** Jobs whose outcome is held, not yet settled: claims leave them alone. */
-  const held = new Set();
+  /** Outcomes held, not yet settled, by job id (`{ token, reached }`): claims leave these
+      jobs alone. */
+  const held = new Map();
+  /** Outcomes whose settle the fence refused, by job id (`{ token, reached, until }`), kept
+      one lease for `adopt`. */
+  const refused = new Map();
   /** The settles in flight, and how many may be before a slot waits for its own. */
   const settles = new Set();
   const backlog = 4 * Math.max(slots, pageSize);
@@ -90,7 +96,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
 
   async function claimPage() {
     const at = Date.now();
-    const jobs = await store.claimPage(queue, pageSize, leaseMs, held, completions);
+    const jobs = await store.claimPage(queue, pageSize, leaseMs, held.keys(), completions);
     for (const job of jobs) page.push({ job, at });
     return jobs.length;
   }
@@ -157,6 +163,27 @@ function startWork(store, api, policy, queue, handler, options = {}) {
    * `checkLease`: the runner's, called by the handler's signal before it answers a check.
    */
   async function perform(job, checkLease) {
+    const adopted = adopt(job);
+    return adopted === undefined ? performNew(job, checkLease) : written(job, adopted);
+  }
+
+  /**
+   * The outcome this worker has for `job` under an earlier token (held, or refused and
+   * still kept), taken for this token; undefined if none. A claim leaves the held jobs
+   * alone, but the list it sends is read when it is made and the database judges the
+   * leases when the statement runs: a claim held up (a lock, a stalled connection) may take
+   * over this worker's own stale lease of a job that finished here meanwhile, which fences
+   * its settle out. The outcome is then written under the new lease instead of the work
+   * running again.
+   */
+  function adopt(job) {
+    const earlier = held.get(job.id) ?? refused.get(job.id);
+    refused.delete(job.id);
+    if (earlier === undefined || earlier.token >= job.token || (earlier.until !== undefined && earlier.until <= Date.now())) return undefined;
+    return earlier.reached;
+  }
+
+  async function performNew(job, checkLease) {
     const ctx = contextOf(job, running, checkLease);
     let reached;
     try {
@@ -178,13 +205,36 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     // lease (renewed up to the handler's end) goes stale; the runner counts the job once
     // it landed. More than `backlog` outcomes waiting (a database that stopped answering)
     // hold the slots until they land.
-    held.add(job.id);
-    const outcome = outcomeOf(settle(job, reached), reached).finally(() => {
-      held.delete(job.id);
-      settles.delete(outcome);
-    });
+    return written(job, reached);
+  }
+
+  /** Holds `reached` for `job` and writes it; answers as perform does. */
+  function written(job, reached) {
+    const mine = { token: job.token, reached };
+    held.set(job.id, mine);
+    const landing = settle(job, reached).then(
+      (landed) => {
+        if (held.get(job.id) === mine) {
+          held.delete(job.id);
+          // Kept a lease longer: the takeover may be this worker's own, its answer still on the way.
+          if (!landed) keepRefused(job.id, { ...mine, until: Date.now() + leaseMs });
+        }
+        return landed;
+      },
+      (error) => {
+        if (held.get(job.id) === mine) held.delete(job.id);
+        throw error;
+      },
+    );
+    const outcome = outcomeOf(landing, reached).finally(() => settles.delete(outcome));
     settles.add(outcome);
     return settles.size > backlog ? outcome : { [OUTCOME_LATER]: outcome };
+  }
+
+  function keepRefused(id, entry) {
+    const now = Date.now();
+    for (const [other, kept] of refused) if (kept.until <= now) refused.delete(other);
+    refused.set(id, entry);
   }
 
   /** How the runner counts a written outcome: performed, failed with the attempt's error (recorded), or lost (refused). */

@@ -12,8 +12,11 @@
 //! 1.5 s) however long that takes, lapse or not: it lands if nobody took the
 //! job meanwhile, and only a refused fence gives it up. So a database that
 //! was away does not make finished work run again. Meanwhile this worker's
-//! claims leave the held jobs alone, and a claim the runner declined (heard
-//! too late to perform) is released at once with the store's fenced release.
+//! claims leave the held jobs alone, and should one come back to it anyway
+//! (a claim held up past the job's lease takes this worker's own stale lease
+//! over), its held outcome is written under the new lease instead of the
+//! work running again. A claim the runner declined (heard too late to
+//! perform) is released at once with the store's fenced release.
 //!
 //! A failed attempt that was settled (queued again or dead-lettered) is, to
 //! the runner, work performed: the failure belongs to the job, not to the
@@ -22,6 +25,8 @@
 
 mod held;
 mod stats;
+#[cfg(all(test, feature = "sqlite"))]
+mod tests;
 
 pub use held::Unsettled;
 pub use stats::{DEFAULT_RECORD_EVERY, WorkerStats};
@@ -437,6 +442,13 @@ impl<H: Handler> Job for Worker<H> {
     /// handler that stopped on its signal settles nothing.
     async fn perform(&self, job: Arc<ClaimedJob>, signal: AbortSignal) -> Result<(), BoxError> {
         let watch = self.stats.watch(job.id, job.token, &signal);
+        // Finished here under an earlier lease, its outcome still unwritten:
+        // written under this one rather than run again (see Unsettled::adopt).
+        if self.held.adopt(job.id, job.token) {
+            tracing::debug!(target: "leasehold::worker", job = job.id.0, "settling the outcome this worker holds from the job's earlier lease");
+            watch.ended(PerformEnd::Answered);
+            return Ok(());
+        }
         #[cfg(feature = "otel")]
         let span = {
             let enqueued = self.traced.lock().unwrap().remove(&job.id);
@@ -491,7 +503,12 @@ impl<H: Handler> Job for Worker<H> {
         drop(span);
         let settlement = match written {
             Ok(Some(settlement)) => settlement,
-            Ok(None) => Settlement::Lost { lapsed: false },
+            Ok(None) => {
+                // Kept a lease longer: the takeover may be this worker's own,
+                // its answer still on the way (see Unsettled::adopt).
+                self.held.refused(job.id, job.token, Instant::now() + self.lease);
+                Settlement::Lost { lapsed: false }
+            }
             Err(StoreError::Database(error)) => return Err(StoreError::Database(error).into()),
             Err(other) => {
                 tracing::error!(target: "leasehold::worker", job = job.id.0, "settling a job failed for good: {other}");
