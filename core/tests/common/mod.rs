@@ -288,6 +288,16 @@ impl Host {
         self.now = self.now.max(until);
     }
 
+    /// Freezes the host for `ms` (a SIGSTOP of its process, a starved
+    /// thread): time passes with no timer run and no answer delivered; what
+    /// came due meanwhile is handled at the thaw.
+    pub fn freeze(&mut self, ms: u64) {
+        self.now += ms;
+        for (at, _, _) in &mut self.due {
+            *at = (*at).max(self.now);
+        }
+    }
+
     fn deliver(&mut self, due: Due) {
         let now = self.at();
         match due {
