@@ -235,3 +235,112 @@ async fn spawn_tells_a_renewing_job_its_lease_policy_so_a_page_is_handed_over_wi
     assert_eq!(policy.claim_age_tolerance_ms(), 37);
     runner.dispose().await;
 }
+
+/// Renews at once; each perform does a step of work every 100 ms, noting
+/// when and the exit deadline its signal showed then, and stops on its
+/// signal unless `ignores_signal`. A step may first hold the thread for
+/// `block` (a blocking call) on the step numbered `block_at`.
+struct Stepping {
+    steps: std::sync::Mutex<Vec<(tokio::time::Instant, Option<tokio::time::Instant>)>>,
+    claimed: std::sync::atomic::AtomicBool,
+    ignores_signal: bool,
+    block: Option<(usize, Duration)>,
+}
+
+impl Stepping {
+    fn new(ignores_signal: bool, block: Option<(usize, Duration)>) -> Arc<Self> {
+        Arc::new(Stepping { steps: Default::default(), claimed: Default::default(), ignores_signal, block })
+    }
+
+    /// The steps taken at or after the exit deadline their signal showed.
+    fn late_steps(&self) -> usize {
+        self.steps.lock().unwrap().iter().filter(|(at, deadline)| deadline.is_none_or(|d| *at >= d)).count()
+    }
+}
+
+impl leasehold::runner::Job for Stepping {
+    type Item = u64;
+    const HEARTBEAT: bool = true;
+
+    async fn claim(&self, _at: leasehold::core::Millis) -> Result<Option<u64>, leasehold::runner::BoxError> {
+        Ok((!self.claimed.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(0))
+    }
+
+    async fn perform(&self, _item: u64, signal: leasehold::runner::AbortSignal) -> Result<(), leasehold::runner::BoxError> {
+        for n in 0.. {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if let Some((at, block)) = self.block
+                && n == at
+            {
+                std::thread::sleep(block);
+            }
+            if !self.ignores_signal {
+                signal.check()?;
+            }
+            self.steps.lock().unwrap().push((tokio::time::Instant::now(), signal.deadline()));
+        }
+        Ok(())
+    }
+
+    async fn heartbeat(&self, _item: u64, _at: leasehold::core::Millis) -> Result<bool, leasehold::runner::BoxError> {
+        Ok(true)
+    }
+}
+
+/// Runs a `Stepping` job for 1 s, freezes the whole runtime for 10 s (as a
+/// SIGSTOP of the process does: nothing is polled while time passes), then
+/// lets it run 1 s more. Answers the job.
+async fn frozen_for_ten_seconds(name: &str, ignores_signal: bool) -> Arc<Stepping> {
+    let job = Stepping::new(ignores_signal, None);
+    let runner = builder(name).spawn(ArcJob(job.clone())).unwrap();
+    runner.start();
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert!(job.steps.lock().unwrap().len() >= 9, "the work went on while renewals landed");
+    // advance moves the clock without polling anything until it yields:
+    // the runner and the work wake together, 10 s on.
+    tokio::time::advance(Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    runner.dispose().await;
+    job
+}
+
+#[tokio::test(start_paused = true)]
+async fn work_woken_after_a_freeze_past_its_exit_deadline_finds_its_signal_fired() {
+    // The runner's timer and the work's wake-up came due together: the
+    // lapse was decided, but the work was polled before the abort was
+    // carried out and took a step 10 s after its deadline.
+    let job = frozen_for_ten_seconds("t.frozen", false).await;
+    assert_eq!(job.late_steps(), 0, "a step was taken at or after its exit deadline");
+}
+
+#[tokio::test(start_paused = true)]
+#[ignore = "design decision: dropping a perform at its exit deadline after a freeze also throws away an outcome a guarded command reached meanwhile"]
+async fn work_that_ignores_its_signal_is_dropped_at_once_after_a_freeze_past_its_exit_deadline() {
+    // The grace (250 ms) counted from the late lapse lets the work take
+    // three steps after its deadline, though it was spent before the freeze
+    // ended. See leasehold-core's runner_items test
+    // a_lapse_decided_after_a_freeze_past_the_exit_deadline_drops_the_perform_at_once
+    // for why the drop is not capped at the deadline yet.
+    let job = frozen_for_ten_seconds("t.frozen-deaf", true).await;
+    assert_eq!(job.late_steps(), 0, "a step was taken at or after its exit deadline");
+}
+
+#[tokio::test]
+async fn work_that_held_the_thread_past_its_exit_deadline_reads_its_signal_fired() {
+    // Real time: S = 600 ms, I = 100 ms, so the exit deadline is 549 ms
+    // after the last confirmed renewal. The work blocks the thread (the
+    // runner's too) for 1.2 s, then checks its signal before its next step:
+    // the runner had not had the thread to fire it.
+    let job = Stepping::new(false, Some((2, Duration::from_millis(1_200))));
+    let runner = JobRunner::builder("t.blocked")
+        .stale_after(Duration::from_millis(600))
+        .heartbeat_every(Duration::from_millis(100))
+        .spawn(ArcJob(job.clone()))
+        .unwrap();
+    runner.start();
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    runner.dispose().await;
+    let steps = job.steps.lock().unwrap().len();
+    assert_eq!(steps, 2, "two steps before the block, none after it");
+    assert_eq!(job.late_steps(), 0, "a step was taken at or after its exit deadline");
+}

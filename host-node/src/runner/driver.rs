@@ -326,7 +326,19 @@ where
 
     fn poll_perform(&mut self, i: usize) -> bool {
         let Some(outcome) = self.slots[i].perform.poll(&self.ready.perform[i]) else { return false };
+        // The work has ended: its signal no longer shows a deadline (nor
+        // reads as lapsed once it passes, while the outcome settles).
+        if let Some(key) = self.slots[i].key {
+            self.slots[i].signal.clear_deadline(key.generation);
+        }
         let outcome = unwind(outcome, "perform");
+        if is_stop(&outcome) && self.run_timers() {
+            // The work stopped on a signal that fired by the clock (its exit
+            // deadline passed while it held the thread): the runner decides
+            // the lapse first, so the item counts as lapsed, not failed (a
+            // drop of this slot leaves nothing more to tell it).
+            self.execute();
+        }
         if J::SETTLES && !is_stop(&outcome) {
             // An outcome reached: it settles next, with the item and its
             // renewals kept until the settle ends.
@@ -395,6 +407,11 @@ where
     /// its signal as an instant on tokio's clock, converted at its distance
     /// from now.
     fn publish_deadline(&self, key: ItemKey) {
+        let slot = &self.slots[usize::from(key.slot)];
+        if slot.outcome.is_some() {
+            // Settling: the work it bounded has ended.
+            return;
+        }
         let Some(at) = self.core.exit_deadline(key) else { return };
         let (now, base) = (self.clock.now(), Instant::now());
         let instant = if at >= now {

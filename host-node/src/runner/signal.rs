@@ -60,6 +60,15 @@ impl SlotSignal {
         self.moved.notify_waiters();
     }
 
+    /// Forgets the exit deadline of the item of `generation`: its work has
+    /// ended (what is left, a settle, is not bounded by it).
+    pub(crate) fn clear_deadline(&self, generation: u32) {
+        let mut deadline = self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+        if deadline.is_some_and(|(g, ..)| g == generation) {
+            *deadline = None;
+        }
+    }
+
     fn deadline(&self, generation: u32) -> Option<Instant> {
         let deadline = *self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
         deadline.filter(|(g, ..)| *g == generation).map(|(.., instant)| instant)
@@ -113,15 +122,24 @@ impl AbortSignal {
         }
     }
 
-    /// The runner's reason, else the host's own.
+    /// The runner's reason, else the host's own, else a lapse when the exit
+    /// deadline has passed: the runner fires the signal from the task that
+    /// polls the work, so work that held the thread past the deadline (a
+    /// blocking call, a long computation) would otherwise read it unfired
+    /// until it yields, after another process may have taken the item over.
     fn state(&self) -> u64 {
         match self.slot.reason(self.generation) {
-            NOT_ABORTED => self.own.as_ref().map_or(NOT_ABORTED, |own| own.reason(self.generation)),
+            NOT_ABORTED => match self.own.as_ref().map_or(NOT_ABORTED, |own| own.reason(self.generation)) {
+                NOT_ABORTED if self.deadline().is_some_and(|deadline| Instant::now() >= deadline) => LAPSED,
+                reason => reason,
+            },
             reason => reason,
         }
     }
 
-    /// Whether the claim was lost or lapsed.
+    /// Whether the claim was lost or lapsed, or its exit deadline
+    /// ([`AbortSignal::deadline`]) has passed (as a lapse), even if the
+    /// runner has not yet had the thread to fire the signal.
     pub fn is_aborted(&self) -> bool {
         self.state() != NOT_ABORTED
     }
@@ -165,8 +183,8 @@ impl AbortSignal {
     /// command-line tool hands it to each command's guard process.
     ///
     /// `None` when the job does not renew its claims ([`super::Job::HEARTBEAT`]
-    /// is false: nothing bounds the work then), or for a signal of an item
-    /// that has settled.
+    /// is false: nothing bounds the work then), or once the perform has
+    /// answered (what is left, writing its outcome, is not bounded by it).
     pub fn deadline(&self) -> Option<Instant> {
         self.slot.deadline(self.generation)
     }

@@ -78,9 +78,10 @@ impl Handler for CommandHandler {
                 Err(failure(why.to_owned(), None, Some(why), output))
             }
             // The guard ended the command at the lease's exit deadline while
-            // this worker could not (stopped, starved, cut off). A failure,
-            // fenced like any: refused if another worker took the job over.
-            Ended::Lapsed if signal.is_aborted() => Err(signal.check().expect_err("aborted").into()),
+            // this worker could not (stopped, starved, cut off), whether or
+            // not its signal has fired since (it has, once the worker runs
+            // again past the deadline). A failure, fenced like any: refused
+            // if another worker took the job over.
             Ended::Lapsed => {
                 let why = "the lease's exit deadline passed with no renewal confirmed (the worker was stopped or \
                            starved): the command's guard ended it";
