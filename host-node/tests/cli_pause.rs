@@ -172,3 +172,63 @@ async fn stopped_worker(namespaced: bool) {
     );
     assert!(ended < renewed + stale_ms - skew_ms, "ended at {ended}, last renewal {renewed}");
 }
+
+/// Starts a worker (S = 3 s, one slot), waits until `started` exists (the
+/// command creates it), lets it run `before` more, then stops the worker
+/// (SIGSTOP) for `stopped` and resumes it. Answers the worker.
+async fn stop_and_resume(s: &Scratch, started: &std::path::Path, before: Duration, stopped: Duration) -> KillOnDrop {
+    let worker = KillOnDrop(s.spawn(&["--stale-after", "3s", "work", "--concurrency", "1"]));
+    let start = Instant::now();
+    while !started.exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(before).await;
+    let pid = Pid::from_raw(worker.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, Signal::STOP).expect("stopped");
+    tokio::time::sleep(stopped).await;
+    rustix::process::kill_process(pid, Signal::CONT).expect("resumed");
+    worker
+}
+
+/// A worker stopped past its lease's exit deadline, then resumed with no peer
+/// to take its job over: the attempt its guard ended is recorded as failed,
+/// saying why, and the job runs again. (The worker, resumed, fires its
+/// signal before it reads the guard's report, and the attempt must still say
+/// what happened to it rather than vanish as a lost lease.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_resumed_past_its_exit_deadline_records_that_the_guard_ended_the_attempt() {
+    let s = Scratch::new();
+    let marker = s.path("first-attempt-started");
+    let id = s.enqueue(&[], &format!("if [ -e {m} ]; then exit 0; fi; touch {m}; exec sleep 60", m = marker.display()));
+    // Stopped 4 s, past the exit deadline (the last renewal + 2.5 s): the
+    // guard ends the command meanwhile.
+    let _worker = stop_and_resume(&s, &marker, Duration::from_millis(1_000), Duration::from_millis(4_000)).await;
+    let store = s.store().await;
+    let job = cli_support::wait_for_state(&store, id, leasehold::store::JobState::Succeeded, Duration::from_secs(30)).await;
+    let first = &job.attempt_log[0];
+    assert_eq!(first.outcome, leasehold::store::AttemptOutcome::Failed, "{:?}", job.attempt_log);
+    let error = first.error.as_deref().unwrap_or_default();
+    assert!(error.contains("the lease's exit deadline passed"), "{error}");
+}
+
+/// A command that finished while its worker was stopped, the worker resumed
+/// once the job's lease had gone stale, with no peer to take the job over:
+/// the success is recorded and the command never runs again. (Resumed, the
+/// worker fired the signal before the runtime had told it of the command's
+/// exit, so it took the command for stopped, its slot came free, and its
+/// next claim took the stale job over from itself: the command ran twice.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_finished_while_its_worker_was_stopped_is_recorded_once_and_not_run_again() {
+    let s = Scratch::new();
+    let runs = s.path("runs");
+    let id = s.enqueue(&[], &format!("echo run >> {r}; sleep 1; exit 0", r = runs.display()));
+    // The command ends 0.7 s into the stop; the lease is stale 3 s after the
+    // last renewal.
+    let _worker = stop_and_resume(&s, &runs, Duration::from_millis(300), Duration::from_millis(5_000)).await;
+    let store = s.store().await;
+    let job = cli_support::wait_for_state(&store, id, leasehold::store::JobState::Succeeded, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let ran = std::fs::read_to_string(&runs).unwrap().lines().count();
+    assert_eq!((ran, job.attempt_log.len()), (1, 1), "{:?}", job.attempt_log);
+}

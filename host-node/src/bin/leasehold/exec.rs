@@ -265,6 +265,11 @@ async fn group_gone(pid: u32) {
 /// keeps the pipes open must not hold the job.
 const DRAIN: Duration = Duration::from_millis(200);
 
+/// How the command ended, if it has (reaped now).
+fn exited(child: &mut tokio::process::Child) -> Option<Ended> {
+    child.try_wait().ok().flatten().map(|status| Ended::Exited(exit_code(status)))
+}
+
 /// Runs `invocation`, stopping it (SIGTERM to its process group, then
 /// SIGKILL to the group once `grace` passes with any of it alive) when `stop`
 /// resolves (the claim was lost, or the operator asked twice) or `timeout`
@@ -327,8 +332,12 @@ pub async fn run(
             // thrown away and the job run again.
             biased;
             status = child.wait() => break Ended::Exited(status.map_or(-1, exit_code)),
-            () = &mut stop => break Ended::Stopped,
-            () = &mut deadline => break Ended::TimedOut,
+            // The wait above answers only once the runtime has heard of the
+            // exit, which after a pause of this process (SIGSTOP, a starved
+            // thread) may come after the stop it woke to: asked directly, a
+            // command that ended meanwhile has ended, not been stopped.
+            () = &mut stop => break exited(&mut child).unwrap_or(Ended::Stopped),
+            () = &mut deadline => break exited(&mut child).unwrap_or(Ended::TimedOut),
             moved = moved(lease, seen), if channel.is_some() => {
                 seen = moved;
                 if let (Some(channel), Some(at)) = (channel.as_mut(), moved) {
