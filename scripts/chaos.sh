@@ -10,6 +10,8 @@
 #   scripts/chaos.sh --keep           keep the work folder (logs, databases) for a look afterwards
 #                                     (a run that fails keeps it without being asked)
 #
+# The partition and deaf experiments need Node.js (`node`) for their TCP proxy.
+#
 # Environment: LEASEHOLD_BIN (the binary to test; default: built here with
 # `cargo build --release -p leasehold --features cli,postgres`), CHAOS_PG_DIR and CHAOS_PG_PORT
 # (the private PostgreSQL cluster this script starts and stops with scripts/pg-cluster.sh;
@@ -79,6 +81,8 @@ experiments=(
   "lock-single|sqlite postgres|1 worker x 2 slots; the jobs table locked for twice the stale window while commands finish: each is recorded once, never run again"
   "stop|postgres|3 workers x 2 slots; PostgreSQL stopped (pg_ctl stop -m fast) for twice the stale window, then started"
   "stop-single|postgres|1 worker x 2 slots; PostgreSQL stopped for twice the stale window while commands finish: each is recorded once, never run again"
+  "partition|postgres|3 workers x 2 slots, one in its own pid namespace behind a TCP proxy that holds all its traffic both ways for twice the stale window while its commands run, then lets it through; half the commands take 4 s to exit after SIGTERM"
+  "deaf|postgres|as partition, but the proxy holds only the database's answers: the worker's statements land (renewals, settles, claims) and it hears none of it until the hold ends"
 )
 # The quick run (CI): the experiments that tell most, in under two minutes for both stores.
 quick_set=",sqlite:kill9,sqlite:pause,sqlite:lock-single,postgres:pause,postgres:stop,"
@@ -166,6 +170,39 @@ done
 echo "E $job $ex $(now)" >>"$log"
 EOF
 
+# A TCP proxy to the PostgreSQL socket: node proxy.mjs SOCKET PORT_FILE MODE. SIGUSR1
+# holds traffic (MODE both: every byte either way; answers: what the server sends), in
+# order, on every connection (new ones too); SIGUSR2 lets it all through.
+cat >"$work/proxy.mjs" <<'EOF'
+import fs from 'node:fs';
+import net from 'node:net';
+const [socket, portFile, mode] = process.argv.slice(2);
+let held = false;
+let gate;
+let open = () => undefined;
+process.on('SIGUSR1', () => {
+  if (!held) { held = true; gate = new Promise((resolve) => (open = resolve)); }
+});
+process.on('SIGUSR2', () => { held = false; open(); });
+const server = net.createServer((client) => {
+  const upstream = net.connect({ path: socket });
+  let up = Promise.resolve();
+  let down = Promise.resolve();
+  client.on('data', (chunk) => {
+    const wait = held && mode === 'both' ? gate : undefined;
+    up = up.then(() => wait).then(() => upstream.write(chunk));
+  });
+  upstream.on('data', (chunk) => {
+    const wait = held ? gate : undefined;
+    down = down.then(() => wait).then(() => client.write(chunk));
+  });
+  const close = () => { client.destroy(); upstream.destroy(); };
+  client.on('error', close).on('close', close);
+  upstream.on('error', close).on('close', close);
+});
+server.listen(0, '127.0.0.1', () => fs.writeFileSync(portFile, String(server.address().port)));
+EOF
+
 # ---------------------------------------------------------------- one experiment
 # Globals of the experiment running: name, store, dir, url, log, workers (tags alive).
 exp_name="" exp_store="" dir="" url="" log=""
@@ -175,12 +212,13 @@ next_worker=0
 lh() { "$bin" --database "$url" --events "$dir/events" --stale-after "${stale}s" "$@"; }
 
 # start_worker [ns]: a worker with the next tag, left in $started; `ns`: inside a pid
-# namespace of its own. (Not in $(...): it records the worker in this shell.)
+# namespace of its own, on $ns_url when set. (Not in $(...): it records the worker in
+# this shell.)
 start_worker() {
   local tag="w$((next_worker += 1))" pid child
   if [[ ${1:-} == ns ]]; then
     CHAOS_WORKER=$tag unshare --pid --fork --mount-proc \
-      "$bin" --database "$url" --events "$dir/events" --stale-after "${stale}s" \
+      "$bin" --database "${ns_url:-$url}" --events "$dir/events" --stale-after "${stale}s" \
       work --queue chaos --concurrency "$slots" >>"$dir/$tag.out" 2>&1 &
     pid=$!
     pids+=("$pid")
@@ -368,6 +406,33 @@ chaos_pause() {
   done
 }
 
+# Starts the proxy ($1: both or answers) in front of the experiment's database; sets
+# ns_url to the database through it, and proxy_pid.
+start_proxy() {
+  rm -f "$dir/proxy.port"
+  node "$work/proxy.mjs" "$pg_dir/sock/.s.PGSQL.$pg_port" "$dir/proxy.port" "$1" >"$dir/proxy.out" 2>&1 &
+  proxy_pid=$!
+  # Not waited for with the workers (drain): it is ended after them.
+  disown "$proxy_pid"
+  pids+=("$proxy_pid")
+  for _ in $(seq 100); do [[ -s $dir/proxy.port ]] && break; sleep 0.05; done
+  local schema="chaos_${exp_name//-/_}"
+  ns_url="postgres://postgres@127.0.0.1:$(cat "$dir/proxy.port")/leasehold?options[search_path]=$schema"
+}
+
+# Holds the traffic of worker $1 (behind the proxy) for twice the stale window while a
+# command of it runs, then lets it through, over and over.
+chaos_partition() {
+  local end=$((SECONDS + chaos_for)) tag=$1
+  while ((SECONDS < end)); do
+    until_running_on "$tag"
+    kill -USR1 "$proxy_pid"
+    sleep "$((2 * stale))"
+    kill -USR2 "$proxy_pid"
+    sleep 1
+  done
+}
+
 repeat_outage() { # $1: what (lock|stop), $2: seconds each, $3: how many
   local k
   for ((k = 1; k <= $3; k++)); do
@@ -389,15 +454,26 @@ run_experiment() {
     lock) slow_exit=4 ;;
     lock-short) takeover_ok=0 ;;
     lock-single | stop-single) workers=1; takeover_ok=0 ;;
+    # As pause: commands outlast the hold, and the held worker's peers may take over.
+    partition | deaf) ns=1; slow_exit=4; dur_min=$((1000 * stale)) dur_spread=$((2000 * stale)) ;;
   esac
   if ((ns)) && ! unshare --pid --fork --mount-proc true 2>/dev/null; then
     echo "SKIP $store $name: unshare --pid --fork --mount-proc is not allowed here (it needs root)"
+    return
+  fi
+  if [[ $name == partition || $name == deaf ]] && ! command -v node >/dev/null; then
+    echo "SKIP $store $name: no node (Node.js) for the TCP proxy"
     return
   fi
   # Enough work to keep every slot busy through the chaos.
   jobs_n=$((workers * slots * (chaos_for + 4) * 1000 / (dur_min + dur_spread / 2)))
   setup "$name" "$store"
   local w paused_tag=""
+  ns_url=""
+  case $name in
+    partition) start_proxy both ;;
+    deaf) start_proxy answers ;;
+  esac
   for ((w = 1; w <= workers - ns; w++)); do start_worker; done
   if ((ns)); then start_worker ns; paused_tag=$started; fi
   sleep 1
@@ -407,8 +483,10 @@ run_experiment() {
     lock | lock-single) repeat_outage lock "$((2 * stale))" "$((quick ? 1 : 2))" ;;
     lock-short) repeat_outage lock "$(awk -v s="$stale" 'BEGIN { print s / 2 }')" 3 ;;
     stop | stop-single) repeat_outage stop "$((2 * stale))" "$((quick ? 1 : 2))" ;;
+    partition | deaf) chaos_partition "$paused_tag" ;;
   esac
   drain
+  if [[ -n $ns_url ]]; then kill "$proxy_pid" 2>/dev/null || true; fi
   report "$takeover_ok"
 }
 
