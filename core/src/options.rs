@@ -62,6 +62,17 @@ pub struct OptionsInput {
     /// store's lease runs out, and this runner stops its work only at the
     /// end of the stale window.
     pub store_lease_ms: Option<f64>,
+    /// Whether an aborted `perform` is dropped by its item's exit deadline
+    /// even when the abort came late (the process frozen or starved past the
+    /// lapse): the grace then ends at the deadline, or at once past it. For a
+    /// host whose drop stops the work (the native host's in-process work,
+    /// stopped at its next await), so that work that ignores its signal does
+    /// not run on for a whole grace beside a peer that may reclaim the item
+    /// soon after the deadline. Default `false`: the grace runs from the
+    /// abort, as a host needs when its work runs in a process of its own that
+    /// a guard ends by the deadline and the perform only reads how it ended,
+    /// or when a drop cannot stop the work (JavaScript).
+    pub drop_by_exit_deadline: bool,
 }
 
 /// When a runner makes its claims.
@@ -345,6 +356,9 @@ pub struct Config {
     pub abort_grace_ms: Option<u64>,
     /// When claims are made.
     pub scheduling: Scheduling,
+    /// Whether a late abort's drop is still due by the exit deadline
+    /// ([`OptionsInput::drop_by_exit_deadline`]).
+    pub drop_by_exit_deadline: bool,
 }
 
 impl Config {
@@ -474,6 +488,7 @@ impl OptionsInput {
             concurrency: normalize_concurrency(self.concurrency),
             abort_grace_ms,
             scheduling: self.scheduling,
+            drop_by_exit_deadline: self.drop_by_exit_deadline,
         })
     }
 }

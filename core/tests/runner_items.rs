@@ -98,11 +98,12 @@ fn a_perform_that_ignores_the_abort_is_dropped_after_the_grace_period() {
 /// ms after the last confirmed renewal), renewals confirming at once and a
 /// perform that never ends nor heeds its signal, run for 1 s from the claim
 /// at `t0` (answered).
-fn working_a_second() -> (Host, u64) {
+fn working_a_second(drop_by_exit_deadline: bool) -> (Host, u64) {
     let mut opts = options(1000.0, 3000.0);
     opts.heartbeat = true;
     opts.heartbeat_every_ms = Some(250.0);
     opts.abort_grace = leasehold_core::AbortGrace::Ms(250.0);
+    opts.drop_by_exit_deadline = drop_by_exit_deadline;
     let mut host = Host::with_heartbeat(opts, false, queue(1), Box::new(|_| Reply::Never), renew_true(0));
     let t0 = host.start();
     host.run_until(t0 + 1_000);
@@ -110,23 +111,17 @@ fn working_a_second() -> (Host, u64) {
     (host, t0)
 }
 
+// The host is frozen (time passes, no timer runs, no answer is delivered)
+// from 1 000 ms, the renewal sent then confirmed: S = 3 s, G = 250 ms, so the
+// lapse falls at 1 000 + 2 624 = 3 624 and the exit deadline at 3 874.
+
 #[test]
-#[ignore = "design decision: dropping a perform at its exit deadline after a freeze also throws away an outcome a guarded command reached meanwhile (see the test)"]
 fn a_lapse_decided_after_a_freeze_past_the_exit_deadline_drops_the_perform_at_once() {
-    // The host is frozen 10 s from 1 000 ms (the renewal sent then confirmed):
-    // the lapse comes at the thaw, and the grace was spent during the
-    // freeze.
-    //
-    // Fails: the grace runs from the late lapse (dropped at 11 250), so a
-    // perform that ignores its signal works on 250 ms past its exit
-    // deadline, beside a peer that may reclaim 125 ms after it. Capping the
-    // drop at the exit deadline in `Runner::lose` fixes this, but the same
-    // cap drops the command-line tool's
-    // perform before it reads the exit of a command its guard process saw
-    // finish during the freeze (reading it takes more than one poll: the
-    // output is drained), so that finished work would be run again. Which
-    // of the two the lease should favour for in-process work is open.
-    let (mut host, t0) = working_a_second();
+    // Frozen 10 s: the lapse comes at the thaw, the grace spent during the
+    // freeze. A perform that ignores its signal would otherwise work on
+    // 250 ms past its exit deadline, beside a peer that may reclaim 125 ms
+    // after it.
+    let (mut host, t0) = working_a_second(true);
     host.freeze(10_000);
     host.run_until(t0 + 11_000);
     assert_eq!(host.aborts, vec![(0, true, t0 + 11_000)]);
@@ -134,16 +129,25 @@ fn a_lapse_decided_after_a_freeze_past_the_exit_deadline_drops_the_perform_at_on
 }
 
 #[test]
-#[ignore = "design decision: dropping a perform at its exit deadline after a freeze also throws away an outcome a guarded command reached meanwhile (see the test)"]
 fn a_lapse_decided_late_keeps_what_is_left_of_the_grace_before_the_exit_deadline() {
-    // As above, frozen from 1 000 ms to 3 700 ms: past the lapse (1 000 +
-    // 2 624 = 3 624) but short of the exit deadline (1 000 + 2 874 = 3 874).
-    // Fails: dropped at 3 950, the whole grace after the late lapse.
-    let (mut host, t0) = working_a_second();
+    // Frozen to 3 700: past the lapse, short of the exit deadline.
+    let (mut host, t0) = working_a_second(true);
     host.freeze(2_700);
     host.run_until(t0 + 5_000);
     assert_eq!(host.aborts, vec![(0, true, t0 + 3_700)]);
     assert_eq!(host.dropped, vec![(0, t0 + 3_874)], "dropped at the exit deadline");
+}
+
+#[test]
+fn a_guarded_perform_aborted_late_keeps_its_whole_grace() {
+    // A host whose work a guard process ends by the deadline (the
+    // command-line tool) reads how it ended, however late the abort: a
+    // command that finished during the freeze is finished work.
+    let (mut host, t0) = working_a_second(false);
+    host.freeze(10_000);
+    host.run_until(t0 + 12_000);
+    assert_eq!(host.aborts, vec![(0, true, t0 + 11_000)]);
+    assert_eq!(host.dropped, vec![(0, t0 + 11_250)], "dropped a grace after the abort");
 }
 
 #[test]

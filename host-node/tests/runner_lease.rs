@@ -30,8 +30,10 @@ async fn renewals_that_land_trace_heartbeats_and_keep_the_work_going() {
     let job = RenewingJob { inner, renew: |_| Some(Ok(true)), renew_ms: 10 };
     let runner = builder("t.beat").on_event(sink).spawn(job).unwrap();
     assert_eq!(runner.tick().await, report(1, 1, 0, 0));
-    assert_eq!(load(&counters.renewals), 3, "at 250, 500 and 750 ms");
-    assert_eq!(types(&events).iter().filter(|t| **t == "heartbeat").count(), 3);
+    // The renewal due at 1000 ms, as the work ends, is started first: the
+    // runner carries out what its timers decide before it polls the work.
+    assert_eq!(load(&counters.renewals), 4, "at 250, 500, 750 and 1000 ms");
+    assert_eq!(types(&events).iter().filter(|t| **t == "heartbeat").count(), 3, "the last one abandoned as the work ended");
 }
 
 #[tokio::test(start_paused = true)]
@@ -314,13 +316,10 @@ async fn work_woken_after_a_freeze_past_its_exit_deadline_finds_its_signal_fired
 }
 
 #[tokio::test(start_paused = true)]
-#[ignore = "design decision: dropping a perform at its exit deadline after a freeze also throws away an outcome a guarded command reached meanwhile"]
 async fn work_that_ignores_its_signal_is_dropped_at_once_after_a_freeze_past_its_exit_deadline() {
-    // The grace (250 ms) counted from the late lapse lets the work take
+    // A grace (250 ms) counted from the late lapse would let the work take
     // three steps after its deadline, though it was spent before the freeze
-    // ended. See leasehold-core's runner_items test
-    // a_lapse_decided_after_a_freeze_past_the_exit_deadline_drops_the_perform_at_once
-    // for why the drop is not capped at the deadline yet.
+    // ended: the drop is due by the exit deadline (Job::GUARDED is false).
     let job = frozen_for_ten_seconds("t.frozen-deaf", true).await;
     assert_eq!(job.late_steps(), 0, "a step was taken at or after its exit deadline");
 }

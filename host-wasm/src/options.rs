@@ -264,6 +264,8 @@ pub fn read(options: &JsValue) -> Result<Checked, JsValue> {
         scheduling: Scheduling::Passes,
         // A JS runner's job keeps no lease of its own in a store.
         store_lease_ms: None,
+        // Never dropped (no grace), so never dropped early either.
+        drop_by_exit_deadline: false,
     };
     let config = input.validate().map_err(|e| OptionsError::Invalid(e).to_js())?;
     Ok(Checked { config, tracing })

@@ -191,17 +191,10 @@ impl<E: Clone> Runner<E> {
                 self.actions.push_back(Action::Settle { key });
             }
         }
-        let Some(busy) = self.slot_at_mut(index).busy_mut() else { return };
-        if matches!(busy.phase, Phase::Performing) && busy.drop_at.is_some_and(|at| at <= now) {
-            // The perform outlived its grace period: it is dropped and counted
-            // as a lost claim, like a perform that raised after the abort.
-            self.take_busy(key);
-            if let Some(pass) = self.pass.as_mut() {
-                pass.report.claim_lost = pass.report.claim_lost.saturating_add(1);
-            }
-            self.actions.push_back(Action::Drop { key });
-            return self.worker_free(now);
+        if self.drop_if_due(now, key) {
+            return;
         }
+        let Some(busy) = self.slot_at_mut(index).busy_mut() else { return };
         let item = busy.ordinal;
         let Some(supervisor) = busy.supervisor.as_mut() else { return };
         if supervisor.poll_timeout().is_none_or(|at| at > now) {
@@ -215,6 +208,25 @@ impl<E: Clone> Runner<E> {
         for step in steps.iter() {
             self.apply_step(now, key, item, step);
         }
+        // A lapse decided late may have made the drop due already.
+        self.drop_if_due(now, key);
+    }
+
+    /// Drops the perform of `key` if its grace has run out by `now`: it is
+    /// counted as a lost claim, like a perform that raised after the abort.
+    /// Answers whether it did.
+    fn drop_if_due(&mut self, now: Millis, key: ItemKey) -> bool {
+        let Some(busy) = self.slot_mut(key).and_then(Slot::busy_mut) else { return false };
+        if !matches!(busy.phase, Phase::Performing) || busy.drop_at.is_none_or(|at| at > now) {
+            return false;
+        }
+        self.take_busy(key);
+        if let Some(pass) = self.pass.as_mut() {
+            pass.report.claim_lost = pass.report.claim_lost.saturating_add(1);
+        }
+        self.actions.push_back(Action::Drop { key });
+        self.worker_free(now);
+        true
     }
 
     fn apply_step(&mut self, now: Millis, key: ItemKey, item: u32, step: Step) {
@@ -234,7 +246,16 @@ impl<E: Clone> Runner<E> {
     /// `lost = true`, trace `claim-lost`, abort the signal. The
     /// outcome is then counted as [`Runner::item_settled`] says.
     fn lose(&mut self, now: Millis, key: ItemKey, item: u32, at: Millis, lapsed: bool, unconfirmed_ms: u64) {
-        let grace = self.config.abort_grace_ms;
+        // An abort decided late (the process frozen or starved past the
+        // lapse, its grace spent meanwhile) would give work that ignores its
+        // signal a whole grace more, beside a peer that may reclaim the item
+        // soon after the exit deadline: where the host asks, the drop is due
+        // by that deadline, or at once past it.
+        let by = if self.config.drop_by_exit_deadline { self.exit_deadline(key) } else { None };
+        let grace = self.config.abort_grace_ms.map(|ms| {
+            let after = now.after(ms);
+            by.map_or(after, |deadline| after.min(deadline.max(now)))
+        });
         let Some(busy) = self.slot_mut(key).and_then(Slot::busy_mut) else { return };
         if !matches!(busy.phase, Phase::Performing) {
             // The work is over: nothing to abort or drop. Renewals stop (the
@@ -242,7 +263,7 @@ impl<E: Clone> Runner<E> {
             return;
         }
         busy.lost = true;
-        busy.drop_at = grace.map(|ms| now.after(ms));
+        busy.drop_at = grace;
         if self.tracing {
             self.actions.push_back(Action::Emit(Event::ClaimLost { at, item, lapsed, unconfirmed_ms }));
         }

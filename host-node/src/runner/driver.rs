@@ -188,6 +188,10 @@ where
             // Everything ready now: due timers, woken futures, and whatever
             // the core asks next (new futures get their first poll at once).
             let mut progressed = self.run_timers();
+            // What the timers decided (an abort, a drop) is carried out
+            // before the woken work is polled: work woken together with its
+            // lapse (after a freeze) must not take a step first.
+            self.execute();
             progressed |= self.poll_ready();
             self.execute();
             if self.finished() {

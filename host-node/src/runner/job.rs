@@ -23,6 +23,17 @@ pub trait Job: Send + Sync + 'static {
     /// Whether [`Job::heartbeat`] renews the lease. When false, the claim is held by wall clock alone.
     const HEARTBEAT: bool = false;
 
+    /// Whether `perform`'s work runs in a process of its own that a guard
+    /// ends by the item's exit deadline, `perform` only waiting to read how
+    /// it ended (the `leasehold` command-line tool's commands). Default
+    /// false: the work runs in `perform` itself, and a perform aborted late
+    /// (this process frozen or starved past its lapse) is dropped by the exit
+    /// deadline, or at once past it, rather than after a whole grace, so work
+    /// that ignores its signal stops at its next await before a peer may
+    /// reclaim the item. True leaves such a perform its whole grace, time to
+    /// read the exit of work its guard saw end meanwhile.
+    const GUARDED: bool = false;
+
     /// The lease this job's claims and renewals stamp in its store, when it
     /// keeps one there (a [`crate::worker::Worker`] does); `None` (default):
     /// none. [`super::JobRunnerBuilder::spawn`] refuses a runner whose

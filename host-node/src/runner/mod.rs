@@ -170,6 +170,11 @@ impl JobRunnerBuilder {
     /// interval of it is refused by [`JobRunnerBuilder::spawn`] with
     /// [`OptionError::GraceDoesNotFit`], naming `abort_grace` and
     /// `stale_after`.
+    ///
+    /// An abort decided late (this process frozen or starved past the
+    /// lapse) leaves the perform only what is left of the grace before the
+    /// item's exit deadline, and none past it, unless the job's work is
+    /// guarded by a process of its own ([`Job::GUARDED`]).
     pub fn abort_grace(mut self, grace: Duration) -> Self {
         self.options.abort_grace = AbortGrace::Ms(ms(grace));
         self
@@ -219,6 +224,7 @@ impl JobRunnerBuilder {
             OptionError::check_queue(queue)?;
         }
         self.options.heartbeat = J::HEARTBEAT;
+        self.options.drop_by_exit_deadline = !J::GUARDED;
         self.options.store_lease_ms = job.store_lease().map(ms);
         let config = self.options.validate()?;
         if let Some(lease) = &config.lease {

@@ -32,7 +32,7 @@ pub(crate) enum Reached {
 /// the leases when the statement runs: a claim held up (by a lock, a full
 /// connection pool) can still take over a job that finished here meanwhile
 /// and went stale. Such a job comes back to this worker under a new token;
-/// [`Unsettled::adopt`] then moves its outcome to that token, and the
+/// the worker then moves its outcome to that token, and the
 /// outcome is written instead of the work running again.
 #[derive(Clone, Debug, Default)]
 pub struct Unsettled(Arc<Mutex<Outcomes>>);

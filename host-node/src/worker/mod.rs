@@ -65,6 +65,11 @@ use std::time::Duration;
 /// (`signal.check()?`, or the value of `signal.aborted()`): nothing is
 /// written then.
 pub trait Handler: Send + Sync + 'static {
+    /// Whether the work runs in a process of its own that a guard ends by
+    /// the lease's exit deadline ([`AbortSignal::deadline`]), `handle` only
+    /// waiting to read how it ended: see [`Job::GUARDED`]. Default false.
+    const GUARDED: bool = false;
+
     /// Handles one job.
     fn handle(
         &self,
@@ -382,6 +387,7 @@ impl<H: Handler> Job for Worker<H> {
     type Item = Arc<ClaimedJob>;
     const HEARTBEAT: bool = true;
     const SETTLES: bool = true;
+    const GUARDED: bool = H::GUARDED;
 
     fn store_lease(&self) -> Option<Duration> {
         Some(self.lease)

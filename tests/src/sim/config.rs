@@ -155,6 +155,10 @@ impl Params {
             scheduling: leasehold_core::options::Scheduling::Passes,
             // The simulated store takes a claim for stale after this same window.
             store_lease_ms: Some(self.stale_after_ms as f64),
+            // A simulated work ends on its own (within the grace once
+            // aborted), not when its perform is dropped, as the command-line
+            // tool's guarded commands do: its perform keeps its whole grace.
+            drop_by_exit_deadline: false,
         }
         .validate()?;
         if let (Some(w), Some(lease)) = (self.tolerance_ms, config.lease.as_mut()) {

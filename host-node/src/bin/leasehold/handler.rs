@@ -44,6 +44,11 @@ fn failure(error: String, exit_code: Option<i32>, why: Option<&str>, output: Str
 }
 
 impl Handler for CommandHandler {
+    // Each command runs under its guard process, which ends it by the exit
+    // deadline: a perform aborted late still reads how the command ended
+    // (one that finished while this worker was stopped is finished work).
+    const GUARDED: bool = true;
+
     async fn handle(&self, job: &ClaimedJob, signal: AbortSignal) -> Result<Option<Value>, BoxError> {
         let line = job.payload.get("command").and_then(Value::as_str).ok_or("the job's payload has no \"command\" line")?;
         let invocation = Invocation::parse(line).ok_or("the job's command line is empty")?;
