@@ -166,6 +166,30 @@ async fn events_shows_each_job_settlement_by_id() {
     assert!(!text.contains(" claimed "), "lines leave out the item events: {text}");
 }
 
+#[tokio::test]
+async fn a_worker_started_again_on_its_event_log_says_nothing_of_its_watermark_and_logs_the_new_settlement() {
+    // The second worker takes the first one's log (its slot) with the
+    // settlements watermark the first left in it; that is where its
+    // settlements source starts, not a journal cut back.
+    let s = Scratch::new();
+    let mut ids = Vec::new();
+    for round in 0..2 {
+        ids.push(s.enqueue(&[], "true"));
+        let out = s.cmd(&["work", "--until-empty"]).timeout(std::time::Duration::from_secs(30)).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "round {round}: {stderr}");
+        assert!(!stderr.contains("watermark"), "round {round}: {stderr}");
+    }
+    let log = leasehold::eventlog::read_log(&s.path("events").join("worker-0.log"), 0).unwrap();
+    let done: Vec<i64> = log
+        .records
+        .iter()
+        .filter(|r| r.event.kind == "job-done" && r.event.source == "settlements")
+        .map(|r| r.event.body["job"].as_i64().unwrap())
+        .collect();
+    assert_eq!(done, ids.iter().map(|id| id.0).collect::<Vec<_>>(), "each settlement logged once, in the one log");
+}
+
 /// A `claim-failed` event of source "other" at `at` ms naming `n`, as a
 /// worker's runner logs one.
 fn claim_failed(at: u64, n: u64) -> leasehold::eventlog::EventRecord {

@@ -218,8 +218,12 @@ impl EventSource for SettlementSource {
         true
     }
 
+    /// Also at open, with the log's watermark, before [`SettlementSource::follow`]
+    /// starts there: the rows below it are logged, so the committed length is
+    /// at least that (a length below it would read as a journal cut back).
     fn logged(&self, position: u64) {
         let mut state = self.lock();
+        state.limit = state.limit.max(position);
         let keep = state.rows.split_off(&i64::try_from(position).unwrap_or(i64::MAX));
         state.rows = keep;
     }

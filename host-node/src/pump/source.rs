@@ -138,7 +138,9 @@ pub trait EventSource: Send + Sync + 'static {
 
     /// The log now durably holds every event of the entries before
     /// `position`: a journal that keeps entries only for the pump may let
-    /// them go.
+    /// them go. Also called when the pump opens, with the watermark the log
+    /// holds for this source (when above 0), before the source's length is
+    /// first read.
     fn logged(&self, position: u64) {
         let _ = position;
     }

@@ -155,6 +155,16 @@ impl PumpTask {
             .map_err(|_| PumpError::Gone)??;
         let marks: Vec<(String, u64)> = opened.log.marks().iter().map(|(k, v)| (k.clone(), *v)).collect();
         self.log = Some(opened.log);
+        // Each source hears how far the log holds it before the first pass
+        // reads its length: one that learns its length from elsewhere (the
+        // settlements journal, read by a task of its own) starts there, not
+        // below its watermark, which that pass would report as a journal cut
+        // back.
+        for (name, mark) in &marks {
+            if let Some(source) = self.sources.get(name).filter(|_| *mark > 0) {
+                source.logged(*mark);
+            }
+        }
         let now = self.now();
         self.machine.handle_opened(now, marks, opened.created);
         // A failing pass is reported and retried in the background.
