@@ -75,6 +75,21 @@ fn fill(scratch: &Scratch) -> String {
     String::from_utf8(dead.stdout).expect("utf-8").trim().to_owned()
 }
 
+/// A job of queue `other` completed as a `leasehold/postgres` handler or a Rust
+/// service completes one: with its answer, no exit code or output. Answers its id.
+fn answered_by_another_worker(scratch: &Scratch) -> i64 {
+    use leasehold::runner::Clock as _;
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(async {
+        let store = scratch.store().await;
+        let now = leasehold::runner::TokioClock::new().now();
+        let id = store.enqueue("other", &serde_json::json!({ "to": "ada" }), &Default::default(), now).await.unwrap();
+        let owner = leasehold::liveness::current_owner();
+        let job = store.claim("other", &owner, now, std::time::Duration::from_secs(30)).await.unwrap().expect("the job");
+        assert!(store.complete(job.fence(), Some(&serde_json::json!({ "sent": true })), now).await.unwrap().is_updated());
+        id.0
+    })
+}
+
 fn scratches(name: &str) -> Vec<Scratch> {
     let mut all = vec![Scratch::new()];
     let pg = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(store_support::pg_schema_url(name));
@@ -114,6 +129,10 @@ fn the_api_answers_the_counts_a_page_of_jobs_and_a_job_with_its_attempts_and_set
         assert_eq!(job["job"]["state"], "dead");
         assert_eq!(job["attempts"][0]["exitCode"], 1);
         assert_eq!(job["settlements"][0]["type"], "job-dead-lettered");
+        assert_eq!(job["attempts"][0]["result"], Value::Null, "a command's attempt has its exit code and output instead");
+        let answered = answered_by_another_worker(&scratch);
+        let job = json(&server, &format!("/api/jobs/{answered}"));
+        assert_eq!(job["attempts"][0]["result"], serde_json::json!({ "sent": true }), "{job}");
         let (status, body) = request(&server, "GET", "/api/jobs/999999", &[]);
         assert_eq!(status, 404, "{body}");
         let (status, body) = request(&server, "GET", "/api/jobs?state=sleeping", &[]);

@@ -235,6 +235,9 @@ fn attempt(n: usize, a: &AttemptRecord, result: Option<&Value>) -> Value {
         "exitCode": result.and_then(|r| r.get("exitCode")).cloned(),
         "resultError": result.and_then(|r| r.get("error")).cloned(),
         "output": result.and_then(|r| r.get("output")).cloned(),
+        // What another kind of worker answered (a `leasehold/postgres` handler, a
+        // Rust service's handler) has no exit code or output: its JSON is the result.
+        "result": result.filter(|r| r.get("output").is_none()),
     })
 }
 

@@ -321,7 +321,8 @@ function attemptView(a) {
       h('dt', {}, 'ran'), h('dd', {}, `${time(a.startedAt)} → ${ended}`),
       a.exitCode !== null && a.exitCode !== undefined ? [h('dt', {}, 'exit code'), h('dd', {}, a.exitCode)] : null,
       a.error ? [h('dt', {}, 'error'), h('dd', {}, a.error)] : null,
-      a.resultError ? [h('dt', {}, 'result'), h('dd', {}, a.resultError)] : null),
+      a.resultError ? [h('dt', {}, 'result'), h('dd', {}, a.resultError)] : null,
+      a.result !== null && a.result !== undefined ? [h('dt', {}, 'result'), h('dd', {}, h('pre', {}, JSON.stringify(a.result, null, 2)))] : null),
     a.output ? h('pre', {}, a.output) : null);
 }
 
