@@ -167,6 +167,21 @@ async fn events_shows_each_job_settlement_by_id() {
 }
 
 #[tokio::test]
+async fn show_read_by_a_reader_that_went_away_ends_quietly() {
+    // `leasehold show ID | head -3`: the pipe is closed before show writes.
+    let s = Scratch::new();
+    let id = s.enqueue(&[], "echo one; echo two; echo three");
+    s.cmd(&["work", "--until-empty"]).timeout(std::time::Duration::from_secs(30)).assert().success();
+    for args in [vec!["show", &*id.to_string()], vec!["jobs"], vec!["status"], vec!["events"]] {
+        let mut child = s.spawn(&args);
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.is_empty(), "{args:?}: {:?} {stderr}", out.status);
+    }
+}
+
+#[tokio::test]
 async fn a_worker_started_again_on_its_event_log_says_nothing_of_its_watermark_and_logs_the_new_settlement() {
     // The second worker takes the first one's log (its slot) with the
     // settlements watermark the first left in it; that is where its
@@ -401,4 +416,8 @@ async fn show_prints_the_result_of_a_job_another_kind_of_worker_completed() {
     let shown = cli_support::stdout(&s, &["show", &id.to_string()]);
     assert!(shown.contains(r#"  result:  {"sent":true,"to":"ada@example.com"}"#), "{shown}");
     assert!(!shown.contains("exit:") && !shown.contains("output:"), "no exit code or output it never had: {shown}");
+    // Queued by another kind of producer: JSON of its own, which is no command line.
+    let other = store.enqueue("mail", &serde_json::json!({ "to": "ada" }), &Default::default(), now).await.unwrap();
+    let shown = cli_support::stdout(&s, &["show", &other.to_string()]);
+    assert!(shown.contains("\npayload:   {\"to\":\"ada\"}\n") && !shown.contains("command:"), "{shown}");
 }

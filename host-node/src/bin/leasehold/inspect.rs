@@ -127,6 +127,14 @@ pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, l
     Ok(())
 }
 
+/// `writeln!` into a `String`, which cannot fail.
+macro_rules! say {
+    ($o:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($o, $($arg)*);
+    }};
+}
+
 /// `leasehold show ID`.
 pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
     let job = match store.job(JobId(id)).await {
@@ -140,34 +148,43 @@ pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
         found => found?,
     };
     let results: HashMap<u64, Value> = store.results(job.id).await?.into_iter().collect();
-    println!("job {} on queue {}", job.id, job.queue);
-    println!("command:   {}", command(&job));
-    println!("state:     {}", ShownState::of(&job, TokioClock::new().now()).as_str());
-    println!("attempts:  {} of {}", job.attempts, job.max_attempts);
-    println!("created:   {}", time(job.created_at));
+    // Written out whole at the end: a reader that goes away (`| head`) ends it
+    // quietly, where `println!` would panic.
+    let mut o = String::new();
+    say!(o, "job {} on queue {}", job.id, job.queue);
+    // A job queued by another kind of producer (a `leasehold/postgres` enqueue, a Rust
+    // service) carries JSON of its own, not a command line.
+    match job.payload.get("command").and_then(Value::as_str) {
+        Some(line) => say!(o, "command:   {line}"),
+        None => say!(o, "payload:   {}", job.payload),
+    }
+    say!(o, "state:     {}", ShownState::of(&job, TokioClock::new().now()).as_str());
+    say!(o, "attempts:  {} of {}", job.attempts, job.max_attempts);
+    say!(o, "created:   {}", time(job.created_at));
     if job.state == JobState::Queued {
-        println!("due:       {}", time(job.run_at));
+        say!(o, "due:       {}", time(job.run_at));
     }
     if let Some(finished) = job.finished_at {
-        println!("finished:  {} ({} after it was queued)", time(finished), span(job.created_at, finished));
+        say!(o, "finished:  {} ({} after it was queued)", time(finished), span(job.created_at, finished));
     }
     if let Some(timeout) = job.timeout {
-        println!("timeout:   {}", humantime::format_duration(timeout));
+        say!(o, "timeout:   {}", humantime::format_duration(timeout));
     }
     if let Some(key) = &job.idempotency_key {
-        println!("idempotency key: {key}");
+        say!(o, "idempotency key: {key}");
     }
     if let Some(how) = &job.cancellation {
         let why = how.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
-        println!("cancelled: {} by {}{why}", time(how.at), how.by);
+        say!(o, "cancelled: {} by {}{why}", time(how.at), how.by);
     }
     if let Some(error) = &job.last_error {
-        println!("last error: {error}");
+        say!(o, "last error: {error}");
     }
     for (n, attempt) in job.attempt_log.iter().enumerate() {
-        println!();
-        print_attempt(n + 1, attempt, results.get(&attempt.token));
+        o.push('\n');
+        print_attempt(&mut o, n + 1, attempt, results.get(&attempt.token));
     }
+    crate::fail::print(&o);
     Ok(())
 }
 
@@ -175,37 +192,37 @@ fn span(from: Millis, to: Millis) -> String {
     humantime::format_duration(Duration::from_millis(to.since(from))).to_string()
 }
 
-fn print_attempt(n: usize, attempt: &AttemptRecord, result: Option<&Value>) {
-    println!("attempt {n}: {} (fencing token {})", attempt.outcome.as_str(), attempt.token);
-    println!("  owner:   {} pid {} ({})", attempt.owner.host_id, attempt.owner.pid, attempt.owner.nonce);
+fn print_attempt(o: &mut String, n: usize, attempt: &AttemptRecord, result: Option<&Value>) {
+    say!(o, "attempt {n}: {} (fencing token {})", attempt.outcome.as_str(), attempt.token);
+    say!(o, "  owner:   {} pid {} ({})", attempt.owner.host_id, attempt.owner.pid, attempt.owner.nonce);
     match attempt.ended_at {
-        Some(ended) => println!("  ran:     {} → {} ({})", time(attempt.started_at), time(ended), span(attempt.started_at, ended)),
-        None => println!("  ran:     {} → (running)", time(attempt.started_at)),
+        Some(ended) => say!(o, "  ran:     {} → {} ({})", time(attempt.started_at), time(ended), span(attempt.started_at, ended)),
+        None => say!(o, "  ran:     {} → (running)", time(attempt.started_at)),
     }
     if let Some(error) = &attempt.error {
-        println!("  error:   {error}");
+        say!(o, "  error:   {error}");
     }
     let Some(result) = result else { return };
     // What another kind of worker answered (a `leasehold/postgres` handler, a Rust
     // service's `Job`) has no exit code or output: its JSON is the result.
     if result.get("output").is_none() {
-        println!("  result:  {result}");
+        say!(o, "  result:  {result}");
         return;
     }
     match result.get("exitCode").and_then(Value::as_i64) {
-        Some(code) => println!("  exit:    {code}"),
-        None => println!("  exit:    none"),
+        Some(code) => say!(o, "  exit:    {code}"),
+        None => say!(o, "  exit:    none"),
     }
     if let Some(error) = result.get("error").and_then(Value::as_str) {
-        println!("  result:  {error}");
+        say!(o, "  result:  {error}");
     }
     let output = result.get("output").and_then(Value::as_str).unwrap_or_default();
     if output.is_empty() {
-        println!("  output:  (none)");
+        say!(o, "  output:  (none)");
     } else {
-        println!("  output (last 64 KiB):");
+        say!(o, "  output (last 64 KiB):");
         for line in output.lines() {
-            println!("    {line}");
+            say!(o, "    {line}");
         }
     }
 }
