@@ -480,3 +480,17 @@ fn an_event_log_folder_that_is_a_file_is_named_as_one() {
     );
     assert!(cli_support::stdout(&s, &["jobs"]).contains("queued"), "the job was left queued");
 }
+
+#[test]
+fn a_command_given_without_dashes_is_told_where_it_goes_and_nothing_is_queued() {
+    let s = Scratch::new();
+    fails_with(&s, &["enqueue", "echo", "hi"], "the command to queue goes after `--`: leasehold enqueue [OPTIONS] -- COMMAND…");
+    fails_with(&s, &["enqueue", "echo", "hi"], "(see leasehold enqueue --help)");
+    fails_with(&s, &["schedule", "add", "nightly", "--every", "1d", "./backup.sh"], "leasehold schedule add [OPTIONS] -- COMMAND…");
+    fails_with(&s, &["schedule", "add", "nightly", "--every", "1d", "./backup.sh"], "(see leasehold schedule add --help)");
+    // A misspelt option before `--` is only that.
+    let out = s.cmd(&["enqueue", "--max-atempts", "3", "--", "true"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'--max-attempts'") && !stderr.contains("goes after"), "{stderr}");
+    assert!(!s.path("queue.db").exists(), "nothing was queued");
+}

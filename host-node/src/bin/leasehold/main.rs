@@ -59,7 +59,10 @@ fn main() -> ExitCode {
                 .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
                 .collect();
             let said = said.join(" ");
-            eprintln!("leasehold: {} (see leasehold --help)", said.trim_start_matches("error: "));
+            let command = subcommand_of(&args);
+            let hint = command_after_dashes(&e, &command, &args);
+            let help = if command.is_empty() { "leasehold --help".to_owned() } else { format!("leasehold {command} --help") };
+            eprintln!("leasehold: {}{hint} (see {help})", said.trim_start_matches("error: "));
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -83,6 +86,39 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => e.report(),
+    }
+}
+
+/// The subcommand `args` name (`enqueue`, `schedule add`), as far as they name
+/// one: the first word that is a command's name, and the next one when that
+/// command has commands of its own. Empty when they name none.
+fn subcommand_of(args: &[std::ffi::OsString]) -> String {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let mut path = Vec::new();
+    for arg in args.iter().skip(1).filter_map(|a| a.to_str()) {
+        if arg == "--" {
+            break;
+        }
+        let Some(sub) = command.find_subcommand(arg).cloned() else { continue };
+        path.push(sub.get_name().to_owned());
+        if sub.has_subcommands() {
+            command = sub;
+        } else {
+            break;
+        }
+    }
+    path.join(" ")
+}
+
+/// What to add to clap's refusal of a word given to `enqueue` or `schedule
+/// add` without `--` before the command: that the command goes after it.
+fn command_after_dashes(error: &clap::Error, command: &str, args: &[std::ffi::OsString]) -> String {
+    let takes_a_command = matches!(command, "enqueue" | "schedule add");
+    if takes_a_command && error.kind() == clap::error::ErrorKind::UnknownArgument && !args.iter().any(|a| a == "--") {
+        format!("; the command to queue goes after `--`: leasehold {command} [OPTIONS] -- COMMAND…")
+    } else {
+        String::new()
     }
 }
 
