@@ -235,18 +235,6 @@ async fn unreachable_postgres_at_start_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn sqlite_file_in_a_missing_folder_is_a_clear_error() {
-    let err = Store::connect("sqlite:///nonexistent-leasehold-dir/sub/queue.db")
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Unreachable { .. }), "{err}");
-    assert!(
-        err.to_string().contains("nonexistent-leasehold-dir"),
-        "{err}"
-    );
-}
-
-#[tokio::test]
 async fn url_of_another_database_kind_is_refused() {
     let err = Store::connect("mysql://localhost/x").await.unwrap_err();
     assert!(matches!(err, StoreError::UnsupportedUrl { .. }), "{err}");
@@ -267,6 +255,18 @@ async fn a_sqlite_url_that_names_no_file_is_refused_not_opened_as_a_temporary_da
     for url in ["sqlite::memory:", "sqlite://?mode=memory"] {
         Store::connect(url).await.unwrap_or_else(|e| panic!("{url}: {e}"));
     }
+}
+
+#[tokio::test]
+async fn sqlite_file_in_a_missing_folder_is_a_clear_error() {
+    // It was "cannot reach the database at …: unable to open database file", naming no folder.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no-such-folder").join("queue.db");
+    let err = Store::connect(&format!("sqlite://{}", file.display())).await.unwrap_err();
+    assert!(matches!(err, StoreError::NotWritable { .. }), "{err}");
+    let folder = dir.path().join("no-such-folder");
+    assert!(err.to_string().contains(&format!("its folder {} does not exist", folder.display())), "{err}");
+    assert!(!folder.exists(), "nothing was made");
 }
 
 #[tokio::test]

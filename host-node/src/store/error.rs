@@ -85,8 +85,8 @@ pub enum StoreError {
     /// A SQLite file this process may not write, found when it could not be
     /// opened for writing: the file is read-only to it, or its `-wal` or
     /// `-shm` file is, or its folder is (SQLite writes those two beside the
-    /// file, and creates a missing file there), or it is on a read-only file
-    /// system. Nothing was
+    /// file, and creates a missing file there), or the folder of a file to
+    /// create does not exist, or it is on a read-only file system. Nothing was
     /// changed; [`StoreConfig::read_only`](super::StoreConfig::read_only)
     /// opens such a file for reading.
     #[error("cannot write the SQLite database {}: {reason} (nothing was changed)", path.display())]

@@ -99,7 +99,8 @@ pub(crate) async fn connect(
 /// Why SQLite could not open or write `path` (answered SQLITE_READONLY or
 /// SQLITE_CANTOPEN, extended codes included), when this process may not
 /// write it: the file, its `-wal` or `-shm` file, its folder (where SQLite
-/// creates a missing file and those two) or a read-only file system. `None` for
+/// creates a missing file and those two; or no such folder) or a read-only
+/// file system. `None` for
 /// any other failure, or when both may be written (the driver's error says
 /// more then).
 fn not_writable(path: &std::path::Path, error: &sqlx::Error) -> Option<StoreError> {
@@ -120,6 +121,9 @@ fn not_writable(path: &std::path::Path, error: &sqlx::Error) -> Option<StoreErro
     };
     let reason = match access(folder, Access::WRITE_OK | Access::EXEC_OK) {
         Err(Errno::ROFS) => format!("it is on a read-only file system ({})", folder.display()),
+        Err(Errno::NOENT) if !path.exists() => {
+            format!("its folder {} does not exist: SQLite creates the file, not its folder", folder.display())
+        }
         Err(Errno::ACCESS | Errno::PERM) if !path.exists() => {
             format!("its folder {} may not be written by this process, so the file can not be created in it", folder.display())
         }
