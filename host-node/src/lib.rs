@@ -65,8 +65,10 @@
 //! ```
 //!
 //! A durable queue is a [`store::Store`] (`Store::connect("sqlite:///var/lib/app/queue.db")`),
-//! a handler, and a [`worker::Worker`] under a runner: see the `sqlite_worker`
-//! example in the repository.
+//! a [`worker::Handler`], and a [`worker::Worker`] under a runner, started with
+//! [`JobRunner::start`]; [`schedule::drive`] queues the due slots of a queue's
+//! schedules. The crate's README has a whole worker service (the `service`
+//! example in the repository).
 //!
 //! # Features
 //!
