@@ -159,7 +159,7 @@ glue otel.js 'jobEventSpans, LEASE_LOST' # `leasehold/otel`: events as OpenTelem
 # over browser.mjs), indexeddb.cjs and indexeddb-node.mjs (Node.js, over index.cjs); its
 # glue as for the runner. Its types open with the queue API every store shares
 # (pkg/src/queue.d.ts), so each store's declarations stand alone.
-glue idb-input.js 'kindOf, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength'
+glue idb-input.js 'kindOf, nearOption, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength'
 glue idb-open.js 'openQueueDatabase, QueueUnavailableError, SCHEMA_VERSION'
 glue idb-store.js 'createJobStore, shownState, QueueError'
 glue idb-queue.js createIndexedDbApi

@@ -38,6 +38,22 @@ function distance(a, b) {
   return row[b.length];
 }
 
+/**
+ * Names of `createJobRunner` and of the other calls that a queue's calls take under names of
+ * their own: what was meant by one given where it is unknown.
+ */
+const RENAMED = { heartbeatEveryMs: 'heartbeatMs', intervalMs: 'pollMs', batchLimit: 'pageSize', delay: 'delayMs', timeout: 'timeoutMs' };
+
+/**
+ * The option of `known` an unknown `key` was probably meant to be: its name in this call
+ * (`heartbeatEveryMs` is `work`'s `heartbeatMs`), or one up to two edits away; else undefined.
+ */
+function nearOption(key, known) {
+  const renamed = Object.prototype.hasOwnProperty.call(RENAMED, key) ? RENAMED[key] : undefined;
+  if (renamed !== undefined && known.includes(renamed)) return renamed;
+  return known.find((k) => distance(k, key) <= 2);
+}
+
 /** Refuses `options` unless it is undefined or a plain object whose keys are all in `known`. */
 function checkKeys(where, options, known) {
   if (options === undefined) return {};
@@ -46,7 +62,7 @@ function checkKeys(where, options, known) {
   }
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
-      const near = known.find((k) => distance(k, key) <= 2);
+      const near = nearOption(key, known);
       throw new TypeError(`${where}: unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; known: ${known.join(', ')}`);
     }
   }
@@ -213,5 +229,5 @@ function enqueueFields(options, now, rules) {
 }
 
 module.exports = {
-  kindOf, distance, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength,
+  kindOf, distance, nearOption, checkKeys, checkName, checkInteger, checkIds, checkJson, jsonData, enqueueFields, queueNameRule, byteLength,
 };

@@ -10,7 +10,13 @@
  */
 
 // The rules every store shares (the IndexedDB one too): queue names, JSON data.
-const { queueNameRule, checkJson, byteLength } = require('./idb-input.js');
+const { queueNameRule, checkJson, byteLength, nearOption } = require('./idb-input.js');
+
+/** The refusal of option `name` of `where`, which takes the `known` ones: what was probably meant, if anything. */
+function unknownOption(where, name, known) {
+  const near = nearOption(name, known);
+  return new TypeError(`${where}: unknown option ${JSON.stringify(name)}${near ? `: did you mean ${near}?` : ''} (known: ${known.join(', ')})`);
+}
 
 const INT32_MAX = 2 ** 31 - 1;
 const DAY_MS = 86_400_000;
@@ -73,7 +79,7 @@ function enqueueOptions(options, defaultMaxAttempts, limits) {
   if (typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`${where}: options must be an object, got ${kind(options)}`);
   for (const name of Object.keys(options)) {
     if (!ENQUEUE_OPTIONS.includes(name)) {
-      throw new TypeError(`${where}: unknown option ${JSON.stringify(name)} (known: ${ENQUEUE_OPTIONS.join(', ')})`);
+      throw unknownOption(where, name, ENQUEUE_OPTIONS);
     }
   }
   const { runAt, delayMs, priority = 0, maxAttempts = defaultMaxAttempts, idempotencyKey, timeoutMs } = options;
@@ -136,7 +142,7 @@ function cancelReason(reason, limits) {
 function checkMigrate(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('connect: options must be an object');
   for (const name of Object.keys(options)) {
-    if (name !== 'migrate') throw new TypeError(`connect: unknown option ${JSON.stringify(name)} (known: migrate)`);
+    if (name !== 'migrate') throw unknownOption('connect', name, ['migrate']);
   }
   if (options.migrate !== undefined && typeof options.migrate !== 'boolean') {
     throw new TypeError(`connect: migrate must be true or false, got ${kind(options.migrate)}`);
@@ -144,4 +150,4 @@ function checkMigrate(options = {}) {
   return options.migrate !== false;
 }
 
-module.exports = { queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, cancelReason, kind, checkMigrate };
+module.exports = { unknownOption, queueNameRule, jsonText, enqueueOptions, jobIds, integer, storableText, cancelReason, kind, checkMigrate };

@@ -36,7 +36,7 @@
  *   is the backstop.
  */
 
-const { jsonText, storableText } = require('./queue-input.js');
+const { jsonText, storableText, unknownOption } = require('./queue-input.js');
 const { checkedSignal } = require('./timing.js');
 
 /** The runner's internal option: abort an item through this glue, no AbortController per item (runner.js). */
@@ -59,7 +59,7 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     throw new TypeError(`${where}: options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
   }
   for (const name of Object.keys(options)) {
-    if (!WORK_OPTIONS.includes(name)) throw new TypeError(`${where}: unknown option ${JSON.stringify(name)} (known: ${WORK_OPTIONS.join(', ')})`);
+    if (!WORK_OPTIONS.includes(name)) throw unknownOption(where, name, WORK_OPTIONS);
   }
   const { concurrency = 1, staleAfterMs = 30_000, heartbeatMs, pollMs = 1_000, onEvent, logger } = options;
   const slots = store.integer(where, 'concurrency', concurrency, 1, 64);

@@ -340,7 +340,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       const list = input.jobIds('cancel', ids);
       if (options === null || typeof options !== 'object') throw new TypeError('cancel: options must be an object');
       for (const name of Object.keys(options)) {
-        if (name !== 'reason') throw new TypeError(`cancel: unknown option ${JSON.stringify(name)} (known: reason)`);
+        if (name !== 'reason') throw input.unknownOption('cancel', name, ['reason']);
       }
       const reason = options.reason === undefined ? null : input.cancelReason(options.reason, policy.limits);
       const by = `${os.userInfo().username}@${owner.host}`;

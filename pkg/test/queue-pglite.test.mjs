@@ -245,8 +245,19 @@ test('bad input is refused naming the cause, and nothing is queued: a schema mis
   await assert.rejects(queue.enqueue('q', {}, { idempotencyKey: 'a\u0000b' }), /idempotencyKey holds the NUL character/);
   assert.deepEqual(await queue.counts(), [], 'nothing was queued');
   const { id } = await queue.enqueue('q', {});
-  await assert.rejects(queue.cancel([id], { reasn: 'typo' }), /cancel: unknown option "reasn" \(known: reason\)/);
+  await assert.rejects(queue.cancel([id], { reasn: 'typo' }), /cancel: unknown option "reasn": did you mean reason\? \(known: reason\)/);
   assert.equal((await queue.job(id)).state, 'queued', 'a cancel with a misspelt option changes nothing');
+  // An option of createJobRunner's, or a misspelling, is refused naming what the call takes.
+  const meant = [
+    [{ heartbeatEveryMs: 1000 }, 'heartbeatMs'], [{ intervalMs: 1000 }, 'pollMs'], [{ batchLimit: 10 }, 'pageSize'], [{ concurency: 2 }, 'concurrency'],
+  ];
+  for (const [options, name] of meant) {
+    const given = Object.keys(options)[0];
+    assert.throws(() => queue.work('q', () => 1, options), { name: 'TypeError', message: new RegExp(`^work: unknown option "${given}": did you mean ${name}\\? \\(known: concurrency, `) });
+  }
+  await assert.rejects(queue.enqueue('q', {}, { delay: 5 }), /^TypeError: enqueue: unknown option "delay": did you mean delayMs\? \(known: /);
+  await assert.rejects(queue.enqueue('q', {}, { maxAttempt: 5 }), /enqueue: unknown option "maxAttempt": did you mean maxAttempts\?/);
+  await assert.rejects(queue.enqueue('q', {}, { color: 'red' }), /enqueue: unknown option "color" \(known: runAt, /);
   // The refusals carry leasehold/indexeddb's codes, so code written for any store tells them
   // apart; they had none here.
   await assert.rejects(queue.cancel([id, 999]), { name: 'RangeError', code: 'UNKNOWN_JOB', message: /job 999 does not exist/ });
