@@ -167,6 +167,20 @@ async fn events_shows_each_job_settlement_by_id() {
 }
 
 #[tokio::test]
+async fn work_until_empty_waits_for_a_job_due_later_as_its_help_says() {
+    // A job due later counts as queued: the help said only "no queued or running jobs",
+    // which status and jobs tell apart from scheduled ones.
+    let s = Scratch::new();
+    let help = cli_support::stdout(&s, &["work", "--help"]).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("Jobs due later count as queued"), "{help}");
+    let id = s.enqueue(&["--at", "2s"], "true");
+    let started = std::time::Instant::now();
+    s.cmd(&["work", "--until-empty"]).timeout(std::time::Duration::from_secs(30)).assert().success();
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1500), "it waited for the job: {:?}", started.elapsed());
+    assert_eq!(s.store().await.job(id).await.unwrap().state, JobState::Succeeded);
+}
+
+#[tokio::test]
 async fn show_read_by_a_reader_that_went_away_ends_quietly() {
     // `leasehold show ID | head -3`: the pipe is closed before show writes.
     let s = Scratch::new();

@@ -191,7 +191,10 @@ pub struct WorkArgs {
     pub worker: WorkerOptions,
     /// Exit (code 0) once the queue has no queued or running jobs, whatever
     /// the jobs' outcomes: `leasehold jobs --state dead` lists the ones that
-    /// were dead-lettered (`run` is the command that exits 1 for those).
+    /// were dead-lettered (`run` is the command that exits 1 for those). Jobs
+    /// due later count as queued: one scheduled for later (`enqueue --at`) or
+    /// waiting for its retry keeps `work` running until it has run, and a
+    /// schedule of the queue queues its slots meanwhile.
     #[arg(long)]
     pub until_empty: bool,
     /// Delete each job that succeeds, with its attempts and output, instead
