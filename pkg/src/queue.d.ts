@@ -238,7 +238,9 @@ export interface Queue {
   retry(ids: number | readonly number[]): Promise<number[]>;
   /**
    * Stops claims from `queue` (running jobs finish; enqueues still land). Answers false when it
-   * was paused already.
+   * was paused already. A queue with no jobs yet is paused too, ready for its first ones, so a
+   * misspelt name is not refused: `counts()` lists it, paused (the `leasehold` command-line
+   * tool's `pause` refuses a queue with no job or schedule).
    */
   pause(queue: string): Promise<boolean>;
   /**
