@@ -494,3 +494,15 @@ fn a_command_given_without_dashes_is_told_where_it_goes_and_nothing_is_queued() 
     assert!(stderr.contains("'--max-attempts'") && !stderr.contains("goes after"), "{stderr}");
     assert!(!s.path("queue.db").exists(), "nothing was queued");
 }
+
+#[test]
+fn a_command_lists_the_options_only_some_commands_read_apart_from_its_own() {
+    // `pause --help` listed --stale-after, --heartbeat-every, --events and --otlp-endpoint
+    // among its own options, though it reads none of them.
+    let help = cli_support::stdout(&Scratch::new(), &["pause", "--help"]);
+    let (own, apart) = help.split_once("Options some commands read (each says which):").expect("a section of their own");
+    for flag in ["--stale-after", "--heartbeat-every", "--events", "--otlp-endpoint"] {
+        assert!(!own.contains(flag) && apart.contains(flag), "{flag}: {help}");
+    }
+    assert!(own.contains("--database"), "{help}");
+}

@@ -43,15 +43,15 @@ pub struct Global {
     pub database: String,
     /// For run and work: a claim whose lease has not been renewed for this long may be reclaimed
     /// by another worker (e.g. 30s, 2m).
-    #[arg(long, global = true, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(long, global = true, help_heading = "Options some commands read (each says which)", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub stale_after: Duration,
     /// For run and work: how often a worker renews the leases it holds (default: a third of
     /// --stale-after, at least 250ms).
-    #[arg(long, global = true, value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(long, global = true, help_heading = "Options some commands read (each says which)", value_parser = parse_duration, allow_hyphen_values = true)]
     pub heartbeat_every: Option<Duration>,
     /// For run, work and events: the workers' event log folder (default: DATABASE-FILE.events
     /// next to a SQLite file, ./leasehold.events otherwise).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Options some commands read (each says which)")]
     pub events: Option<PathBuf>,
     /// For enqueue, run and work: export OpenTelemetry spans (enqueues, claims, commands,
     /// settles; messaging conventions) over OTLP/HTTP to this collector, e.g. http://localhost:4318 (sent to
@@ -59,7 +59,7 @@ pub struct Global {
     /// turns the export on too; without either, nothing is exported. The command ends once the
     /// collector has its last spans, waiting at most OTEL_EXPORTER_OTLP_TIMEOUT (ms, default
     /// 10000) plus 1 s.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, help_heading = "Options some commands read (each says which)", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 }
 
