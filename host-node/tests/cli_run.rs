@@ -60,7 +60,13 @@ async fn enqueue_then_work_until_empty_runs_it_and_show_prints_its_output() {
     let again = s.enqueue(&["--queue", "q1", "--idempotency-key", "k"], "echo once");
     let dup = s.enqueue(&["--queue", "q1", "--idempotency-key", "k"], "echo once");
     assert_eq!(again, dup, "the same idempotency key queues nothing new");
-    s.cmd(&["work", "--queue", "q1", "--until-empty"]).timeout(std::time::Duration::from_secs(30)).assert().success();
+    let out = s.cmd(&["work", "--queue", "q1", "--until-empty", "--concurrency", "3"]).timeout(std::time::Duration::from_secs(30)).output().unwrap();
+    assert!(out.status.success());
+    // A worker started in a terminal says it works, once: it prints nothing per job.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.contains("working queue")).collect::<Vec<_>>(),
+        ["leasehold: working queue q1, 3 commands at a time; stops claiming when the queue is empty, or at Ctrl-C (`leasehold status` and `jobs` show the queue)"]
+    );
 
     let store = s.store().await;
     let job = store.job(id).await.unwrap();

@@ -351,9 +351,10 @@ async fn work(
         Some((addr, metrics)) => Some(serve_metrics::serve(*addr, metrics.clone()).await?),
         None => None,
     };
+    let concurrency = args.worker.concurrency.unwrap_or_else(default_concurrency);
     let pool = Pool::start(store, PoolConfig {
         queue: &args.queue,
-        concurrency: args.worker.concurrency.unwrap_or_else(default_concurrency),
+        concurrency,
         grace: args.worker.grace,
         stale_after: global.stale_after,
         heartbeat_every: global.heartbeat_every,
@@ -364,6 +365,18 @@ async fn work(
     // The queue's schedules: enqueued by this worker (and every other one),
     // each slot once. Stopped with the claims; a round cut short rolls back.
     let schedules = tokio::spawn(leasehold::schedule::drive(store.clone(), args.queue.clone()));
+    // Said once, so that a worker started in a terminal is seen to work (it prints nothing per
+    // job); not with `eprintln!`, which panics when stderr was closed (a reader that went away).
+    let ends = if args.until_empty { "when the queue is empty, or at Ctrl-C" } else { "at Ctrl-C" };
+    {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "leasehold: working queue {}, {concurrency} command{} at a time; stops claiming {ends} (`leasehold status` and `jobs` show the queue)",
+            args.queue,
+            if concurrency == 1 { "" } else { "s" }
+        );
+    }
     let until_empty = async {
         if !args.until_empty {
             return std::future::pending().await;
