@@ -75,7 +75,7 @@ const STOPPED = Object.freeze({ type: 'stopped' });
 
 /* `timing`: timing.js, handed over by the entry (the browser build has no require). */
 function createLeaseApi(wasm, timing) {
-  const { settle, attempt, unrefTimer, createDeadlineTimer } = timing;
+  const { settle, attempt, unrefTimer, clearTimer, createDeadlineTimer } = timing;
   const P = wasm.supervisorProtocol();
   const STRIDE = P.stride;
   const MAX_DELAY_MS = P.maxDelayMs;
@@ -119,7 +119,7 @@ function createLeaseApi(wasm, timing) {
       if (over) return;
       over = true;
       timer.disarm();
-      if (receiptTimer !== undefined) clearTimeout(receiptTimer);
+      if (receiptTimer !== undefined) clearTimer(receiptTimer);
       receiptTimer = undefined;
       supervisor.free();
     }
@@ -175,10 +175,10 @@ function createLeaseApi(wasm, timing) {
     function startReceipt(unconfirmedMs, budgetMs) {
       if (onReconfirm === undefined) return;
       const receipt = ++receipts;
-      if (receiptTimer !== undefined) clearTimeout(receiptTimer);
+      if (receiptTimer !== undefined) clearTimer(receiptTimer);
       const failed = (message, error) => {
         if (over || receipt !== receipts) return;
-        if (receiptTimer !== undefined) clearTimeout(receiptTimer);
+        if (receiptTimer !== undefined) clearTimer(receiptTimer);
         receiptTimer = undefined;
         warn(message, error === undefined ? { runId, owner, unconfirmedMs } : { runId, owner, unconfirmedMs, err: error });
         apply(supervisor.receiptFailed(time()), undefined);
@@ -188,7 +188,7 @@ function createLeaseApi(wasm, timing) {
         attempt(onReconfirm, unconfirmedMs),
         () => {
           if (over || receipt !== receipts) return;
-          clearTimeout(receiptTimer);
+          clearTimer(receiptTimer);
           receiptTimer = undefined;
         },
         (error) => failed(NOTICE.receiptFailed, error),

@@ -22,11 +22,85 @@ function attempt(fn, ...args) {
   }
 }
 
-/** `setTimeout` whose timer never keeps a Node.js process alive on its own. */
+/*
+ * Timers a hidden browser tab does not hold back. Chrome wakes a hidden page's timers at most
+ * once a second, and once the page has been hidden 5 minutes its chained timers (a timer set by
+ * a timer, as a runner's next renewal is) once a minute, while the page's other work (network
+ * answers, IndexedDB events) goes on at once. A runner whose renewals and lapse waited a minute
+ * let a lease of 30 seconds go stale under a handler that was still working, and another tab
+ * took the job over. A dedicated worker's timers are not held back: in a page (a `document`
+ * and `Worker`), the timers below run in one small worker, made from a Blob, that posts back
+ * when each is due. Where none can be started (a Content-Security-Policy whose worker-src or
+ * script-src leaves out blob:), and outside pages (Node.js, workers), they are setTimeout.
+ */
+const CLOCK_SOURCE = 'const t=new Map();onmessage=(e)=>{const[id,ms]=e.data;if(ms<0){clearTimeout(t.get(id));t.delete(id)}else t.set(id,setTimeout(()=>{t.delete(id);postMessage(id)},ms))}';
+let pageClock; // undefined: not tried yet; null: none (setTimeout)
+
+/** The page's worker clock, started on first use, or null where there is none. */
+function workerClock() {
+  if (pageClock !== undefined) return pageClock;
+  pageClock = null;
+  const g = globalThis;
+  if (typeof g.document !== 'object' || typeof g.Worker !== 'function' || typeof g.Blob !== 'function' || typeof g.URL?.createObjectURL !== 'function') return null;
+  let worker;
+  try {
+    worker = new g.Worker(g.URL.createObjectURL(new g.Blob([CLOCK_SOURCE], { type: 'text/javascript' })));
+  } catch {
+    return null; // refused at once (a Content-Security-Policy)
+  }
+  const armed = new Map(); // id -> the handle
+  let lastId = 0;
+  worker.onmessage = (event) => {
+    const handle = armed.get(event.data);
+    if (handle === undefined) return;
+    armed.delete(event.data);
+    handle.fn();
+  };
+  // Refused once loading (a Content-Security-Policy, in some browsers): the timers it holds
+  // move to setTimeout, due when they were; later ones are setTimeout from the start.
+  worker.onerror = (event) => {
+    event.preventDefault?.();
+    pageClock = null;
+    worker.terminate();
+    for (const handle of armed.values()) {
+      handle.timeout = setTimeout(handle.fn, Math.max(0, handle.due - Date.now()));
+    }
+    armed.clear();
+  };
+  pageClock = {
+    set(fn, delay) {
+      const handle = { id: ++lastId, fn, due: Date.now() + delay, timeout: undefined };
+      armed.set(handle.id, handle);
+      worker.postMessage([handle.id, delay]);
+      return handle;
+    },
+    clear(handle) {
+      if (armed.delete(handle.id)) worker.postMessage([handle.id, -1]);
+    },
+  };
+  return pageClock;
+}
+
+/**
+ * `setTimeout` whose timer never keeps a Node.js process alive on its own, and that a hidden
+ * browser tab does not hold back (the page's worker clock, above). Cleared with `clearTimer`.
+ */
 function unrefTimer(fn, delay) {
+  const clock = workerClock();
+  if (clock !== null) return clock.set(fn, delay);
   const timer = setTimeout(fn, delay);
   if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   return timer;
+}
+
+/** Clears a timer `unrefTimer` answered. */
+function clearTimer(timer) {
+  if (timer !== null && typeof timer === 'object' && 'fn' in timer) {
+    if (timer.timeout !== undefined) clearTimeout(timer.timeout);
+    else pageClock?.clear(timer);
+  } else {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -67,7 +141,7 @@ function createDeadlineTimer(clock, maxDelayMs, onFire) {
     arm(deadline, onlyEarlier) {
       if (deadline < 0) return;
       if (timer !== undefined && (onlyEarlier ? armedAt <= deadline : armedAt === deadline)) return;
-      if (timer !== undefined) clearTimeout(timer);
+      if (timer !== undefined) clearTimer(timer);
       const now = time();
       const delay = Math.min(maxDelayMs, Math.max(0, deadline - now));
       armedAt = delay === maxDelayMs ? now + delay : deadline;
@@ -76,7 +150,7 @@ function createDeadlineTimer(clock, maxDelayMs, onFire) {
     /** Clears the timer, if set. */
     disarm() {
       if (timer === undefined) return;
-      clearTimeout(timer);
+      clearTimer(timer);
       timer = undefined;
       armedAt = -1;
     },
@@ -120,4 +194,4 @@ function checkedSignal(signal, check) {
   return signal;
 }
 
-module.exports = { settle, attempt, unrefTimer, createDeadlineTimer, checkedSignal };
+module.exports = { settle, attempt, unrefTimer, clearTimer, createDeadlineTimer, checkedSignal };

@@ -5,6 +5,7 @@
 //
 // ?work=NAME&tab=ID&ms=N&stale=MS&concurrency=C&poll=MS&slow=K: works queue `jobs` of queue set NAME; each
 // job takes N ms (or the payload's `ms`) times K, honours its signal, and answers `done by ID`.
+// With &steps=fetch a job is requests one after another (no timer) instead of a sleep.
 // With &ignoreAbort=1 the handler records the abort and answers anyway (the fence must refuse it).
 import * as lh from '../../dist/indexeddb.mjs';
 
@@ -74,7 +75,22 @@ if (name !== null) {
     const run = await ledger.start(job.id, job.token);
     window.recorded += 1;
     try {
-      await sleep((payload?.ms ?? ms) * slow, signal);
+      if (params.get('steps') === 'fetch') {
+        // Work that needs no timer: one request after another until the time is up, the signal
+        // handed to each, as a handler calling an API does (network answers reach a hidden tab
+        // unthrottled). `window.steps` counts the requests answered.
+        const until = Date.now() + (payload?.ms ?? ms) * slow;
+        try {
+          while (Date.now() < until) {
+            await fetch(`./tab.html?step=${Date.now()}`, { cache: 'no-store', signal }).then((r) => r.text());
+            window.steps = (window.steps ?? 0) + 1;
+          }
+        } catch {
+          /* aborted: recorded below */
+        }
+      } else {
+        await sleep((payload?.ms ?? ms) * slow, signal);
+      }
       if (signal.aborted) {
         const reason = signal.reason;
         await ledger.end(run, 'aborted', { code: reason?.code, lapsed: reason?.lapsed ?? null });
