@@ -8,6 +8,7 @@ use js_sys::{Array, Float64Array, Object, Reflect};
 use leasehold_wasm::record::STRIDE;
 use leasehold_wasm::lease::{
     lease_is_alive, lease_liveness_window, lease_policy, same_host_incarnation, supervisor_protocol, LeaseSupervisor,
+    LeaseWatch,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -267,4 +268,19 @@ fn same_host_incarnation_compares_host_ids() {
     assert_eq!(same_host_incarnation(&owner("a"), &owner("b")), Ok(false));
     let (kind, message) = thrown(same_host_incarnation(&owner("a"), &object()).unwrap_err());
     assert_eq!((kind, message.as_str()), ("TypeError", "sameHostIncarnation: claimant.hostId must be a string, got undefined"));
+}
+
+/// `LeaseWatch` as the IndexedDB queue calls it: `performance.now()` readings
+/// (fractions) and stamps from another clock, a renewal restarting the watch.
+#[wasm_bindgen_test]
+fn lease_watch_times_a_lease_on_the_monotonic_clock_only() {
+    let mut watch = LeaseWatch::new();
+    let stamp = Some(1_796_000_000_000.0); // an hour "ago" on a stepped wall clock
+    assert!(!watch.unrenewed_for(7.0, 2.0, stamp, 6_000.0, 10.5));
+    assert!(!watch.unrenewed_for(7.0, 2.0, stamp, 6_000.0, 6_010.9), "6000 ms seen: not more than the window");
+    assert!(watch.unrenewed_for(7.0, 2.0, stamp, 6_000.0, 6_011.5));
+    assert!(!watch.unrenewed_for(7.0, 2.0, Some(1_796_000_002_000.0), 6_000.0, 6_012.0), "renewed");
+    assert!(!watch.unrenewed_for(8.0, 1.0, None, 6_000.0, 6_012.0), "another job, first seen");
+    watch.forget_unseen_since(6_012.0);
+    assert!(watch.unrenewed_for(7.0, 2.0, Some(1_796_000_002_000.0), 6_000.0, 20_000.0), "kept: watched since 6012");
 }

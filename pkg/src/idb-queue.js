@@ -5,8 +5,8 @@
  *
  * `work(queue, handler)` is a leasehold runner (`createJobRunner`) whose claim, perform
  * and heartbeat are this store's: the lease timing, renewal supervision, aborts, pass
- * backoff and wakes are the runner's, the takeover rule is the core's lease liveness, the
- * retry backoff is the core's. What lives here is glue:
+ * backoff and wakes are the runner's, the takeover rule is the core's (its lease watch and
+ * lease liveness), the retry backoff is the core's. What lives here is glue:
  *
  * - A claim takes a page of up to `pageSize` jobs in one transaction, under a Web Lock
  *   named `leasehold:NAME:claim` where the context has `navigator.locks` (the claim
@@ -17,7 +17,8 @@
  *   transaction) before the next is handed over, so the runner's lease never starts
  *   earlier than the store's: a job taken over meanwhile is skipped.
  * - The runner's heartbeats are fenced renewals of the lease deadline. A tab that closes
- *   or freezes stops renewing and its jobs are taken over once their lease is stale; a
+ *   or freezes stops renewing and its jobs are taken over once their lease is stale and
+ *   this connection has seen it unrenewed for the stale window on its own clock; a
  *   tab whose job was taken over hears it from its next renewal (the fence refuses), and
  *   the runner aborts the handler's signal.
  * - The handler's outcome is written with a fenced settle, tried again while the
@@ -117,11 +118,32 @@ function createIndexedDbApi(deps) {
       }
       return check(job.owner, { heartbeatAtMs: job.heartbeatAt, nowMs: now });
     }
+    const watches = new Map(); // queue -> the core's LeaseWatch
+    /*
+     * The running jobs of `queue` (all of them, read by one claim) that may be taken over: each
+     * lease must have been seen unrenewed by this connection for longer than its stale window
+     * on this page's monotonic clock, and be stale on the wall clock too. Leases are stamped
+     * with Date.now, which steps (an NTP correction, a clock set by hand, a laptop resumed from
+     * sleep) while the owners' deadlines run on monotonic timers: on the wall clock alone, a
+     * step forward would make every running job look stale at once.
+     */
+    function takeable(queue, running, now) {
+      let watch = watches.get(queue);
+      if (watch === undefined) {
+        watch = deps.leaseWatch();
+        watches.set(queue, watch);
+      }
+      const mono = performance.now();
+      const gone = running.filter((job) =>
+        watch.unrenewedFor(job.id, job.token, job.heartbeatAt ?? undefined, job.leaseMs, mono) && !isAlive(job, now));
+      watch.forgetUnseenSince(mono);
+      return gone;
+    }
     const workers = new Set();
     const store = storeModule.createJobStore(db, {
       durability,
       retryDelayMs: deps.retryDelayMs,
-      isAlive,
+      takeable,
     });
     const label = `${name}#${randomId()}`;
     const lockName = `leasehold:${name}:claim`;

@@ -4,8 +4,8 @@
  * transaction: enqueue, claim a page, renew, settle (complete, fail: retry or dead
  * letter), release, cancel, retry, pause, resume, and the reads behind counts and job.
  *
- * This module stores and fences; it decides no policy. Which stale running job may be
- * taken over is the core's lease liveness rule (`isAlive`, from `leaseLiveness`), how
+ * This module stores and fences; it decides no policy. Which running job may be taken
+ * over is the core's takeover rule (`takeable`: the lease watch and the lease liveness), how
  * long a failed attempt waits is the core's retry backoff (`retryDelayMs`), the lease
  * timing is the runner's.
  *
@@ -66,10 +66,10 @@ function unlease(job) {
 /**
  * The job store over an open database. `durability`: the transactions' durability hint;
  * `retryDelayMs(attempt)`: the wait after failed attempt `attempt` (from 1);
- * `isAlive(job, nowMs)`: whether the recorded owner of a running job whose lease expired
- * is still working (`true` refuses the takeover).
+ * `takeable(queue, jobs, nowMs)`: given every running job of `queue` as one claim read
+ * them, those that may be taken over (their owner is not working any more).
  */
-function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
+function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
   let closed;
   db.onversionchange = (event) => {
     // A delete is a version change to null: say which, as the two call for different fixes.
@@ -148,7 +148,7 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
 
   /**
    * Claims up to `n` jobs of `queue` for `owner` in one transaction: first running jobs
-   * whose lease expired and whose owner `isAlive` calls gone (taken over, or dead-lettered
+   * that `takeable` calls given up by their owner (taken over, or dead-lettered
    * when that was their last attempt), then due queued jobs, lower priority first, then
    * earlier due time, then lower id. None from a paused queue. Answers the claimed
    * records (each with its new token) in that order.
@@ -160,10 +160,11 @@ function createJobStore(db, { durability, retryDelayMs, isAlive, onClosed }) {
       const claimed = [];
       // Whole ranges in one request each (getAll), not a cursor step per job: each request
       // is a round trip to the browser's storage process.
-      const expired = IDBKeyRange.bound([queue, 'running', MIN], [queue, 'running', now], false, true);
-      for (const job of await done(jobs.index('lease').getAll(expired))) {
+      // Every running lease, not only the expired ones: the takeover rule watches each from
+      // when it was renewed (see `takeable`).
+      const running = IDBKeyRange.bound([queue, 'running', MIN], [queue, 'running', MAX]);
+      for (const job of takeable(queue, await done(jobs.index('lease').getAll(running)), now)) {
         if (claimed.length >= n) break;
-        if (isAlive(job, now)) continue;
         const lost = attemptOf(job, now, 'lease-lost', `the lease went stale: no renewal since ${job.heartbeatAt}`);
         job.log.push(lost);
         if (job.attempts < job.maxAttempts) {

@@ -15,6 +15,7 @@ module.exports = require('./idb-queue.js').createIndexedDbApi({
   retryDelayMs: wasm.retryDelayMs,
   recoveryDelayMs: wasm.recoveryDelayMs,
   claimAgeToleranceMs: wasm.claimAgeToleranceMs,
+  leaseWatch: () => new wasm.LeaseWatch(),
   input: require('./idb-input.js'),
   open: require('./idb-open.js'),
   store: require('./idb-store.js'),

@@ -19,6 +19,7 @@ const api = createIndexedDbApi({
   retryDelayMs: (attempt) => wasm.retryDelayMs(attempt),
   recoveryDelayMs: (failures) => wasm.recoveryDelayMs(failures),
   claimAgeToleranceMs: (staleAfterMs, heartbeatEveryMs) => wasm.claimAgeToleranceMs(staleAfterMs, heartbeatEveryMs),
+  leaseWatch: () => new wasm.LeaseWatch(),
   input,
   open,
   store,

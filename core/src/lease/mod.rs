@@ -11,6 +11,7 @@ mod notice;
 mod owner;
 mod policy;
 mod steal;
+mod watch;
 
 pub use evidence::{EvidenceKind, LivenessEvidence};
 pub use liveness::{LeaseLiveness, LivenessCheck, LivenessContext};
@@ -18,6 +19,7 @@ pub use notice::Notice;
 pub use owner::{OwnerId, same_host_incarnation};
 pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, MAX_CLAIM_AGE_TOLERANCE_MS, PolicyError, PolicyWarning, WATCHDOG_LEAD_MS};
 pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
+pub use watch::{LeaseVersion, LeaseWatch};
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
 /// or the fence was lost and why.

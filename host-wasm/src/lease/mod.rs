@@ -17,8 +17,10 @@ mod liveness;
 mod loop_options;
 mod policy;
 mod supervisor;
+mod watch;
 
 pub use loop_options::read_loop_options;
 pub use liveness::{lease_is_alive, lease_liveness_window, same_host_incarnation};
 pub use policy::{lease_policy, read_policy, PolicyRefusal};
 pub use supervisor::{supervisor_protocol, LeaseSupervisor};
+pub use watch::LeaseWatch;

@@ -1,0 +1,48 @@
+//! The claimant's lease watch for JavaScript job stores: the core's
+//! [`leasehold_core::lease::LeaseWatch`] behind a class, one crossing per
+//! lease read.
+
+use leasehold_core::lease::{LeaseVersion, LeaseWatch as CoreWatch};
+use leasehold_core::Millis;
+use wasm_bindgen::prelude::*;
+
+/// A claimant's memory of the running leases it has read, to take one over
+/// only after seeing it unrenewed for longer than its stale window on the
+/// claimant's own monotonic clock (`performance.now()`), whatever the wall
+/// clock did meanwhile. One per claimant and queue.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct LeaseWatch {
+    inner: CoreWatch,
+}
+
+/// A JS number of ms as the core's whole ms: fractions dropped, negatives
+/// and NaN as 0 (the glue passes clock readings and stored stamps only).
+fn ms(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 { value as u64 } else { 0 }
+}
+
+#[wasm_bindgen]
+impl LeaseWatch {
+    /// An empty watch.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> LeaseWatch {
+        LeaseWatch::default()
+    }
+
+    /// Records that job `id`'s lease read with fencing token `token` and
+    /// recorded heartbeat `heartbeat_at` (ms, `undefined` for none) at the
+    /// monotonic `now_ms`, and answers whether it has been seen so, unrenewed,
+    /// for more than `stale_after_ms`.
+    #[wasm_bindgen(js_name = unrenewedFor)]
+    pub fn unrenewed_for(&mut self, id: f64, token: f64, heartbeat_at: Option<f64>, stale_after_ms: f64, now_ms: f64) -> bool {
+        let version = LeaseVersion { token: ms(token), heartbeat_at: heartbeat_at.map(|at| Millis(ms(at))) };
+        self.inner.unrenewed_for(ms(id), version, ms(stale_after_ms), ms(now_ms))
+    }
+
+    /// Forgets the leases last seen before the monotonic `since_ms`.
+    #[wasm_bindgen(js_name = forgetUnseenSince)]
+    pub fn forget_unseen_since(&mut self, since_ms: f64) {
+        self.inner.forget_unseen_since(ms(since_ms));
+    }
+}
