@@ -24,6 +24,15 @@ pub struct LivenessContext<'a> {
 pub trait LivenessCheck {
     /// Whether `expected` (the owner recorded on the run) is alive.
     fn is_alive(&self, expected: &OwnerId, context: &LivenessContext<'_>) -> bool;
+
+    /// Whether the check has proof that `expected` is not working any more,
+    /// whatever its lease says (a process table with no such process). A
+    /// takeover on such proof needs no watch of the lease
+    /// ([`super::LeaseWatch`]), as it consults no clock. The default, right
+    /// for any check that reads only the lease: `false`.
+    fn proven_gone(&self, _expected: &OwnerId, _context: &LivenessContext<'_>) -> bool {
+        false
+    }
 }
 
 /// The lease-only liveness check: the

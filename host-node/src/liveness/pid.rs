@@ -251,6 +251,12 @@ impl LivenessCheck for SameHostPidProbe {
         tracing::debug!(owner = %expected, %verdict, "same-host pid probe");
         verdict.is_alive()
     }
+
+    /// [`PidVerdict::is_same_host_death`]: the owner's process is gone from
+    /// this host (no such pid, a zombie, a reused pid, another boot).
+    fn proven_gone(&self, expected: &OwnerId, context: &LivenessContext<'_>) -> bool {
+        self.verdict(expected, context.claimant).is_same_host_death()
+    }
 }
 
 /// `kill(pid, 0)` through rustix; `pid` is positive.

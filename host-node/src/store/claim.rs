@@ -6,12 +6,12 @@
 use std::time::Duration;
 
 use leasehold_core::Millis;
-use leasehold_core::lease::{FenceOutcome, LivenessContext, OwnerId};
+use leasehold_core::lease::{FenceOutcome, LeaseVersion, LeaseWatch, LivenessContext, OwnerId};
 
 use super::exchange::{ClaimRequest, ClaimRound, OwnerParams, TakenOver, Takeover};
 use super::settle::{fence_pairs, result_texts};
 use super::validate;
-use super::{ClaimedJob, Fence, JobId, MAX_PAGE, Store, StoreError, StoreResult};
+use super::{BackendKind, ClaimedJob, Fence, JobId, MAX_PAGE, Store, StoreError, StoreResult};
 
 impl Store {
     /// Claims at most one job of `queue` for `claimant` under a lease of
@@ -47,6 +47,17 @@ impl Store {
     /// lease was its last attempt it is dead-lettered instead of handed out.
     /// Each claimed job carries a fresh fencing token and the claimant is
     /// recorded as its owner. An empty page means nothing is due.
+    ///
+    /// On SQLite a stale job is taken over only once this store has seen its
+    /// lease unrenewed for longer than its window as well, timed on the
+    /// callers' `now` (pass a clock that never steps, as the runner's does),
+    /// unless the liveness check proves its owner gone
+    /// ([`LivenessCheck::proven_gone`](leasehold_core::lease::LivenessCheck::proven_gone)):
+    /// SQLite leases are stamped with each worker's own clock, and two
+    /// workers' clocks can read a whole step apart (one started after an NTP
+    /// step or a resume from sleep). Each look reads the queue's running
+    /// leases for that. PostgreSQL stamps and judges every lease with the
+    /// server's one clock.
     pub async fn claim_page(
         &self,
         queue: &str,
@@ -148,11 +159,32 @@ impl Store {
         let (round, done): (ClaimRound, Vec<i64>) =
             self.backend().claim(&request).await?;
         self.claimed(round.claimed.len());
-        if round.stale.is_empty() {
-            return Ok((done, round.claimed));
-        }
-        self.inner.reclaim.found_stale(queue);
-        let takeovers = self.judge_stale(&round, claimant, now);
+        let takeovers = {
+            let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
+            if self.kind() == BackendKind::Sqlite && round.leases.is_none() && !round.claimed.is_empty() {
+                // The leases this claim just wrote, as the next look will
+                // read them: another owner sharing this store gets no head
+                // start on them.
+                let watch = watches.entry(queue.to_owned()).or_default();
+                for job in &round.claimed {
+                    watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), now.0);
+                }
+            }
+            let watch = round.leases.as_ref().map(|leases| {
+                let watch = watches.entry(queue.to_owned()).or_default();
+                for lease in leases {
+                    watch.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), now.0);
+                }
+                // The look read every running lease of the queue: the others ended.
+                watch.forget_unseen_since(now.0);
+                watch
+            });
+            if round.stale.is_empty() {
+                return Ok((done, round.claimed));
+            }
+            self.inner.reclaim.found_stale(queue);
+            self.judge_stale(&round, claimant, now, watch)
+        };
         let mut page = Vec::with_capacity(round.claimed.len() + takeovers.len());
         if !takeovers.is_empty() {
             let taken = self.backend().take_over(&owner, lease_ms, &takeovers, now_ms).await?;
@@ -174,6 +206,14 @@ impl Store {
                 }
             }));
         }
+        if round.leases.is_some() {
+            // The leases just taken over, likewise.
+            let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
+            let watch = watches.entry(queue.to_owned()).or_default();
+            for job in &page {
+                watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), now.0);
+            }
+        }
         page.extend(round.claimed);
         Ok((done, page))
     }
@@ -193,12 +233,25 @@ impl Store {
     }
 
     /// Asks the liveness check about each stale candidate; remembers the
-    /// refused ones for one more lease window.
+    /// refused ones for one more lease window. With a `watch` (SQLite), a
+    /// candidate whose owner is not proven gone must also have been seen
+    /// unrenewed for longer than its window, timed on the callers' `now`.
+    ///
+    /// Why SQLite needs the watch: its leases are stamped and judged with
+    /// each worker's own clock, and two workers' clocks can disagree by a
+    /// whole step. The runner's clock is the system time read when it
+    /// started, carried on by the monotonic clock, so a worker started after
+    /// an NTP step or a resume from sleep judges an older worker's renewals
+    /// that far in the past, at every look; a clock read afresh would step
+    /// under every worker at once instead. Seen unrenewed on the claimant's
+    /// own clock, a lease is stale whatever the wall clocks did. PostgreSQL
+    /// stamps and judges every lease with the server's one clock.
     fn judge_stale<'a>(
         &self,
         round: &'a ClaimRound,
         claimant: &OwnerId,
         now: Millis,
+        mut watch: Option<&mut LeaseWatch>,
     ) -> Vec<Takeover<'a>> {
         let statement_now = Millis(u64::try_from(round.now).unwrap_or(0));
         let mut refused = self.inner.refused.lock().unwrap_or_else(|e| e.into_inner());
@@ -209,21 +262,29 @@ impl Store {
                 // Our own incarnation's stale job: its claim landed but the
                 // answer never reached us (a dropped connection), or our
                 // supervision already lapsed the work before the lease went
-                // stale. Either way nobody works on it, and a pid probe would
-                // call us alive forever: the expired lease alone decides.
-                let own = is_own(&c.owner, claimant);
-                let alive = !own && self.inner.config.liveness.as_ref().is_some_and(|check| {
-                    let context = LivenessContext {
-                        claimant,
-                        heartbeat_at: c.heartbeat_at.map(|h| Millis(h.max(0) as u64)),
-                        now: statement_now,
-                    };
-                    check.is_alive(&c.owner, &context)
-                });
-                if alive {
-                    refused.insert(c.id, now.0.saturating_add(c.lease_ms.max(0) as u64));
+                // stale, on this very clock. Either way nobody works on it,
+                // and a pid probe would call us alive forever: the expired
+                // lease alone decides.
+                if is_own(&c.owner, claimant) {
+                    return true;
                 }
-                !alive
+                let context = LivenessContext {
+                    claimant,
+                    heartbeat_at: c.heartbeat_at.map(|h| Millis(h.max(0) as u64)),
+                    now: statement_now,
+                };
+                let check = self.inner.config.liveness.as_deref();
+                if check.is_some_and(|check| check.is_alive(&c.owner, &context)) {
+                    refused.insert(c.id, now.0.saturating_add(c.lease_ms.max(0) as u64));
+                    return false;
+                }
+                match watch.as_deref_mut() {
+                    Some(watch) if !check.is_some_and(|check| check.proven_gone(&c.owner, &context)) => {
+                        let seen = version(c.token, c.heartbeat_at);
+                        watch.unrenewed_for(c.id.max(0) as u64, seen, c.lease_ms.max(0) as u64, now.0)
+                    }
+                    _ => true,
+                }
             })
             .map(|candidate| Takeover {
                 candidate,
@@ -241,6 +302,11 @@ impl Store {
         refused.retain(|_, until| *until > now.0);
         refused.keys().copied().collect()
     }
+}
+
+/// A lease as read, for the lease watch.
+fn version(token: i64, heartbeat_at: Option<i64>) -> LeaseVersion {
+    LeaseVersion { token: token.max(0) as u64, heartbeat_at: heartbeat_at.map(|h| Millis(h.max(0) as u64)) }
 }
 
 /// Whether `owner` is `claimant`'s own incarnation (same host, same nonce).

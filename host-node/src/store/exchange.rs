@@ -82,12 +82,24 @@ pub(crate) struct StaleCandidate {
     pub lease_ms: i64,
 }
 
+/// One running lease as a look for stale leases read it on SQLite: which
+/// renewal (`heartbeat_at`) of which claim (`token`) of job `id`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunningLease {
+    pub id: i64,
+    pub token: i64,
+    pub heartbeat_at: Option<i64>,
+}
+
 /// What one claim statement found: the queued jobs it claimed, and the stale
-/// running jobs it saw (not yet taken), read at `now` (the statement's clock).
+/// running jobs it saw (not yet taken), read at `now` (the statement's clock);
+/// on SQLite, when it looked for stale leases, every running lease of the
+/// queue (`leases`, for the claimant's lease watch: see store/claim.rs).
 #[derive(Debug, Default)]
 pub(crate) struct ClaimRound {
     pub claimed: Vec<ClaimedJob>,
     pub stale: Vec<StaleCandidate>,
+    pub leases: Option<Vec<RunningLease>>,
     pub now: i64,
 }
 

@@ -150,6 +150,7 @@ pub(crate) use steer::until_cancelled;
 pub use schedule::{LastRun, MAX_ROUND_SLOTS, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 
 use backend::Backend;
+use leasehold_core::lease::LeaseWatch;
 
 /// Most jobs one [`Store::claim_page`] takes.
 pub const MAX_PAGE: usize = 1000;
@@ -173,6 +174,9 @@ struct Inner {
     /// Stale jobs whose owner the liveness check called alive, with the
     /// caller instant after which they may be asked about again.
     refused: Mutex<HashMap<i64, u64>>,
+    /// Per queue, the running leases this store's looks have seen on SQLite
+    /// (see claim.rs, `judge_stale`).
+    watches: Mutex<HashMap<String, LeaseWatch>>,
     /// When claims last looked for stale leases, per queue.
     reclaim: reclaim::ReclaimSchedule,
     /// The task forwarding the database's notifications, once one listens.
@@ -272,6 +276,7 @@ impl Store {
                 retry_delays_ms,
                 wakers: wake::LocalWakers::default(),
                 refused: Mutex::new(HashMap::new()),
+                watches: Mutex::new(HashMap::new()),
                 reclaim: reclaim::ReclaimSchedule::new(config.reclaim_every),
                 listener: Mutex::new(None),
                 vacuum: vacuum::VacuumSchedule::new(config.vacuum_every),

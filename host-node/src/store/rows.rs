@@ -7,7 +7,7 @@ use std::time::Duration;
 use leasehold_core::Millis;
 use leasehold_core::lease::OwnerId;
 
-use super::exchange::{FenceRow, StaleCandidate};
+use super::exchange::{FenceRow, RunningLease, StaleCandidate};
 use super::validate::{unsigned, unsigned32};
 use super::{
     AttemptOutcome, AttemptRecord, Cancellation, ClaimedJob, JobId, JobRecord, JobState, LeaseSnapshot,
@@ -143,6 +143,12 @@ pub(crate) fn stale(row: &(impl DecodeRow + ?Sized)) -> StoreResult<StaleCandida
         heartbeat_at: row.opt_int("heartbeat_at")?,
         lease_ms: row.opt_int("lease_ms")?.unwrap_or(0),
     })
+}
+
+/// A running lease from columns id, token, heartbeat_at.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) fn running_lease(row: &(impl DecodeRow + ?Sized)) -> StoreResult<RunningLease> {
+    Ok(RunningLease { id: row.int("id")?, token: row.int("token")?, heartbeat_at: row.opt_int("heartbeat_at")? })
 }
 
 /// A fence row from columns id, token, state, owner_nonce.

@@ -69,10 +69,20 @@ impl Claims for SqlitePool {
                     .await?;
                 claimed = in_claim_order(&found)?;
             }
+            // Every running lease, this claim's own included, for the
+            // claimant's lease watch (a renewal landing between this read
+            // and the stale read above only restarts a watch).
+            let leases = if look_for_stale {
+                let rows = sqlx::query(sql::RUNNING_LEASES.text).bind(queue).fetch_all(pool).await?;
+                Some(rows.iter().map(rows::running_lease).collect::<StoreResult<Vec<_>>>()?)
+            } else {
+                None
+            };
             Ok((
                 ClaimRound {
                     claimed,
                     stale,
+                    leases,
                     now,
                 },
                 done,
