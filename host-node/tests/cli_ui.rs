@@ -143,6 +143,79 @@ fn the_api_answers_the_counts_a_page_of_jobs_and_a_job_with_its_attempts_and_set
     }
 }
 
+/// Three schedules of queue `mail`: `digest` every 1m, added an hour ago
+/// and driven once now (its last run is a job, its next run ahead);
+/// `stale` every 1m added an hour ago and never driven (overdue); `nightly`
+/// by cron in Europe/Berlin, without overlap, paused. Answers the digest's
+/// job id.
+fn schedules(scratch: &Scratch) -> i64 {
+    use leasehold::runner::Clock as _;
+    use leasehold::schedule::Cadence;
+    use leasehold::store::ScheduleSpec;
+    let minute = std::time::Duration::from_secs(60);
+    scratch
+        .cmd(&["schedule", "add", "nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--no-overlap", "--queue", "mail", "--", "./backup.sh", "--full"])
+        .assert()
+        .success();
+    scratch.cmd(&["schedule", "pause", "nightly"]).assert().success();
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(async {
+        let store = scratch.store().await;
+        let now = leasehold::runner::TokioClock::new().now();
+        let hour_ago = leasehold::core::Millis(now.0 - 3_600_000);
+        for name in ["digest", "stale"] {
+            let spec = ScheduleSpec::new(name, "mail", Cadence::Every(minute), serde_json::json!({ "command": format!("echo {name}") }));
+            store.add_schedule(&spec, hour_ago).await.unwrap();
+        }
+        let round = store.run_due_schedules("mail", now).await.unwrap();
+        // `stale` was driven too: take it back to an hour ago by adding it again.
+        store.remove_schedule("stale").await.unwrap();
+        let spec = ScheduleSpec::new("stale", "mail", Cadence::Every(minute), serde_json::json!({ "command": "echo stale" }));
+        store.add_schedule(&spec, hour_ago).await.unwrap();
+        round.enqueued.iter().find(|j| j.schedule == "digest").expect("digest enqueued").job.0
+    })
+}
+
+#[test]
+fn the_api_lists_each_schedule_with_its_cadence_pause_next_and_last_run() {
+    for scratch in scratches("ui_schedules") {
+        // A fresh database, no schedule yet.
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(scratch.store());
+        let server = serve(&scratch, &[]);
+        let empty = json(&server, "/api/schedules");
+        assert_eq!(empty["schedules"], serde_json::json!([]), "{empty}");
+        let job = schedules(&scratch);
+        let answer = json(&server, "/api/schedules");
+        let now = answer["now"].as_u64().expect("now");
+        let all = answer["schedules"].as_array().expect("a list");
+        let names: Vec<&str> = all.iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["digest", "nightly", "stale"], "{}: by name", scratch.url);
+        let (digest, nightly, stale) = (&all[0], &all[1], &all[2]);
+
+        assert_eq!((digest["queue"].as_str(), digest["everyMs"].as_u64(), digest["cadence"].as_str()), (Some("mail"), Some(60_000), Some("every 1m")));
+        assert_eq!((&digest["cron"], &digest["pausedAt"], &digest["overdue"]), (&Value::Null, &Value::Null, &Value::Bool(false)), "{digest}");
+        let next = digest["nextRun"].as_u64().expect("a next run");
+        assert!(next > now - 1000 && next <= now + 60_000, "{digest}");
+        assert_eq!(digest["lastRun"]["job"], job, "{digest}");
+        assert_eq!(digest["lastRun"]["state"], "queued", "{digest}");
+        assert!(digest["lastRun"]["slot"].as_u64().unwrap() <= now, "{digest}");
+        assert_eq!(digest["command"], "echo digest");
+        assert_eq!(digest["policy"], "catch-up one");
+
+        assert_eq!((nightly["cron"].as_str(), nightly["timeZone"].as_str()), (Some("30 2 * * *"), Some("Europe/Berlin")), "{nightly}");
+        assert!(nightly["pausedAt"].as_u64().is_some(), "{nightly}");
+        assert_eq!((&nightly["lastRun"], &nightly["overdue"]), (&Value::Null, &Value::Bool(false)), "{nightly}");
+        assert_eq!(nightly["policy"], "catch-up one, no overlap");
+        assert_eq!(nightly["command"], "./backup.sh --full");
+
+        assert_eq!(stale["overdue"], true, "{stale}: its next run is an hour past and no worker drove it");
+
+        // The job of the last run, once settled, is shown as it is now.
+        scratch.cmd(&["work", "--queue", "mail", "--until-empty", "--concurrency", "1"]).assert().success();
+        let after = json(&server, "/api/schedules");
+        assert_eq!(after["schedules"][0]["lastRun"]["state"], "succeeded", "{after}");
+    }
+}
+
 #[test]
 fn actions_change_the_queue_and_refuse_what_cannot_be_done() {
     for scratch in scratches("ui_actions") {

@@ -266,3 +266,35 @@ backend_test! {
         }
     }
 }
+
+backend_test! {
+    async fn the_change_marker_moves_when_a_schedule_is_added_paused_resumed_driven_or_removed(db) {
+        use leasehold::schedule::Cadence;
+        use leasehold::store::ScheduleSpec;
+        let s = &db.store;
+        let start = s.change_marker().await.unwrap();
+        let spec = ScheduleSpec::new("tick", "q", Cadence::Every(Duration::from_secs(60)), json!({ "command": "true" }));
+        let earlier = Millis(db.now().0 - 600_000);
+        s.add_schedule(&spec, earlier).await.unwrap();
+        let added = s.change_marker().await.unwrap();
+        s.pause_schedule("tick", db.now()).await.unwrap();
+        let paused = s.change_marker().await.unwrap();
+        s.resume_schedule("tick", earlier).await.unwrap();
+        let resumed = s.change_marker().await.unwrap();
+        // Catch-up none, driven 30 s after a slot: no job, the slot is
+        // skipped, and only the schedule moves on.
+        let missed = ScheduleSpec { catch_up: leasehold::core::schedule::CatchUp::None, ..spec.clone() };
+        s.remove_schedule("tick").await.unwrap();
+        let removed = s.change_marker().await.unwrap();
+        s.add_schedule(&missed, earlier).await.unwrap();
+        let again = s.change_marker().await.unwrap();
+        let half_past = Millis(db.now().0 / 60_000 * 60_000 - 30_000);
+        let round = s.run_due_schedules("q", half_past).await.unwrap();
+        assert!(round.enqueued.is_empty(), "{}: {round:?}", db.label());
+        let driven = s.change_marker().await.unwrap();
+        let markers = [start, added, paused, resumed, removed, again, driven];
+        for pair in markers.windows(2) {
+            assert_ne!(pair[0], pair[1], "{}: {markers:?}", db.label());
+        }
+    }
+}

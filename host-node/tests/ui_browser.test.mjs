@@ -1,5 +1,6 @@
 // `leasehold ui` in headless Chromium: the overview shows the queue's counts, a job queued
-// meanwhile appears without a reload, the retry and cancel buttons work, and off loopback a
+// meanwhile appears without a reload, the retry and cancel buttons work, the schedules page
+// follows a worker's slots, and off loopback a
 // wrong or missing token is refused. Saves a screenshot of each page.
 //
 //   LEASEHOLD_BIN=target/debug/leasehold node --test host-node/tests/ui_browser.test.mjs
@@ -119,6 +120,69 @@ test('the dashboard shows the counts, updates live, and its buttons retry and ca
   assert.match(await page.locator("main").innerText(), /cancelled\s+\S.* by .*\(leasehold ui\): not today/);
   assert.match(cli('show', dead), /cancelled: .* by .*\(leasehold ui\): not today/);
   await page.screenshot({ path: path.join(shots, 'job-cancelled.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test('the schedules page shows each schedule\'s cadence, pause, next and last run, and follows a worker live', { skip, timeout: 120_000 }, async (t) => {
+  mkdirSync(shots, { recursive: true });
+  cli('schedule', 'add', 'digest', '--every', '5m', '--queue', 'mail', '--', 'echo', 'digest');
+  cli('schedule', 'add', 'nightly', '--cron', '30 2 * * *', '--tz', 'Europe/Berlin', '--no-overlap', '--', './backup.sh', '--full');
+  cli('schedule', 'pause', 'nightly');
+  cli('schedule', 'add', 'ticks', '--every', '2s', '--queue', 'ticks', '--', 'echo', 'tick');
+  const origin = await serve(t, ['--listen', '127.0.0.1:0']);
+  const browser = await launch(t, { width: 1280, height: 700 });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${origin}/`);
+  await page.locator('nav a[data-nav="schedules"]').click();
+  await page.locator('#schedules tbody tr').first().waitFor();
+  assert.equal(page.url(), `${origin}/#/schedules`);
+  assert.ok(await page.locator('nav a[data-nav="schedules"].on').count(), 'the nav marks the page');
+  const row = (name) => page.locator(`tr[data-schedule="${name}"]`);
+  const field = (name, f) => row(name).locator(`td[data-field="${f}"]`).innerText();
+  assert.deepEqual(await page.locator('#schedules tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.schedule)), ['digest', 'nightly', 'ticks']);
+  const digest = await row('digest').locator('td').allInnerTexts();
+  assert.equal(digest[1], 'mail');
+  assert.equal(digest[2], 'every 5m');
+  assert.match(digest[3], /in \d/, `digest's next run is ahead: ${digest}`);
+  assert.equal(digest[4], 'never');
+  assert.equal(digest[6], 'catch-up one');
+  assert.equal(digest[7], 'echo digest');
+  assert.equal(await field('nightly', 'when'), '30 2 * * * Europe/Berlin');
+  assert.equal(await row('nightly').locator('.pill.paused').count(), 1);
+  assert.match(await field('nightly', 'next'), /^paused since /);
+  assert.match(await row('nightly').innerText(), /catch-up one, no overlap/);
+
+  // A worker of queue ticks enqueues and runs a slot: the page follows without a reload.
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const worker = spawn(bin, ['--database', database, 'work', '--queue', 'ticks', '--concurrency', '1'], { stdio: 'ignore' });
+  t.after(() => worker.kill('SIGKILL'));
+  await row('ticks').locator('td[data-field="outcome"] .pill.succeeded').waitFor({ timeout: 30_000 });
+  worker.kill('SIGINT');
+  await new Promise((resolve) => worker.once('exit', resolve));
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page was not reloaded');
+  assert.match(await field('ticks', 'outcome'), /^job \d+ succeeded$/);
+  assert.match(await field('ticks', 'last'), / ago$/);
+  // The outcome links to the job.
+  await row('ticks').locator('td[data-field="outcome"] a').click();
+  await page.locator('main h1 .pill.succeeded').waitFor();
+  assert.match(page.url(), /#\/jobs\/\d+$/);
+
+  // Paused meanwhile from the command line: marked without a reload.
+  await page.goto(`${origin}/#/schedules`);
+  cli('schedule', 'pause', 'digest');
+  await row('digest').locator('.pill.paused').waitFor({ timeout: 15_000 });
+  assert.match(await field('digest', 'next'), /^paused since /);
+  // With its worker gone, the next run of ticks passes: in 10 s it is said to be overdue,
+  // though nothing in the queue changed.
+  await row('ticks').locator('.warn').waitFor({ timeout: 30_000 });
+  assert.match(await field('ticks', 'next'), /ago\s+overdue: no worker of queue ticks is running$/);
+  await page.screenshot({ path: path.join(shots, 'schedules.png'), fullPage: true });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the page scrolls sideways');
+  assert.ok(await page.locator('#schedules').evaluate((table) => table.parentElement.scrollWidth <= table.parentElement.clientWidth), 'the table is wider than its card');
+  cli('schedule', 'remove', 'ticks');
+  await row('ticks').waitFor({ state: 'detached', timeout: 15_000 });
   assert.deepEqual(errors, []);
 });
 

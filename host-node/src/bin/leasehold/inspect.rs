@@ -41,9 +41,14 @@ pub fn time(at: Millis) -> String {
 
 /// A job's command line (its payload's `command`, else the payload).
 pub fn command(job: &JobRecord) -> String {
-    match job.payload.get("command").and_then(Value::as_str) {
+    payload_command(&job.payload)
+}
+
+/// A payload's command line (its `command`, else the payload as JSON).
+pub fn payload_command(payload: &Value) -> String {
+    match payload.get("command").and_then(Value::as_str) {
         Some(line) => line.to_owned(),
-        None => job.payload.to_string(),
+        None => payload.to_string(),
     }
 }
 

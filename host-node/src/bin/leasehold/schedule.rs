@@ -188,7 +188,7 @@ async fn list(store: &Store, now: Millis) -> Result<(), CliError> {
             s.last_run.map_or_else(|| "never".to_owned(), |last| time(last.slot)),
             s.last_run.map_or_else(String::new, |last| outcome(&last)),
             policy(s),
-            s.spec.payload.get("command").and_then(|c| c.as_str()).map_or_else(|| s.spec.payload.to_string(), str::to_owned),
+            crate::inspect::payload_command(&s.spec.payload),
         ]);
     }
     crate::fail::print(&format!("{t}\n"));
@@ -199,12 +199,16 @@ async fn list(store: &Store, now: Millis) -> Result<(), CliError> {
 /// queue has looked since (they look about once a second).
 const OVERDUE_AFTER_MS: u64 = 10_000;
 
+/// Whether `s` is active and its next run is more than
+/// [`OVERDUE_AFTER_MS`] past at `now`: no worker of its queue is running.
+pub fn overdue(s: &ScheduleRecord, now: Millis) -> bool {
+    s.paused_at.is_none() && s.next_slot.is_some_and(|next| now.since(next) > OVERDUE_AFTER_MS)
+}
+
 fn next_run(s: &ScheduleRecord, now: Millis) -> String {
     match (s.paused_at, s.next_slot) {
         (Some(at), _) => format!("paused since {}", time(at)),
-        (None, Some(next)) if now.since(next) > OVERDUE_AFTER_MS => {
-            format!("{} (overdue: no worker of queue {} is running)", time(next), s.spec.queue)
-        }
+        (None, Some(next)) if overdue(s, now) => format!("{} (overdue: no worker of queue {} is running)", time(next), s.spec.queue),
         (None, Some(next)) => time(next),
         (None, None) => "never".to_owned(),
     }
@@ -217,7 +221,8 @@ fn outcome(last: &LastRun) -> String {
     }
 }
 
-fn policy(s: &ScheduleRecord) -> String {
+/// The catch-up and overlap policies, as `list` and the dashboard show them.
+pub fn policy(s: &ScheduleRecord) -> String {
     let overlap = match s.spec.overlap {
         Overlap::Allow => "",
         Overlap::Skip => ", no overlap",

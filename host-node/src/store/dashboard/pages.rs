@@ -69,8 +69,9 @@ impl Store {
     }
 
     /// A text that changes when jobs change state: enqueued, claimed,
-    /// settled, cancelled, retried, purged, or a queue paused or resumed
-    /// (not at a lease renewal). Compare two answers for equality; the text
+    /// settled, cancelled, retried, purged, a queue paused or resumed, or
+    /// a schedule added, removed, paused, resumed or moved on to its next
+    /// slot (not at a lease renewal). Compare two answers for equality; the text
     /// itself means nothing. Cheap: a few index lookups.
     ///
     /// # Errors

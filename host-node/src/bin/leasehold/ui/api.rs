@@ -1,5 +1,5 @@
 //! The dashboard's JSON API: what the page reads (`GET /api/overview`,
-//! `/api/jobs`, `/api/jobs/{id}`) and the actions (`POST …/cancel`,
+//! `/api/jobs`, `/api/jobs/{id}`, `/api/schedules`) and the actions (`POST …/cancel`,
 //! `…/retry`, `/api/queues/{queue}/pause`, `…/resume`). Every answer is
 //! JSON; an error is `{"error": "…"}` with 400 (bad input, a malformed id
 //! or query string included), 404 (unknown job, queue or path), 409 (a job
@@ -15,7 +15,8 @@ use axum::response::{IntoResponse, Response};
 use leasehold::core::Millis;
 use leasehold::runner::{Clock, TokioClock};
 use leasehold::store::dashboard::{JobQuery, ShownState};
-use leasehold::store::{AttemptRecord, BackendKind, JobId, JobRecord, PausedQueue, StoreError};
+use leasehold::schedule::Cadence;
+use leasehold::store::{AttemptRecord, BackendKind, JobId, JobRecord, PausedQueue, ScheduleRecord, StoreError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -238,6 +239,44 @@ fn attempt(n: usize, a: &AttemptRecord, result: Option<&Value>) -> Value {
         // What another kind of worker answered (a `leasehold/postgres` handler, a
         // Rust service's handler) has no exit code or output: its JSON is the result.
         "result": result.filter(|r| r.get("output").is_none()),
+    })
+}
+
+/// `GET /api/schedules`: every schedule by name, with what `leasehold
+/// schedule list` shows of it: cadence, paused or not, next run (and whether
+/// it is overdue), last run and that job's state now.
+pub async fn schedules(State(ui): State<Ui>) -> Answer {
+    let now = now();
+    let schedules: Vec<Value> = ui.store.schedules().await?.iter().map(|s| schedule_row(s, now)).collect();
+    Ok(Json(json!({
+        "schedules": schedules,
+        "now": now.0,
+        "store": store_name(&ui),
+        "readOnly": ui.read_only,
+    }))
+    .into_response())
+}
+
+fn schedule_row(s: &ScheduleRecord, now: Millis) -> Value {
+    let (every_ms, cron, time_zone) = match &s.spec.cadence {
+        Cadence::Every(period) => (Some(period.as_millis() as u64), None, None),
+        Cadence::Cron { expression, time_zone } => (None, Some(expression), Some(time_zone)),
+    };
+    json!({
+        "name": s.spec.name,
+        "queue": s.spec.queue,
+        "cadence": s.spec.cadence.to_string(),
+        "everyMs": every_ms, "cron": cron, "timeZone": time_zone,
+        "pausedAt": s.paused_at.map(|m| m.0),
+        "nextRun": s.next_slot.map(|m| m.0),
+        "overdue": crate::schedule::overdue(s, now),
+        // The job's state as stored; null once the job was deleted.
+        "lastRun": s.last_run.map(|last| json!({ "slot": last.slot.0, "job": last.job.0, "state": last.state.map(|state| state.as_str()) })),
+        "policy": crate::schedule::policy(s),
+        "maxAttempts": s.spec.max_attempts,
+        "timeoutMs": s.spec.timeout.map(|t| t.as_millis() as u64),
+        "createdAt": s.created_at.0,
+        "command": crate::inspect::payload_command(&s.spec.payload),
     })
 }
 

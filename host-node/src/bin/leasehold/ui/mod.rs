@@ -1,7 +1,8 @@
 //! `leasehold ui`: a dashboard of the queue served by this tool — the
 //! overview (counts by state, the last hour's throughput and latency, the
 //! workers, lease health), the jobs with filters, one job with its attempts
-//! and settlements, live updates, and the steering actions as buttons.
+//! and settlements, the schedules, live updates, and the steering actions
+//! as buttons.
 //!
 //! One page (`assets/`, embedded in the binary; no build step, nothing
 //! fetched from elsewhere) over a small JSON API (`api`), updated by
@@ -94,6 +95,7 @@ pub fn router(ui: Ui) -> Router {
         .route("/api/overview", get(api::overview))
         .route("/api/jobs", get(api::jobs))
         .route("/api/jobs/{id}", get(api::job))
+        .route("/api/schedules", get(api::schedules))
         .route("/api/live", get(live::events))
         .route("/metrics", get(api::metrics));
     routes = if ui.read_only {

@@ -1,6 +1,6 @@
 // The leasehold dashboard: one page over the JSON API of `leasehold ui`.
 // Views by the URL's hash: #/ (overview), #/jobs?queue=&state=&q=&before= (jobs),
-// #/jobs/ID (one job; any other #/jobs/X says X is no job id); /?job=ID and
+// #/jobs/ID (one job; any other #/jobs/X says X is no job id), #/schedules (schedules); /?job=ID and
 // /?queue=&state=&q=&before= open those pages. Server-sent events from /api/live say when the queue changed;
 // the view then reads its data again. Every text from the queue goes into the page as
 // text (never as HTML).
@@ -61,6 +61,7 @@ const pausedPill = (paused) => paused
   ? h('span', { class: 'pill paused', title: `paused by ${paused.by} at ${time(paused.at)}: workers claim none of its jobs until it is resumed` }, 'paused')
   : null;
 const WAITING = ['queued', 'scheduled', 'retrying'];
+const SCHEDULES_EVERY_MS = 5000;
 
 async function api(path, options = {}) {
   const response = await fetch(path, { credentials: 'same-origin', ...options });
@@ -313,6 +314,38 @@ async function job(id) {
         : h('p', { class: 'empty' }, 'None journaled yet.')));
 }
 
+async function schedules() {
+  const data = await api('/api/schedules');
+  setStore(data);
+  const now = data.now;
+  const when = (s) => s.cron
+    ? [h('code', {}, s.cron), ' ', h('span', { class: 'muted' }, s.timeZone)]
+    : s.cadence;
+  const next = (s) => {
+    if (s.pausedAt) return h('span', { class: 'muted' }, `paused since ${time(s.pausedAt)}`);
+    if (s.nextRun === null) return h('span', { class: 'muted' }, 'never: no slot left');
+    const at = [time(s.nextRun), ' ', h('span', { class: 'muted' }, s.nextRun >= now ? `in ${span(s.nextRun - now)}` : `${span(now - s.nextRun)} ago`)];
+    return s.overdue ? [at, h('div', { class: 'warn' }, `overdue: no worker of queue ${s.queue} is running`)] : at;
+  };
+  const last = (s) => s.lastRun ? [time(s.lastRun.slot), ' ', h('span', { class: 'muted' }, `${span(Math.max(0, now - s.lastRun.slot))} ago`)] : h('span', { class: 'muted' }, 'never');
+  const outcome = (s) => s.lastRun
+    ? [h('a', { href: `#/jobs/${s.lastRun.job}` }, `job ${s.lastRun.job}`), ' ', s.lastRun.state ? pill(s.lastRun.state) : h('span', { class: 'muted' }, 'deleted')]
+    : '';
+  const rows = data.schedules.map((s) => h('tr', { 'data-schedule': s.name },
+    h('td', {}, h('b', {}, s.name), s.pausedAt ? [' ', h('span', { class: 'pill paused', title: `paused at ${time(s.pausedAt)}: its slots are skipped until it is resumed` }, 'paused')] : null),
+    h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(s.queue)}` }, s.queue)),
+    h('td', { 'data-field': 'when' }, when(s)), h('td', { 'data-field': 'next' }, next(s)), h('td', { 'data-field': 'last' }, last(s)),
+    h('td', { 'data-field': 'outcome' }, outcome(s)), h('td', { class: 'wrap' }, s.policy),
+    h('td', { class: 'cmd', title: s.command }, s.command)));
+  main.replaceChildren(
+    h('h1', {}, 'Schedules'),
+    h('section', { class: 'card' },
+      rows.length
+        ? h('table', { id: 'schedules' }, h('thead', {}, h('tr', {}, ['name', 'queue', 'when', 'next run', 'last run', 'last outcome', 'policy', 'command'].map((t) => h('th', {}, t)))), h('tbody', {}, rows))
+        : h('p', { class: 'empty' }, 'No schedules: add one with leasehold schedule add NAME --every 5m -- COMMAND (or --cron "0 3 * * *").'),
+      h('p', { class: 'note' }, 'A running worker (leasehold work) of the schedule\'s queue enqueues the job of each slot, due at the slot. Times are in this browser\'s time zone. leasehold schedule pause NAME stops a schedule and resume NAME starts it again.')));
+}
+
 function attemptView(a) {
   const ended = a.endedAt ? `${time(a.endedAt)} (${span(a.endedAt - a.startedAt)})` : 'running';
   return h('div', { class: `attempt ${a.outcome}` },
@@ -348,8 +381,13 @@ function route() {
   const [path, search] = hash.split('?');
   const params = new URLSearchParams(search || '');
   const one = path.match(/^\/jobs\/(.+)$/);
-  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('on', a.dataset.nav === (path.startsWith('/jobs') ? 'jobs' : 'overview')));
-  current = one ? { load: () => job(one[1]) } : path.startsWith('/jobs') ? { load: () => jobs(params) } : { load: overview };
+  const nav = path.startsWith('/jobs') ? 'jobs' : path.startsWith('/schedules') ? 'schedules' : 'overview';
+  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('on', a.dataset.nav === nav));
+  current = one ? { load: () => job(one[1]) } : nav === 'jobs' ? { load: () => jobs(params) } : nav === 'schedules' ? { load: schedules } : { load: overview };
+  // The schedules page says how far off each next run is, and a next run that passes with
+  // no worker to enqueue it (overdue) changes nothing in the queue: it is read again on a timer.
+  clearInterval(route.timer);
+  if (nav === 'schedules') route.timer = setInterval(() => { if (!document.hidden && !document.getElementById('confirm').open) refresh(); }, SCHEDULES_EVERY_MS);
   refresh();
 }
 
