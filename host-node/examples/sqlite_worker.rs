@@ -48,7 +48,7 @@ async fn main() -> Result<(), BoxError> {
     println!("one pass: claimed {}, performed {}", report.claimed, report.performed);
     runner.dispose().await;
 
-    for count in store.counts().await? {
+    for count in store.counts(now()).await? {
         println!("queue {}: {} succeeded, {} dead", count.queue, count.succeeded, count.dead);
     }
     let job = store.job(bad).await?;

@@ -542,11 +542,11 @@ impl Stats {
 
 /// Whether the queue has nothing left to claim.
 async fn drained(store: &Store) -> bool {
-    let counts = store.counts().await.expect("counts");
+    let counts = store.counts(now()).await.expect("counts");
     counts
         .iter()
         .filter(|c| c.queue == QUEUE)
-        .all(|c| c.queued == 0)
+        .all(|c| c.waiting() == 0)
 }
 
 /// [`drained`] asked by one slot at a time, and answered from memory once

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use leasehold::runner::{AbortSignal, BoxError, JobRunner};
+use leasehold::runner::{AbortSignal, BoxError, Clock, JobRunner, TokioClock};
 use leasehold::store::{ClaimedJob, Store};
 use leasehold::worker::{Handler, Worker};
 use serde_json::Value;
@@ -42,7 +42,7 @@ async fn main() -> Result<(), BoxError> {
         .spawn(worker)?;
     runner.start();
     loop {
-        let done = store.counts().await?.iter().find(|c| &c.queue == queue).map_or(0, |c| c.succeeded);
+        let done = store.counts(TokioClock::new().now()).await?.iter().find(|c| &c.queue == queue).map_or(0, |c| c.succeeded);
         if done >= jobs {
             break;
         }

@@ -121,7 +121,7 @@ async fn work_delete_succeeded_deletes_the_jobs_that_succeed_and_keeps_the_dead(
         .stderr(predicate::str::contains("work --delete-succeeded"));
     let store = s.store().await;
     assert_eq!(store.job(dead).await.unwrap().state, JobState::Dead);
-    let counts = store.counts().await.unwrap();
+    let counts = store.counts(store_support::wall_now()).await.unwrap();
     assert_eq!(counts.iter().map(|c| (c.succeeded, c.dead)).collect::<Vec<_>>(), [(0, 1)]);
     // The event log still says it was done.
     let out = s.cmd(&["events"]).output().unwrap();

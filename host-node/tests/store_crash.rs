@@ -63,8 +63,8 @@ async fn work_slot(store: Store, me: OwnerId, log: String) {
             .await
             .expect("claim")
         else {
-            let counts = store.counts().await.expect("counts");
-            if counts.iter().all(|c| c.queued == 0 && c.running == 0) {
+            let counts = store.counts(wall_now()).await.expect("counts");
+            if counts.iter().all(|c| c.waiting() == 0 && c.running == 0) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -209,9 +209,9 @@ async fn kill_one_worker_mid_job(url: &str, label: &str) {
     assert!(status.success(), "{label}: survivor failed: {status}");
 
     // Every job settled, exactly once, by whoever held its live fence.
-    let counts = store.counts().await.unwrap();
+    let counts = store.counts(wall_now()).await.unwrap();
     assert_eq!(
-        (counts[0].succeeded, counts[0].queued, counts[0].running),
+        (counts[0].succeeded, counts[0].waiting(), counts[0].running),
         (JOBS as u64, 0, 0),
         "{label}"
     );

@@ -76,6 +76,27 @@ backend_test! {
     }
 }
 
+backend_test! {
+    async fn counts_split_queued_jobs_into_queued_scheduled_and_retrying_as_the_overview_does(db with retry_in_an_hour()) {
+        one_of_each(&db, "mail").await;
+        one_of_each(&db, "mail").await;
+        db.enqueue_with("zip", json!(1), &opts(1)).await;
+
+        let counts = db.store.counts(db.now()).await.unwrap();
+        let names: Vec<&str> = counts.iter().map(|c| c.queue.as_str()).collect();
+        assert_eq!(names, ["mail", "zip"], "{}", db.label());
+        let mail = &counts[0];
+        let split = [mail.queued, mail.scheduled, mail.retrying, mail.running, mail.succeeded, mail.dead, mail.cancelled];
+        assert_eq!(split, [2; 7], "{}: {mail:?}", db.label());
+        assert_eq!(mail.waiting(), 6);
+        assert_eq!((counts[1].queued, counts[1].waiting()), (1, 1));
+        // The same numbers as the overview (and so `leasehold status`) gives.
+        let overview = db.store.overview(db.now()).await.unwrap();
+        let shown = &overview.queues[0].counts;
+        assert_eq!(split, [shown.queued, shown.scheduled, shown.retrying, shown.running, shown.succeeded, shown.dead, shown.cancelled]);
+    }
+}
+
 /// Makes the next job id `next` (ids are never reused, so a range can be
 /// made sparse).
 async fn skip_ids_to(db: &TestDb, next: i64) {
@@ -113,6 +134,10 @@ backend_test! {
         // Every other state is exact.
         assert_eq!([a.queued, a.scheduled, a.retrying, a.running, a.dead, a.cancelled], [1; 6]);
         assert_eq!(ids.len(), 7);
+        // Store::counts is exact however large the range.
+        let counts = db.store.counts(db.now()).await.unwrap();
+        let succeeded: Vec<(&str, u64)> = counts.iter().map(|c| (c.queue.as_str(), c.succeeded)).collect();
+        assert_eq!(succeeded, [("a", 100_001), ("b", 50_000)], "{}", db.label());
     }
 }
 

@@ -52,7 +52,7 @@ backend_test! {
         // Keys are per queue.
         let elsewhere = db.enqueue_with("other", json!("x"), &keyed("k")).await;
         assert_ne!(elsewhere, first);
-        let total: u64 = s.counts().await.unwrap().iter().map(|c| c.queued).sum();
+        let total: u64 = s.counts(db.now()).await.unwrap().iter().map(|c| c.queued).sum();
         assert_eq!(total, 2);
     }
 }
@@ -83,7 +83,7 @@ backend_test! {
         for (i, expected) in [(0, json!(0)), (2, json!(2)), (3, json!(3))] {
             assert_eq!(s.job(ids[i]).await.unwrap().payload, expected);
         }
-        assert_eq!(s.counts().await.unwrap()[0].queued, 4);
+        assert_eq!(s.counts(db.now()).await.unwrap()[0].queued, 4);
     }
 }
 
@@ -126,7 +126,7 @@ backend_test! {
             .unwrap_err();
         assert!(matches!(err, StoreError::InvalidPayload(_)), "{err}");
         assert!(err.to_string().contains("payload is not JSON"));
-        assert!(db.store.counts().await.unwrap().is_empty());
+        assert!(db.store.counts(db.now()).await.unwrap().is_empty());
         let ok = db
             .store
             .enqueue_json("q", "{\"a\": 1}", &EnqueueOptions::default(), db.now())
@@ -154,7 +154,7 @@ backend_test! {
                 .unwrap_err(),
         );
         expect_invalid(s.listen(bad).await.unwrap_err());
-        assert!(s.counts().await.unwrap().is_empty());
+        assert!(s.counts(db.now()).await.unwrap().is_empty());
     }
 }
 
@@ -173,7 +173,7 @@ backend_test! {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("max_attempts"), "{err}");
-        assert!(db.store.counts().await.unwrap().is_empty());
+        assert!(db.store.counts(db.now()).await.unwrap().is_empty());
     }
 }
 
@@ -183,7 +183,7 @@ backend_test! {
         let far = EnqueueOptions { delay: Some(Duration::from_millis(i64::MAX as u64)), ..Default::default() };
         let err = db.store.enqueue("q", &json!(1), &far, db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::InvalidOption { option: "delay", .. }), "{err}");
-        assert!(db.store.counts().await.unwrap().is_empty());
+        assert!(db.store.counts(db.now()).await.unwrap().is_empty());
         let later = EnqueueOptions { delay: Some(Duration::from_secs(3600)), ..Default::default() };
         let before = db.now();
         let id = db.store.enqueue("q", &json!(2), &later, before).await.unwrap();

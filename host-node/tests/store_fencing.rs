@@ -190,7 +190,7 @@ backend_test! {
                 FenceOutcome::LostNotRunning
             ]
         );
-        let counts = s.counts().await.unwrap();
+        let counts = s.counts(db.now()).await.unwrap();
         assert_eq!((counts[0].succeeded, counts[0].running), (2, 2));
     }
 }
@@ -255,7 +255,7 @@ backend_test! {
                 db.label()
             );
         }
-        let counts = s.counts().await.unwrap();
+        let counts = s.counts(db.now()).await.unwrap();
         assert_eq!((counts[0].succeeded, counts[0].running), (45, 5));
     }
 }

@@ -33,13 +33,15 @@ backend_test! {
             .find(|j| j.payload == json!("doomed"))
             .unwrap();
         s.fail(doomed.fence(), "no", None, db.now()).await.unwrap();
-        let counts = s.counts().await.unwrap();
+        let counts = s.counts(db.now()).await.unwrap();
         assert_eq!(
             counts,
             [
                 QueueCounts {
                     queue: "a-queue".into(),
                     queued: 0,
+                    scheduled: 0,
+                    retrying: 0,
                     running: 2,
                     succeeded: 0,
                     dead: 1,
@@ -48,6 +50,8 @@ backend_test! {
                 QueueCounts {
                     queue: "b-queue".into(),
                     queued: 1,
+                    scheduled: 0,
+                    retrying: 0,
                     running: 2,
                     succeeded: 1,
                     dead: 0,

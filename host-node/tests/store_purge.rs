@@ -70,7 +70,7 @@ backend_test! {
 
         let purged = s.purge(None, &[JobState::Dead, JobState::Succeeded], Duration::from_secs(1), db.now()).await.unwrap();
         assert_eq!(purged, old_dead.len() as u64);
-        let counts = s.counts().await.unwrap();
+        let counts = s.counts(db.now()).await.unwrap();
         let q = counts.iter().find(|c| c.queue == "q").unwrap();
         assert_eq!(
             (q.queued, q.running, q.succeeded, q.dead),
@@ -113,7 +113,7 @@ backend_test! {
         db.advance(Duration::from_millis(50)).await;
         let purged = s.purge(Some("q"), &[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap();
         assert_eq!(purged, 1);
-        let counts = s.counts().await.unwrap();
+        let counts = s.counts(db.now()).await.unwrap();
         assert_eq!(counts.iter().map(|c| (c.queue.as_str(), c.succeeded)).collect::<Vec<_>>(), [("keep", 1)]);
         let err = s.purge(Some("bad queue!"), &[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::InvalidQueueName { .. }), "{err}");
@@ -159,7 +159,7 @@ backend_test! {
         db.advance(Duration::from_millis(50)).await;
         let purged = s.purge(None, &[JobState::Succeeded], Duration::ZERO, db.now()).await.unwrap();
         assert_eq!(purged, n as u64);
-        assert!(s.counts().await.unwrap().iter().all(|c| c.queue != "q"));
+        assert!(s.counts(db.now()).await.unwrap().iter().all(|c| c.queue != "q"));
     }
 }
 

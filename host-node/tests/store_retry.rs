@@ -77,7 +77,7 @@ backend_test! {
         // A dead letter is never claimed again.
         db.advance(Duration::from_secs(1)).await;
         assert!(db.try_claim("q", &me, LEASE).await.is_none());
-        assert_eq!(s.counts().await.unwrap()[0].dead, 1);
+        assert_eq!(s.counts(db.now()).await.unwrap()[0].dead, 1);
     }
 }
 

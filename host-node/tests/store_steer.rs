@@ -60,7 +60,7 @@ backend_test! {
         assert_eq!(both, vec![now, scheduled]);
         db.advance(Duration::from_millis(1100)).await;
         assert!(db.try_claim("q", &owner("h", "a"), LEASE).await.is_none());
-        let counts = s.counts().await.unwrap();
+        let counts = s.counts(db.now()).await.unwrap();
         assert_eq!((counts[0].cancelled, counts[0].queued), (2, 0));
         assert_eq!(s.job(now).await.unwrap().cancellation.unwrap().reason, None);
         let journal = s.settlements(&mut JournalCursor::default()).await.unwrap();

@@ -279,13 +279,22 @@ pub struct Cancellation {
     pub reason: Option<String>,
 }
 
-/// Jobs of one queue by state.
+/// Jobs of one queue by state ([`Store::counts`](super::Store::counts)):
+/// the stored `queued` state split as `leasehold status`, the dashboard and
+/// the npm package's `counts()` split it
+/// ([`ShownState`](super::dashboard::ShownState)).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct QueueCounts {
     /// The queue.
     pub queue: String,
-    /// Jobs waiting (due or not).
+    /// Jobs due and never attempted.
     pub queued: u64,
+    /// Jobs not yet due and never attempted (enqueued with a delay or a
+    /// time).
+    pub scheduled: u64,
+    /// Jobs queued again after a failed attempt, due or waiting out their
+    /// backoff.
+    pub retrying: u64,
     /// Jobs under a lease (live or stale).
     pub running: u64,
     /// Jobs completed.
@@ -294,6 +303,14 @@ pub struct QueueCounts {
     pub dead: u64,
     /// Jobs cancelled.
     pub cancelled: u64,
+}
+
+impl QueueCounts {
+    /// Jobs waiting to be claimed, due or not: queued, scheduled and
+    /// retrying together (the stored state `queued`).
+    pub fn waiting(&self) -> u64 {
+        self.queued + self.scheduled + self.retrying
+    }
 }
 
 /// What a fenced `fail` did.

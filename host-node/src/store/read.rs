@@ -1,16 +1,10 @@
-//! Inspection: the jobs per queue and state, and one job with its attempt
-//! log, read the same way on both databases.
+//! Inspection: one job with its attempt log, read the same way on both
+//! databases. (The jobs per queue and state are the overview's reads:
+//! [`Store::counts`] in `dashboard`.)
 
-use super::{AttemptRecord, JobId, JobRecord, QueueCounts, Store, StoreError, StoreResult, rows};
+use super::{AttemptRecord, JobId, JobRecord, Store, StoreError, StoreResult, rows};
 
 impl Store {
-    /// Jobs per queue by state, queues in name order.
-    pub async fn counts(&self) -> StoreResult<Vec<QueueCounts>> {
-        let mut counts = Vec::new();
-        self.backend().fetch("counts", &[], &mut |row| rows::count_into(&mut counts, row)).await?;
-        Ok(counts)
-    }
-
     /// One job with its attempts (oldest first; a running attempt is last).
     /// Errors: [`StoreError::UnknownJob`].
     pub async fn job(&self, id: JobId) -> StoreResult<JobRecord> {

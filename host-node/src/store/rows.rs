@@ -260,21 +260,3 @@ pub(crate) fn attempt(row: &(impl DecodeRow + ?Sized)) -> StoreResult<AttemptRec
     })
 }
 
-/// Folds a `(queue, state, count)` row, in queue order, into per-queue
-/// counts.
-pub(crate) fn count_into(out: &mut Vec<super::QueueCounts>, row: &(impl DecodeRow + ?Sized)) -> StoreResult<()> {
-    let queue = row.text("queue")?;
-    let n = unsigned(JOBS, "count", row.int("n")?)?;
-    if out.last().is_none_or(|c| c.queue != queue) {
-        out.push(super::QueueCounts { queue, ..Default::default() });
-    }
-    let entry = out.last_mut().expect("pushed above");
-    match state(row)? {
-        JobState::Queued => entry.queued = n,
-        JobState::Running => entry.running = n,
-        JobState::Succeeded => entry.succeeded = n,
-        JobState::Dead => entry.dead = n,
-        JobState::Cancelled => entry.cancelled = n,
-    }
-    Ok(())
-}

@@ -33,6 +33,7 @@ use leasehold::pump::{
     DEFAULT_TRACE_JOURNAL_CAPACITY, EventSource, Following, Pump, PumpOptions, SETTLEMENTS_SOURCE, SettlementSource,
     TraceJournal, settlement_event,
 };
+use leasehold::runner::{Clock, TokioClock};
 use leasehold::store::{JournalCursor, SettlementRecord, Store};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -187,8 +188,12 @@ pub async fn show(store: &Store, folder: &Path, follow: bool, json: bool) -> Res
 async fn settlements(store: &Store, journal: &mut JournalCursor) -> Result<Vec<SettlementRecord>, CliError> {
     match store.settlements(journal).await {
         Err(e) if crate::fail::missing_table(&e) == Some("leasehold_settlements") => {
-            // No journal: no queue at all, or one an older leasehold made.
-            store.counts().await?;
+            // No journal: no queue at all (said as such), or one an older leasehold made.
+            if let Err(e) = store.counts(TokioClock::new().now()).await
+                && crate::fail::missing_table(&e) == Some("leasehold_jobs")
+            {
+                return Err(e.into());
+            }
             Err(CliError::input(
                 "the database has no settlements journal yet (it was last used by an older leasehold): \
                  `leasehold work` or `enqueue` adds it"

@@ -28,6 +28,7 @@ use args::{Cli, Command, Global, RunArgs, WorkArgs};
 use clap::Parser;
 use fail::{CliError, EXIT_ERROR};
 use leasehold::liveness::SameHostPidProbe;
+use leasehold::runner::{Clock, TokioClock};
 use leasehold::store::{OnSuccess, Store, StoreConfig, StoreError};
 use pool::{Interrupts, Pool, PoolConfig};
 use std::process::ExitCode;
@@ -385,12 +386,12 @@ async fn work(
         let mut failing = false;
         loop {
             tokio::time::sleep(EMPTY_POLL).await;
-            match store.counts().await {
+            match store.counts(TokioClock::new().now()).await {
                 Ok(counts) => {
                     if std::mem::take(&mut failing) {
                         tracing::info!("the queue's counts can be read again");
                     }
-                    let left = counts.iter().find(|c| c.queue == args.queue).map_or(0, |c| c.queued + c.running);
+                    let left = counts.iter().find(|c| c.queue == args.queue).map_or(0, |c| c.waiting() + c.running);
                     if left == 0 {
                         return;
                     }

@@ -79,9 +79,9 @@ pub async fn cancel(store: &Store, args: &CancelArgs) -> Result<(), CliError> {
         println!("cancelled {}", listed(&done));
         return Ok(());
     };
-    let count = store.counts().await?.into_iter().find(|c| &c.queue == queue).map_or(0, |c| match state {
+    let count = store.counts(now).await?.into_iter().find(|c| &c.queue == queue).map_or(0, |c| match state {
         JobState::Running => c.running,
-        _ => c.queued,
+        _ => c.waiting(),
     });
     if count > 0 && !args.yes {
         confirm(&format!("cancel the {count} {} job(s) of queue {queue}?", state.as_str()))?;

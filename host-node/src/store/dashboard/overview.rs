@@ -8,7 +8,7 @@ use leasehold_core::Millis;
 
 use super::{EXACT_COUNT_SPAN, Overview, QueueSummary, SAMPLE_IDS, StateCounts};
 use crate::store::db::{AnyRow, Arg, SnapshotReader};
-use crate::store::{Store, StoreResult, validate};
+use crate::store::{QueueCounts, Store, StoreResult, validate};
 
 impl Store {
     /// Every queue that has jobs or is paused, with its jobs counted by
@@ -21,11 +21,51 @@ impl Store {
     /// [`StoreError::Database`](crate::store::StoreError::Database) when a read fails.
     pub async fn overview(&self, now: Millis) -> StoreResult<Overview> {
         let now_ms = validate::millis("now", now)?;
-        let mut raw = RawOverview::new(now_ms);
+        let mut raw = RawOverview::new(now_ms, Counting::MayEstimate);
         self.backend().read_snapshot(&mut raw).await?;
         let paused = self.paused_queues().await?;
         Ok(raw.into_overview(paused))
     }
+
+    /// Every queue that has jobs, in name order, with its jobs counted by
+    /// state at `now` (ms since the Unix epoch; SQLite; PostgreSQL uses its
+    /// own clock): the overview's counts, read the same way from one
+    /// snapshot, but every count exact whatever the table's size. Queued
+    /// jobs are split as [`QueueCounts`] says (queued, scheduled,
+    /// retrying; [`QueueCounts::waiting`] is all three).
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidOption`](crate::store::StoreError::InvalidOption)
+    /// (`now`) for a time past what the database stores;
+    /// [`StoreError::Database`](crate::store::StoreError::Database) when a read fails.
+    pub async fn counts(&self, now: Millis) -> StoreResult<Vec<QueueCounts>> {
+        let now_ms = validate::millis("now", now)?;
+        let mut raw = RawOverview::new(now_ms, Counting::Exact);
+        self.backend().read_snapshot(&mut raw).await?;
+        let queues = raw.into_overview(Vec::new()).queues;
+        Ok(queues.into_iter().map(|q| {
+            let c = q.counts;
+            QueueCounts {
+                queue: q.queue,
+                queued: c.queued,
+                scheduled: c.scheduled,
+                retrying: c.retrying,
+                running: c.running,
+                succeeded: c.succeeded,
+                dead: c.dead,
+                cancelled: c.cancelled,
+            }
+        }).collect())
+    }
+}
+
+/// Whether the succeeded jobs of a large table may be estimated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counting {
+    /// Over [`EXACT_COUNT_SPAN`] ids, from a sample (the overview).
+    MayEstimate,
+    /// Always counted ([`Store::counts`]).
+    Exact,
 }
 
 /// `(queue, queued, scheduled, retrying)`.
@@ -82,6 +122,7 @@ enum Succeeded {
 struct RawOverview {
     /// The caller's clock (SQLite splits queued jobs by it).
     now_ms: i64,
+    counting: Counting,
     /// The read whose rows come next.
     step: Step,
     queued: Vec<QueuedRow>,
@@ -106,9 +147,10 @@ enum Step {
 }
 
 impl RawOverview {
-    fn new(now_ms: i64) -> RawOverview {
+    fn new(now_ms: i64, counting: Counting) -> RawOverview {
         RawOverview {
             now_ms,
+            counting,
             step: Step::Start,
             queued: Vec::new(),
             running: Vec::new(),
@@ -135,7 +177,7 @@ impl SnapshotReader for RawOverview {
             Step::Running => ("dashboard_running", Vec::new()),
             Step::Parked => ("dashboard_parked", Vec::new()),
             Step::Span => ("dashboard_span", Vec::new()),
-            Step::Succeeded => match Sample::plan(self.span) {
+            Step::Succeeded => match if self.counting == Counting::Exact { Sample::Exact } else { Sample::plan(self.span) } {
                 Sample::Exact => ("dashboard_succeeded", Vec::new()),
                 Sample::Ids { ids, span } => {
                     self.succeeded = Succeeded::Sampled { rows: Vec::new(), sampled: ids.len() as u64, span };
