@@ -80,7 +80,8 @@ impl Cadence {
     /// # Errors
     /// [`StoreError::InvalidOption`] naming `every` (a period under 1 s,
     /// over 366 days, or not whole milliseconds), `cron` (an expression
-    /// `croner` does not read) or `time_zone` (a name this machine's time
+    /// `croner` does not read: the reason names the field at fault, what it
+    /// holds and the field's range) or `time_zone` (a name this machine's time
     /// zone database does not hold).
     pub fn fire_times(&self) -> StoreResult<Slots> {
         match self {
@@ -92,8 +93,7 @@ impl Cadence {
                 Every::new(ms).map(Slots::Every).map_err(|e| invalid("every", format!("{e} (given: {})", humanize(*period))))
             }
             Cadence::Cron { expression, time_zone } => {
-                let cron = Cron::from_str(expression)
-                    .map_err(|e| invalid("cron", format!("{expression:?} is not a cron expression: {e}")))?;
+                let cron = Cron::from_str(expression).map_err(|e| invalid("cron", cron_mistake(expression, &e)))?;
                 let zone = TimeZone::get(time_zone).map_err(|e| {
                     invalid(
                         "time_zone",
@@ -103,6 +103,19 @@ impl Cadence {
                 Ok(Slots::Cron(Box::new(CronSlots { cron, zone })))
             }
         }
+    }
+
+    /// Checks the cadence and answers its first slot after `now` (ms since
+    /// the Unix epoch).
+    ///
+    /// # Errors
+    /// Those of [`Cadence::fire_times`], and [`StoreError::InvalidOption`]
+    /// naming `cron` for an expression with no slot after `now` (a year
+    /// past).
+    pub fn first_slot_after(&self, now: Millis) -> StoreResult<Millis> {
+        self.fire_times()?
+            .next_after(now)
+            .ok_or_else(|| invalid("cron", format!("{self} has no slot after now")))
     }
 
     /// The period of an `every` cadence, for counting skipped slots.
@@ -142,6 +155,80 @@ fn humanize(period: Duration) -> String {
 
 fn invalid(option: &'static str, reason: String) -> StoreError {
     StoreError::InvalidOption { option, reason }
+}
+
+/// A cron field: its name, and its range as an error says it.
+struct CronField {
+    name: &'static str,
+    takes: &'static str,
+}
+
+const SECOND: CronField = CronField { name: "second", takes: "seconds go from 0 to 59" };
+const MINUTE: CronField = CronField { name: "minute", takes: "minutes go from 0 to 59" };
+const HOUR: CronField = CronField { name: "hour", takes: "hours go from 0 to 23" };
+const DAY_OF_MONTH: CronField = CronField { name: "day-of-month", takes: "days of the month go from 1 to 31 (L is the last)" };
+const MONTH: CronField = CronField { name: "month", takes: "months go from 1 to 12, or JAN to DEC" };
+const DAY_OF_WEEK: CronField =
+    CronField { name: "day-of-week", takes: "days of the week go from 0 to 7 (0 and 7 are Sunday), or SUN to SAT" };
+const YEAR: CronField = CronField { name: "year", takes: "years go from 1 to 5000" };
+
+/// The fields of an expression of `n` fields, in order; `None` for a count
+/// no cron expression has.
+fn cron_fields(n: usize) -> Option<&'static [CronField]> {
+    match n {
+        5 => Some(&[MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK]),
+        6 => Some(&[SECOND, MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK]),
+        7 => Some(&[SECOND, MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK, YEAR]),
+        _ => None,
+    }
+}
+
+const ORDINALS: [&str; 7] = ["1st", "2nd", "3rd", "4th", "5th", "6th", "7th"];
+
+/// Why `expression` is no cron expression, naming the field at fault, what
+/// it holds and the field's range (`"0 25 * * *"`: the hour field, 25, 0 to
+/// 23). The field is found by the parser itself: each field is tried alone,
+/// every other one `*`, and the first one refused is named. A mistake no
+/// single field makes is said as the parser says it.
+fn cron_mistake(expression: &str, error: &croner::errors::CronError) -> String {
+    let fields: Vec<&str> = expression.split_whitespace().collect();
+    let start = format!("{expression:?} is not a cron expression");
+    if fields.first().is_some_and(|f| f.starts_with('@')) {
+        return format!("{start}: the nicknames are @yearly, @annually, @monthly, @weekly, @daily, @midnight and @hourly");
+    }
+    let Some(kinds) = cron_fields(fields.len()) else {
+        return format!(
+            "{start}: it has {} field{}; give 5 (minute hour day-of-month month day-of-week), 6 with a second field first, \
+             or 7 with seconds first and a year last",
+            fields.len(),
+            if fields.len() == 1 { "" } else { "s" }
+        );
+    };
+    let layout = kinds.iter().map(|k| k.name).collect::<Vec<_>>().join(" ");
+    for (i, (field, kind)) in fields.iter().zip(kinds).enumerate() {
+        let alone: Vec<&str> = (0..fields.len()).map(|j| if j == i { *field } else { "*" }).collect();
+        let Err(e) = Cron::from_str(&alone.join(" ")) else { continue };
+        let text = e.to_string();
+        let why = if text.contains("Range out of bounds") {
+            "is a range that runs backwards or out of range".to_owned()
+        } else if text.contains("out of bounds") {
+            "is out of range".to_owned()
+        } else if text.contains("Step cannot be zero") {
+            "has a step of 0".to_owned()
+        } else if text.contains("illegal character") {
+            "is not a number, name, range (a-b), list (a,b) or step (*/n)".to_owned()
+        } else {
+            format!("is refused ({})", text.trim_end_matches('.'))
+        };
+        return format!(
+            "{start}: its {} field ({} of {}: {layout}), {field}, {why}: {}",
+            kind.name,
+            ORDINALS[i],
+            fields.len(),
+            kind.takes
+        );
+    }
+    format!("{start}: {error}")
 }
 
 /// The slot instants of a checked [`Cadence`].

@@ -20,7 +20,18 @@ fn bad_schedules_exit_2_naming_the_mistake_and_create_no_database() {
         (&["schedule", "add", "a", "--every", "400d", "--", "true"], "366 days"),
         (&["schedule", "add", "a", "--every", "0s", "--", "true"], "(given: 0s)"),
         (&["schedule", "add", "a", "--every", "soon", "--", "true"], "not a duration"),
-        (&["schedule", "add", "a", "--cron", "0 25 * * *", "--", "true"], "--cron"),
+        (
+            &["schedule", "add", "a", "--cron", "0 25 * * *", "--", "true"],
+            "--cron: \"0 25 * * *\" is not a cron expression: its hour field (2nd of 5: minute hour day-of-month month \
+             day-of-week), 25, is out of range: hours go from 0 to 23",
+        ),
+        (&["schedule", "add", "a", "--cron", "0 0 0 * 13 * 2030", "--", "true"], "its month field (5th of 7: second minute hour day-of-month month day-of-week year), 13, is out of range: months go from 1 to 12"),
+        (&["schedule", "add", "a", "--cron", "*/0 * * * *", "--", "true"], "its minute field (1st of 5: minute hour day-of-month month day-of-week), */0, has a step of 0"),
+        (&["schedule", "add", "a", "--cron", "0 0 * * * 9", "--", "true"], "its day-of-week field (6th of 6: second minute hour day-of-month month day-of-week), 9, is out of range: days of the week go from 0 to 7"),
+        (&["schedule", "add", "a", "--cron", "0 0 * *", "--", "true"], "it has 4 fields; give 5 (minute hour day-of-month month day-of-week)"),
+        (&["schedule", "add", "a", "--cron", "@dayly", "--", "true"], "the nicknames are @yearly"),
+        // A valid expression whose every slot is past: refused before the database is made.
+        (&["schedule", "add", "a", "--cron", "0 0 0 * * * 1999", "--", "true"], "has no slot after now"),
         (&["schedule", "add", "a", "--cron", "0 3 * * *", "--tz", "Europe/Atlantis", "--", "true"], "--tz"),
         (&["schedule", "add", "a", "--", "true"], "--every"),
         (&["schedule", "add", "a", "--every", "1m", "--cron", "* * * * *", "--", "true"], "cannot be used with"),

@@ -164,10 +164,7 @@ impl Store {
         let options = EnqueueOptions { max_attempts: spec.max_attempts, timeout: spec.timeout, ..Default::default() };
         let job = NewJob::new(&spec.payload, &options)?;
         let now_ms = validate::millis("now", now)?;
-        let next = spec.cadence.fire_times()?.next_after(now).ok_or_else(|| StoreError::InvalidOption {
-            option: "cron",
-            reason: format!("{} has no slot after now", spec.cadence),
-        })?;
+        let next = spec.cadence.first_slot_after(now)?;
         let next_ms = validate::millis("next slot", next)?;
         let (every_ms, cron, zone) = match &spec.cadence {
             Cadence::Every(period) => (Some(validate::duration_ms("every", *period)?), None, None),

@@ -128,7 +128,7 @@ pub fn spec(args: &AddArgs) -> Result<ScheduleSpec, CliError> {
         (None, Some(cron)) => Cadence::cron(cron, args.tz.as_deref()),
         _ => return Err(CliError::input("give --every or --cron")),
     };
-    cadence.fire_times().map_err(crate::fail::in_flags)?;
+    cadence.first_slot_after(TokioClock::new().now()).map_err(crate::fail::in_flags)?;
     leasehold::store::validate::name_rule(&args.name)
         .map_err(|rule| CliError::input(format!("schedule name {:?}: {rule}", args.name)))?;
     leasehold::store::validate::queue_name(&args.job.queue)?;
