@@ -11,6 +11,20 @@ use std::time::{Duration, Instant};
 use cli_support::{Scratch, refused, stdout, signal, wait_exit, wait_for_state};
 use leasehold::store::{JobId, JobState};
 
+/// Without USER (a service, cron, a container), a cancel records the name
+/// of the user it runs as, not `unknown`.
+#[tokio::test]
+async fn a_cancel_without_user_in_the_environment_names_the_user_it_runs_as() {
+    let s = Scratch::new();
+    let id = s.enqueue(&["--queue", "q"], "true").to_string();
+    s.cmd(&["cancel", &id]).env_remove("USER").assert().success();
+    let me = std::process::Command::new("id").arg("-un").output().expect("id -un runs");
+    let me = String::from_utf8_lossy(&me.stdout).trim().to_owned();
+    let shown = stdout(&s, &["show", &id]);
+    assert!(shown.contains(&format!(" by {me}@")), "{shown}");
+    assert!(!shown.contains("unknown@"), "{shown}");
+}
+
 #[tokio::test]
 async fn bad_steering_exits_2_naming_the_mistake_and_changes_nothing() {
     let s = Scratch::new();

@@ -56,10 +56,18 @@ fn parse_open_state(text: &str) -> Result<JobState, String> {
     }
 }
 
-/// Who steers, as recorded: `$USER@host`.
+/// Who steers, as recorded: `NAME@host`, NAME as [`user_name`] finds it.
 pub fn who() -> String {
-    let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "unknown".to_owned());
+    let user = user_name(std::env::var("USER").ok(), || whoami::username().ok(), rustix::process::geteuid().as_raw());
     format!("{user}@{}", leasehold::liveness::current_owner().host_id)
+}
+
+/// `$USER`; where it is unset or empty (a service, cron, a container), the
+/// name of the user this process runs as in the system's user database;
+/// where that has none either, `uid N`.
+fn user_name(env: Option<String>, account: impl FnOnce() -> Option<String>, uid: u32) -> String {
+    let named = |name: &String| !name.trim().is_empty();
+    env.filter(named).or_else(|| account().filter(named)).unwrap_or_else(|| format!("uid {uid}"))
 }
 
 fn ids(ids: &[i64]) -> Vec<JobId> {
@@ -143,4 +151,19 @@ pub async fn resume(store: &Store, args: &QueueArg) -> Result<(), CliError> {
     store.resume_queue(&args.queue).await?;
     println!("resumed queue {}", args.queue);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::user_name;
+
+    #[test]
+    fn a_steerer_is_named_by_user_else_by_the_user_database_else_by_uid() {
+        let account = || Some("ada".to_owned());
+        assert_eq!(user_name(Some("grace".into()), account, 1000), "grace");
+        assert_eq!(user_name(None, account, 1000), "ada");
+        assert_eq!(user_name(Some(String::new()), account, 1000), "ada");
+        assert_eq!(user_name(None, || None, 1000), "uid 1000");
+        assert_eq!(user_name(Some(" ".into()), || Some(String::new()), 0), "uid 0");
+    }
 }
