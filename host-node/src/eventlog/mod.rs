@@ -187,7 +187,8 @@ pub(crate) fn lock_file(file: &mut dyn LogFile, path: &Path) -> Result<(), LogEr
 /// Says something about the log once: on `tracing` and on stderr.
 fn announce(text: &str) {
     tracing::warn!(target: "leasehold::eventlog", "{text}");
-    eprintln!("leasehold: {text}");
+    // Not `eprintln!`, which panics when stderr is a pipe whose reader went away.
+    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("leasehold: {text}\n"));
 }
 
 impl EventLog {

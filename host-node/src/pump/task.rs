@@ -68,7 +68,8 @@ impl std::fmt::Debug for Command {
 /// Says something once, as a `tracing` warning and on stderr.
 pub(super) fn report(text: &str) {
     tracing::warn!(target: "leasehold::pump", "{text}");
-    eprintln!("leasehold: {text}");
+    // Not `eprintln!`, which panics when stderr is a pipe whose reader went away.
+    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("leasehold: {text}\n"));
 }
 
 pub(super) struct PumpTask {

@@ -82,14 +82,14 @@ pub async fn enqueue(store: &Store, args: &EnqueueArgs) -> Result<(), CliError> 
     }
     let sent = payload(&line);
     let id = store.enqueue(&args.job.queue, &sent, &options, now).await.map_err(crate::fail::in_flags)?;
-    println!("{id}");
+    outln!("{id}");
     // A key already held answers the earlier job: said when that job runs another
     // command, as this one was not queued (the same command again is the key's purpose).
     if let Some(key) = &args.idempotency_key
         && let Ok(earlier) = store.job(id).await
         && earlier.payload != sent
     {
-        eprintln!(
+        errln!(
             "leasehold: job {id}, queued earlier with --idempotency-key {key:?}, runs {:?}: this command ({line:?}) was not queued",
             crate::inspect::command(&earlier)
         );

@@ -166,7 +166,7 @@ pub async fn show(store: &Store, folder: &Path, follow: bool, json: bool) -> Res
         let mut fresh: Vec<EventRecord> =
             settlements(store, &mut journal).await?.iter().map(settlement_event).collect();
         if let Some(note) = missing.take() {
-            eprintln!("{note}");
+            errln!("{note}");
         }
         fresh.extend(
             read_new(folder, &mut cursors)?.into_iter().map(|logged| logged.event).filter(|e| !e.kind.starts_with("job-")),
@@ -253,7 +253,7 @@ fn read_new(folder: &Path, cursors: &mut BTreeMap<PathBuf, Cursor>) -> Result<Ve
 fn note_damage(cursor: &mut Cursor, damage: &ReadError, what: &str) {
     let text = damage.to_string();
     if cursor.damage.as_deref() != Some(text.as_str()) {
-        eprintln!(
+        errln!(
             "leasehold: {text}: {what} (its writer replaces the log when it next opens it and keeps the damaged \
              file beside it)"
         );

@@ -33,7 +33,7 @@ impl CliError {
     pub fn report(&self) -> ExitCode {
         // One line, whatever the driver's message held.
         let line = self.message.split_whitespace().collect::<Vec<_>>().join(" ");
-        eprintln!("leasehold: {line}");
+        errln!("leasehold: {line}");
         ExitCode::from(EXIT_ERROR)
     }
 }

@@ -165,7 +165,7 @@ pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     let mut child = match Command::new(args.program).args(args.rest).spawn() {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("{NOT_STARTED}{e}");
+            errln!("{NOT_STARTED}{e}");
             return ExitCode::from(NOT_STARTED_CODE);
         }
     };
@@ -258,7 +258,7 @@ impl Ending {
             channel.report_ended();
         }
         let late_ms = monotonic_ns().saturating_sub(deadline.saturating_sub(args.grace_ns)) / 1_000_000;
-        eprintln!(
+        errln!(
             "{ENDED_LINE}: ended the command (SIGTERM, then SIGKILL after {} ms) before another worker may reclaim its job{}",
             args.grace_ns / 1_000_000,
             if late_ms > 0 { format!(" ({late_ms} ms late)") } else { String::new() }

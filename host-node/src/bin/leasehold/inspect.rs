@@ -70,7 +70,7 @@ pub fn cell(text: &str) -> String {
 pub async fn status(store: &Store) -> Result<(), CliError> {
     let overview = store.overview(TokioClock::new().now()).await?;
     if overview.queues.is_empty() {
-        println!("no jobs");
+        outln!("no jobs");
         return Ok(());
     }
     // The dashboard's states: queued is due and never tried, scheduled not
@@ -108,7 +108,7 @@ pub async fn jobs(store: &Store, queue: Option<&str>, state: Option<JobState>, l
     // One more than asked for tells whether there are more than shown.
     let mut jobs = store.list_jobs(queue, state, limit.saturating_add(1)).await?;
     if jobs.is_empty() {
-        println!("no jobs");
+        outln!("no jobs");
         return Ok(());
     }
     let more = jobs.len() > limit as usize;

@@ -4,6 +4,30 @@
 //!
 //! Every failure ends in one line on stderr and exit code 2 (`fail`); `run`
 //! exits 1 when a job was dead-lettered and 130 when interrupted.
+//!
+//! Nothing here prints with `println!` or `eprintln!`, which panic when
+//! their stream cannot be written (a pipe whose reader went away: a log
+//! collector that stopped, `| head`): `outln!` and `errln!` write the same
+//! line and drop it then, and the work goes on.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// `println!` that never panics: a line to stdout, dropped when stdout
+/// cannot be written (a closed pipe: EPIPE).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics: a line to stderr, dropped when stderr
+/// cannot be written (a closed pipe: EPIPE).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod args;
 mod channel;
@@ -63,7 +87,7 @@ fn main() -> ExitCode {
             let command = subcommand_of(&args);
             let hint = command_after_dashes(&e, &command, &args);
             let help = if command.is_empty() { "leasehold --help".to_owned() } else { format!("leasehold {command} --help") };
-            eprintln!("leasehold: {}{hint} (see {help})", said.trim_start_matches("error: "));
+            errln!("leasehold: {}{hint} (see {help})", said.trim_start_matches("error: "));
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -233,7 +257,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         let mut interrupts = Interrupts::listen()?;
         let on_success = if args.delete_succeeded { OnSuccess::Delete } else { OnSuccess::Keep };
         let Some(store) = connect_waiting(global, on_success, &mut interrupts).await? else {
-            eprintln!("leasehold: stopping: the database was not reached, nothing was claimed");
+            errln!("leasehold: stopping: the database was not reached, nothing was claimed");
             return Ok(fail::EXIT_INTERRUPTED);
         };
         work(&store, global, args, &events, &mut interrupts).await?;
@@ -300,15 +324,15 @@ async fn connect_waiting(
         match tried {
             Err(e) if global.database.starts_with("postgres") && may_answer_later(&e) => {
                 if !std::mem::replace(&mut said, true) {
-                    eprintln!("leasehold: {e}; trying again until it answers (Ctrl-C stops)");
+                    errln!("leasehold: {e}; trying again until it answers (Ctrl-C stops)");
                 }
             }
             Ok(store) => {
                 if said {
-                    eprintln!("leasehold: the database answers; working");
+                    errln!("leasehold: the database answers; working");
                 }
                 if let Some(path) = &creates {
-                    eprintln!("leasehold: no database at {} yet: created it (an empty queue)", path.display());
+                    errln!("leasehold: no database at {} yet: created it (an empty queue)", path.display());
                 }
                 return Ok(Some(store));
             }
@@ -367,17 +391,13 @@ async fn work(
     // each slot once. Stopped with the claims; a round cut short rolls back.
     let schedules = tokio::spawn(leasehold::schedule::drive(store.clone(), args.queue.clone()));
     // Said once, so that a worker started in a terminal is seen to work (it prints nothing per
-    // job); not with `eprintln!`, which panics when stderr was closed (a reader that went away).
+    // job).
     let ends = if args.until_empty { "when the queue is empty, or at Ctrl-C" } else { "at Ctrl-C" };
-    {
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "leasehold: working queue {}, {concurrency} command{} at a time; stops claiming {ends} (`leasehold status` and `jobs` show the queue)",
-            args.queue,
-            if concurrency == 1 { "" } else { "s" }
-        );
-    }
+    errln!(
+        "leasehold: working queue {}, {concurrency} command{} at a time; stops claiming {ends} (`leasehold status` and `jobs` show the queue)",
+        args.queue,
+        if concurrency == 1 { "" } else { "s" }
+    );
     let until_empty = async {
         if !args.until_empty {
             return std::future::pending().await;
@@ -407,7 +427,7 @@ async fn work(
     tokio::select! {
         () = until_empty => {}
         () = interrupts.next() => {
-            eprintln!("leasehold: stopping: no more claims; finishing the running commands (Ctrl-C again ends them)");
+            errln!("leasehold: stopping: no more claims; finishing the running commands (Ctrl-C again ends them)");
         }
     }
     schedules.abort();

@@ -41,7 +41,7 @@ impl Exporting {
     /// code is unchanged.
     pub fn finish(self) {
         if let Err(e) = self.provider.shutdown_with_timeout(self.timeout + END_SLACK) {
-            eprintln!("leasehold: exporting the last spans failed: {e}");
+            errln!("leasehold: exporting the last spans failed: {e}");
         }
     }
 }

@@ -236,13 +236,13 @@ impl Pool {
                     () = &mut quiesce => break,
                     () = interrupts.next() => {
                         if !ended {
-                            eprintln!("leasehold: ending the running commands");
+                            errln!("leasehold: ending the running commands");
                             ended = true;
                             self.hard_stop.send_replace(true);
                         }
                         let waiting = self.unsettled.len();
                         if waiting > 0 {
-                            eprintln!(
+                            errln!(
                                 "leasehold: waiting to record the outcome of {waiting} finished command(s) (the database does not answer yet)"
                             );
                         }

@@ -23,17 +23,17 @@ pub async fn purge(store: &Store, args: &PurgeArgs) -> Result<(), CliError> {
     let workers = store.purge_workers(args.queue.as_deref(), args.older_than, now).await?;
     let which = if args.dead { "succeeded or dead-lettered" } else { "succeeded" };
     let queue = args.queue.as_deref().map(|q| format!(" on queue {q}")).unwrap_or_default();
-    println!(
+    outln!(
         "purged {purged} job{}{queue}: {which} more than {} ago",
         if purged == 1 { "" } else { "s" },
         humantime::format_duration(args.older_than)
     );
-    println!(
+    outln!(
         "purged {settlements} settlement{} from the events journal: settled more than {} ago",
         if settlements == 1 { "" } else { "s" },
         humantime::format_duration(args.older_than)
     );
-    println!(
+    outln!(
         "purged {workers} worker record{}: not seen for more than {}",
         if workers == 1 { "" } else { "s" },
         humantime::format_duration(args.older_than)

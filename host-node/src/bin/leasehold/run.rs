@@ -89,7 +89,7 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
     check_lines(&text, &source)?;
     let lines = command_lines(&text);
     if lines.is_empty() {
-        eprintln!("leasehold: no jobs in {source}");
+        errln!("leasehold: no jobs in {source}");
         return Ok(0);
     }
     let mut interrupts = Interrupts::listen()?;
@@ -128,14 +128,14 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
         }
     };
     if interrupted {
-        progress.suspend(|| eprintln!("leasehold: interrupted; finishing the running commands (Ctrl-C again ends them)"));
+        progress.suspend(|| errln!("leasehold: interrupted; finishing the running commands (Ctrl-C again ends them)"));
     }
     pool.drain(&mut interrupts).await;
     let tally = store.tally(&ids).await?;
     progress.finish();
     print_summary(ids.len(), &tally, started.elapsed());
     Ok(if interrupted {
-        eprintln!(
+        errln!(
             "leasehold: {} jobs left queued; `leasehold work --until-empty --queue {}` finishes them",
             tally.unsettled(),
             args.job.queue
@@ -149,24 +149,24 @@ pub async fn run(store: &Store, global: &Global, args: &RunArgs, events: &Path) 
 }
 
 fn print_summary(jobs: usize, tally: &JobTally, took: Duration) {
-    println!("jobs:                              {jobs}");
-    println!("done:                              {}", tally.succeeded);
+    outln!("jobs:                              {jobs}");
+    outln!("done:                              {}", tally.succeeded);
     // Deleted by another worker's `work --delete-succeeded`, or by a purge:
     // their attempts went with them, so the attempt counts leave them out,
     // and say so.
     let not_counted = if tally.deleted > 0 {
-        println!("deleted once finished:             {}", tally.deleted);
+        outln!("deleted once finished:             {}", tally.deleted);
         format!(" (not counting the {} deleted jobs)", tally.deleted)
     } else {
         String::new()
     };
-    println!("failed then retried:               {}{not_counted}", tally.retried);
-    println!("dead-lettered:                     {}", tally.dead);
+    outln!("failed then retried:               {}{not_counted}", tally.retried);
+    outln!("dead-lettered:                     {}", tally.dead);
     if tally.cancelled > 0 {
-        println!("cancelled:                         {}", tally.cancelled);
+        outln!("cancelled:                         {}", tally.cancelled);
     }
-    println!("reclaimed from a lost worker:      {}{not_counted}", tally.reclaimed);
-    println!("time taken:                        {:.2}s", took.as_secs_f64());
+    outln!("reclaimed from a lost worker:      {}{not_counted}", tally.reclaimed);
+    outln!("time taken:                        {:.2}s", took.as_secs_f64());
 }
 
 /// A progress bar on a terminal, plain lines otherwise.
@@ -201,7 +201,7 @@ impl Progress {
         }
         let due = self.last_plain.is_none_or(|(at, last)| at.elapsed() >= PLAIN_EVERY && last != settled);
         if due {
-            eprintln!("progress: {settled}/{} settled ({msg})", self.total);
+            errln!("progress: {settled}/{} settled ({msg})", self.total);
             self.last_plain = Some((Instant::now(), settled));
         }
     }

@@ -152,20 +152,20 @@ pub async fn run(store: &Store, args: &ScheduleArgs) -> Result<(), CliError> {
         Action::Add(add) => {
             let added = store.add_schedule(&spec(add)?, now).await.map_err(crate::fail::in_flags)?;
             let next = added.next_slot.map_or_else(|| "never".to_owned(), time);
-            println!("added schedule {} ({}), next run {next}", added.spec.name, added.spec.cadence);
+            outln!("added schedule {} ({}), next run {next}", added.spec.name, added.spec.cadence);
         }
         Action::List => list(store, now).await?,
         Action::Remove(NameArg { name }) => {
             store.remove_schedule(name).await?;
-            println!("removed schedule {name} (the jobs it queued stay)");
+            outln!("removed schedule {name} (the jobs it queued stay)");
         }
         Action::Pause(NameArg { name }) => {
             let said = if store.pause_schedule(name, now).await? { "paused" } else { "was paused already" };
-            println!("schedule {name} {said}");
+            outln!("schedule {name} {said}");
         }
         Action::Resume(NameArg { name }) => {
             let said = if store.resume_schedule(name, now).await? { "resumed" } else { "was not paused" };
-            println!("schedule {name} {said}");
+            outln!("schedule {name} {said}");
         }
     }
     Ok(())
@@ -175,7 +175,7 @@ pub async fn run(store: &Store, args: &ScheduleArgs) -> Result<(), CliError> {
 async fn list(store: &Store, now: Millis) -> Result<(), CliError> {
     let schedules = store.schedules().await?;
     if schedules.is_empty() {
-        println!("no schedules");
+        outln!("no schedules");
         return Ok(());
     }
     let mut t = table(&["name", "queue", "when", "next run", "last run", "last outcome", "policy", "command"]);

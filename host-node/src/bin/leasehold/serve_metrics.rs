@@ -18,7 +18,7 @@ pub async fn serve(addr: SocketAddr, metrics: WorkerMetrics) -> Result<JoinHandl
         .await
         .map_err(|e| CliError::input(format!("--metrics {addr}: cannot listen there: {e}")))?;
     let bound = listener.local_addr().unwrap_or(addr);
-    eprintln!("leasehold: metrics at http://{bound}/metrics");
+    errln!("leasehold: metrics at http://{bound}/metrics");
     let app = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {
@@ -28,7 +28,7 @@ pub async fn serve(addr: SocketAddr, metrics: WorkerMetrics) -> Result<JoinHandl
     );
     Ok(tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
-            eprintln!("leasehold: the metrics endpoint stopped: {e}");
+            errln!("leasehold: the metrics endpoint stopped: {e}");
         }
     }))
 }

@@ -84,7 +84,7 @@ pub async fn cancel(store: &Store, args: &CancelArgs) -> Result<(), CliError> {
     let reason = args.reason.as_deref();
     let (Some(queue), Some(state)) = (&args.queue, args.state) else {
         let done = store.cancel(&ids(&args.ids), reason, &who(), now).await.map_err(crate::fail::in_flags)?;
-        println!("cancelled {}", listed(&done));
+        outln!("cancelled {}", listed(&done));
         return Ok(());
     };
     let count = store.counts(now).await?.into_iter().find(|c| &c.queue == queue).map_or(0, |c| match state {
@@ -96,8 +96,8 @@ pub async fn cancel(store: &Store, args: &CancelArgs) -> Result<(), CliError> {
     }
     let done = store.cancel_queue(queue, state, reason, &who(), now).await.map_err(crate::fail::in_flags)?;
     match done.as_slice() {
-        [] => println!("no {} job on queue {queue}: nothing cancelled", state.as_str()),
-        _ => println!("cancelled {} job(s): {}", done.len(), listed(&done)),
+        [] => outln!("no {} job on queue {queue}: nothing cancelled", state.as_str()),
+        _ => outln!("cancelled {} job(s): {}", done.len(), listed(&done)),
     }
     Ok(())
 }
@@ -108,8 +108,7 @@ fn confirm(question: &str) -> Result<(), CliError> {
     if !std::io::stdin().is_terminal() {
         return Err(CliError::input(format!("{question} Not asked (standard input is not a terminal): give --yes; nothing was cancelled")));
     }
-    eprint!("{question} [y/N] ");
-    let _ = std::io::stderr().flush();
+    let _ = write!(std::io::stderr(), "{question} [y/N] ").and_then(|()| std::io::stderr().flush());
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
     match answer.trim().to_ascii_lowercase().as_str() {
@@ -125,13 +124,13 @@ pub async fn retry(store: &Store, args: &RetryArgs) -> Result<(), CliError> {
         let done = store.retry_dead(args.queue.as_deref(), now).await?;
         let queue = args.queue.as_deref().map(|q| format!(" on queue {q}")).unwrap_or_default();
         match done.as_slice() {
-            [] => println!("no dead-lettered job{queue}: nothing queued again"),
-            _ => println!("queued again {} job(s){queue}: {}", done.len(), listed(&done)),
+            [] => outln!("no dead-lettered job{queue}: nothing queued again"),
+            _ => outln!("queued again {} job(s){queue}: {}", done.len(), listed(&done)),
         }
         return Ok(());
     }
     let done = store.retry(&ids(&args.ids), now).await?;
-    println!("queued again {}", listed(&done));
+    outln!("queued again {}", listed(&done));
     Ok(())
 }
 
@@ -139,9 +138,9 @@ pub async fn retry(store: &Store, args: &RetryArgs) -> Result<(), CliError> {
 pub async fn pause(store: &Store, args: &QueueArg) -> Result<(), CliError> {
     let now = TokioClock::new().now();
     if store.pause_queue(&args.queue, &who(), now).await? {
-        println!("paused queue {}: workers claim none of its jobs until `leasehold resume {}`", args.queue, args.queue);
+        outln!("paused queue {}: workers claim none of its jobs until `leasehold resume {}`", args.queue, args.queue);
     } else {
-        println!("queue {} was paused already", args.queue);
+        outln!("queue {} was paused already", args.queue);
     }
     Ok(())
 }
@@ -149,7 +148,7 @@ pub async fn pause(store: &Store, args: &QueueArg) -> Result<(), CliError> {
 /// `leasehold resume`.
 pub async fn resume(store: &Store, args: &QueueArg) -> Result<(), CliError> {
     store.resume_queue(&args.queue).await?;
-    println!("resumed queue {}", args.queue);
+    outln!("resumed queue {}", args.queue);
     Ok(())
 }
 

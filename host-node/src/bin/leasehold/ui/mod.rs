@@ -72,7 +72,7 @@ pub async fn run(global: &Global, args: &UiArgs) -> Result<u8, CliError> {
     let live = live::Live::start(store.clone());
     let ui = Ui { store, read_only: args.read_only, access: Arc::new(access), live: live.clone() };
     let mode = if args.read_only { " (read-only)" } else { "" };
-    eprintln!("leasehold ui: the dashboard{mode} is at http://{bound}/ (Ctrl-C stops it)");
+    errln!("leasehold ui: the dashboard{mode} is at http://{bound}/ (Ctrl-C stops it)");
     let shutdown = async move {
         let _ = tokio::signal::ctrl_c().await;
         // Ends the event streams, so the server's graceful stop does not
