@@ -213,6 +213,20 @@ fn the_api_lists_each_schedule_with_its_cadence_pause_next_and_last_run() {
         scratch.cmd(&["work", "--queue", "mail", "--until-empty", "--concurrency", "1"]).assert().success();
         let after = json(&server, "/api/schedules");
         assert_eq!(after["schedules"][0]["lastRun"]["state"], "succeeded", "{after}");
+
+        // Paused and resumed from the page.
+        let (status, body) = request(&server, "POST", "/api/schedules/digest/pause", &[ACTION]);
+        assert_eq!(status, 200, "{body}");
+        assert!(json(&server, "/api/schedules")["schedules"][0]["pausedAt"].is_u64());
+        let (status, body) = request(&server, "POST", "/api/schedules/nightly/resume", &[ACTION]);
+        assert_eq!((status, body.contains("resumed schedule nightly")), (200, true), "{body}");
+        assert_eq!(json(&server, "/api/schedules")["schedules"][1]["pausedAt"], Value::Null);
+        let (status, body) = request(&server, "POST", "/api/schedules/nightly/resume", &[ACTION]);
+        assert_eq!((status, body.contains("was not paused")), (200, true), "{body}");
+        let (status, body) = request(&server, "POST", "/api/schedules/nosuch/pause", &[ACTION]);
+        assert_eq!(status, 404, "{body}");
+        let (status, body) = request(&server, "POST", "/api/schedules/digest/resume", &[]);
+        assert_eq!(status, 403, "an action without its header: {body}");
     }
 }
 
@@ -256,6 +270,10 @@ fn read_only_shows_everything_and_refuses_every_action() {
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("read-only"), "{body}");
     assert_eq!(json(&server, &format!("/api/jobs/{dead}"))["job"]["state"], "dead", "nothing changed");
+    scratch.cmd(&["schedule", "add", "nightly", "--cron", "0 3 * * *", "--", "true"]).assert().success();
+    let (status, body) = request(&server, "POST", "/api/schedules/nightly/pause", &[ACTION]);
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(json(&server, "/api/schedules")["schedules"][0]["pausedAt"], Value::Null, "nothing changed");
 }
 
 #[test]

@@ -152,7 +152,7 @@ test('the schedules page shows each schedule\'s cadence, pause, next and last ru
   assert.equal(await field('nightly', 'when'), '30 2 * * * Europe/Berlin');
   assert.equal(await row('nightly').locator('.pill.paused').count(), 1);
   assert.match(await field('nightly', 'next'), /^paused since /);
-  assert.match(await row('nightly').innerText(), /catch-up one, no overlap/);
+  assert.match(await row('nightly').innerText(), /catch-up one\s+no overlap/);
 
   // A worker of queue ticks enqueues and runs a slot: the page follows without a reload.
   await page.evaluate(() => { window.__sameDocument = true; });
@@ -183,6 +183,14 @@ test('the schedules page shows each schedule\'s cadence, pause, next and last ru
   assert.ok(await page.locator('#schedules').evaluate((table) => table.parentElement.scrollWidth <= table.parentElement.clientWidth), 'the table is wider than its card');
   cli('schedule', 'remove', 'ticks');
   await row('ticks').waitFor({ state: 'detached', timeout: 15_000 });
+
+  // Resumed with its button (after a question).
+  await row('nightly').locator('button[data-action="resume"]').click();
+  await page.locator('#confirm-ok').click();
+  await row('nightly').locator('.pill.paused').waitFor({ state: 'detached' });
+  assert.match(await field('nightly', 'next'), /in \d/);
+  assert.doesNotMatch(cli('schedule', 'list'), /nightly[^\n]*paused since/, 'resumed in the database');
+  assert.equal(await row('digest').locator('button[data-action="resume"]').count(), 1, 'a paused schedule offers Resume');
   assert.deepEqual(errors, []);
 });
 

@@ -1,8 +1,9 @@
 //! The dashboard's JSON API: what the page reads (`GET /api/overview`,
 //! `/api/jobs`, `/api/jobs/{id}`, `/api/schedules`) and the actions (`POST …/cancel`,
-//! `…/retry`, `/api/queues/{queue}/pause`, `…/resume`). Every answer is
+//! `…/retry`, `/api/queues/{queue}/pause`, `…/resume`,
+//! `/api/schedules/{name}/pause`, `…/resume`). Every answer is
 //! JSON; an error is `{"error": "…"}` with 400 (bad input, a malformed id
-//! or query string included), 404 (unknown job, queue or path), 409 (a job
+//! or query string included), 404 (unknown job, queue, schedule or path), 409 (a job
 //! in the wrong state, a resume of a queue not paused), 403 (read-only) or
 //! 500.
 
@@ -33,7 +34,7 @@ pub struct Failure(StatusCode, String);
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Failure {
         let status = match e {
-            StoreError::UnknownJob(_) | StoreError::UnknownQueue(_) => StatusCode::NOT_FOUND,
+            StoreError::UnknownJob(_) | StoreError::UnknownQueue(_) | StoreError::UnknownSchedule(_) => StatusCode::NOT_FOUND,
             StoreError::WrongState { .. } | StoreError::NotPaused(_) => StatusCode::CONFLICT,
             StoreError::InvalidOption { .. } | StoreError::InvalidQueueName { .. } => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -327,6 +328,18 @@ pub async fn pause(State(ui): State<Ui>, Path(queue): Path<String>) -> Answer {
 pub async fn resume(State(ui): State<Ui>, Path(queue): Path<String>) -> Answer {
     ui.store.resume_queue(&queue).await?;
     done(&ui, format!("resumed queue {queue}"))
+}
+
+/// `POST /api/schedules/{name}/pause`.
+pub async fn pause_schedule(State(ui): State<Ui>, Path(name): Path<String>) -> Answer {
+    let paused = ui.store.pause_schedule(&name, now()).await?;
+    done(&ui, if paused { format!("paused schedule {name}") } else { format!("schedule {name} was paused already") })
+}
+
+/// `POST /api/schedules/{name}/resume`: from the next slot after now.
+pub async fn resume_schedule(State(ui): State<Ui>, Path(name): Path<String>) -> Answer {
+    let resumed = ui.store.resume_schedule(&name, now()).await?;
+    done(&ui, if resumed { format!("resumed schedule {name}") } else { format!("schedule {name} was not paused") })
 }
 
 /// Any action under `--read-only`.

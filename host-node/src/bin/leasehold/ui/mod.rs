@@ -30,8 +30,9 @@ pub struct UiArgs {
     /// loopback address (127.0.0.1, [::1]) by default; any other address needs --token.
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = crate::args::parse_address)]
     pub listen: SocketAddr,
-    /// Show the queue without the buttons that change it (cancel, retry, pause, resume); the
-    /// server refuses those requests too, and a SQLite file is opened read-only.
+    /// Show the queue without the buttons that change it (cancel and retry a job, pause and
+    /// resume a queue or a schedule); the server refuses those requests too, and a SQLite file
+    /// is opened read-only.
     #[arg(long)]
     pub read_only: bool,
     /// A secret every request must carry (required off loopback): open
@@ -106,6 +107,8 @@ pub fn router(ui: Ui) -> Router {
             .route("/api/jobs/{id}/retry", post(api::retry))
             .route("/api/queues/{queue}/pause", post(api::pause))
             .route("/api/queues/{queue}/resume", post(api::resume))
+            .route("/api/schedules/{name}/pause", post(api::pause_schedule))
+            .route("/api/schedules/{name}/resume", post(api::resume_schedule))
     };
     routes
         .fallback(api::not_found)

@@ -335,15 +335,25 @@ async function schedules() {
     h('td', {}, h('b', {}, s.name), s.pausedAt ? [' ', h('span', { class: 'pill paused', title: `paused at ${time(s.pausedAt)}: its slots are skipped until it is resumed` }, 'paused')] : null),
     h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(s.queue)}` }, s.queue)),
     h('td', { 'data-field': 'when' }, when(s)), h('td', { 'data-field': 'next' }, next(s)), h('td', { 'data-field': 'last' }, last(s)),
-    h('td', { 'data-field': 'outcome' }, outcome(s)), h('td', { class: 'wrap' }, s.policy),
-    h('td', { class: 'cmd', title: s.command }, s.command)));
+    h('td', { 'data-field': 'outcome' }, outcome(s)), h('td', {}, s.policy.split(', ').map((part) => h('div', {}, part))),
+    h('td', { class: 'cmd', title: s.command }, s.command),
+    data.readOnly ? null : h('td', {}, scheduleButton(s))));
+  const head = ['name', 'queue', 'when', 'next run', 'last run', 'last outcome', 'policy', 'command'].map((t) => h('th', {}, t));
   main.replaceChildren(
     h('h1', {}, 'Schedules'),
     h('section', { class: 'card' },
       rows.length
-        ? h('table', { id: 'schedules' }, h('thead', {}, h('tr', {}, ['name', 'queue', 'when', 'next run', 'last run', 'last outcome', 'policy', 'command'].map((t) => h('th', {}, t)))), h('tbody', {}, rows))
+        ? h('table', { id: 'schedules' }, h('thead', {}, h('tr', {}, head, data.readOnly ? null : h('th', {}, ''))), h('tbody', {}, rows))
         : h('p', { class: 'empty' }, 'No schedules: add one with leasehold schedule add NAME --every 5m -- COMMAND (or --cron "0 3 * * *").'),
-      h('p', { class: 'note' }, 'A running worker (leasehold work) of the schedule\'s queue enqueues the job of each slot, due at the slot. Times are in this browser\'s time zone. leasehold schedule pause NAME stops a schedule and resume NAME starts it again.')));
+      h('p', { class: 'note' }, 'A running worker (leasehold work) of the schedule\'s queue enqueues the job of each slot, due at the slot. Times are in this browser\'s time zone.',
+        data.readOnly ? ' leasehold schedule pause NAME stops a schedule and resume NAME starts it again.' : null)));
+}
+
+function scheduleButton(s) {
+  const path = `/api/schedules/${encodeURIComponent(s.name)}`;
+  return s.pausedAt
+    ? button('Resume', () => act(`${path}/resume`, `Resume schedule ${s.name}? Its slots are queued again from the next one after now; the ones it skipped while paused are not.`), 'secondary')
+    : button('Pause', () => act(`${path}/pause`, `Pause schedule ${s.name}? Its slots are skipped until it is resumed; jobs it queued already stay.`), 'secondary');
 }
 
 function attemptView(a) {
