@@ -142,7 +142,7 @@ function createPgliteApi(deps) {
       throw new TypeError('connect: give { dataDir: "folder" } or a PGlite instance (new PGlite(...) from @electric-sql/pglite)');
     }
     try {
-      return await createQueue(pgliteAdapter(db, owned, lock), deps, { owned }).open({ migrate });
+      return await createQueue(pgliteAdapter(db, owned, lock), deps, { owned, watchLeases: true }).open({ migrate });
     } catch (error) {
       if (owned) await db.close().catch(() => undefined);
       await lock?.release();

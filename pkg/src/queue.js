@@ -36,7 +36,7 @@ function int(value, what) {
  * @param {object} adapter  the database (see the header)
  * @param {object} deps     { sql: the statement catalogue, api: the runner API, policy, where: the entry's name }
  */
-function createQueue(adapter, deps, { owned = false } = {}) {
+function createQueue(adapter, deps, { owned = false, watchLeases = false } = {}) {
   const { sql, api, policy } = deps;
   const queueName = input.queueNameRule(policy.limits);
   const owner = { host: `node@${os.hostname()}`, pid: process.pid, nonce: randomUUID() };
@@ -46,6 +46,24 @@ function createQueue(adapter, deps, { owned = false } = {}) {
   let schema = 'public';
   let closed = false;
   const reclaimLooked = new Map(); // queue -> ms of the last look for stale leases
+  /*
+   * With `watchLeases` (PGlite: the database's clock is this process's wall clock), per queue
+   * the core's lease watch: a stale lease is taken over only once this queue has seen it
+   * unrenewed for longer than its window on the monotonic clock (performance.now()). A step
+   * of the wall clock (an NTP correction, a laptop waking from sleep) makes every running
+   * lease look stale at once while its owner works on; PostgreSQL's server clock is no
+   * worker's, and its leases are judged on it alone.
+   */
+  const watches = watchLeases ? new Map() : undefined;
+  function watchOf(queue) {
+    let watch = watches.get(queue);
+    if (watch === undefined) {
+      watch = policy.leaseWatch();
+      watches.set(queue, watch);
+    }
+    return watch;
+  }
+  const heartbeatOf = (row) => (row.heartbeat_at === null || row.heartbeat_at === undefined ? undefined : int(row.heartbeat_at, 'heartbeat_at'));
 
   /** Runs catalogue statement `name` with `args` bound by parameter name. */
   function run(name, args = {}, via = adapter.run) {
@@ -134,7 +152,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
         });
         const landed = new Set();
         for (const row of rows) {
-          if (row.kind === 'claimed') claimed.push([Number(row.priority), int(row.run_at, 'run_at'), job(row, false, queue)]);
+          if (row.kind === 'claimed') claimed.push([Number(row.priority), int(row.run_at, 'run_at'), job(row, false, queue), row.now]);
           else if (row.kind === 'stale') stale.push(row);
           else landed.add(int(row.id, 'job id'));
         }
@@ -146,9 +164,30 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       // RETURNING order is unspecified: hand the page out in the queue's order.
       claimed.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2].id - b[2].id);
       const page = claimed.map((entry) => entry[2]);
-      if (stale.length > 0) {
-        reclaimLooked.delete(queue); // there may be more than one look could take
-        page.unshift(...(await takeOver(queue, stale, leaseMs)));
+      let gone = stale;
+      if (watches !== undefined) {
+        const watch = watchOf(queue);
+        const mono = performance.now();
+        if (look) {
+          // Every running lease, this claim's own included (read after it).
+          for (const row of await run('running_leases', { queue })) {
+            watch.sight(int(row.id, 'job id'), int(row.token, 'token'), heartbeatOf(row), mono);
+          }
+          watch.forgetUnseenSince(mono);
+        } else {
+          for (const [, , claimedJob, at] of claimed) watch.sight(claimedJob.id, claimedJob.token, int(at, 'now'), mono);
+        }
+        gone = stale.filter((s) => watch.unrenewedFor(int(s.id, 'job id'), int(s.token, 'token'), heartbeatOf(s), int(s.lease_ms, 'lease_ms'), mono));
+      }
+      if (stale.length > 0) reclaimLooked.delete(queue); // there may be more than one look could take
+      if (gone.length > 0) {
+        const taken = await takeOver(queue, gone, leaseMs);
+        if (watches !== undefined) {
+          const watch = watchOf(queue);
+          const mono = performance.now();
+          for (const t of taken) watch.sight(t.job.id, t.job.token, int(t.at, 'now'), mono);
+        }
+        page.unshift(...taken.map((t) => t.job));
       }
       return page;
     },
@@ -241,7 +280,7 @@ function createQueue(adapter, deps, { owned = false } = {}) {
       ...ownerArgs,
       lease_ms: leaseMs,
     });
-    return rows.filter((row) => row.kind === 'claimed').map((row) => job(row, true, queue));
+    return rows.filter((row) => row.kind === 'claimed').map((row) => ({ job: job(row, true, queue), at: row.now }));
   }
 
   function checkOpen(where) {

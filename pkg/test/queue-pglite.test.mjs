@@ -291,3 +291,46 @@ test('a closed queue refuses every call but close with code QUEUE_CLOSED', async
   await assert.rejects(queue.enqueue('q', {}), { code: 'QUEUE_CLOSED', message: 'enqueue: the queue is closed' });
   await assert.rejects(queue.counts(), { code: 'QUEUE_CLOSED' });
 });
+
+test('a forward step of the wall clock does not let a second queue take a job over while its owner renews it', async (t) => {
+  // PGlite stamps and judges leases with this process's wall clock (Date.now), which steps (an
+  // NTP correction, a laptop waking from sleep) while the runners time their work on timers.
+  // A 60 s step makes every running lease look stale at once: a claim of the other queue on
+  // the same database took the job over beside its working owner until the owner's next
+  // renewal was refused. A lease is taken over only once the claimant has seen it unrenewed
+  // for its stale window on its monotonic clock (performance.now), which the step does not move.
+  const db = new PGlite();
+  const owner = await connect(db);
+  const taker = await connect(db);
+  const realNow = Date.now;
+  t.after(async () => {
+    Date.now = realNow;
+    await owner.close();
+    await taker.close();
+    await db.close();
+  });
+  const { id } = await owner.enqueue('step', {});
+  const runs = [];
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  let started;
+  const running = new Promise((resolve) => (started = resolve));
+  const work = (queue, who) => queue.work('step', async () => {
+    const run = { who, start: performance.now(), end: undefined };
+    runs.push(run);
+    started();
+    await released;
+    run.end = performance.now();
+  }, { staleAfterMs: 3_000, pollMs: 100 });
+  const owning = work(owner, 'owner');
+  await running;
+  const taking = work(taker, 'taker');
+  await sleep(500); // the taker has looked at the running lease
+  Date.now = () => realNow() + 60_000;
+  await sleep(4_000); // more than the stale window after the step: the owner renews every second
+  release();
+  await owning.dispose();
+  await taking.dispose();
+  assert.deepEqual(runs.map((r) => r.who), ['owner'], `the job ran ${runs.length} times: ${JSON.stringify(runs)}`);
+  assert.equal((await owner.job(id)).state, 'succeeded');
+});

@@ -22,6 +22,11 @@ fn ms(value: f64) -> u64 {
     if value.is_finite() && value > 0.0 { value as u64 } else { 0 }
 }
 
+/// A lease as read: its token and recorded heartbeat (ms, `None`: none).
+fn version(token: f64, heartbeat_at: Option<f64>) -> LeaseVersion {
+    LeaseVersion { token: ms(token), heartbeat_at: heartbeat_at.map(|at| Millis(ms(at))) }
+}
+
 #[wasm_bindgen]
 impl LeaseWatch {
     /// An empty watch.
@@ -32,12 +37,18 @@ impl LeaseWatch {
 
     /// Records that job `id`'s lease read with fencing token `token` and
     /// recorded heartbeat `heartbeat_at` (ms, `undefined` for none) at the
+    /// monotonic `now_ms`, and answers for how many ms it has been seen so.
+    pub fn sight(&mut self, id: f64, token: f64, heartbeat_at: Option<f64>, now_ms: f64) -> f64 {
+        self.inner.sight(ms(id), version(token, heartbeat_at), ms(now_ms)) as f64
+    }
+
+    /// Records that job `id`'s lease read with fencing token `token` and
+    /// recorded heartbeat `heartbeat_at` (ms, `undefined` for none) at the
     /// monotonic `now_ms`, and answers whether it has been seen so, unrenewed,
     /// for more than `stale_after_ms`.
     #[wasm_bindgen(js_name = unrenewedFor)]
     pub fn unrenewed_for(&mut self, id: f64, token: f64, heartbeat_at: Option<f64>, stale_after_ms: f64, now_ms: f64) -> bool {
-        let version = LeaseVersion { token: ms(token), heartbeat_at: heartbeat_at.map(|at| Millis(ms(at))) };
-        self.inner.unrenewed_for(ms(id), version, ms(stale_after_ms), ms(now_ms))
+        self.inner.unrenewed_for(ms(id), version(token, heartbeat_at), ms(stale_after_ms), ms(now_ms))
     }
 
     /// Forgets the leases last seen before the monotonic `since_ms`.
