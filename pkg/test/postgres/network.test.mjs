@@ -11,6 +11,8 @@
 // - A job cancelled and retried while A, running it, is cut off (every byte held both ways):
 //   A hears neither the cancel's NOTIFY nor its renewals' answers, and works on until its
 //   lease lapses; B must not start the retried job before then.
+// - A's wall clock steps back a minute while it is cut off: it must stop within its lease as
+//   measured by time passing, not by its wall clock, as B takes the job over on the server's.
 //
 // Needs LEASEHOLD_TEST_PG_URL (scripts/pg-cluster.sh start); skipped without it. About 20 s.
 import { test } from 'node:test';
@@ -143,6 +145,25 @@ test('a job cancelled and retried while its worker is cut off from the database:
     await sleep(STALE_MS + 1000);
     proxy.release();
     counts = await succeeded(1);
+  });
+  assert.equal(counts?.succeeded, 1, `the job succeeds (${JSON.stringify(counts)})`);
+  assert.deepEqual(overlapping, [], 'no two executions of a job overlap');
+});
+
+test('a worker whose wall clock steps back while it is cut off from the database stops within its lease', { skip }, async () => {
+  let counts;
+  const overlapping = await withWorld('stepback', async ({ queue, proxy, start, succeeded }) => {
+    const { id } = await queue.enqueue('chaos', { steps: 120 }, { maxAttempts: 10 });
+    const a = await start('A', proxy.url, { CHAOS_CONCURRENCY: '1', CHAOS_CLOCK_STEP_MS: '-60000' });
+    while ((await queue.job(id)).state !== 'running') await sleep(50);
+    await sleep(300);
+    // A's renewals go unanswered, and its wall clock steps back a minute (an NTP correction):
+    // B takes the job over once its lease is stale by the database's clock.
+    proxy.partition();
+    a.kill('SIGUSR2');
+    await start('B', url, { CHAOS_CONCURRENCY: '1' });
+    counts = await succeeded(1);
+    proxy.release();
   });
   assert.equal(counts?.succeeded, 1, `the job succeeds (${JSON.stringify(counts)})`);
   assert.deepEqual(overlapping, [], 'no two executions of a job overlap');
