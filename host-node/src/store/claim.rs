@@ -156,10 +156,16 @@ impl Store {
             on_success: self.inner.config.on_success,
             now: now_ms,
         };
+        // The lease watch times what a look read from when the read had
+        // happened: `now` is when the round began, and a statement held up
+        // (a lock, a busy pool) reads leases renewed after that.
+        let started = std::time::Instant::now();
+        let read_at = || Millis(now.0.saturating_add(started.elapsed().as_millis() as u64));
         let (round, done): (ClaimRound, Vec<i64>) =
             self.backend().claim(&request).await?;
         self.claimed(round.claimed.len());
         let takeovers = {
+            let seen_at = read_at();
             let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
             if self.kind() == BackendKind::Sqlite && round.leases.is_none() && !round.claimed.is_empty() {
                 // The leases this claim just wrote, as the next look will
@@ -167,23 +173,23 @@ impl Store {
                 // start on them.
                 let watch = watches.entry(queue.to_owned()).or_default();
                 for job in &round.claimed {
-                    watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), now.0);
+                    watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), seen_at.0);
                 }
             }
             let watch = round.leases.as_ref().map(|leases| {
                 let watch = watches.entry(queue.to_owned()).or_default();
                 for lease in leases {
-                    watch.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), now.0);
+                    watch.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), seen_at.0);
                 }
                 // The look read every running lease of the queue: the others ended.
-                watch.forget_unseen_since(now.0);
+                watch.forget_unseen_since(seen_at.0);
                 watch
             });
             if round.stale.is_empty() {
                 return Ok((done, round.claimed));
             }
             self.inner.reclaim.found_stale(queue);
-            self.judge_stale(&round, claimant, now, watch)
+            self.judge_stale(&round, claimant, now, watch.map(|watch| (watch, seen_at)))
         };
         let mut page = Vec::with_capacity(round.claimed.len() + takeovers.len());
         if !takeovers.is_empty() {
@@ -208,10 +214,11 @@ impl Store {
         }
         if round.leases.is_some() {
             // The leases just taken over, likewise.
+            let seen_at = read_at();
             let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
             let watch = watches.entry(queue.to_owned()).or_default();
             for job in &page {
-                watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), now.0);
+                watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), seen_at.0);
             }
         }
         page.extend(round.claimed);
@@ -235,7 +242,8 @@ impl Store {
     /// Asks the liveness check about each stale candidate; remembers the
     /// refused ones for one more lease window. With a `watch` (SQLite), a
     /// candidate whose owner is not proven gone must also have been seen
-    /// unrenewed for longer than its window, timed on the callers' `now`.
+    /// unrenewed for longer than its window, timed on the callers' clock
+    /// (`now`, plus the time the round took up to the read).
     ///
     /// Why SQLite needs the watch: its leases are stamped and judged with
     /// each worker's own clock, and two workers' clocks can disagree by a
@@ -251,7 +259,7 @@ impl Store {
         round: &'a ClaimRound,
         claimant: &OwnerId,
         now: Millis,
-        mut watch: Option<&mut LeaseWatch>,
+        mut watch: Option<(&mut LeaseWatch, Millis)>,
     ) -> Vec<Takeover<'a>> {
         let statement_now = Millis(u64::try_from(round.now).unwrap_or(0));
         let mut refused = self.inner.refused.lock().unwrap_or_else(|e| e.into_inner());
@@ -278,10 +286,10 @@ impl Store {
                     refused.insert(c.id, now.0.saturating_add(c.lease_ms.max(0) as u64));
                     return false;
                 }
-                match watch.as_deref_mut() {
-                    Some(watch) if !check.is_some_and(|check| check.proven_gone(&c.owner, &context)) => {
+                match watch.as_mut() {
+                    Some((watch, seen_at)) if !check.is_some_and(|check| check.proven_gone(&c.owner, &context)) => {
                         let seen = version(c.token, c.heartbeat_at);
-                        watch.unrenewed_for(c.id.max(0) as u64, seen, c.lease_ms.max(0) as u64, now.0)
+                        watch.unrenewed_for(c.id.max(0) as u64, seen, c.lease_ms.max(0) as u64, seen_at.0)
                     }
                     _ => true,
                 }
