@@ -96,3 +96,43 @@ backend_test! {
         assert!(second.is_none(), "the other owner's lease was first seen just now");
     }
 }
+
+backend_test! {
+    /// A lease that the watch keeps from being taken over (its owner renews
+    /// it, but on the claimant's clock it reads stale) must not keep the
+    /// claimant from its queue's other work. Each look names stale leases
+    /// first and claims queued jobs only in the room they leave, and a look
+    /// that found some is followed by another at the next claim: a claimant
+    /// whose clock reads ahead, claiming one job at a time as `leasehold
+    /// work` does, was handed the owner's lease at every claim, refused it,
+    /// and never claimed a queued job while that owner worked.
+    async fn a_lease_the_watch_refuses_does_not_keep_the_claimant_from_queued_jobs(db) {
+        if db.kind != BackendKind::Sqlite {
+            continue;
+        }
+        db.enqueue("q", json!(1)).await;
+        let a = owner("h1", "a");
+        let job = db.store.claim("q", &a, db.now(), LEASE).await.unwrap().expect("A claims");
+        let queued = db.enqueue("q", json!(2)).await;
+        let b_store = db.second_store(StoreConfig::default()).await;
+        let b = owner("h2", "b");
+        let mut claimed_at = None;
+        for second in 0..20 {
+            if second % 3 == 0 {
+                assert!(db.store.heartbeat(job.fence(), db.now()).await.unwrap().is_updated(), "A's renewal at {second} s");
+            }
+            if let Some(claimed) = b_store.claim("q", &b, Millis(db.now().0 + STEP_MS), LEASE).await.unwrap() {
+                assert_eq!(claimed.id, queued, "B claimed the queued job, not A's");
+                claimed_at = Some(second);
+                break;
+            }
+            db.advance(Duration::from_secs(1)).await;
+        }
+        // The look that first names the lease spends its page on it; the next claim
+        // leaves the refused lease out and claims the queued job.
+        assert!(
+            claimed_at.is_some_and(|second| second <= 1),
+            "B claimed the queued job at {claimed_at:?} s (None: not in 20 s) while A worked on"
+        );
+    }
+}

@@ -243,7 +243,9 @@ impl Store {
     /// refused ones for one more lease window. With a `watch` (SQLite), a
     /// candidate whose owner is not proven gone must also have been seen
     /// unrenewed for longer than its window, timed on the callers' clock
-    /// (`now`, plus the time the round took up to the read).
+    /// (`now`, plus the time the round took up to the read); one not seen
+    /// that long yet is remembered as refused until it could have been, so
+    /// that it does not take the page's room at every look.
     ///
     /// Why SQLite needs the watch: its leases are stamped and judged with
     /// each worker's own clock, and two workers' clocks can disagree by a
@@ -288,8 +290,19 @@ impl Store {
                 }
                 match watch.as_mut() {
                     Some((watch, seen_at)) if !check.is_some_and(|check| check.proven_gone(&c.owner, &context)) => {
-                        let seen = version(c.token, c.heartbeat_at);
-                        watch.unrenewed_for(c.id.max(0) as u64, seen, c.lease_ms.max(0) as u64, seen_at.0)
+                        let window = c.lease_ms.max(0) as u64;
+                        let seen = watch.sight(c.id.max(0) as u64, version(c.token, c.heartbeat_at), seen_at.0);
+                        if seen > window {
+                            return true;
+                        }
+                        // Not named again until the watch could let it go: a
+                        // refused candidate would otherwise fill the page of
+                        // every look (looks follow one another while they find
+                        // stale leases) and the claimant would claim no queued
+                        // job while its owner works. The leases read at each
+                        // look keep the watch current meanwhile.
+                        refused.insert(c.id, now.0.saturating_add(window - seen + 1));
+                        false
                     }
                     _ => true,
                 }
