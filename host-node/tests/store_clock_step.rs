@@ -136,3 +136,149 @@ backend_test! {
         );
     }
 }
+
+backend_test! {
+    /// The mirror of the first test: the owner's clock reads a step ahead of
+    /// the claimant's (the owner started after an NTP step forward, or the
+    /// claimant after one back). When the owner dies where no liveness check
+    /// can see it (another pid namespace, another host on a shared file),
+    /// the claimant, watching all along, has seen the lease unrenewed for
+    /// its window on its own clock one window after the last renewal, which
+    /// is all the takeover rule needs. But the wall-clock staleness applies
+    /// on top, and on the claimant's clock the owner's last stamp lies a step
+    /// in the future: the job stays with the dead owner for the step as
+    /// well (a day's step: a day).
+    async fn a_dead_owner_whose_clock_read_a_step_ahead_is_taken_over_about_one_window_after_its_last_renewal(db) {
+        if db.kind != BackendKind::Sqlite {
+            continue;
+        }
+        db.enqueue("q", json!(1)).await;
+        // A: its clock a minute ahead of B's.
+        let a = owner("h1", "a");
+        let a_now = || Millis(db.now().0 + STEP_MS);
+        let job = db.store.claim("q", &a, a_now(), LEASE).await.unwrap().expect("A claims");
+        let b_store = db.second_store(StoreConfig::default()).await;
+        let b = owner("h2", "b");
+        let mut taken_at = None;
+        for second in 0..120 {
+            // A renews every 3 s for 12 s, then dies (its last renewal at 12 s).
+            if second <= 12 && second % 3 == 0 {
+                assert!(db.store.heartbeat(job.fence(), a_now()).await.unwrap().is_updated(), "A's renewal at {second} s");
+            }
+            if let Some(taken) = b_store.claim("q", &b, db.now(), LEASE).await.unwrap() {
+                assert_eq!((taken.id, taken.reclaimed), (job.id, true));
+                taken_at = Some(second);
+                break;
+            }
+            db.advance(Duration::from_secs(1)).await;
+        }
+        let taken_at = taken_at.expect("B took the job over within two minutes");
+        assert!(
+            taken_at <= 12 + 10 + 2,
+            "B, watching since A's claim, took the dead owner's job over only at {taken_at} s, \
+             {} s after A's last renewal (12 s), with a stale window of 10 s",
+            taken_at - 12
+        );
+    }
+}
+
+backend_test! {
+    /// `cancel` then `retry` of a running job: the job is queued again, due
+    /// once the cancelled attempt's lease would have gone stale (its
+    /// `expires_at`, stamped with the owner's clock), because the owner hears
+    /// of the cancel only at its next renewal and stops its work before then.
+    /// A claimant whose clock reads a step ahead of the owner's finds that
+    /// due time long past and starts the job at once, beside the cancelled
+    /// attempt still running: the lease watch guards takeovers of running
+    /// leases, and this is a claim of a queued job.
+    async fn a_job_cancelled_while_it_ran_and_retried_is_not_started_by_a_worker_whose_clock_reads_ahead_while_the_old_lease_runs(db) {
+        if db.kind != BackendKind::Sqlite {
+            continue;
+        }
+        let id = db.enqueue("q", json!(1)).await;
+        let a = owner("h1", "a");
+        let job = db.store.claim("q", &a, db.now(), LEASE).await.unwrap().expect("A claims");
+        db.store.cancel(&[id], None, "ops", db.now()).await.unwrap();
+        db.store.retry(&[id], db.now()).await.unwrap();
+        let b_store = db.second_store(StoreConfig::default()).await;
+        let b = owner("h2", "b");
+        // One second on: A has not renewed since (it renews every few
+        // seconds), so its command still runs.
+        db.advance(Duration::from_secs(1)).await;
+        let started = b_store.claim("q", &b, Millis(db.now().0 + STEP_MS), LEASE).await.unwrap();
+        assert!(
+            started.is_none(),
+            "B (its clock a minute ahead) started job {} again 1 s after its cancel, while A's cancelled \
+             attempt (token {}) still runs until its next renewal is refused",
+            id.0,
+            job.token
+        );
+    }
+}
+
+backend_test! {
+    /// A look's sightings are dated with the callers' `now`, taken before
+    /// the look's statements ran; its read of the running leases comes after
+    /// its claim statement, which waits for SQLite's write lock (up to the
+    /// busy timeout). A claim or renewal sent after that `now` and landing
+    /// while the claim waited is sighted as if seen at `now`: the watch then
+    /// counts time from before the lease was even written, and the claimant
+    /// (its clock a step ahead, so the wall clock does not hold it back)
+    /// takes the job over before the owner's own deadline for that lease.
+    async fn a_claim_that_lands_while_a_look_waits_for_the_write_lock_is_watched_from_when_it_landed(db) {
+        if db.kind != BackendKind::Sqlite {
+            continue;
+        }
+        // Due in an hour: B's claims find nothing to claim (yet still need the write lock).
+        let later = leasehold::store::EnqueueOptions { delay: Some(Duration::from_secs(3_600)), ..Default::default() };
+        let id = db.enqueue_with("q", json!(1), &later).await;
+        let b_store = Arc::new(db.second_store(StoreConfig::default()).await);
+        let b = owner("h2", "b");
+        let b_now = |now: Millis| Millis(now.0 + STEP_MS);
+        let looked_at = db.now();
+        // The database is locked (a long write elsewhere): B's look waits in its claim statement.
+        let lock = store_support::lock(&db).await;
+        let look = tokio::spawn({
+            let (b_store, b) = (b_store.clone(), b.clone());
+            let at = b_now(looked_at);
+            async move { b_store.claim("q", &b, at, LEASE).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!look.is_finished(), "B's look waits for the write lock");
+        // 5 s on, A claims the job, and its claim lands as the lock is let go, before B's
+        // claim statement. (Done on the lock's own connection, so that it lands first.)
+        db.advance(Duration::from_secs(5)).await;
+        let a_claimed_at = db.now().0 as i64;
+        let store_support::Lock::Sqlite(mut conn) = lock else { unreachable!() };
+        sqlx::query(
+            "UPDATE leasehold_jobs SET state = 'running', token = token + 1, attempts = attempts + 1, \
+             owner_host = 'h1', owner_pid = 1, owner_nonce = 'a', claimed_at = ?1, heartbeat_at = ?1, \
+             lease_ms = ?2, expires_at = ?1 + ?2 WHERE id = ?3",
+        )
+        .bind(a_claimed_at)
+        .bind(LEASE.as_millis() as i64)
+        .bind(id.0)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+        assert!(look.await.unwrap().unwrap().is_none(), "A's lease, first seen");
+        // A then stops renewing (paused, cut off): it works on until its deadline, within
+        // the window of its claim's send time (5 s after B's look began). B looks every second.
+        let mut taken_at = None;
+        for second in 6..40 {
+            db.advance(Duration::from_secs(1)).await;
+            if b_store.claim("q", &b, b_now(db.now()), LEASE).await.unwrap().is_some() {
+                taken_at = Some(second);
+                break;
+            }
+        }
+        let taken_at = taken_at.expect("B took the job over in the end");
+        assert!(
+            taken_at > 5 + 10,
+            "B took A's job over {taken_at} s after its look began, {} s after A's claim (5 s), \
+             inside that lease's 10 s window",
+            taken_at - 5
+        );
+    }
+}
