@@ -74,7 +74,14 @@ impl Claims for SqlitePool {
             // and the stale read above only restarts a watch).
             let leases = if look_for_stale {
                 let rows = sqlx::query(sql::RUNNING_LEASES.text).bind(queue).fetch_all(pool).await?;
-                Some(rows.iter().map(rows::running_lease).collect::<StoreResult<Vec<_>>>()?)
+                let mut leases = rows.iter().map(rows::running_lease).collect::<StoreResult<Vec<_>>>()?;
+                // By id, the watch's own order: the rows come in the index's
+                // (expiry) order, and sighting them so costs the watch an
+                // insert in the middle of its sorted entries for each lease it
+                // has not seen (a new worker's first look over 50 000 running
+                // jobs took 0.7 s, 0.2 s by id, in a debug build).
+                leases.sort_unstable_by_key(|lease| lease.id);
+                Some(leases)
             } else {
                 None
             };
