@@ -3,6 +3,7 @@
 //! takeover of those whose owner is not called alive. The memo of refused
 //! candidates and the reclaim schedule it consults live in [`Store`]'s state.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use leasehold_core::Millis;
@@ -166,25 +167,33 @@ impl Store {
         self.claimed(round.claimed.len());
         let takeovers = {
             let seen_at = read_at();
-            let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
-            if self.kind() == BackendKind::Sqlite && round.leases.is_none() && !round.claimed.is_empty() {
-                // The leases this claim just wrote, as the next look will
-                // read them: another owner sharing this store gets no head
-                // start on them.
-                let watch = watches.entry(queue.to_owned()).or_default();
-                for job in &round.claimed {
-                    watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), seen_at.0);
+            // SQLite only (see `judge_stale`); locked, and the queue's watch
+            // looked up, once per round.
+            let mut watches;
+            let watch = if self.kind() == BackendKind::Sqlite {
+                watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
+                let watch = watch_of(&mut watches, queue);
+                match &round.leases {
+                    Some(leases) => {
+                        for lease in leases {
+                            watch.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), seen_at.0);
+                        }
+                        // The look read every running lease of the queue
+                        // (this claim's own among them): the others ended.
+                        watch.forget_unseen_since(seen_at.0);
+                        Some(watch)
+                    }
+                    None => {
+                        // The leases this claim just wrote, as the next look
+                        // will read them: another owner sharing this store
+                        // gets no head start on them.
+                        sight_claimed(watch, &round.claimed, seen_at);
+                        None
+                    }
                 }
-            }
-            let watch = round.leases.as_ref().map(|leases| {
-                let watch = watches.entry(queue.to_owned()).or_default();
-                for lease in leases {
-                    watch.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), seen_at.0);
-                }
-                // The look read every running lease of the queue: the others ended.
-                watch.forget_unseen_since(seen_at.0);
-                watch
-            });
+            } else {
+                None
+            };
             if round.stale.is_empty() {
                 return Ok((done, round.claimed));
             }
@@ -214,12 +223,8 @@ impl Store {
         }
         if round.leases.is_some() {
             // The leases just taken over, likewise.
-            let seen_at = read_at();
             let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
-            let watch = watches.entry(queue.to_owned()).or_default();
-            for job in &page {
-                watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), seen_at.0);
-            }
+            sight_claimed(watch_of(&mut watches, queue), &page, read_at());
         }
         page.extend(round.claimed);
         Ok((done, page))
@@ -322,6 +327,23 @@ impl Store {
         let mut refused = self.inner.refused.lock().unwrap_or_else(|e| e.into_inner());
         refused.retain(|_, until| *until > now.0);
         refused.keys().copied().collect()
+    }
+}
+
+/// This store's lease watch of `queue`, made at its first use (no key
+/// allocated on the claims after).
+fn watch_of<'w>(watches: &'w mut HashMap<String, LeaseWatch>, queue: &str) -> &'w mut LeaseWatch {
+    if !watches.contains_key(queue) {
+        watches.insert(queue.to_owned(), LeaseWatch::new());
+    }
+    watches.get_mut(queue).expect("inserted above")
+}
+
+/// Sights the leases of `jobs`, which this store just claimed or took over,
+/// as stamped (their `leased_at`), at `at`.
+fn sight_claimed(watch: &mut LeaseWatch, jobs: &[ClaimedJob], at: Millis) {
+    for job in jobs {
+        watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), at.0);
     }
 }
 
