@@ -188,12 +188,36 @@ backend_test! {
         assert!(record.run_at.0 >= claimed_at.0 + 30_000, "{}: due at {:?}, claimed at {claimed_at:?}", db.label(), record.run_at);
         assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none(), "{}: not due while the old lease runs", db.label());
 
+        // Cancelled again while it waits, and retried again: still not due before then.
+        // (The cancel of a queued job used to drop the lease's end, so the second retry
+        // queued it due at once, beside the first attempt.)
+        s.cancel(&[id], None, "me", db.now()).await.unwrap();
+        s.retry(&[id], db.now()).await.unwrap();
+        let record = s.job(id).await.unwrap();
+        assert!(record.run_at.0 >= claimed_at.0 + 30_000, "{}: due at {:?} after a second cancel and retry", db.label(), record.run_at);
+        assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none(), "{}: not due after a second cancel and retry", db.label());
+
         // Cancelled while queued (never claimed): due at once.
         let queued = db.enqueue("q", json!(2)).await;
         s.cancel(&[queued], None, "me", db.now()).await.unwrap();
         s.retry(&[queued], db.now()).await.unwrap();
         let again = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("due at once");
         assert_eq!(again.id, queued);
+    }
+}
+
+backend_test! {
+    async fn a_job_whose_owner_failed_it_is_due_at_once_when_cancelled_in_its_backoff_and_retried(db) {
+        // The owner settled that attempt itself: no work of it can still run, so nothing
+        // holds the retried job back.
+        let s = &db.store;
+        let id = db.enqueue("q", json!(1)).await;
+        let job = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
+        s.fail(job.fence(), "flaky", None, db.now()).await.unwrap();
+        s.cancel(&[id], None, "me", db.now()).await.unwrap();
+        s.retry(&[id], db.now()).await.unwrap();
+        let again = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("due at once");
+        assert_eq!(again.id, id);
     }
 }
 

@@ -6,8 +6,10 @@
  * One database per queue set, named `leasehold:NAME`, at schema version 1:
  *   jobs    keyPath id (auto-increment, so ids only grow and are never reused). Indexes:
  *           due   [queue, state, priority, runAt]  claims walk the queued jobs in order
- *           lease [queue, state, expiresAt]        running jobs by lease expiry (only running
- *                                                  jobs have an expiresAt, so only they are in it)
+ *           lease [queue, state, expiresAt]        running jobs by lease expiry (a job out of
+ *                                                  a lease has no expiresAt, and so is not in
+ *                                                  it, but one cancelled while it ran: see
+ *                                                  idb-store.js's cancel)
  *           key   [queue, idempotencyKey] unique   only jobs enqueued with a key are in it
  *           state [queue, state]                   counts
  *   queues  keyPath queue: { queue, paused }, one per queue ever enqueued to or paused.

@@ -303,14 +303,15 @@ function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
    * Cancels queued or running jobs (a running one's token moves: its owner's next write is
    * refused). A running job keeps its lease's end (`expiresAt`): its owner, which may not
    * have heard the cancel (a frozen tab), stops its work by then at the latest, so `retry`
-   * does not let another worker start it earlier.
+   * does not let another worker start it earlier. A queued job keeps it too: it has one
+   * only as a job cancelled while it ran and retried since, whose owner may still work.
    */
   function cancel(ids, reason, by, now) {
     return each(ids, (job) => {
       if (job.state !== 'queued' && job.state !== 'running') {
         throw new QueueError('JOB_STATE', `leasehold/indexeddb: job ${job.id} is ${job.state}; only queued or running jobs can be cancelled`);
       }
-      const leaseEnd = job.state === 'running' ? job.expiresAt : undefined;
+      const leaseEnd = job.expiresAt;
       if (job.state === 'running') job.log.push(attemptOf(job, now, 'cancelled', reason));
       job.token += 1;
       job.state = 'cancelled';
@@ -324,17 +325,18 @@ function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
   /**
    * Queues dead or cancelled jobs again, due now, with a fresh attempt budget (the log is
    * kept); a job cancelled while it ran, once the lease of that attempt would have gone
-   * stale, if that is later (see `cancel`).
+   * stale, if that is later (see `cancel`). That lease's end stays on the queued job until a
+   * claim replaces it, so a cancel and retry while it waits keep that due time.
    */
   function retry(ids, now) {
     return each(ids, (job) => {
       if (job.state !== 'dead' && job.state !== 'cancelled') {
         throw new QueueError('JOB_STATE', `leasehold/indexeddb: job ${job.id} is ${job.state}; only dead or cancelled jobs can be retried`);
       }
-      const leaseEnd = job.state === 'cancelled' && typeof job.expiresAt === 'number' ? job.expiresAt : now;
+      const leaseEnd = job.state === 'cancelled' && typeof job.expiresAt === 'number' ? job.expiresAt : undefined;
       job.state = 'queued';
-      job.runAt = Math.max(now, leaseEnd);
-      job.expiresAt = undefined;
+      job.runAt = Math.max(now, leaseEnd ?? now);
+      job.expiresAt = leaseEnd;
       job.attempts = 0;
       job.finishedAt = null;
       job.cancellation = null;

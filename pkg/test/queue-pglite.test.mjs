@@ -277,12 +277,22 @@ test("a handler's signal aborts with the reasons leasehold/indexeddb gives: a ca
   const { id } = await queue.enqueue('r', 'cancelled');
   await queue.enqueue('r', 'timed out', { timeoutMs: 50, maxAttempts: 1 });
   while ((await queue.counts())[0]?.running !== 2) await sleep(10);
+  const t0 = Date.now();
   await queue.cancel(id);
   while (reasons.size < 2) await sleep(10);
   await working.dispose();
   const cancelled = reasons.get('cancelled');
   assert.deepEqual([cancelled.name, cancelled.code, cancelled.job], ['JobCancelledError', 'JOB_CANCELLED', id]);
   assert.equal(reasons.get('timed out').name, 'TimeoutError');
+  // Retried, cancelled again while it waits and retried again: due, both times, once the
+  // cancelled attempt's lease (30 s) would have gone stale, as its owner might not have
+  // heard the cancel.
+  await queue.retry(id);
+  const retried = (await queue.job(id)).runAt;
+  await queue.cancel(id);
+  await queue.retry(id);
+  const again = (await queue.job(id)).runAt;
+  assert.ok(retried > t0 + 20_000 && again > t0 + 20_000, `due ${retried - t0} ms, then ${again - t0} ms after the cancel`);
 });
 
 test('a closed queue refuses every call but close with code QUEUE_CLOSED', async () => {

@@ -181,6 +181,11 @@ test('a cancel stops the running handler at once and nothing of its attempt is w
   const retried = await queue.job(id);
   assert.equal(retried.state, 'scheduled');
   assert.ok(retried.runAt > t0 + 20_000, `due at ${retried.runAt}, ${retried.runAt - t0} ms after the cancel`);
+  // Cancelled again while it waits, and retried again: still not due before then.
+  assert.deepEqual(await queue.cancel(id), [id]);
+  assert.deepEqual(await queue.retry(id), [id]);
+  const again = await queue.job(id);
+  assert.ok(again.runAt > t0 + 20_000, `due at ${again.runAt} after a second cancel and retry, ${again.runAt - t0} ms after the first cancel`);
   assert.equal(await queue.pause('slow'), true);
   assert.equal(await queue.pause('slow'), false);
   assert.equal((await queue.counts())[0].paused, true);

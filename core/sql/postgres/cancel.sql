@@ -5,9 +5,11 @@
 -- '<schema>/cancel/<id>/<token>' on channel leasehold_jobs per running job
 -- so its owner can stop it at once (sent at commit). A completion racing it
 -- either committed first (the job is no longer running: not selected) or
--- finds the token moved. A running job keeps its lease's end (expires_at):
--- its owner may not have heard the cancel and stops its work by then at
--- the latest, so retry.sql does not let another worker start it earlier.
+-- finds the token moved. expires_at is kept: on a running job it is its
+-- lease's end, and its owner may not have heard the cancel and stops its
+-- work by then at the latest, so retry.sql does not let another worker
+-- start it earlier; on a queued job it is only ever the end of such a
+-- cancelled attempt's lease, kept by retry.sql, and stays for that reason.
 -- The caller runs it in a transaction and rolls back when fewer jobs
 -- changed than it named.
 --
@@ -31,7 +33,6 @@ target AS MATERIALIZED (
     FOR UPDATE),
 cancelled AS (
     UPDATE leasehold_jobs j SET state = 'cancelled', token = t.token + 1,
-        expires_at = CASE WHEN t.state = 'running' THEN j.expires_at END,
         finished_at = c.now, cancelled_at = c.now, cancelled_by = $4, cancel_reason = $5
     FROM target t, clock c
     WHERE j.id = t.id

@@ -2,7 +2,9 @@
 -- the job is queued again after the retry delay, on its last attempt it is
 -- dead-lettered; either way the error is kept, the attempt logged as failed
 -- and journaled (retrying or dead), and the attempt's result, if any,
--- written, all in one statement.
+-- written, all in one statement. The lease's end goes (expires_at: the
+-- owner settled the attempt itself, so no work of it can hold a retry back;
+-- see retry.sql).
 --
 -- $1 = id: the job (int8)
 -- $2 = token: its fencing token (int8)
@@ -24,7 +26,7 @@ done AS (
         state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'queued' END,
         run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at
                  ELSE c.now + ($3::int8[])[least(greatest(j.attempts, 1), cardinality($3::int8[]))] END,
-        last_error = $4,
+        last_error = $4, expires_at = NULL,
         finished_at = CASE WHEN j.attempts >= j.max_attempts THEN c.now END
     FROM clock c
     WHERE j.id = (SELECT id FROM failing WHERE token = $2 AND state = 'running')

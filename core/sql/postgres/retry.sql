@@ -5,8 +5,10 @@
 -- attempt would have gone stale (the expires_at cancel.sql kept), if that
 -- is later: its owner learns of the cancel only from a NOTIFY or its next
 -- renewal, and may be cut off from both, but stops its work before then, as
--- it would for a takeover. The caller runs it in a transaction and rolls
--- back when fewer jobs changed than it named.
+-- it would for a takeover. That lease's end stays on the queued job
+-- (expires_at) until a claim replaces it, so a cancel and retry of it while
+-- it waits keep that due time. The caller runs it in a transaction and
+-- rolls back when fewer jobs changed than it named.
 --
 -- $1 = ids: only these jobs, or NULL for any (int8[])
 -- $2 = queue: only this queue, or NULL for any (text)
@@ -19,7 +21,7 @@ retried AS (
     UPDATE leasehold_jobs j SET state = 'queued', attempts = 0,
         run_at = CASE WHEN j.state = 'cancelled' THEN greatest(c.now, coalesce(j.expires_at, c.now))
                       ELSE c.now END,
-        expires_at = NULL, finished_at = NULL, cancelled_at = NULL, cancelled_by = NULL,
+        expires_at = CASE WHEN j.state = 'cancelled' THEN j.expires_at END, finished_at = NULL, cancelled_at = NULL, cancelled_by = NULL,
         cancel_reason = NULL
     FROM clock c
     WHERE ($1::bigint[] IS NULL OR j.id = ANY($1)) AND ($2::text IS NULL OR j.queue = $2)

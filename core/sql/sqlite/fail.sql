@@ -1,6 +1,8 @@
 -- fail: fails a running job's attempt under its fence: with attempts left
 -- the job is queued again after the retry delay, on its last attempt it is
--- dead-lettered; the error is kept either way. Journal it (journal.sql),
+-- dead-lettered; the error is kept either way. The lease's end goes
+-- (expires_at: the owner settled the attempt itself, so no work of it can
+-- hold a retry back; see retry.sql). Journal it (journal.sql),
 -- log the attempt (attempt_failed.sql) and keep its result
 -- (keep_results.sql) in the same transaction.
 --
@@ -18,7 +20,7 @@ UPDATE leasehold_jobs SET
     state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END,
     run_at = CASE WHEN attempts >= max_attempts THEN run_at
              ELSE ?3 + json_extract(?4, '$[' || (min(max(attempts, 1), json_array_length(?4)) - 1) || ']') END,
-    last_error = ?5,
+    last_error = ?5, expires_at = NULL,
     finished_at = CASE WHEN attempts >= max_attempts THEN ?3 ELSE NULL END
 WHERE id = ?1 AND token = ?2 AND state = 'running'
 RETURNING state, run_at, queue, attempts, owner_host, owner_pid, owner_nonce

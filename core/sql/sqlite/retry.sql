@@ -3,8 +3,11 @@
 -- keep their keys). A job cancelled while it ran is due once the lease of
 -- that attempt would have gone stale (the expires_at cancel.sql kept), if
 -- that is later: its owner learns of the cancel only at its next renewal,
--- and stops its work before then, as it would for a takeover. Run in a
--- transaction, rolled back when fewer jobs changed than were named.
+-- and stops its work before then, as it would for a takeover. That lease's
+-- end stays on the queued job (expires_at) until a claim replaces it, so a
+-- cancel and retry of it while it waits keep that due time, and a SQLite
+-- claimant can watch the lease first (claim.sql). Run in a transaction,
+-- rolled back when fewer jobs changed than were named.
 --
 -- ?1 = ids: only these jobs (a JSON array), or NULL for any (text)
 -- ?2 = queue: only this queue, or NULL for any (text)
@@ -14,7 +17,7 @@
 -- Returns one row per job queued again: id, queue.
 UPDATE leasehold_jobs SET state = 'queued', attempts = 0,
     run_at = CASE WHEN state = 'cancelled' THEN max(?4, coalesce(expires_at, ?4)) ELSE ?4 END,
-    expires_at = NULL, finished_at = NULL,
+    expires_at = CASE WHEN state = 'cancelled' THEN expires_at END, finished_at = NULL,
     cancelled_at = NULL, cancelled_by = NULL, cancel_reason = NULL
 WHERE (?1 IS NULL OR id IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR queue = ?2)
   AND state IN (SELECT value FROM json_each(?3))

@@ -492,6 +492,10 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
     out.retriedAt = Date.now();
     const retried = await q.job(long);
     out.retriedDue = { state: retried.state, runAt: retried.runAt };
+    // Cancelled again while it waits, and retried again: still not due before that lease's end.
+    await q.cancel(long);
+    await q.retry(long);
+    out.againDue = (await q.job(long)).runAt;
     while ((await q.job(long)).state !== 'succeeded') await sleep(20);
     out.retriedJob = await q.job(long);
     await working.dispose();
@@ -526,6 +530,7 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
   assert.equal(result.retriedDue.state, 'scheduled');
   assert.ok(result.retriedDue.runAt >= result.leaseBefore.expiresAt, `due at ${result.retriedDue.runAt}, not before the cancelled lease's end ${result.leaseBefore.expiresAt}`);
   assert.ok(result.retriedDue.runAt > result.retriedAt, 'not due at the retry');
+  assert.ok(result.againDue >= result.leaseBefore.expiresAt, `due at ${result.againDue} after a second cancel and retry, before the cancelled lease's end ${result.leaseBefore.expiresAt}`);
   assert.equal(result.retriedJob.result, 'ok');
   assert.deepEqual(result.retriedJob.attemptsLog.map((a) => a.outcome), ['cancelled', 'succeeded']);
   assert.deepEqual(result.fresh, [true, true, false], 'a queue nothing was enqueued to can be paused and resumed; one never paused answers false');
