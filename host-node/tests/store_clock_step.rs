@@ -189,10 +189,9 @@ backend_test! {
     /// `expires_at`, stamped with the owner's clock), because the owner hears
     /// of the cancel only at its next renewal and stops its work before then.
     /// A claimant whose clock reads a step ahead of the owner's finds that
-    /// due time long past and starts the job at once, beside the cancelled
-    /// attempt still running: the lease watch guards takeovers of running
-    /// leases, and this is a claim of a queued job.
-    #[ignore = "open: a job cancelled while it ran and retried is due at the cancelled lease's end on the owner's clock; a worker whose clock reads ahead starts it beside the cancelled attempt (overlap up to one renewal interval)"]
+    /// due time long past; it claims the job only once it has itself seen
+    /// the cancelled attempt's lease unrenewed for its window, as for a
+    /// takeover of a running lease.
     async fn a_job_cancelled_while_it_ran_and_retried_is_not_started_by_a_worker_whose_clock_reads_ahead_while_the_old_lease_runs(db) {
         if db.kind != BackendKind::Sqlite {
             continue;
@@ -215,6 +214,18 @@ backend_test! {
             id.0,
             job.token
         );
+        // B first saw that lease at 1 s: it claims the job at its first claim more than
+        // the window (10 s) after that, and not before.
+        let mut started_at = None;
+        for second in 2..30 {
+            db.advance(Duration::from_secs(1)).await;
+            if let Some(started) = b_store.claim("q", &b, Millis(db.now().0 + STEP_MS), LEASE).await.unwrap() {
+                assert_eq!((started.id, started.reclaimed), (id, false));
+                started_at = Some(second);
+                break;
+            }
+        }
+        assert_eq!(started_at, Some(12), "B claims the retried job once it has watched the cancelled lease for 10 s");
     }
 }
 
@@ -283,5 +294,59 @@ backend_test! {
              inside that lease's 10 s window",
             taken_at - 2
         );
+    }
+}
+
+backend_test! {
+    /// What lets a claimant claim a job carrying a cancelled attempt's lease
+    /// is that very lease, watched: the job claimed, cancelled and retried
+    /// again between two of its looks carries a new attempt's lease, which
+    /// it has not watched, and waits for its next look.
+    async fn a_cancelled_lease_watched_long_enough_does_not_let_a_newer_cancelled_attempt_of_the_job_start_early(db) {
+        if db.kind != BackendKind::Sqlite {
+            continue;
+        }
+        let id = db.enqueue("q", json!(1)).await;
+        let a = owner("h1", "a");
+        db.store.claim("q", &a, db.now(), LEASE).await.unwrap().expect("A claims");
+        db.store.cancel(&[id], None, "ops", db.now()).await.unwrap();
+        db.store.retry(&[id], db.now()).await.unwrap();
+        // B looks at most once per window (10 s): at 0 s, 10 s, 20 s.
+        let b_store = db.second_store(StoreConfig::default().with_reclaim_every(Duration::from_secs(3_600))).await;
+        let b = owner("h2", "b");
+        let b_now = |db: &store_support::TestDb| Millis(db.now().0 + STEP_MS);
+        for _ in 0..=10 {
+            assert!(b_store.claim("q", &b, b_now(&db), LEASE).await.unwrap().is_none(), "B waits out the window");
+            db.advance(Duration::from_secs(1)).await;
+        }
+        // At 11 s B has watched that attempt's lease for its window. Before B's next claim,
+        // another worker claims the job, is cancelled, and the job is retried again: a new
+        // attempt's lease (two tokens on), due on that worker's clock.
+        let now = db.now().0;
+        let changed = store_support::raw(
+            &db,
+            &format!(
+                "UPDATE leasehold_jobs SET token = token + 2, heartbeat_at = {now}, expires_at = {now} + 10000, \
+                 run_at = {now} + 10000 WHERE id = {} RETURNING 1",
+                id.0
+            ),
+            "",
+        )
+        .await;
+        assert_eq!(changed, 1);
+        assert!(
+            b_store.claim("q", &b, b_now(&db), LEASE).await.unwrap().is_none(),
+            "B started the job on the watch of an earlier attempt's lease"
+        );
+        // B's next look (at 20 s) sees the new lease; more than 10 s later it starts the job.
+        let mut started_at = None;
+        for second in 12..40 {
+            db.advance(Duration::from_secs(1)).await;
+            if b_store.claim("q", &b, b_now(&db), LEASE).await.unwrap().is_some() {
+                started_at = Some(second);
+                break;
+            }
+        }
+        assert_eq!(started_at, Some(31));
     }
 }

@@ -3,15 +3,15 @@
 //! takeover of those whose owner is not called alive. The memo of refused
 //! candidates and the reclaim schedule it consults live in [`Store`]'s state.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use leasehold_core::Millis;
-use leasehold_core::lease::{FenceOutcome, LeaseVersion, LeaseWatch, LivenessContext, OwnerId};
+use leasehold_core::lease::{FenceOutcome, LeaseWatch, LivenessContext, OwnerId};
 
 use super::exchange::{ClaimRequest, ClaimRound, OwnerParams, TakenOver, Takeover};
 use super::settle::{fence_pairs, result_texts};
 use super::validate;
+use super::watch::{version, watch_of};
 use super::{BackendKind, ClaimedJob, Fence, JobId, MAX_PAGE, Store, StoreError, StoreResult};
 
 impl Store {
@@ -57,8 +57,11 @@ impl Store {
     /// SQLite leases are stamped with each worker's own clock, and two
     /// workers' clocks can read a whole step apart (one started after an NTP
     /// step or a resume from sleep). Each look reads the queue's running
-    /// leases for that. PostgreSQL stamps and judges every lease with the
-    /// server's one clock.
+    /// leases for that. Likewise a job retried after a cancel while it ran
+    /// (see [`Store::retry`]) is claimed only once this store has seen the
+    /// cancelled attempt's lease unrenewed for its window: up to one window
+    /// after this store's first look at it. PostgreSQL stamps and judges
+    /// every lease with the server's one clock.
     pub async fn claim_page(
         &self,
         queue: &str,
@@ -145,6 +148,12 @@ impl Store {
         let mut refused = self.refused_ids(now);
         refused.extend(exclude.iter().map(|id| id.0));
         let look_for_stale = self.inner.reclaim.turn(queue, now, lease_ms);
+        let watched = if self.kind() == BackendKind::Sqlite {
+            let watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
+            watches.get(queue).map(|watch| watch.watched(now)).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let request = ClaimRequest {
             queue,
             owner: owner.clone(),
@@ -152,6 +161,7 @@ impl Store {
             n: n as i64,
             look_for_stale,
             refused: &refused,
+            watched: &watched,
             settle: &settle,
             settle_results: &settle_results,
             on_success: self.inner.config.on_success,
@@ -175,19 +185,14 @@ impl Store {
                 let watch = watch_of(&mut watches, queue);
                 match &round.leases {
                     Some(leases) => {
-                        for lease in leases {
-                            watch.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), seen_at.0);
-                        }
-                        // The look read every running lease of the queue
-                        // (this claim's own among them): the others ended.
-                        watch.forget_unseen_since(seen_at.0);
-                        Some(watch)
+                        // Every lease of the queue, this claim's own among them.
+                        watch.look(leases, seen_at);
+                        Some(&mut watch.leases)
                     }
                     None => {
                         // The leases this claim just wrote, as the next look
-                        // will read them: another owner sharing this store
-                        // gets no head start on them.
-                        sight_claimed(watch, &round.claimed, seen_at);
+                        // will read them.
+                        watch.sight_claimed(&round.claimed, seen_at);
                         None
                     }
                 }
@@ -224,7 +229,7 @@ impl Store {
         if round.leases.is_some() {
             // The leases just taken over, likewise.
             let mut watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
-            sight_claimed(watch_of(&mut watches, queue), &page, read_at());
+            watch_of(&mut watches, queue).sight_claimed(&page, read_at());
         }
         page.extend(round.claimed);
         Ok((done, page))
@@ -328,28 +333,6 @@ impl Store {
         refused.retain(|_, until| *until > now.0);
         refused.keys().copied().collect()
     }
-}
-
-/// This store's lease watch of `queue`, made at its first use (no key
-/// allocated on the claims after).
-fn watch_of<'w>(watches: &'w mut HashMap<String, LeaseWatch>, queue: &str) -> &'w mut LeaseWatch {
-    if !watches.contains_key(queue) {
-        watches.insert(queue.to_owned(), LeaseWatch::new());
-    }
-    watches.get_mut(queue).expect("inserted above")
-}
-
-/// Sights the leases of `jobs`, which this store just claimed or took over,
-/// as stamped (their `leased_at`), at `at`.
-fn sight_claimed(watch: &mut LeaseWatch, jobs: &[ClaimedJob], at: Millis) {
-    for job in jobs {
-        watch.sight(job.id.0.max(0) as u64, version(job.token as i64, Some(job.leased_at.0 as i64)), at.0);
-    }
-}
-
-/// A lease as read, for the lease watch.
-fn version(token: i64, heartbeat_at: Option<i64>) -> LeaseVersion {
-    LeaseVersion { token: token.max(0) as u64, heartbeat_at: heartbeat_at.map(|h| Millis(h.max(0) as u64)) }
 }
 
 /// Whether `owner` is `claimant`'s own incarnation (same host, same nonce).

@@ -59,6 +59,11 @@ pub(crate) struct ClaimRequest<'a> {
     pub look_for_stale: bool,
     /// Stale jobs not to offer again yet (refused by the liveness check).
     pub refused: &'a [i64],
+    /// SQLite: the queued jobs carrying a cancelled attempt's lease that
+    /// this claimant has watched unrenewed for its window, as `id:token`
+    /// (see store/watch.rs); any other such job is not claimed. PostgreSQL
+    /// ignores it (one clock: the due time suffices).
+    pub watched: &'a [String],
     /// Fences to complete in the same statement (`complete_and_claim`).
     pub settle: &'a [(i64, i64)],
     /// The results of `settle`, as JSON text, in its order.
@@ -82,13 +87,17 @@ pub(crate) struct StaleCandidate {
     pub lease_ms: i64,
 }
 
-/// One running lease as a look for stale leases read it on SQLite: which
-/// renewal (`heartbeat_at`) of which claim (`token`) of job `id`.
+/// One lease as a look for stale leases read it on SQLite: which renewal
+/// (`heartbeat_at`) of which claim (`token`) of job `id`, under which stale
+/// window (`lease_ms`); `cancelled` for the lease of an attempt cancelled
+/// while it ran, which a queued job carries until its next claim.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunningLease {
     pub id: i64,
     pub token: i64,
     pub heartbeat_at: Option<i64>,
+    pub lease_ms: Option<i64>,
+    pub cancelled: bool,
 }
 
 /// What one claim statement found: the queued jobs it claimed, and the stale

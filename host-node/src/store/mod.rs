@@ -124,6 +124,7 @@ mod trace_context;
 mod vacuum;
 pub mod validate;
 pub mod wake;
+mod watch;
 mod workers;
 
 use std::collections::HashMap;
@@ -150,7 +151,6 @@ pub(crate) use steer::until_cancelled;
 pub use schedule::{LastRun, MAX_ROUND_SLOTS, ScheduleRecord, ScheduleRound, ScheduleSpec, ScheduledJob};
 
 use backend::Backend;
-use leasehold_core::lease::LeaseWatch;
 
 /// Most jobs one [`Store::claim_page`] takes.
 pub const MAX_PAGE: usize = 1000;
@@ -174,9 +174,9 @@ struct Inner {
     /// Stale jobs whose owner the liveness check called alive, with the
     /// caller instant after which they may be asked about again.
     refused: Mutex<HashMap<i64, u64>>,
-    /// Per queue, the running leases this store's looks have seen on SQLite
-    /// (see claim.rs, `judge_stale`).
-    watches: Mutex<HashMap<String, LeaseWatch>>,
+    /// Per queue, the leases this store's looks have seen on SQLite (see
+    /// watch.rs).
+    watches: Mutex<HashMap<String, watch::QueueWatch>>,
     /// When claims last looked for stale leases, per queue.
     reclaim: reclaim::ReclaimSchedule,
     /// The task forwarding the database's notifications, once one listens.

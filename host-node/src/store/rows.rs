@@ -148,7 +148,13 @@ pub(crate) fn stale(row: &(impl DecodeRow + ?Sized)) -> StoreResult<StaleCandida
 /// A running lease from columns id, token, heartbeat_at.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn running_lease(row: &(impl DecodeRow + ?Sized)) -> StoreResult<RunningLease> {
-    Ok(RunningLease { id: row.int("id")?, token: row.int("token")?, heartbeat_at: row.opt_int("heartbeat_at")? })
+    Ok(RunningLease {
+        id: row.int("id")?,
+        token: row.int("token")?,
+        heartbeat_at: row.opt_int("heartbeat_at")?,
+        lease_ms: row.opt_int("lease_ms")?,
+        cancelled: row.int("cancelled")? != 0,
+    })
 }
 
 /// A fence row from columns id, token, state, owner_nonce.

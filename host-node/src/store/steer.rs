@@ -18,7 +18,11 @@
 //! `expires_at`), if that is later: its owner may not have heard the cancel
 //! (cut off from the database, or between two renewals on SQLite) and stops
 //! its work by then, as for a lost lease, so no other worker starts the job
-//! beside it.
+//! beside it. That lease stays on the queued job until a claim replaces it,
+//! so a cancel and a retry while it waits keep the due time. On SQLite, where
+//! that due time is on the clock of whoever retried, a claimant also waits
+//! until it has seen that lease unrenewed for its window itself (see
+//! [`Store::claim_page`]).
 //!
 //! A pause is a row of `leasehold_paused_queues`: claims skip the queue's
 //! queued jobs (a worker stops claiming from it at its next poll), running
@@ -127,9 +131,10 @@ impl Store {
 
     /// Queues the jobs `ids` (each dead-lettered or cancelled) again, due
     /// `now` (PostgreSQL: its own clock), or, cancelled while it ran, once
-    /// that attempt's lease would have gone stale if that is later (see the
-    /// module docs), with a fresh attempt budget; their attempt logs are
-    /// kept. Wakes the queues' workers. Answers the ids.
+    /// that attempt's lease would have gone stale if that is later (on
+    /// SQLite, and once a claimant has watched that lease for its window:
+    /// see the module docs), with a fresh attempt budget; their attempt logs
+    /// are kept. Wakes the queues' workers. Answers the ids.
     ///
     /// # Errors
     /// [`StoreError::UnknownJob`], [`StoreError::WrongState`] (queued,

@@ -21,6 +21,7 @@ impl Claims for PgPool {
                 n,
                 look_for_stale,
                 refused,
+                watched: _,
                 settle,
                 settle_results,
                 on_success,

@@ -23,6 +23,7 @@ impl Claims for SqlitePool {
                 n,
                 look_for_stale,
                 refused,
+                watched,
                 settle,
                 settle_results,
                 on_success,
@@ -65,11 +66,13 @@ impl Claims for SqlitePool {
                     .bind(lease_ms)
                     .bind(queue)
                     .bind(room)
+                    .bind(serde_json::to_string(watched).expect("texts serialize"))
                     .fetch_all(pool)
                     .await?;
                 claimed = in_claim_order(&found)?;
             }
-            // Every running lease, this claim's own included, for the
+            // Every running lease, this claim's own included, and every
+            // cancelled attempt's lease a queued job carries, for the
             // claimant's lease watch (a renewal landing between this read
             // and the stale read above only restarts a watch).
             let leases = if look_for_stale {
