@@ -150,7 +150,7 @@ glue() {
     echo "export const { $2 } = module.exports;"
   } >"$dist/$name.mjs"
 }
-glue timing.js 'settle, attempt, unrefTimer, clearTimer, createDeadlineTimer, checkedSignal' # shared by the two below
+glue timing.js 'settle, attempt, unrefTimer, clearTimer, createDeadlineTimer, checkedSignal, itemSignals' # shared by the two below
 glue runner.js 'createApi, JobClaimLostError, JOB_CLAIM_LOST'
 glue lease.js 'createLeaseApi, LeaseLostError, LEASE_LOST' # run leases
 glue trace.js createTraceApi  # the trace sink

@@ -193,3 +193,32 @@ test('a claim that answers after its write tolerance is spent is not performed: 
   await runner.dispose();
 });
 
+
+test('an item\'s signal is an AbortSignal like an AbortController\'s: same own properties; a lost claim aborts it as abort() does', async (t) => {
+  const { once, addAbortListener } = await import('node:events');
+  const seen = [];
+  let dependant;
+  let onceEvent;
+  const { signal } = await onePass(t, {
+    heartbeat: async () => false,
+    perform: (item, s) => {
+      const real = new AbortController().signal;
+      assert.deepEqual(Reflect.ownKeys(s).map(String), Reflect.ownKeys(real).map(String));
+      assert.equal(Object.getPrototypeOf(s), AbortSignal.prototype);
+      assert.equal(Object.prototype.toString.call(s), '[object AbortSignal]');
+      s.addEventListener('abort', (event) => seen.push(['listener', event.type, event.isTrusted, event.target === s]));
+      s.onabort = (event) => seen.push(['onabort', event.type]);
+      addAbortListener?.(s, () => seen.push(['addAbortListener']));
+      dependant = AbortSignal.any?.([s]);
+      once(s, 'abort').then(([event]) => { onceEvent = event; });
+      return new Promise((resolve, reject) => s.addEventListener('abort', () => reject(s.reason), { once: true }));
+    },
+  });
+  assert.ok(signal.reason instanceof JobClaimLostError);
+  assert.equal(signal.aborted, true);
+  assert.throws(() => signal.throwIfAborted(), (error) => error === signal.reason);
+  assert.deepEqual(seen.slice(0, 2), [['listener', 'abort', true, true], ['onabort', 'abort']]);
+  if (addAbortListener) assert.deepEqual(seen[2], ['addAbortListener']);
+  if (dependant) assert.equal(dependant.reason, signal.reason);
+  assert.equal(onceEvent?.type, 'abort');
+});
