@@ -236,8 +236,13 @@ function fastSignals() {
     const kComposite = named(keys, 'kComposite');
     const kDeserialize = named(Object.getOwnPropertySymbols(AbortSignal.prototype), 'messaging_deserialize_symbol');
     if (kAborted === undefined || kReason === undefined || kComposite === undefined || typeof AbortSignal.prototype[kDeserialize] !== 'function') return undefined;
+    // The constructors as they are now, as a real signal's are made from Node's own: a global
+    // replaced later by the application (a shim EventTarget, a subclass of AbortSignal) must
+    // not change what the items get.
+    const Target = EventTarget;
+    const Signal = AbortSignal;
     const make = () => {
-      const signal = Reflect.construct(EventTarget, [], AbortSignal);
+      const signal = Reflect.construct(Target, [], Signal);
       signal[kAborted] = false;
       signal[kReason] = undefined;
       signal[kComposite] = false;
