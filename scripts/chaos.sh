@@ -24,8 +24,9 @@
 # the script breaks things: it kills workers with SIGKILL, pauses one with SIGSTOP inside
 # a pid namespace of its own (`unshare --pid --fork --mount-proc`: its owner id names a
 # process no other worker can see, so only its lease can speak for it), stops
-# PostgreSQL, locks the jobs table (SQLite: `BEGIN EXCLUSIVE`), and gives commands that
-# take seconds to exit after SIGTERM. Then it lets the queue drain and counts, per
+# PostgreSQL, locks the jobs table (SQLite: `BEGIN EXCLUSIVE`), cancels running jobs and
+# retries them as an operator would, and gives commands that take seconds to exit after
+# SIGTERM. Then it lets the queue drain and counts, per
 # experiment:
 #
 #   jobs       queued (enough to keep every slot busy through the chaos)
@@ -34,8 +35,9 @@
 #   overlap    pairs of executions of one job that ran at the same time (the promise)
 #   max ms     the longest such overlap
 #   double     jobs whose success was settled twice (job-done events)
-#   rerun k/p  finished work run again after its worker was killed or paused (expected:
-#              the worker died or froze before its settle landed)
+#   rerun k/p  finished work run again after its worker was killed or paused, or after the
+#              job was cancelled and retried (expected: the worker died or froze before
+#              its settle landed, or the cancel fenced the settle out)
 #   rerun tk   finished work run again by another worker that took the job over after its
 #              lease went stale (allowed only where the outage outlasted the stale window
 #              and there are other workers: the fence then refused the late settle)
@@ -83,9 +85,10 @@ experiments=(
   "stop-single|postgres|1 worker x 2 slots; PostgreSQL stopped for twice the stale window while commands finish: each is recorded once, never run again"
   "partition|postgres|3 workers x 2 slots, one in its own pid namespace behind a TCP proxy that holds all its traffic both ways for twice the stale window while its commands run, then lets it through; half the commands take 4 s to exit after SIGTERM"
   "deaf|postgres|as partition, but the proxy holds only the database's answers: the worker's statements land (renewals, settles, claims) and it hears none of it until the hold ends"
+  "steer|sqlite postgres|3 workers x 2 slots, one in its own pid namespace; while it is paused (SIGSTOP, twice the stale window) a command of it is cancelled, retried, cancelled again while it waits and retried again, and so is a command of another worker; half the commands take 4 s to exit after SIGTERM"
 )
 # The quick run (CI): the experiments that tell most, in under two minutes for both stores.
-quick_set=",sqlite:kill9,sqlite:pause,sqlite:lock-single,postgres:pause,postgres:stop,"
+quick_set=",sqlite:kill9,sqlite:pause,sqlite:lock-single,sqlite:steer,postgres:pause,postgres:stop,postgres:steer,"
 
 if ((list)); then
   for e in "${experiments[@]}"; do
@@ -126,7 +129,8 @@ rows=()
 
 cleanup() {
   local pid
-  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; done
+  # The workers themselves too: a worker in a pid namespace outlives its unshare, paused.
+  for pid in "${pids[@]}" "${worker_pid[@]}"; do kill -CONT "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; done
   if [[ -n $pg_url ]]; then
     LEASEHOLD_PG_DIR=$pg_dir LEASEHOLD_PG_PORT=$pg_port "$root/scripts/pg-cluster.sh" stop 2>/dev/null || true
   fi
@@ -259,6 +263,8 @@ setup() {
   : >"$dir/killed"
   : >"$dir/paused"
   : >"$dir/recovered"
+  : >"$dir/cancelled"
+  : >"$dir/ids"
   live=()
   next_worker=0
   if [[ $exp_store == sqlite ]]; then
@@ -268,12 +274,13 @@ setup() {
     pg_sql "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
     url="$pg_url&options[search_path]=$schema"
   fi
-  local j dur slowj
+  local j dur slowj id
   for ((j = 1; j <= jobs_n; j++)); do
     dur=$((dur_min + (j * 373) % dur_spread)) # spread evenly
     slowj=0
     if ((slow_exit > 0 && j % 2 == 0)); then slowj=$slow_exit; fi
-    lh enqueue --queue chaos --max-attempts 1000 -- sh "$work/job.sh" "$log" "$j" "$dur" "$slowj" >/dev/null 2>>"$dir/enqueue.err"
+    id=$(lh enqueue --queue chaos --max-attempts 1000 -- sh "$work/job.sh" "$log" "$j" "$dur" "$slowj" 2>>"$dir/enqueue.err")
+    echo "$j $id" >>"$dir/ids"
   done
 }
 
@@ -303,10 +310,11 @@ report() {
   double=$(lh events --json 2>/dev/null | grep '"job-done"' | grep -o '"job":[0-9]*' | sort | uniq -d | wc -l)
   local row took=$((SECONDS - exp_started))
   row=$(awk -v jobs="$jobs_n" -v succeeded="${succeeded:-0}" -v double="$double" -v takeover_ok="$takeover_ok" -v took="$took" \
-    -v name="$exp_store $exp_name" -v killedf="$dir/killed" -v pausedf="$dir/paused" '
+    -v name="$exp_store $exp_name" -v killedf="$dir/killed" -v pausedf="$dir/paused" -v cancelledf="$dir/cancelled" '
     BEGIN {
       while ((getline t < killedf) > 0) killed[t] = 1
       while ((getline t < pausedf) > 0) paused[t] = 1
+      while ((getline t < cancelledf) > 0) cancelled[t] = 1
     }
     $1 == "S" { job[$3] = $2; worker[$3] = $4; start[$3] = $5; last[$3] = $5; n++; order[n] = $3 }
     $1 == "H" && ($3 in start) { if ($4 > last[$3]) last[$3] = $4 }
@@ -323,7 +331,7 @@ report() {
         }
         # finished work run again: one ended, the other started after it
         if ((a in ended) && start[b] > ended[a]) { f = a; g = b } else if ((b in ended) && start[a] > ended[b]) { f = b; g = a } else continue
-        if ((worker[f] in killed) || (worker[f] in paused)) kp++
+        if ((worker[f] in killed) || (worker[f] in paused) || (job[f] in cancelled)) kp++
         else if (takeover_ok && worker[g] != worker[f]) tk++
         else bad++
       }
@@ -433,6 +441,49 @@ chaos_partition() {
   done
 }
 
+# The job number of a command of worker $1 that started and has not ended (the latest), if any.
+running_job_of() {
+  awk -v w="$1" '$1 == "S" && $4 == w { s[$3] = $2 } $1 == "E" { delete s[$3] } END { for (x in s) j = s[x]; if (j != "") print j }' "$log"
+}
+# A running command's job number of any worker but $1, if any.
+running_job_not_of() {
+  awk -v w="$1" '$1 == "S" && $4 != w { s[$3] = $2 } $1 == "E" { delete s[$3] } END { for (x in s) j = s[x]; if (j != "") print j }' "$log"
+}
+
+# Cancels job number $1 and queues it again, as an operator would; with $2 = twice, cancels
+# it again while it waits and queues it again. A cancel that lands is noted (its job may
+# rightly run again after finishing: the cancel fences its settle out).
+cancel_and_retry() {
+  local id k times=1
+  [[ ${2:-} == twice ]] && times=2
+  id=$(awk -v j="$1" '$1 == j { print $2 }' "$dir/ids")
+  [[ -n $id ]] || return 0
+  for ((k = 1; k <= times; k++)); do
+    if lh cancel "$id" --reason chaos >/dev/null 2>>"$dir/steer.err"; then
+      echo "$1" >>"$dir/cancelled"
+      lh retry "$id" >/dev/null 2>>"$dir/steer.err" || say "retry of job $id failed: $(tail -1 "$dir/steer.err")"
+    fi
+    sleep "0.$((RANDOM % 5))"
+  done
+}
+
+# While worker $1 is paused (it hears no cancel), cancels and retries a command of it twice,
+# and one of another worker, over and over.
+chaos_steer() {
+  local end=$((SECONDS + chaos_for)) tag=$1 job
+  while ((SECONDS < end)); do
+    until_running_on "$tag"
+    pause_worker "$tag"
+    job=$(running_job_of "$tag")
+    if [[ -n $job ]]; then cancel_and_retry "$job" twice; fi
+    job=$(running_job_not_of "$tag")
+    if [[ -n $job ]]; then cancel_and_retry "$job"; fi
+    sleep "$((2 * stale))"
+    resume_worker "$tag"
+    sleep 1
+  done
+}
+
 repeat_outage() { # $1: what (lock|stop), $2: seconds each, $3: how many
   local k
   for ((k = 1; k <= $3; k++)); do
@@ -456,6 +507,7 @@ run_experiment() {
     lock-single | stop-single) workers=1; takeover_ok=0 ;;
     # As pause: commands outlast the hold, and the held worker's peers may take over.
     partition | deaf) ns=1; slow_exit=4; dur_min=$((1000 * stale)) dur_spread=$((2000 * stale)) ;;
+    steer) ns=1; slow_exit=4; dur_min=$((1000 * stale)) dur_spread=$((2000 * stale)) ;;
   esac
   if ((ns)) && ! unshare --pid --fork --mount-proc true 2>/dev/null; then
     echo "SKIP $store $name: unshare --pid --fork --mount-proc is not allowed here (it needs root)"
@@ -484,6 +536,7 @@ run_experiment() {
     lock-short) repeat_outage lock "$(awk -v s="$stale" 'BEGIN { print s / 2 }')" 3 ;;
     stop | stop-single) repeat_outage stop "$((2 * stale))" "$((quick ? 1 : 2))" ;;
     partition | deaf) chaos_partition "$paused_tag" ;;
+    steer) chaos_steer "$paused_tag" ;;
   esac
   drain
   if [[ -n $ns_url ]]; then kill "$proxy_pid" 2>/dev/null || true; fi
