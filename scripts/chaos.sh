@@ -279,7 +279,9 @@ setup() {
     dur=$((dur_min + (j * 373) % dur_spread)) # spread evenly
     slowj=0
     if ((slow_exit > 0 && j % 2 == 0)); then slowj=$slow_exit; fi
-    id=$(lh enqueue --queue chaos --max-attempts 1000 -- sh "$work/job.sh" "$log" "$j" "$dur" "$slowj" 2>>"$dir/enqueue.err")
+    local due=()
+    if ((trickle_ms > 0)); then due=(--at "$((j * trickle_ms))ms"); fi
+    id=$(lh enqueue --queue chaos --max-attempts 1000 "${due[@]}" -- sh "$work/job.sh" "$log" "$j" "$dur" "$slowj" 2>>"$dir/enqueue.err")
     echo "$j $id" >>"$dir/ids"
   done
 }
@@ -496,7 +498,7 @@ repeat_outage() { # $1: what (lock|stop), $2: seconds each, $3: how many
 run_experiment() {
   local name=$1 store=$2
   local workers=3 ns=0 takeover_ok=1
-  slots=2 slow_exit=0
+  slots=2 slow_exit=0 trickle_ms=0
   dur_min=500 dur_spread=1500 # commands of 0.5 to 2 s
   case $name in
     kill9) workers=4 ;;
@@ -519,6 +521,12 @@ run_experiment() {
   fi
   # Enough work to keep every slot busy through the chaos.
   jobs_n=$((workers * slots * (chaos_for + 4) * 1000 / (dur_min + dur_spread / 2)))
+  if [[ $name == steer ]]; then
+    # Half as much, due one after another: slots stay free, so a job queued again is claimed
+    # at once when it is due (behind a backlog, any due time would look safe).
+    trickle_ms=$((2 * (dur_min + dur_spread / 2) / (workers * slots)))
+    jobs_n=$(((chaos_for + 4) * 1000 / trickle_ms))
+  fi
   setup "$name" "$store"
   local w paused_tag=""
   ns_url=""
