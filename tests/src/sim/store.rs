@@ -13,6 +13,19 @@
 //!   current token (unless the `unfenced-store` mutation is on).
 //! - A renewal stamps the lease with the renewal's `at` (the owner's clock at
 //!   send time), never moving it backwards.
+//! - The lease's end (`expires_at` in the real stores: stamp + `S`, on the
+//!   owner's clock) is set by every claim and confirmed renewal, cleared
+//!   when the owner gives the item back itself (a release: a failed
+//!   attempt, a lapse once its work ended, a declined claim), and otherwise
+//!   kept until the next claim replaces it.
+//! - The operator's steering, as `cancel.sql` and `retry.sql` do it:
+//!   [`Store::cancel`] of a pending or running item moves its token (so the
+//!   running owner's next renewal or settle is refused) and keeps the
+//!   lease's end; [`Store::retry`] of a cancelled item queues it again with
+//!   a fresh attempt budget, due at the operator's `now` or at the kept
+//!   lease's end, whichever is later (a claimant's clock must reach the due
+//!   time). The `cancel-drops-lease-end` mutation drops the kept end when a
+//!   *pending* item is cancelled, as the stores did before ba01e5c.
 
 use super::probe::{owner_alive, ProcessTable};
 use leasehold_core::lease::{check_steal, EvidenceKind, LivenessEvidence, OwnerId, StealAttempt, StealError};
@@ -100,6 +113,17 @@ pub enum ItemState {
     Settled,
     /// Given up after too many attempts.
     DeadLettered,
+    /// Cancelled by the operator: finished by its decision unless it
+    /// retries the item ([`Store::retry`]).
+    Cancelled,
+}
+
+impl ItemState {
+    /// Settled, dead-lettered, or cancelled (the operator's decision, until
+    /// it retries the item).
+    pub fn finished(self) -> bool {
+        matches!(self, ItemState::Settled | ItemState::DeadLettered | ItemState::Cancelled)
+    }
 }
 
 /// One item's record.
@@ -119,6 +143,26 @@ pub struct ItemRecord {
     pub owner: Option<Owner>,
     /// Settles accepted (must end at exactly 1 unless dead-lettered).
     pub settles: u32,
+    /// The lease's end (`expires_at`): the last stamp + `S` on the owner's
+    /// clock, kept until a claim replaces it or the owner releases it.
+    pub lease_end: Option<Millis>,
+    /// When it may be claimed (`run_at`), on the claimant's clock.
+    pub due: Millis,
+}
+
+impl ItemRecord {
+    /// A slot not enqueued yet.
+    pub const WAITING: ItemRecord = ItemRecord {
+        state: ItemState::Waiting,
+        attempts: 0,
+        token: 0,
+        previous_token: 0,
+        stamp: Millis::ZERO,
+        owner: None,
+        settles: 0,
+        lease_end: None,
+        due: Millis::ZERO,
+    };
 }
 
 /// A claim's answer.
@@ -165,13 +209,15 @@ pub struct Store {
     pub reclaim_own_stale: bool,
     /// Items dead-lettered so far.
     pub dead_lettered: u32,
+    /// Mutation: cancelling a pending item drops the lease's end a retry
+    /// kept (the stores before ba01e5c).
+    pub cancel_drops_lease_end: bool,
 }
 
 impl Store {
     /// `items` items, none enqueued yet.
     pub fn new(items: u32, stale_after_ms: u64, max_attempts: u32, unfenced: bool, eperm_as_dead: bool) -> Store {
-        let record =
-            ItemRecord { state: ItemState::Waiting, attempts: 0, token: 0, previous_token: 0, stamp: Millis::ZERO, owner: None, settles: 0 };
+        let record = ItemRecord::WAITING;
         Store {
             items: vec![record; items as usize],
             next_token: 1,
@@ -183,6 +229,7 @@ impl Store {
             start_time_ignored: false,
             reclaim_own_stale: true,
             dead_lettered: 0,
+            cancel_drops_lease_end: false,
         }
     }
 
@@ -198,9 +245,7 @@ impl Store {
 
     /// Adds an item slot (for the reclaim probe) and answers its number.
     pub fn add_item(&mut self) -> u32 {
-        let record =
-            ItemRecord { state: ItemState::Waiting, attempts: 0, token: 0, previous_token: 0, stamp: Millis::ZERO, owner: None, settles: 0 };
-        self.items.push(record);
+        self.items.push(ItemRecord::WAITING);
         (self.items.len() - 1) as u32
     }
 
@@ -212,9 +257,10 @@ impl Store {
         }
     }
 
-    /// Whether every enqueued-or-waiting item is settled or dead-lettered.
+    /// Whether every enqueued-or-waiting item is settled, dead-lettered or
+    /// left cancelled by the operator.
     pub fn all_done(&self) -> bool {
-        self.items[self.cursor..].iter().all(|r| matches!(r.state, ItemState::Settled | ItemState::DeadLettered))
+        self.items[self.cursor..].iter().all(|r| r.state.finished())
     }
 
     /// One claim by `claimant` (a process of user `uid`) stamped `at` on the
@@ -237,7 +283,7 @@ impl Store {
             }
             let record = self.items[index];
             let stolen = match record.state {
-                ItemState::Pending => None,
+                ItemState::Pending if record.due <= at => None,
                 ItemState::Running => match self.takeover(&record, claimant, uid, at, table) {
                     Some(taken) => Some(taken),
                     None => continue,
@@ -257,6 +303,7 @@ impl Store {
             record.previous_token = record.token;
             record.token = token;
             record.stamp = at;
+            record.lease_end = Some(Millis(at.0 + self.stale_after_ms));
             record.owner = Some(*claimant);
             return Claimed::Item { item: index as u32, token, stolen };
         }
@@ -304,7 +351,11 @@ impl Store {
 
     /// Renews `item`'s lease under `token`, stamping `at`.
     pub fn renew(&mut self, item: u32, token: u64, at: Millis) -> Written {
-        self.fenced(item, token, |record| record.stamp = record.stamp.max(at))
+        let stale_after_ms = self.stale_after_ms;
+        self.fenced(item, token, |record| {
+            record.stamp = record.stamp.max(at);
+            record.lease_end = Some(Millis(record.stamp.0 + stale_after_ms));
+        })
     }
 
     /// Settles `item` under `token`.
@@ -320,7 +371,49 @@ impl Store {
         self.fenced(item, token, |record| {
             record.state = ItemState::Pending;
             record.owner = None;
+            // Its owner gave it back itself: no work of it holds a retry back.
+            record.lease_end = None;
         })
+    }
+
+    /// The operator cancels `item` when it is pending or running
+    /// (`cancel.sql`): its token moves, so a running owner's next renewal or
+    /// settle is refused; the lease's end is kept (dropped for a pending
+    /// item under the `cancel-drops-lease-end` mutation). Answers the token
+    /// it was running under, when it was running, or `None` when nothing
+    /// changed (outer `None`).
+    pub fn cancel(&mut self, item: u32) -> Option<Option<u64>> {
+        let token = self.next_token;
+        let record = &mut self.items[item as usize];
+        let was = record.state;
+        if !matches!(was, ItemState::Pending | ItemState::Running) {
+            return None;
+        }
+        self.next_token += 1;
+        let running = (was == ItemState::Running).then_some(record.token);
+        record.state = ItemState::Cancelled;
+        record.previous_token = record.token;
+        record.token = token;
+        if was == ItemState::Pending && self.cancel_drops_lease_end {
+            record.lease_end = None;
+        }
+        Some(running)
+    }
+
+    /// The operator retries the cancelled `item` (`retry.sql`) at `now` on
+    /// its clock: pending again with a fresh attempt budget, due at `now` or
+    /// at the kept lease's end, whichever is later (the cancelled attempt's
+    /// owner may work until then). Answers the due time, or `None` when the
+    /// item was not cancelled.
+    pub fn retry(&mut self, item: u32, now: Millis) -> Option<Millis> {
+        let record = &mut self.items[item as usize];
+        if record.state != ItemState::Cancelled {
+            return None;
+        }
+        record.state = ItemState::Pending;
+        record.attempts = 0;
+        record.due = record.lease_end.map_or(now, |end| end.max(now));
+        Some(record.due)
     }
 }
 
@@ -455,6 +548,51 @@ mod tests {
         // Its own lease on item 0 is stale, but it still settles item 0.
         assert_eq!(store.claim(&a, 0, Millis(1_200), &table, &[0]), Claimed::Item { item: 1, token: 2, stolen: None });
         assert!(matches!(store.claim(&a, 0, Millis(1_200), &table, &[]), Claimed::Item { item: 0, .. }));
+    }
+
+    #[test]
+    fn a_cancel_moves_the_fence_and_a_retry_waits_for_the_cancelled_attempts_lease_end() {
+        let (table, mut store, a, b) = claimed_by_a(false);
+        assert!(store.renew(0, 1, Millis(1_050)).landed);
+        assert_eq!(store.cancel(0), Some(Some(1)), "it was running under token 1");
+        assert_eq!(store.item(0).state, ItemState::Cancelled);
+        assert!(!store.renew(0, 1, Millis(1_060)).landed, "the owner's next renewal is refused");
+        assert!(!store.settle(0, 1).landed);
+        assert_eq!(store.claim(&b, 0, Millis(1_060), &table, &[]), Claimed::Empty, "cancelled: not claimable");
+        // Retried at 1 070: due at the lease's end, 1 050 + 100.
+        assert_eq!(store.retry(0, Millis(1_070)), Some(Millis(1_150)));
+        assert_eq!(store.item(0).attempts, 0, "a fresh attempt budget");
+        assert_eq!(store.claim(&b, 0, Millis(1_149), &table, &[]), Claimed::Empty);
+        // Cancelled again while it waits, and retried: still due at 1 150.
+        assert_eq!(store.cancel(0), Some(None));
+        assert_eq!(store.retry(0, Millis(1_080)), Some(Millis(1_150)));
+        assert_eq!(store.claim(&b, 0, Millis(1_149), &table, &[]), Claimed::Empty);
+        assert_eq!(store.claim(&b, 0, Millis(1_150), &table, &[]), Claimed::Item { item: 0, token: 4, stolen: None });
+        let _ = a;
+    }
+
+    #[test]
+    fn the_cancel_drops_lease_end_mutation_makes_a_second_retry_due_at_once() {
+        let (table, mut store, _, b) = claimed_by_a(false);
+        store.cancel_drops_lease_end = true;
+        assert_eq!(store.cancel(0), Some(Some(1)));
+        assert_eq!(store.retry(0, Millis(1_010)), Some(Millis(1_100)), "the first retry still waits");
+        store.cancel(0);
+        assert_eq!(store.retry(0, Millis(1_020)), Some(Millis(1_020)), "the kept end was dropped");
+        assert!(matches!(store.claim(&b, 0, Millis(1_020), &table, &[]), Claimed::Item { item: 0, .. }));
+    }
+
+    #[test]
+    fn an_item_its_owner_gave_back_is_due_at_once_when_retried() {
+        let (table, mut store, a, _) = claimed_by_a(false);
+        assert!(store.release(0, 1).landed, "a failed attempt, settled by its owner");
+        assert_eq!(store.item(0).lease_end, None);
+        store.cancel(0);
+        assert_eq!(store.retry(0, Millis(1_010)), Some(Millis(1_010)));
+        assert!(matches!(store.claim(&a, 0, Millis(1_010), &table, &[]), Claimed::Item { item: 0, .. }));
+        assert_eq!(store.retry(0, Millis(1_020)), None, "only a cancelled item is retried");
+        store.settle(0, store.item(0).token);
+        assert_eq!(store.cancel(0), None, "a settled item is not cancelled");
     }
 
     #[test]
