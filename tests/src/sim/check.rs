@@ -39,7 +39,12 @@
 //! - [`Invariant::FenceMonotonic`]: the store never lands a renewal, settle or
 //!   release with a token below the item's current (highest issued) one.
 //! - [`Invariant::NoSettleAfterLost`]: after a renewal answered `false` reaches
-//!   a worker, that worker sends no settle for that claim.
+//!   a worker while its runner still supervises the lease, that worker sends
+//!   no settle for that claim. (An answer heard after the supervision lapsed
+//!   is ignored by the runner, as the core's settle phase documents: a worker
+//!   paused while its work finished lapses on resuming, keeps the outcome,
+//!   and the settle's fence decides. The operator's cancels, which refuse
+//!   renewals at any time, made that order common.)
 //! - [`Invariant::SettledExactlyOnce`]: at most one settle lands per item, ever.
 //! - [`Invariant::AllSettled`]: once faults stop, every item enqueued ends
 //!   settled or dead-lettered within the calm budget.

@@ -35,8 +35,13 @@ pub(super) struct Held {
     pub(super) prompt: bool,
     /// The renewal in flight: its call and real send time.
     pub(super) inflight: Option<(CallId, u64)>,
-    /// A renewal answered `false` reached the worker.
+    /// A renewal answered `false` reached the worker while its runner still
+    /// supervised the lease.
     pub(super) lost_seen: bool,
+    /// The runner's supervision lapsed after the work had finished (its
+    /// worker was paused): the outcome is kept and its settle's fence
+    /// decides; later renewal answers are no longer the runner's to act on.
+    pub(super) lapsed: bool,
     /// How the store took this token's lease over, if it did.
     pub(super) taken: Option<EvidenceKind>,
     pub(super) phase: Phase,
@@ -155,6 +160,7 @@ impl World {
                     prompt: true,
                     inflight: None,
                     lost_seen: false,
+                    lapsed: false,
                     // A claim heard late may have been taken over already.
                     taken: self.takeovers.iter().find(|t| t.0 == item && t.1 == token).map(|t| t.2),
                     phase: Phase::Working,
@@ -180,7 +186,10 @@ impl World {
                                 renewed = held.exec.map(|exec| (exec, held.stamp));
                             }
                             Ok(false) => {
-                                held.lost_seen = true;
+                                // After a lapse the runner's supervision has
+                                // ended and ignores the answer; the settle's
+                                // fence decides (see the core's settle phase).
+                                held.lost_seen |= !held.lapsed;
                                 held.prompt = false;
                             }
                             Err(()) => held.prompt = false,
@@ -346,6 +355,7 @@ impl World {
             // was paused): an outcome reached, settled once the host hears
             // of it (its WorkDone waits), whatever the lapse says.
             self.log(What::Abort, w, held.item, held.token, 1);
+            self.held_mut(w, key).expect("held").lapsed = true;
             return;
         }
         self.log(What::Abort, w, held.item, held.token, u64::from(lapsed));
