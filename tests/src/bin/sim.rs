@@ -7,6 +7,7 @@
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
 //!     [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]
+//!     [--cancel-gap-ms N] [--operator-delay-ms N]
 //! ```
 //!
 //! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
@@ -29,6 +30,11 @@
 //!   re-claim its own stale item on the lease alone (on by default, as in
 //!   the real stores): with `--hosts 1` that shows defect 3 again.
 //!
+//! - `--cancel-gap-ms N` sets the operator's mean gap between two cancels
+//!   (0: no operator; the standard profile's is `S / 2`), and
+//!   `--operator-delay-ms N` the longest delay before its next step on an
+//!   item (retry, cancel again); see `sim::config::Operator`.
+//!
 //! - `--mutations` runs every broken variant until a seed catches it and
 //!   prints how many seeds that took.
 //! - `--replay SEED` runs one seed, recording, and prints its violation (if
@@ -38,7 +44,7 @@
 //!   (native and wasm32 share them).
 //! - Exit status 1 when a violation was found (without `--mutations`).
 
-use leasehold_tests::sim::{run_seed, run_seeds, shrink, Mutation, Outcome, SimConfig};
+use leasehold_tests::sim::{run_seed, run_seeds, shrink, Mutation, Operator, Outcome, SimConfig};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -60,6 +66,8 @@ struct Args {
     half_band: bool,
     no_budget: bool,
     no_reclaim_own: bool,
+    cancel_gap_ms: Option<u64>,
+    operator_delay_ms: Option<u64>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -81,6 +89,8 @@ fn parse() -> Result<Args, String> {
         half_band: false,
         no_budget: false,
         no_reclaim_own: false,
+        cancel_gap_ms: None,
+        operator_delay_ms: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -133,6 +143,8 @@ fn parse() -> Result<Args, String> {
             "--half-skew-band" => args.half_band = true,
             "--no-budget-check" => args.no_budget = true,
             "--no-reclaim-own-stale" => args.no_reclaim_own = true,
+            "--cancel-gap-ms" => args.cancel_gap_ms = Some(number("--cancel-gap-ms", value("--cancel-gap-ms")?)?),
+            "--operator-delay-ms" => args.operator_delay_ms = Some(number("--operator-delay-ms", value("--operator-delay-ms")?)?),
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -166,6 +178,17 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
     }
     cfg.budget_check = !args.no_budget;
     cfg.reclaim_own_stale &= !args.no_reclaim_own;
+    if let Some(gap) = args.cancel_gap_ms {
+        if gap == 0 {
+            cfg.operator = Operator::OFF;
+        } else {
+            let defaults = Operator::standard(cfg.params.stale_after_ms);
+            cfg.operator = Operator { cancel_gap_ms: gap, ..if cfg.operator == Operator::OFF { defaults } else { cfg.operator } };
+        }
+    }
+    if let Some(delay) = args.operator_delay_ms {
+        cfg.operator.delay_max_ms = delay;
+    }
     cfg
 }
 
@@ -198,6 +221,12 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     }
     if let Some(hosts) = args.hosts {
         line += &format!(" --hosts {hosts}");
+    }
+    if let Some(gap) = args.cancel_gap_ms {
+        line += &format!(" --cancel-gap-ms {gap}");
+    }
+    if let Some(delay) = args.operator_delay_ms {
+        line += &format!(" --operator-delay-ms {delay}");
     }
     if mutation != Mutation::None {
         line += &format!(" --mutation {}", mutation.name());
@@ -264,7 +293,8 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]"
+                 [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale] \
+                 [--cancel-gap-ms N] [--operator-delay-ms N]"
             );
             return ExitCode::from(2);
         }
@@ -305,7 +335,7 @@ fn main() -> ExitCode {
     let mut failures = Vec::new();
     let mut done = 0;
     let mut events = 0;
-    let mut totals = [0u64; 9];
+    let mut totals = [0u64; 12];
     while done < args.seeds {
         let count = chunk.min(args.seeds - done);
         let summary = run_seeds(args.start + done, count, &cfg, 0);
@@ -337,6 +367,7 @@ fn main() -> ExitCode {
         "totals: settled {}, dead-lettered {}, steals {}, lapses {}, losses {}, crashes {}, stalls {}, excused overlaps {}, claims declined {}",
         totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6], totals[7], totals[8]
     );
+    println!("operator: cancels {}, retries {}, left cancelled {}", totals[9], totals[10], totals[11]);
     println!(
         "{:.2}s, {:.0} seeds/s, {:.2} M events/s",
         elapsed,

@@ -10,9 +10,9 @@ use leasehold_core::options::{Config, OptionError, OptionsInput};
 use leasehold_core::job_backoff;
 
 /// A deliberately broken variant the simulator must catch (the mutation
-/// check). Each lives where the real defect would: two in the core's
-/// supervision (behind the core feature `mutations`), two in the pid probe,
-/// two in the host, one in the store.
+/// check). Each lives where the real defect would: in the core's
+/// supervision (behind the core feature `mutations`), the pid probe, the
+/// host, or the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mutation {
     /// The correct system.
@@ -360,6 +360,42 @@ impl Workload {
     }
 }
 
+/// The operator steering jobs by hand, as `leasehold cancel` / `retry` (and
+/// the JS and dashboard equivalents) do, over the same store rules (see
+/// [`super::store::Store::cancel`]): while the faults last it cancels a
+/// random pending or running item every so often; after a short delay it
+/// retries a cancelled item, or leaves it cancelled (finished by its
+/// decision); a retried item that still waits may be cancelled again, then
+/// retried or left again, and so on. The operator's clock is real time (a
+/// retry is due at once unless a kept lease's end holds it back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operator {
+    /// Mean gap between two cancels of a random pending or running item,
+    /// over the whole run (0: no operator).
+    pub cancel_gap_ms: u64,
+    /// Longest delay before each next step (retry, cancel again).
+    pub delay_max_ms: u64,
+    /// Chance a cancelled item is retried (else it is left cancelled).
+    pub retry_per_mille: u32,
+    /// Chance a retried item is cancelled again, if it still waits then.
+    pub again_per_mille: u32,
+}
+
+impl Operator {
+    /// No operator.
+    pub const OFF: Operator = Operator { cancel_gap_ms: 0, delay_max_ms: 0, retry_per_mille: 0, again_per_mille: 0 };
+
+    /// About twenty cancels per run of the standard chaos window (one every
+    /// `S / 4`); each next step within `S / 20`, so that a retry, a cancel
+    /// again and a second retry often all land before the cancelled owner's
+    /// next renewal (every `I = S / 4`) tells it; four cancels in five
+    /// retried, seven retried items in ten cancelled again if they still
+    /// wait.
+    pub fn standard(stale_after_ms: u64) -> Operator {
+        Operator { cancel_gap_ms: stale_after_ms / 4, delay_max_ms: stale_after_ms / 20, retry_per_mille: 800, again_per_mille: 700 }
+    }
+}
+
 /// One simulation's whole setup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimConfig {
@@ -375,6 +411,8 @@ pub struct SimConfig {
     pub faults: Faults,
     /// The work.
     pub workload: Workload,
+    /// The operator's cancels and retries.
+    pub operator: Operator,
     /// The broken variant under test, if any.
     pub mutation: Mutation,
     /// Whether `owner-stops-in-budget` is checked. Off, a run goes on past
@@ -389,7 +427,8 @@ pub struct SimConfig {
 
 impl SimConfig {
     /// The standard scenario: `workers` workers on up to two hosts, `items`
-    /// items, [`Params::standard`], [`Faults::standard`].
+    /// items, [`Params::standard`], [`Faults::standard`], and the operator
+    /// cancelling and retrying items ([`Operator::standard`]).
     pub fn standard(workers: u8, items: u32) -> SimConfig {
         let params = Params::standard();
         SimConfig {
@@ -398,6 +437,7 @@ impl SimConfig {
             params,
             faults: Faults::standard(params.stale_after_ms, params.skew_ms),
             workload: Workload::standard(items, params.stale_after_ms),
+            operator: Operator::standard(params.stale_after_ms),
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
@@ -433,6 +473,7 @@ impl SimConfig {
                 long_per_mille: 500,
                 work_fail_per_mille: 0,
             },
+            operator: Operator::OFF,
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
@@ -471,6 +512,7 @@ impl SimConfig {
             params,
             faults,
             workload: Workload { items: 10, ..Workload::standard(10, params.stale_after_ms) },
+            operator: Operator::OFF,
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
@@ -500,6 +542,7 @@ impl SimConfig {
             params,
             faults,
             workload: Workload { long_per_mille: 800, ..Workload::standard(items, s) },
+            operator: Operator::OFF,
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,

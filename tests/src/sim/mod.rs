@@ -70,6 +70,6 @@ pub mod trace;
 pub mod world;
 
 pub use check::{Invariant, Violation};
-pub use config::{Faults, Mutation, Params, SimConfig, Workload};
+pub use config::{Faults, Mutation, Operator, Params, SimConfig, Workload};
 pub use run::{run_seed, run_seeds, shrink, Summary};
 pub use world::Outcome;

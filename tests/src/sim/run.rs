@@ -20,8 +20,9 @@ pub struct Summary {
     /// Events processed in all.
     pub events: u64,
     /// Items settled, dead-lettered; steals, lapses, losses, crashes, stalls,
-    /// excused overlaps, declined claims, summed.
-    pub totals: [u64; 9],
+    /// excused overlaps, declined claims; the operator's cancels, retries,
+    /// items left cancelled; summed.
+    pub totals: [u64; 12],
 }
 
 /// Runs `count` seeds from `start`, stopping early once `stop_after`
@@ -44,6 +45,9 @@ pub fn run_seeds(start: u64, count: u64, cfg: &SimConfig, stop_after: usize) -> 
             s.stalls,
             s.excused_overlaps,
             s.claims_declined,
+            s.cancels,
+            s.retries,
+            s.left_cancelled,
         ];
         for (total, value) in summary.totals.iter_mut().zip(add) {
             *total += u64::from(value);

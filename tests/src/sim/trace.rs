@@ -42,6 +42,8 @@ pub enum What {
     ProbeEnqueue,
     ProbeCrash,
     GuardStop,
+    Cancel,
+    Retry,
 }
 
 /// One step. `worker` is 255 for store-wide steps; `a` and `b` depend on
@@ -107,6 +109,11 @@ impl fmt::Display for TraceLine {
             What::ProbeEnqueue => write!(f, "reclaim probe: enqueue item {item}"),
             What::ProbeCrash => write!(f, "reclaim probe: crash the owner of item {item}, bound t={a}"),
             What::GuardStop => write!(f, "guard: exit deadline passed unmoved, stops item {item} token {a}, ends in {b}ms"),
+            What::Cancel => match b {
+                0 => write!(f, "operator: cancel item {item} (pending), token now {a}"),
+                running => write!(f, "operator: cancel item {item} running under token {running}, token now {a}"),
+            },
+            What::Retry => write!(f, "operator: retry item {item}, due t={a}"),
         }
     }
 }

@@ -8,8 +8,9 @@
 //! `network` (requests, their fates, the store's side), `host` (what a
 //! worker believes it holds and how its host drives its runner), `exits`
 //! (the work apart from its worker, and its guard), `beliefs` (overlap
-//! and budget checks), `faults` (crashes, stalls, partitions, clocks) and
-//! `probe` (calm and the reclaim probe). This file holds the world's
+//! and budget checks), `faults` (crashes, stalls, partitions, clocks),
+//! `operator` (cancels and retries by hand) and `probe` (calm and the
+//! reclaim probe). This file holds the world's
 //! state and dispatches each event.
 //!
 //! # The host each worker runs (what a real host does, minus real time)
@@ -50,6 +51,7 @@ mod exits;
 mod faults;
 mod host;
 mod network;
+mod operator;
 mod probe;
 mod queue;
 
@@ -98,6 +100,12 @@ pub struct Stats {
     pub excused_overlaps: u32,
     /// Claims heard past their write tolerance, declined by the runner.
     pub claims_declined: u32,
+    /// The operator's cancels (of pending and running items).
+    pub cancels: u32,
+    /// The operator's retries of cancelled items.
+    pub retries: u32,
+    /// Items the operator left cancelled at the end (finished by it).
+    pub left_cancelled: u32,
     /// Events processed.
     pub events: u64,
 }
@@ -153,6 +161,12 @@ pub struct World {
     execs: Executions,
     /// Exit latencies of stopped executions.
     exit_rng: Rng,
+    /// The operator's choices.
+    operator_rng: Rng,
+    /// The operator's steps scheduled and not taken yet.
+    operator_pending: u32,
+    /// Every cancel of a running item: item, the token it ran under.
+    cancelled: Vec<(u32, u64)>,
 }
 
 fn key_eq(a: ItemKey, b: ItemKey) -> bool {
@@ -261,6 +275,9 @@ impl World {
             rng: Rng::stream(seed, 5, 0),
             execs: Executions::default(),
             exit_rng: Rng::stream(seed, 6, 0),
+            operator_rng: Rng::stream(seed, 7, 0),
+            operator_pending: 0,
+            cancelled: Vec::new(),
         }
     }
 
@@ -301,6 +318,7 @@ impl World {
         if self.violation.is_none() && !self.finished {
             self.give_up();
         }
+        self.stats.left_cancelled = self.store.items().iter().filter(|r| r.state == ItemState::Cancelled).count() as u32;
         Outcome {
             seed,
             violation: self.violation,
@@ -312,7 +330,7 @@ impl World {
     }
 
     fn give_up(&mut self) {
-        let stuck = self.store.items().iter().position(|r| !matches!(r.state, ItemState::Settled | ItemState::DeadLettered));
+        let stuck = self.store.items().iter().position(|r| !r.state.finished());
         let detail = match stuck {
             Some(item) => {
                 let r = *self.store.item(item as u32);
@@ -339,6 +357,7 @@ impl World {
             self.at(when, Ev::Enqueue { item });
         }
         self.at(self.chaos_end, Ev::Calm);
+        self.schedule_operator();
         for w in 0..self.cfg.workers {
             self.restart(w);
             self.schedule_faults(w);
@@ -406,6 +425,7 @@ impl World {
             Ev::ProbeStart => self.probe_start(),
             Ev::ProbeCrash { w, inc, item } => self.probe_crash(w, inc, item),
             Ev::ProbeDeadline { item } => self.probe_deadline(item),
+            Ev::OperatorCancel | Ev::OperatorRetry { .. } | Ev::OperatorCancelAgain { .. } => self.operator(ev),
         }
     }
 

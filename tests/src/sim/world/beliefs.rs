@@ -30,7 +30,13 @@ impl World {
         others.extend(
             self.ended_now
                 .iter()
-                .filter(|(t, _, h)| *t == now && h.item == held.item && h.token != held.token && h.taken.is_some() && h.phase == Phase::Working)
+                .filter(|(t, _, h)| {
+                    *t == now
+                        && h.item == held.item
+                        && h.token != held.token
+                        && (h.taken.is_some() || self.was_cancelled(h.item, h.token))
+                        && h.phase == Phase::Working
+                })
                 .map(|(_, o, h)| (*o, *h)),
         );
         for (other, old) in others {
@@ -40,8 +46,13 @@ impl World {
                 if old.token < held.token { ((other, old), (w, held)) } else { ((w, held), (other, old)) };
             let stall = self.workers[usize::from(older_w)].stall();
             // What matters is how the older token lost the lease: the item
-            // may have changed hands again since (released, re-claimed).
-            let lease_takeover = older.taken == Some(EvidenceKind::LeaseExpired);
+            // may have changed hands again since (released, re-claimed). A
+            // cancel by the operator is held to the same rule as a takeover
+            // on an expired lease: the retry is due at the lease's end, so
+            // only a stalled owner may still believe when the next claim
+            // lands.
+            let cancelled = self.was_cancelled(older.item, older.token);
+            let lease_takeover = older.taken == Some(EvidenceKind::LeaseExpired) || cancelled;
             if lease_takeover && check::excused(self.spans, older.stamp, stall, now) {
                 self.stats.excused_overlaps += 1;
                 continue;
@@ -57,6 +68,7 @@ impl World {
                 newer.token,
                 older.token,
                 match older.taken {
+                    None if cancelled => "was cancelled by the operator",
                     None => "was not taken over",
                     Some(EvidenceKind::LeaseExpired) => "was taken over: lease-expired",
                     Some(_) => "was taken over: same-host-pid-dead",

@@ -199,6 +199,12 @@ impl World {
             Fate::Error(delay) => self.at(self.now + delay, Ev::Reply { w, inc, rep: failed_reply(req_of(rep)) }),
             Fate::Never => {}
         }
+        self.after_store_change();
+    }
+
+    /// Once the faults stopped and the store is done, the reclaim probe
+    /// comes next.
+    pub(super) fn after_store_change(&mut self) {
         if self.store_done() && self.probe.is_none() && self.calm {
             self.schedule_probe();
         }
@@ -217,8 +223,10 @@ impl World {
         }
     }
 
+    /// Every item enqueued and finished (settled, dead-lettered, or left
+    /// cancelled by the operator), and no step of the operator's waits.
     pub(super) fn store_done(&self) -> bool {
-        self.enqueued == self.cfg.workload.items && self.store.all_done()
+        self.enqueued == self.cfg.workload.items && self.operator_pending == 0 && self.store.all_done()
     }
 
 }

@@ -25,6 +25,12 @@ pub(super) enum Ev {
     ProbeStart,
     ProbeCrash { w: u8, inc: u32, item: u32 },
     ProbeDeadline { item: u32 },
+    /// The operator cancels a random pending or running item.
+    OperatorCancel,
+    /// The operator retries `item` if it is still cancelled.
+    OperatorRetry { item: u32 },
+    /// The operator cancels `item` again if it still waits.
+    OperatorCancelAgain { item: u32 },
 }
 
 impl Ev {
