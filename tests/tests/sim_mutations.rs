@@ -85,6 +85,22 @@ fn a_settle_dropped_when_the_store_does_not_answer_is_caught_by_the_finished_wor
 }
 
 #[test]
+fn a_cancel_that_drops_the_kept_lease_end_is_caught_by_a_retry_started_beside_the_first_attempt() {
+    // The operator cancels a running item, retries it (due at the cancelled
+    // attempt's lease end), cancels it again while it waits and retries it
+    // again: with the end dropped a peer starts it at once, while the first
+    // owner works on until its next renewal is refused (before ba01e5c).
+    caught(Mutation::CancelDropsLeaseEnd, &[Invariant::ExclusiveOwnership, Invariant::ExecutionsExclusive]);
+}
+
+#[test]
+fn every_broken_variant_has_its_check_here() {
+    // A new `Mutation` joins `BROKEN` and gets a test above that requires
+    // it caught; this count is the reminder.
+    assert_eq!(Mutation::BROKEN.len(), 11, "a mutation was added or removed: add or remove its test in this file");
+}
+
+#[test]
 fn fence_answer_ignored_leads_to_a_settle_after_the_lost_answer() {
     // Beyond the first violation: with the budget check off, the ignored
     // `false` lets the work run on and settle. Supervision lapses an owner

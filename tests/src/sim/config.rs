@@ -51,11 +51,18 @@ pub enum Mutation {
     /// gives the item back (host), as hosts did before the settle phase:
     /// finished work is performed again.
     SettleDropped,
+    /// The store's cancel of a *pending* item drops the lease's end a retry
+    /// kept (store), as every real store did before ba01e5c: an item
+    /// cancelled while it ran, retried, cancelled again while it waits and
+    /// retried again is due at once, and a peer starts it beside the first
+    /// attempt, whose owner hears of the cancel only at its next renewal.
+    /// Caught by the operator ([`Operator`]).
+    CancelDropsLeaseEnd,
 }
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 10] = [
+    pub const BROKEN: [Mutation; 11] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
@@ -66,6 +73,7 @@ impl Mutation {
         Mutation::GuardDeadlineOff,
         Mutation::GraceOutsideBudget,
         Mutation::SettleDropped,
+        Mutation::CancelDropsLeaseEnd,
     ];
 
     /// The name used on the command line and in reports.
@@ -82,6 +90,7 @@ impl Mutation {
             Mutation::GuardDeadlineOff => "guard-deadline-off",
             Mutation::GraceOutsideBudget => "grace-outside-budget",
             Mutation::SettleDropped => "settle-dropped",
+            Mutation::CancelDropsLeaseEnd => "cancel-drops-lease-end",
         }
     }
 

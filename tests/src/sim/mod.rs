@@ -11,8 +11,8 @@
 //!   `leasehold_core::lease::steal::check_steal`, as the real stores do.
 //! - [`exit`]: the work apart from its worker (executions, exit latency,
 //!   the guard's exit deadline).
-//! - [`world`]: the event loop, the hosts, the network, the faults and the
-//!   beliefs checked (one file each under `world/`).
+//! - [`world`]: the event loop, the hosts, the network, the faults, the
+//!   operator and the beliefs checked (one file each under `world/`).
 //! - [`check`]: the invariants and their predicates.
 //! - [`trace`]: the trace and its hash.
 //! - [`run`]: running seeds, shrinking a counterexample.
@@ -27,7 +27,8 @@
 //! core's supervision (core feature `mutations`, test-only); `eperm-as-dead`
 //! and `start-time-ignored` are the pid probe's decision
 //! ([`probe::owner_alive`]); `fence-ignored` and `confirmation-dropped` are
-//! the simulated host; `unfenced-store` is the simulated store.
+//! the simulated host; `unfenced-store` and `cancel-drops-lease-end` are
+//! the simulated store.
 //!
 //! # Defects found
 //!
@@ -57,6 +58,44 @@
 //!    ([`SimConfig::reclaim_own_stale`]); `tests/sim_one_host.rs` checks
 //!    both sides, and `sim --replay 0 --hosts 1 --no-reclaim-own-stale`
 //!    shows the defect again.
+//!
+//! # The operator
+//!
+//! Reality found one defect the simulator could not produce, because
+//! nothing in its world steered jobs: fixed on main in ba01e5c, the cancel
+//! of a *queued* job dropped the lease's end (`expires_at`) that a retry of
+//! a job cancelled while it ran had kept, so cancel while running → retry →
+//! cancel again while it waits → retry again made the job due at once, and
+//! another worker started it beside the first attempt, whose owner learns of
+//! a cancel only when its next renewal is refused (overlap up to the lease
+//! window, no fault needed).
+//!
+//! The world now has an operator ([`config::Operator`], on in the standard
+//! profile; `sim --cancel-gap-ms 0` turns it off): while the faults last it
+//! cancels random pending or running items and, after short delays, retries
+//! them, cancels them again while they wait, retries again, or leaves them
+//! cancelled (finished by its decision: `all-settled` counts them done).
+//! The store follows the real rules ([`store::Store::cancel`],
+//! [`store::Store::retry`]): the token moves on a cancel, a retry is due no
+//! earlier than the kept lease's end, an owner's own release clears it. The
+//! new attempt is held to the cancelled one as to a takeover
+//! (`exclusive-ownership`, `executions-exclusive`).
+//!
+//! What it found:
+//!
+//! - the ba01e5c defect, as the mutation `cancel-drops-lease-end` (the
+//!   store before the fix): caught in the standard profile by about one seed
+//!   in eight (`exclusive-ownership`: a peer, or the same worker, holds the
+//!   new token while the cancelled owner still works; sometimes
+//!   `executions-exclusive`); `tests/sim_mutations.rs` requires it caught.
+//!   The fixed store keeps every invariant over 50 000 standard seeds.
+//! - an order the checks did not expect, in the checker rather than the
+//!   product: a worker paused while its work finished lapses on resuming,
+//!   keeps the outcome, then hears a refused renewal that waited; its runner,
+//!   whose supervision had ended, ignores it and sends the (fenced, refused)
+//!   settle, as the core's settle phase documents. `no-settle-after-lost`
+//!   now holds a worker to a lost answer only while its runner still
+//!   supervises the lease.
 
 pub mod check;
 pub mod config;

@@ -244,6 +244,7 @@ impl World {
         let mut store = store;
         store.start_time_ignored = cfg.mutation == Mutation::StartTimeIgnored;
         store.reclaim_own_stale = cfg.reclaim_own_stale;
+        store.cancel_drops_lease_end = cfg.mutation == Mutation::CancelDropsLeaseEnd;
         let chaos_end = EPOCH + cfg.workload.chaos_ms;
         let capacity = u64::from(cfg.workers.max(1)) * u64::from(cfg.params.concurrency.max(1));
         let work = u64::from(cfg.workload.items) * cfg.workload.work_long_max_ms / capacity;
