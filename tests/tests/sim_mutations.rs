@@ -105,8 +105,10 @@ fn fence_answer_ignored_leads_to_a_settle_after_the_lost_answer() {
     // Beyond the first violation: with the budget check off, the ignored
     // `false` lets the work run on and settle. Supervision lapses an owner
     // before any peer can take its lease over unless its timers are held
-    // back, so only a throttled owner over a slow store still works when a
-    // renewal lands after the takeover.
+    // back, so a throttled owner over a slow store is the surest way to get
+    // a renewal landing after the takeover. (The operator's cancels, which
+    // refuse renewals at any time, now expose it in the standard profile
+    // too: seed 2.)
     let mut cfg = SimConfig::throttled(4, 100).with_mutation(Mutation::FenceIgnored);
     cfg.budget_check = false;
     let summary = run_seeds(0, BUDGET, &cfg, 0);
