@@ -23,8 +23,11 @@
 //! owner that has died leaves it unchanged, and is taken over one window
 //! after the claimant first saw its last renewal.
 //!
-//! The wall-clock judgement ([`super::lease_is_stale`]) still applies on top;
-//! the watch only ever makes a takeover later. It costs nothing when the
+//! A host may apply the wall-clock judgement ([`super::lease_is_stale`]) on
+//! top, so that the watch only ever makes a takeover later, or let the watch
+//! alone decide (the native SQLite store does: an owner whose wall clock
+//! reads ahead of the claimant's would otherwise keep a dead owner's job for
+//! as long as its clock is ahead). It costs nothing when the
 //! claimant reads every running lease at each look (it then sees each
 //! renewal soon after it lands); a store that names only leases already
 //! stale on the wall clock pays up to one more window before a dead owner's
@@ -99,8 +102,9 @@ impl LeaseWatch {
 
     /// Records the sighting ([`LeaseWatch::sight`]) and answers whether the
     /// lease may be taken over: seen unrenewed for more than its stale window
-    /// `stale_after_ms` (the owner's, as recorded with the lease). The
-    /// wall-clock staleness is the caller's to check as well.
+    /// `stale_after_ms` (the owner's, as recorded with the lease). Whether
+    /// the wall clock must call it stale too is the caller's choice (see the
+    /// module docs).
     pub fn unrenewed_for(&mut self, id: u64, version: LeaseVersion, stale_after_ms: u64, now_ms: u64) -> bool {
         self.sight(id, version, now_ms) > stale_after_ms
     }

@@ -57,7 +57,10 @@ impl Store {
     /// SQLite leases are stamped with each worker's own clock, and two
     /// workers' clocks can read a whole step apart (one started after an NTP
     /// step or a resume from sleep). Each look reads the queue's running
-    /// leases for that. Likewise a job retried after a cancel while it ran
+    /// leases for that. A lease so watched is taken over whether or not it
+    /// has expired on this store's wall clock: stamped by an owner whose
+    /// clock reads ahead, it would expire here only that much later.
+    /// Likewise a job retried after a cancel while it ran
     /// (see [`Store::retry`]) is claimed only once this store has seen the
     /// cancelled attempt's lease unrenewed for its window: up to one window
     /// after this store's first look at it. PostgreSQL stamps and judges
@@ -148,11 +151,16 @@ impl Store {
         let mut refused = self.refused_ids(now);
         refused.extend(exclude.iter().map(|id| id.0));
         let look_for_stale = self.inner.reclaim.turn(queue, now, lease_ms);
-        let watched = if self.kind() == BackendKind::Sqlite {
-            let watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
-            watches.get(queue).map(|watch| watch.watched(now)).unwrap_or_default()
-        } else {
-            Vec::new()
+        // SQLite: what this store's watch of the queue lets go (see watch.rs).
+        let (watched, watched_stale) = match self.kind() {
+            BackendKind::Sqlite => {
+                let watches = self.inner.watches.lock().unwrap_or_else(|e| e.into_inner());
+                match watches.get(queue) {
+                    Some(watch) => (watch.watched(now), if look_for_stale { watch.stale(now) } else { Vec::new() }),
+                    None => (Vec::new(), Vec::new()),
+                }
+            }
+            _ => (Vec::new(), Vec::new()),
         };
         let request = ClaimRequest {
             queue,
@@ -162,6 +170,7 @@ impl Store {
             look_for_stale,
             refused: &refused,
             watched: &watched,
+            watched_stale: &watched_stale,
             settle: &settle,
             settle_results: &settle_results,
             on_success: self.inner.config.on_success,
@@ -255,7 +264,10 @@ impl Store {
     /// unrenewed for longer than its window, timed on the callers' clock
     /// (`now`, plus the time the round took up to the read); one not seen
     /// that long yet is remembered as refused until it could have been, so
-    /// that it does not take the page's room at every look.
+    /// that it does not take the page's room at every look. One it has seen
+    /// that long is taken whatever the wall clock says (`watched`: the swap
+    /// does not judge it by the wall clock again), as the stale read names
+    /// such leases too.
     ///
     /// Why SQLite needs the watch: its leases are stamped and judged with
     /// each worker's own clock, and two workers' clocks can disagree by a
@@ -278,7 +290,7 @@ impl Store {
         round
             .stale
             .iter()
-            .filter(|c| {
+            .filter_map(|c| {
                 // Our own incarnation's stale job: its claim landed but the
                 // answer never reached us (a dropped connection), or our
                 // supervision already lapsed the work before the lease went
@@ -286,7 +298,7 @@ impl Store {
                 // and a pid probe would call us alive forever: the expired
                 // lease alone decides.
                 if is_own(&c.owner, claimant) {
-                    return true;
+                    return Some((c, false));
                 }
                 let context = LivenessContext {
                     claimant,
@@ -296,14 +308,16 @@ impl Store {
                 let check = self.inner.config.liveness.as_deref();
                 if check.is_some_and(|check| check.is_alive(&c.owner, &context)) {
                     refused.insert(c.id, now.0.saturating_add(c.lease_ms.max(0) as u64));
-                    return false;
+                    return None;
                 }
                 match watch.as_mut() {
                     Some((watch, seen_at)) if !check.is_some_and(|check| check.proven_gone(&c.owner, &context)) => {
                         let window = c.lease_ms.max(0) as u64;
                         let seen = watch.sight(c.id.max(0) as u64, version(c.token, c.heartbeat_at), seen_at.0);
                         if seen > window {
-                            return true;
+                            // Seen unrenewed on our own clock: taken whatever
+                            // the wall clocks say (the owner's may read ahead).
+                            return Some((c, true));
                         }
                         // Not named again until the watch could let it go: a
                         // refused candidate would otherwise fill the page of
@@ -312,17 +326,20 @@ impl Store {
                         // job while its owner works. The leases read at each
                         // look keep the watch current meanwhile.
                         refused.insert(c.id, now.0.saturating_add(window - seen + 1));
-                        false
+                        None
                     }
-                    _ => true,
+                    // Taken if the wall clock calls it stale too (the swap
+                    // checks that).
+                    _ => Some((c, false)),
                 }
             })
-            .map(|candidate| Takeover {
+            .map(|(candidate, watched)| Takeover {
                 candidate,
                 note: format!(
                     "lease expired; reclaimed by {} pid {}",
                     claimant.host_id, claimant.pid
                 ),
+                watched,
             })
             .collect()
     }

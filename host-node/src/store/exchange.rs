@@ -64,6 +64,12 @@ pub(crate) struct ClaimRequest<'a> {
     /// (see store/watch.rs); any other such job is not claimed. PostgreSQL
     /// ignores it (one clock: the due time suffices).
     pub watched: &'a [String],
+    /// SQLite: the running jobs whose leases this claimant's watch has seen
+    /// unrenewed for longer than their window, named as stale candidates
+    /// whatever the wall clock says (an owner's clock reading ahead of the
+    /// claimant's would keep them from it for that much longer). PostgreSQL
+    /// ignores it.
+    pub watched_stale: &'a [i64],
     /// Fences to complete in the same statement (`complete_and_claim`).
     pub settle: &'a [(i64, i64)],
     /// The results of `settle`, as JSON text, in its order.
@@ -112,12 +118,15 @@ pub(crate) struct ClaimRound {
     pub now: i64,
 }
 
-/// One takeover to attempt: the snapshot, and the note recorded on the
-/// replaced owner's attempt (who took it, and how).
+/// One takeover to attempt: the snapshot, the note recorded on the
+/// replaced owner's attempt (who took it, and how), and whether the
+/// claimant's lease watch let the lease go (`watched`, SQLite: the swap then
+/// does not judge it by the wall clock again).
 #[derive(Debug)]
 pub(crate) struct Takeover<'a> {
     pub candidate: &'a StaleCandidate,
     pub note: String,
+    pub watched: bool,
 }
 
 /// The result of one takeover whose compare-and-swap matched.

@@ -66,6 +66,7 @@ impl Store {
         let takeover = [Takeover {
             candidate: &candidate,
             note,
+            watched: false,
         }];
         let taken = self.backend().take_over(&owner, lease_ms, &takeover, now_ms).await?;
         Ok(match taken.into_iter().next() {

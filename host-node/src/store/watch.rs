@@ -25,6 +25,10 @@ use super::exchange::RunningLease;
 #[derive(Debug, Default)]
 pub(crate) struct QueueWatch {
     pub leases: LeaseWatch,
+    /// The running jobs the last look read, and the callers' instant from
+    /// which the watch will have seen each one's lease unrenewed for longer
+    /// than its window.
+    running: Vec<(i64, u64)>,
     /// The cancelled attempts' leases of the queued jobs the last look read:
     /// `id:token` as claim.sql matches it, and the callers' instant from
     /// which the watch will have seen it unrenewed for longer than its window.
@@ -36,12 +40,15 @@ impl QueueWatch {
     /// cancelled attempt's lease a queued job of it carries) at `seen_at`.
     pub fn look(&mut self, leases: &[RunningLease], seen_at: Millis) {
         self.cancelled.clear();
+        self.running.clear();
         for lease in leases {
             let seen = self.leases.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), seen_at.0);
+            let window = lease.lease_ms.unwrap_or(0).max(0) as u64;
+            let free_from = seen_at.0.saturating_add(window.saturating_sub(seen)).saturating_add(1);
             if lease.cancelled {
-                let window = lease.lease_ms.unwrap_or(0).max(0) as u64;
-                let free_from = seen_at.0.saturating_add(window.saturating_sub(seen)).saturating_add(1);
                 self.cancelled.push((format!("{}:{}", lease.id, lease.token), free_from));
+            } else {
+                self.running.push((lease.id, free_from));
             }
         }
         // The look read them all: the others ended or moved on.
@@ -54,6 +61,14 @@ impl QueueWatch {
     /// look carries a new one, and is not claimed until a look watches it.
     pub fn watched(&self, now: Millis) -> Vec<String> {
         self.cancelled.iter().filter(|(_, from)| now.0 >= *from).map(|(key, _)| key.clone()).collect()
+    }
+
+    /// The running jobs whose leases the watch will have seen unrenewed for
+    /// longer than their window by `now`, as of the last look: stale
+    /// candidates whatever the wall clock says (stale.sql's `watched`).
+    /// Each is judged again on the lease the stale read finds.
+    pub fn stale(&self, now: Millis) -> Vec<i64> {
+        self.running.iter().filter(|(_, from)| now.0 >= *from).map(|(id, _)| *id).collect()
     }
 
     /// Sights the leases of `jobs`, which this store just claimed or took

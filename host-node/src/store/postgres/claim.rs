@@ -22,6 +22,7 @@ impl Claims for PgPool {
                 look_for_stale,
                 refused,
                 watched: _,
+                watched_stale: _,
                 settle,
                 settle_results,
                 on_success,

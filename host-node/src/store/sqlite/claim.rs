@@ -24,6 +24,7 @@ impl Claims for SqlitePool {
                 look_for_stale,
                 refused,
                 watched,
+                watched_stale,
                 settle,
                 settle_results,
                 on_success,
@@ -45,6 +46,7 @@ impl Claims for SqlitePool {
                     .bind(now)
                     .bind(serde_json::to_string(refused).expect("ids serialize"))
                     .bind(n)
+                    .bind(serde_json::to_string(watched_stale).expect("ids serialize"))
                     .fetch_all(pool)
                     .await?
                     .iter()
@@ -125,6 +127,7 @@ impl Claims for SqlitePool {
                     .bind(owner.start_time)
                     .bind(owner.boot_id)
                     .bind(lease_ms)
+                    .bind(i64::from(t.watched))
                     .fetch_optional(&mut *tx)
                     .await?;
                 // The replaced owner's attempt, as the journal records it: lost,
@@ -150,6 +153,7 @@ impl Claims for SqlitePool {
                             .bind(c.heartbeat_at)
                             .bind(now)
                             .bind(&note)
+                            .bind(i64::from(t.watched))
                             .fetch_optional(&mut *tx)
                             .await?;
                         match buried {
