@@ -187,6 +187,14 @@ function startWork(store, api, policy, queue, handler, options = {}) {
     const ctx = contextOf(job, running, checkLease);
     let reached;
     try {
+      // This worker may still run an earlier attempt of the same job: its claim was lost
+      // (cancelled, or its lease went stale and was taken back) while its handler ignored
+      // its signal. The job is not started beside it here: this attempt begins once that
+      // handler returned (the runner renews the new lease meanwhile), or not at all if its
+      // own claim was lost by then.
+      if (ctx.earlier !== undefined) await ctx.earlier;
+      if (ctx.reason() !== undefined) throw ctx.reason();
+      ctx.begin();
       const result = await handler(job.payload, ctx.value);
       reached = ctx.timedOut() ? failure(ctx.timedOut()) : success(result);
     } catch (error) {
@@ -375,21 +383,20 @@ function contextOf(job, running, checkLease) {
     }
     return controller.signal;
   };
+  // This worker's attempt of the same job under an earlier claim, if its handler still runs.
+  const earlier = running.get(job.id);
+  let ended;
   const entry = {
     /** Aborts the job's work with `why`, if `token` is still its attempt's. */
     abort: (why, token) => {
       if (token === job.token) abort(why);
     },
+    /** Resolves once its handler returned. */
+    ended: new Promise((resolve) => {
+      ended = resolve;
+    }),
   };
   running.set(job.id, entry);
-  if (job.timeoutMs !== null) {
-    timer = setTimeout(() => {
-      timedOut = new Error(`timed out after ${job.timeoutMs} ms`);
-      timedOut.name = 'TimeoutError';
-      abort(timedOut);
-    }, job.timeoutMs);
-    timer.unref?.();
-  }
   return {
     value: {
       get signal() {
@@ -398,11 +405,24 @@ function contextOf(job, running, checkLease) {
       job: info,
       attempt: job.attempt,
     },
+    /** Resolves once this worker's earlier attempt of the job returned; undefined if none runs. */
+    earlier: earlier?.ended,
     /** Why the work was aborted, or undefined. */
     reason: () => reason,
     timedOut: () => timedOut,
+    /** Starts the attempt's time limit, as its handler starts. */
+    begin() {
+      if (job.timeoutMs === null) return;
+      timer = setTimeout(() => {
+        timedOut = new Error(`timed out after ${job.timeoutMs} ms`);
+        timedOut.name = 'TimeoutError';
+        abort(timedOut);
+      }, job.timeoutMs);
+      timer.unref?.();
+    },
     done() {
       clearTimeout(timer);
+      ended();
       if (running.get(job.id) === entry) running.delete(job.id);
     },
   };

@@ -344,3 +344,26 @@ test('a forward step of the wall clock does not let a second queue take a job ov
   assert.deepEqual(runs.map((r) => r.who), ['owner'], `the job ran ${runs.length} times: ${JSON.stringify(runs)}`);
   assert.equal((await owner.job(id)).state, 'succeeded');
 });
+
+test('a job cancelled and retried while its handler ignores its signal is not started beside that handler in the same worker', async (t) => {
+  const { queue } = await inMemory(t);
+  let live = 0;
+  let most = 0;
+  const runs = [];
+  const working = queue.work('q', async () => {
+    live += 1;
+    most = Math.max(most, live);
+    runs.push(Date.now());
+    await sleep(runs.length === 1 ? 2_500 : 50); // the first ignores its signal
+    live -= 1;
+  }, { concurrency: 2, staleAfterMs: 600, heartbeatMs: 150, pollMs: 10, logger: { error() {} } });
+  const { id } = await queue.enqueue('q', {});
+  while (runs.length === 0) await sleep(10);
+  await queue.cancel(id);
+  await queue.retry(id); // due at the cancelled lease's end, ~0.6 s on: a free slot claims it then
+  while ((await queue.job(id)).state !== 'succeeded') await sleep(20);
+  await working.dispose();
+  assert.equal(runs.length, 2);
+  assert.equal(most, 1, 'the handlers of the two attempts ran at the same time in one worker');
+  assert.ok(runs[1] - runs[0] >= 2_500, `the second attempt started ${runs[1] - runs[0]} ms after the first, which ran 2.5 s`);
+});

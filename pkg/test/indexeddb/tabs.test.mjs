@@ -542,6 +542,37 @@ test('steering: cancel a running job (its signal aborts), retry it, pause and re
   await page.close();
 });
 
+test('a job cancelled and retried while its handler ignores its signal is not started beside that handler in the same worker', { skip, timeout: 60_000 }, async () => {
+  // A worker claims by passes: it claims again only once every job of its pass returned, so
+  // the retried job waits for the handler that ignored its cancel. (leasehold/postgres and
+  // leasehold/pglite claim per slot, and wait for it explicitly: queue-work.js.)
+  const page = await browser.tab();
+  const result = await page.evaluate(async () => {
+    const q = await lh.connect({ name: 'ignored' });
+    let live = 0;
+    let most = 0;
+    const runs = [];
+    const working = q.work('q', async () => {
+      live += 1;
+      most = Math.max(most, live);
+      runs.push(Date.now());
+      await sleep(runs.length === 1 ? 3_000 : 50); // the first ignores its signal
+      live -= 1;
+    }, { concurrency: 2, staleAfterMs: 1500, pollMs: 20, logger: { error() {} } });
+    const { id } = await q.enqueue('q', {});
+    while (runs.length === 0) await sleep(10);
+    await q.cancel(id);
+    await q.retry(id); // due at the cancelled lease's end, within 1.5 s: a free slot claims it then
+    while ((await q.job(id)).state !== 'succeeded') await sleep(20);
+    await working.dispose();
+    return { runs: runs.length, most, gap: runs[1] - runs[0] };
+  });
+  assert.equal(result.runs, 2);
+  assert.equal(result.most, 1, 'the handlers of the two attempts ran at the same time in one tab');
+  assert.ok(result.gap >= 3_000, `the second attempt started ${result.gap} ms after the first, which ran 3 s`);
+  await page.close();
+});
+
 test('jobs survive a reload: queued before, worked after', { skip, timeout: 60_000 }, async () => {
   const page = await browser.tab();
   await page.evaluate(async () => {
