@@ -63,12 +63,14 @@ pub(crate) struct ClaimRequest<'a> {
     /// this claimant has watched unrenewed for its window, as `id:token`
     /// (see store/watch.rs); any other such job is not claimed. PostgreSQL
     /// ignores it (one clock: the due time suffices).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub watched: &'a [String],
     /// SQLite: the running jobs whose leases this claimant's watch has seen
     /// unrenewed for longer than their window, named as stale candidates
     /// whatever the wall clock says (an owner's clock reading ahead of the
     /// claimant's would keep them from it for that much longer). PostgreSQL
     /// ignores it.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub watched_stale: &'a [i64],
     /// Fences to complete in the same statement (`complete_and_claim`).
     pub settle: &'a [(i64, i64)],
@@ -126,6 +128,7 @@ pub(crate) struct ClaimRound {
 pub(crate) struct Takeover<'a> {
     pub candidate: &'a StaleCandidate,
     pub note: String,
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub watched: bool,
 }
 
