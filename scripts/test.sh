@@ -23,6 +23,8 @@ for arg in "$@"; do
 done
 
 log=$(mktemp)   # what the test runners print, read back for the closing count
+# A one-shot CI run gains nothing from incremental compilation, which doubles target/'s size.
+if [[ -n ${CI:-} ]]; then export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}; fi
 current="setup" # the section running now, named when the script fails
 started=$SECONDS
 ran=()
@@ -70,6 +72,15 @@ finish() {
   fi
   local passed failed skipped_tests
   read -r passed failed skipped_tests < <(count_tests)
+  if ((rc != 0)); then
+    # What a CI page shows is often only the end of the output: repeat the failing
+    # section's last lines and the machine's room here, so the cause is in that end.
+    echo
+    echo "===== the last lines before the failure ====="
+    tail -n 40 "$log" 2>/dev/null || true
+    echo "--- room: $(df -h --output=avail "$root" 2>/dev/null | tail -n 1 | tr -d ' ') free on disk," \
+      "$(awk '/MemAvailable/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo 2>/dev/null) memory available"
+  fi
   rm -f "$log"
   echo
   echo "===== summary ($((SECONDS - started))s) ====="
