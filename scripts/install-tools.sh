@@ -12,7 +12,9 @@
 #      warns and the browser tests are skipped;
 #   4. the npm packages that pkg/package.json lists (binaryen for wasm-opt, playwright-core
 #      for driving Chromium from the package's own tests);
-#   5. the consumer checks' bundlers and linters (pkg/test/consumers; optional).
+#   5. the consumer checks' bundlers and linters (pkg/test/consumers; optional);
+#   6. Node.js 22, 24 and 26 beside the machine's own, from the npm registry, so the npm
+#      package's tests run on every Node.js line its users have (optional).
 # A required step that fails (1, 2, 4) stops the script with a non-zero exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -98,3 +100,31 @@ if [[ -f $consumers/package-lock.json ]]; then
       say "WARNING: npm ci in $consumers failed: the consumer checks will skip their tools" >&2
   fi
 fi
+
+# --- 6. other Node.js release lines (target/node-lines) ---------------------------------
+# The npm registry carries Node.js's own release binaries as packages named
+# node-<platform>-<arch> (what the `node` package installs), so they come from the registry
+# npm already reaches. Pinned, so a run tests what the last one did; scripts/test.sh runs
+# the package's tests with each one found here. Optional: a line that cannot be fetched
+# is skipped there with one line saying so.
+node_lines=(22.23.5 24.22.3 26.12.1)
+lines_dir=target/node-lines
+node_pkg="node-$(node -p 'process.platform')-$(node -p 'process.arch')"
+for version in "${node_lines[@]}"; do
+  if [[ -x $lines_dir/$version/bin/node ]]; then
+    say "Node.js $version: present"
+    continue
+  fi
+  say "Node.js $version: fetching $node_pkg@$version from the npm registry"
+  scratch=$(mktemp -d)
+  if tarball=$(cd "$scratch" && npm pack --silent "$node_pkg@$version" 2>/dev/null | tail -n 1) &&
+    [[ -n $tarball ]] && tar xzf "$scratch/$tarball" -C "$scratch" &&
+    "$scratch/package/bin/node" --version >/dev/null; then
+    mkdir -p "$lines_dir/$version"
+    rm -rf "$lines_dir/$version"
+    mv "$scratch/package" "$lines_dir/$version"
+  else
+    say "WARNING: could not fetch $node_pkg@$version: the package's tests skip Node.js $version" >&2
+  fi
+  rm -rf "$scratch"
+done

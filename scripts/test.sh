@@ -307,6 +307,23 @@ else
   skip "npm package tests" "pkg/package.json has no test script yet"
 fi
 
+section "npm package: its own tests on the other Node.js lines (22, 24, 26)"
+# The Node.js binaries scripts/install-tools.sh fetched into target/node-lines, each first on
+# PATH in turn (the tests start child processes with `node` and with process.execPath).
+lines=()
+for node_bin in target/node-lines/*/bin/node; do
+  if [[ -x $node_bin ]]; then lines+=("$node_bin"); fi
+done
+if ((${#lines[@]} == 0)); then
+  skip "npm package tests on other Node.js lines" "none in target/node-lines (scripts/install-tools.sh fetches them from the npm registry)"
+else
+  for node_bin in "${lines[@]}"; do
+    echo "--- Node.js $("$node_bin" --version)"
+    (cd pkg && run env PATH="$root/$(dirname "$node_bin"):$PATH" node --test --test-concurrency=1 test/*.test.mjs)
+  done
+  section_passed
+fi
+
 section "npm package: the IndexedDB queue in headless Chromium (tabs closed, reloaded, frozen mid-job)"
 if [[ ! -x /usr/bin/chromium ]]; then
   skip "IndexedDB queue" "no Chromium at /usr/bin/chromium (scripts/install-tools.sh installs it as root)"

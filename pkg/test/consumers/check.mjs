@@ -123,15 +123,24 @@ if (has('typescript')) {
 
 step('Node.js: an ES module and a CommonJS program exit by themselves');
 const expected = { claimed: 10, performed: 10, failed: 0, claimLost: 0 };
-function nodeRun(file) {
-  const run = spawnSync(process.execPath, [file], { cwd: app, encoding: 'utf8', timeout: 20_000 });
-  check(run.status === 0, `${file} exited ${run.status ?? run.signal} (a timeout means it did not exit by itself): ${run.stderr}`);
+function nodeRun(file, node = process.execPath) {
+  const run = spawnSync(node, [file], { cwd: app, encoding: 'utf8', timeout: 20_000 });
+  const on = node === process.execPath ? '' : ` (Node.js ${spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()})`;
+  check(run.status === 0, `${file}${on} exited ${run.status ?? run.signal} (a timeout means it did not exit by itself): ${run.stderr}`);
   const result = JSON.parse(run.stdout);
-  check(JSON.stringify(result.report) === JSON.stringify(expected), `${file}: ${run.stdout}`);
-  console.log(`${file}: ${JSON.stringify(result.report)}, exited by itself`);
+  check(JSON.stringify(result.report) === JSON.stringify(expected), `${file}${on}: ${run.stdout}`);
+  console.log(`${file}${on}: ${JSON.stringify(result.report)}, exited by itself`);
 }
 nodeRun('node-esm.mjs');
 nodeRun('node-cjs.cjs');
+// The other Node.js lines scripts/install-tools.sh fetched, when there are any.
+const lines = path.join(here, '..', '..', '..', 'target', 'node-lines');
+for (const version of existsSync(lines) ? readdirSync(lines).sort() : []) {
+  const node = path.join(lines, version, 'bin', 'node');
+  if (!existsSync(node)) continue;
+  nodeRun('node-esm.mjs', node);
+  nodeRun('node-cjs.cjs', node);
+}
 {
   const run = spawnSync(process.execPath, ['node-otel.mjs'], { cwd: app, encoding: 'utf8', timeout: 20_000 });
   check(run.status === 0, `node-otel.mjs exited ${run.status ?? run.signal}: ${run.stderr}`);
