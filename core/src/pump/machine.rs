@@ -337,16 +337,15 @@ impl<E: LogFailure> PumpMachine<E> {
         self.now = now;
         let Some((_, Stage::Pass(pass))) = self.running.as_mut() else { return };
         match pass.length(&self.state, len) {
-            Some(Standing::Behind { source, len, mark }) => {
-                if !self.behind.contains(&source) {
-                    self.out.push_back(Output::Report(behind_text(&source, len, mark)));
-                    self.behind.insert(source);
-                }
+            Some(Standing::Behind { source, len, mark }) if !self.behind.contains(&source) => {
+                self.out.push_back(Output::Report(behind_text(&source, len, mark)));
+                self.behind.insert(source);
             }
             Some(Standing::Level(source)) => {
                 self.behind.remove(&source);
             }
-            None => {}
+            // Behind and already said so, or level as it was.
+            Some(Standing::Behind { .. }) | None => {}
         }
     }
 
