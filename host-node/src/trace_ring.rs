@@ -86,10 +86,10 @@ impl TraceSink {
     /// Records one event of runner `runner` (errors shown through `Display`).
     pub fn record<E: Display>(&self, runner: &str, event: &Event<E>) {
         let mut ring = self.lock();
-        if let Some(span) = ring.record(runner, event) {
-            if self.forward {
-                forward(span);
-            }
+        if let Some(span) = ring.record(runner, event)
+            && self.forward
+        {
+            forward(span);
         }
     }
 

@@ -140,20 +140,20 @@ async fn drive<S: LeaseStore, C: Clock>(
 
         // Answers before the timer: one that arrived by the deadline counts.
         let wake = poll_fn(|cx| {
-            if let Some(hook) = receipt.as_mut().as_pin_mut() {
-                if let Poll::Ready(done) = Future::poll(hook, cx) {
-                    return Poll::Ready(Wake::Receipt(done));
-                }
+            if let Some(hook) = receipt.as_mut().as_pin_mut()
+                && let Poll::Ready(done) = Future::poll(hook, cx)
+            {
+                return Poll::Ready(Wake::Receipt(done));
             }
-            if let Some(call) = reconfirm.as_mut().as_pin_mut() {
-                if let Poll::Ready(answer) = Future::poll(call, cx) {
-                    return Poll::Ready(Wake::Reconfirm(answer));
-                }
+            if let Some(call) = reconfirm.as_mut().as_pin_mut()
+                && let Poll::Ready(answer) = Future::poll(call, cx)
+            {
+                return Poll::Ready(Wake::Reconfirm(answer));
             }
-            if let Some(call) = pulse.as_mut().as_pin_mut() {
-                if let Poll::Ready(answer) = Future::poll(call, cx) {
-                    return Poll::Ready(Wake::Pulse(answer));
-                }
+            if let Some(call) = pulse.as_mut().as_pin_mut()
+                && let Poll::Ready(answer) = Future::poll(call, cx)
+            {
+                return Poll::Ready(Wake::Pulse(answer));
             }
             timer.as_mut().poll(cx).map(|()| Wake::Timer)
         })

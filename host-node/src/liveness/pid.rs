@@ -211,10 +211,10 @@ impl SameHostPidProbe {
         if pid == 0 {
             return PidVerdict::InvalidPid;
         }
-        if let (Some(recorded), Some(current)) = (&expected.boot_id, &self.boot_id) {
-            if recorded != current {
-                return PidVerdict::OtherBoot;
-            }
+        if let (Some(recorded), Some(current)) = (&expected.boot_id, &self.boot_id)
+            && recorded != current
+        {
+            return PidVerdict::OtherBoot;
         }
         let kill = kill_zero(pid);
         // After ESRCH there is no process to read; otherwise read the stat

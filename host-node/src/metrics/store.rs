@@ -9,6 +9,9 @@ use leasehold_core::Millis;
 
 use crate::store::{Store, StoreResult, WorkerCounters};
 
+/// A lease counter's metric name, its help text, and how to read it off a worker's counters.
+type LeaseCounter = (&'static str, &'static str, fn(&WorkerCounters) -> u64);
+
 type Labels = Vec<(&'static str, String)>;
 
 /// The queue's metrics as Prometheus text (serve it with [`super::CONTENT_TYPE`]),
@@ -89,7 +92,7 @@ pub async fn render_store(store: &Store, now: Millis) -> StoreResult<String> {
         sum.losses += w.counters.losses;
         sum.steals += w.counters.steals;
     }
-    let lease: [(&str, &str, fn(&WorkerCounters) -> u64); 4] = [
+    let lease: [LeaseCounter; 4] = [
         ("leasehold_lease_renewals", "Lease renewals that landed, summed over the workers recorded", |c| c.renewals),
         ("leasehold_lease_lapses", "Claims lapsed because renewals stopped confirming, summed over the workers recorded", |c| c.lapses),
         ("leasehold_lease_losses", "Claims found lost to another worker or a cancel, summed over the workers recorded", |c| c.losses),

@@ -104,6 +104,7 @@ impl Store {
     /// does), the claim behaves as
     /// [`Store::claim_page`], and the completion lands whether or not the
     /// claim finds anything.
+    #[allow(clippy::too_many_arguments, reason = "public API: the completion's fence and result, then claim_page's own arguments")]
     pub async fn complete_and_claim(
         &self,
         fence: Fence,
@@ -248,13 +249,13 @@ impl Store {
     /// starts the background vacuum of the jobs table when one is due (see
     /// [`StoreConfig::vacuum_every`]).
     fn claimed(&self, n: usize) {
-        if let Some(turn) = self.inner.vacuum.claimed(n) {
-            if let Some(vacuum) = self.backend().vacuum() {
-                tokio::spawn(async move {
-                    vacuum.await;
-                    drop(turn);
-                });
-            }
+        if let Some(turn) = self.inner.vacuum.claimed(n)
+            && let Some(vacuum) = self.backend().vacuum()
+        {
+            tokio::spawn(async move {
+                vacuum.await;
+                drop(turn);
+            });
         }
     }
 

@@ -325,7 +325,11 @@ impl Store {
         decode: impl Fn(&AnyRow) -> StoreResult<T> + Send + Sync,
     ) -> StoreResult<Vec<T>> {
         let mut found = Vec::new();
-        self.backend().fetch(name, offered, &mut |row| Ok(found.push(decode(row)?))).await?;
+        let mut keep = |row: &AnyRow| {
+            found.push(decode(row)?);
+            Ok(())
+        };
+        self.backend().fetch(name, offered, &mut keep).await?;
         Ok(found)
     }
 

@@ -247,13 +247,12 @@ pub(crate) fn fence_outcomes(
             // credited (a landed write answered lost is safe, not the reverse).
             let may_have_landed =
                 !mixed.contains(&fence.job.0) || row.is_some_and(|r| u64::try_from(r.token).ok() == Some(fence.token));
-            if may_have_landed {
-                if let Some(n) = landed.get_mut(&fence.job.0) {
-                    if *n > 0 {
-                        *n -= 1;
-                        return Ok(FenceOutcome::Updated);
-                    }
-                }
+            if may_have_landed
+                && let Some(n) = landed.get_mut(&fence.job.0)
+                && *n > 0
+            {
+                *n -= 1;
+                return Ok(FenceOutcome::Updated);
             }
             let Some(row) = row else {
                 return Ok(FenceOutcome::LostMissing);

@@ -244,9 +244,6 @@ pub(crate) fn running_attempt(
     }))
 }
 
-/// A job row with its attempt log, from the rows of its attempts (oldest
-/// first) read in the same snapshot.
-
 /// An ended attempt from a row of `leasehold_attempt_log`.
 pub(crate) fn attempt(row: &(impl DecodeRow + ?Sized)) -> StoreResult<AttemptRecord> {
     let outcome = row.text("outcome")?;

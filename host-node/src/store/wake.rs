@@ -37,10 +37,10 @@ impl LocalWakers {
     pub(crate) fn wake(&self, queue: &str) {
         let subs = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
         for (q, w) in subs.iter() {
-            if &**q == queue {
-                if let Some(n) = w.upgrade() {
-                    n.notify_one();
-                }
+            if &**q == queue
+                && let Some(n) = w.upgrade()
+            {
+                n.notify_one();
             }
         }
     }

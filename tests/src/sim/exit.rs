@@ -65,6 +65,7 @@ impl Executions {
     /// starting at `now` with the guard's exit deadline `deadline`, whose
     /// work `fails` or not. Answers its id, and the execution of the same
     /// item it overlaps, if one still runs.
+    #[allow(clippy::too_many_arguments, reason = "one field of the execution each")]
     pub fn start(&mut self, item: u32, worker: u8, incarnation: u32, token: u64, now: u64, deadline: u64, fails: bool) -> (ExecId, Option<Execution>) {
         let overlapped = self.all.iter().find(|e| e.item == item && e.running_at(now)).copied();
         self.all.push(Execution { item, worker, incarnation, token, start: now, end: None, finished: false, fails, deadline });
