@@ -58,7 +58,23 @@ fn an_unknown_job_id_is_named() {
     let s = Scratch::new();
     s.cmd(&["enqueue", "--", "true"]).assert().success();
     fails_with(&s, &["show", "999"], "unknown job id 999");
-    fails_with(&s, &["show", "nine"], "invalid value 'nine'");
+}
+
+/// A job id that is no whole number from 1 is named as one, with what an id
+/// looks like (it was the integer parser's "invalid digit found in string").
+#[test]
+fn a_job_id_that_is_not_a_number_is_named_with_what_an_id_is() {
+    let s = Scratch::new();
+    s.cmd(&["enqueue", "--", "true"]).assert().success();
+    let expected = "is not a job id: a job id is a whole number from 1";
+    fails_with(&s, &["show", "nine"], &format!("for '<JOB_ID>': \"nine\" {expected}"));
+    fails_with(&s, &["show", "--", "-5"], &format!("\"-5\" {expected}"));
+    fails_with(&s, &["show", "0"], &format!("\"0\" {expected}"));
+    fails_with(&s, &["show", "99999999999999999999"], "\"99999999999999999999\" is too large for a job id");
+    fails_with(&s, &["cancel", "1", "abc"], &format!("\"abc\" {expected}"));
+    fails_with(&s, &["retry", "1.5"], &format!("\"1.5\" {expected}"));
+    let said = String::from_utf8_lossy(&s.cmd(&["show", "abc"]).output().unwrap().stderr).into_owned();
+    assert!(!said.contains("invalid digit"), "the parser's own words are not shown: {said}");
 }
 
 #[test]

@@ -246,6 +246,7 @@ pub struct PurgeArgs {
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The job id (as `enqueue` printed it).
+    #[arg(value_name = "JOB_ID", value_parser = parse_job_id)]
     pub id: i64,
 }
 
@@ -281,6 +282,21 @@ pub fn parse_address(text: &str) -> Result<std::net::SocketAddr, String> {
             .map(|port| std::net::SocketAddr::from(([127, 0, 0, 1], port)))
             .map_err(|_| format!("{port:?} is not a port (0 to 65535)")),
         _ => Err(format!("{text:?} is not an address and port like 127.0.0.1:8080, [::1]:8080 or localhost:8080")),
+    }
+}
+
+/// A job id: a whole number from 1 (ids are the database's row ids), naming
+/// the mistake in words rather than as the integer parser's ("invalid digit
+/// found in string").
+pub fn parse_job_id(text: &str) -> Result<i64, String> {
+    const EXPECTED: &str = "a job id is a whole number from 1, as `leasehold enqueue` and `leasehold jobs` show it";
+    match text.trim().parse::<i64>() {
+        Ok(id) if id >= 1 => Ok(id),
+        Ok(_) => Err(format!("{text:?} is not a job id: {EXPECTED}")),
+        Err(_) if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("{text:?} is too large for a job id (at most {})", i64::MAX))
+        }
+        Err(_) => Err(format!("{text:?} is not a job id: {EXPECTED}")),
     }
 }
 

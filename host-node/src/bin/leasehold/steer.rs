@@ -12,6 +12,7 @@ use std::io::{BufRead, IsTerminal, Write};
 #[command(group = clap::ArgGroup::new("which").required(true).multiple(false).args(["ids", "queue"]))]
 pub struct CancelArgs {
     /// The job ids (all are cancelled, or none is).
+    #[arg(value_name = "JOB_ID", value_parser = crate::args::parse_job_id)]
     pub ids: Vec<i64>,
     /// Why, shown by `show` beside who cancelled and when.
     #[arg(long)]
@@ -32,6 +33,7 @@ pub struct CancelArgs {
 #[command(group = clap::ArgGroup::new("which").required(true).multiple(false).args(["ids", "dead"]))]
 pub struct RetryArgs {
     /// The job ids, each dead-lettered or cancelled (all are queued again, or none is).
+    #[arg(value_name = "JOB_ID", value_parser = crate::args::parse_job_id)]
     pub ids: Vec<i64>,
     /// Every dead-lettered job (of --queue, or of every queue).
     #[arg(long)]
