@@ -2,14 +2,16 @@
 //! `/api/jobs`, `/api/jobs/{id}`, `/api/schedules`) and the actions (`POST …/cancel`,
 //! `…/retry`, `/api/queues/{queue}/pause`, `…/resume`,
 //! `/api/schedules/{name}/pause`, `…/resume`). Every answer is
-//! JSON; an error is `{"error": "…"}` with 400 (bad input, a malformed id
-//! or query string included), 404 (unknown job, queue, schedule or path), 409 (a job
-//! in the wrong state, a resume of a queue not paused), 403 (read-only) or
-//! 500.
+//! JSON; an error is `{"error": "…"}` with 400 (bad input, a malformed id,
+//! query string or request body included), 404 (unknown job, queue, schedule
+//! or path), 405 (a method the path does not take), 409 (a job in the wrong
+//! state, a resume of a queue not paused), 413 (a request body over axum's
+//! default limit, 2 MB), 415 (a body sent as another type than
+//! `application/json`), 403 (read-only) or 500.
 
 use super::Ui;
 use axum::Json;
-use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -56,6 +58,44 @@ impl From<QueryRejection> for Failure {
     fn from(e: QueryRejection) -> Failure {
         Failure(StatusCode::BAD_REQUEST, e.body_text())
     }
+}
+
+/// A request body that is not what the action takes (`{"reason": 5}`, text
+/// that is not JSON, another content type, too large): JSON like every other
+/// refusal, with what the body should be. A body that does not parse or does
+/// not fit is bad input (400, as a bad query string is), not axum's 422.
+impl From<JsonRejection> for Failure {
+    fn from(e: JsonRejection) -> Failure {
+        let detail = innermost(&e);
+        match e {
+            JsonRejection::JsonSyntaxError(_) => Failure(StatusCode::BAD_REQUEST, format!("the request body is not JSON: {detail}")),
+            JsonRejection::JsonDataError(_) => Failure(
+                StatusCode::BAD_REQUEST,
+                format!("the request body does not fit: {detail} (it is a JSON object, like {{\"reason\": \"why\"}})"),
+            ),
+            JsonRejection::MissingJsonContentType(_) => Failure(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "a request body is sent as JSON, with the header Content-Type: application/json".to_owned(),
+            ),
+            other => Failure(other.status(), format!("the request body could not be read: {detail}")),
+        }
+    }
+}
+
+/// The innermost cause of `e` in words (serde's "invalid type: integer `5`,
+/// expected a string at line 1 column 12", not axum's wrapping of it).
+fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// A method the path does not take (`GET /api/queues/mail/pause`): 405 as
+/// JSON, naming it (axum answers an empty body).
+pub async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Failure {
+    Failure(StatusCode::METHOD_NOT_ALLOWED, format!("{} does not take {method}", uri.path()))
 }
 
 /// Any path no route serves: 404 as JSON, naming it.
@@ -287,8 +327,10 @@ pub async fn metrics(State(ui): State<Ui>) -> Answer {
     Ok(([(header::CONTENT_TYPE, leasehold::metrics::CONTENT_TYPE)], text).into_response())
 }
 
-/// The body of a cancel: why (optional).
+/// The body of a cancel: why (optional). Another field is refused, not
+/// dropped: a mistyped `reason` would cancel without the reason given.
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct CancelBody {
     reason: Option<String>,
 }
@@ -304,9 +346,14 @@ fn done(ui: &Ui, message: String) -> Answer {
 }
 
 /// `POST /api/jobs/{id}/cancel` with `{"reason": "…"}` (optional).
-pub async fn cancel(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>, body: Option<Json<CancelBody>>) -> Answer {
+/// No body (or one without a content type) is no reason.
+pub async fn cancel(
+    State(ui): State<Ui>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<Option<Json<CancelBody>>, JsonRejection>,
+) -> Answer {
     let Path(id) = id?;
-    let reason = body.and_then(|Json(b)| b.reason).filter(|r| !r.trim().is_empty());
+    let reason = body?.and_then(|Json(b)| b.reason).filter(|r| !r.trim().is_empty());
     ui.store.cancel(&[JobId(id)], reason.as_deref(), &who(), now()).await?;
     done(&ui, format!("cancelled job {id}"))
 }
@@ -319,25 +366,29 @@ pub async fn retry(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -
 }
 
 /// `POST /api/queues/{queue}/pause`.
-pub async fn pause(State(ui): State<Ui>, Path(queue): Path<String>) -> Answer {
+pub async fn pause(State(ui): State<Ui>, queue: Result<Path<String>, PathRejection>) -> Answer {
+    let Path(queue) = queue?;
     let paused = ui.store.pause_queue(&queue, &who(), now()).await?;
     done(&ui, if paused { format!("paused queue {queue}") } else { format!("queue {queue} was paused already") })
 }
 
 /// `POST /api/queues/{queue}/resume`.
-pub async fn resume(State(ui): State<Ui>, Path(queue): Path<String>) -> Answer {
+pub async fn resume(State(ui): State<Ui>, queue: Result<Path<String>, PathRejection>) -> Answer {
+    let Path(queue) = queue?;
     ui.store.resume_queue(&queue).await?;
     done(&ui, format!("resumed queue {queue}"))
 }
 
 /// `POST /api/schedules/{name}/pause`.
-pub async fn pause_schedule(State(ui): State<Ui>, Path(name): Path<String>) -> Answer {
+pub async fn pause_schedule(State(ui): State<Ui>, name: Result<Path<String>, PathRejection>) -> Answer {
+    let Path(name) = name?;
     let paused = ui.store.pause_schedule(&name, now()).await?;
     done(&ui, if paused { format!("paused schedule {name}") } else { format!("schedule {name} was paused already") })
 }
 
 /// `POST /api/schedules/{name}/resume`: from the next slot after now.
-pub async fn resume_schedule(State(ui): State<Ui>, Path(name): Path<String>) -> Answer {
+pub async fn resume_schedule(State(ui): State<Ui>, name: Result<Path<String>, PathRejection>) -> Answer {
+    let Path(name) = name?;
     let resumed = ui.store.resume_schedule(&name, now()).await?;
     done(&ui, if resumed { format!("resumed schedule {name}") } else { format!("schedule {name} was not paused") })
 }

@@ -111,6 +111,7 @@ pub fn router(ui: Ui) -> Router {
             .route("/api/schedules/{name}/resume", post(api::resume_schedule))
     };
     routes
+        .method_not_allowed_fallback(api::method_not_allowed)
         .fallback(api::not_found)
         .layer(axum::middleware::from_fn_with_state(ui.clone(), auth::check))
         .with_state(ui)
