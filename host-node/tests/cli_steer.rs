@@ -1,5 +1,5 @@
 //! `leasehold cancel`, `retry`, `pause`, `resume` end to end: bad input
-//! exits 2 and changes nothing; a cancelled running command is stopped by
+//! exits 2 and changes nothing (a repeated pause or resume is no mistake); a cancelled running command is stopped by
 //! its worker and `show` says who cancelled it and why (SQLite, and
 //! PostgreSQL when configured); a paused queue is not worked until resumed.
 
@@ -49,7 +49,7 @@ async fn bad_steering_exits_2_naming_the_mistake_and_changes_nothing() {
     refused(&s, &["retry", "--dead", "--queue", "nowhere"], "unknown queue");
     refused(&s, &["retry", "--queue", "q"], "--dead");
     refused(&s, &["pause", "nowhere"], "unknown queue");
-    refused(&s, &["resume", "q"], "not paused");
+    refused(&s, &["resume", "nowhere"], "unknown queue");
     assert_eq!(store.job(queued).await.unwrap().state, JobState::Queued, "nothing changed");
     assert_eq!(store.job(done).await.unwrap().state, JobState::Cancelled);
     assert!(store.paused_queues().await.unwrap().is_empty());
@@ -98,6 +98,24 @@ async fn a_cancelled_running_command_is_stopped_on_sqlite() {
 async fn a_cancelled_running_command_is_stopped_on_postgres() {
     let Some(url) = store_support::pg_schema_url("cli_steer_cancel").await else { return };
     a_cancelled_command_is_stopped(&Scratch::with_url(url)).await;
+}
+
+/// A second pause and a second resume are both no mistake: each exits 0 and
+/// says the queue already was paused, or was not (a second resume exited 2
+/// where a second pause exited 0).
+#[tokio::test]
+async fn pausing_a_paused_queue_and_resuming_a_running_one_exit_0_saying_so() {
+    let s = Scratch::new();
+    s.enqueue(&["--queue", "q"], "true");
+    let said = stdout(&s, &["resume", "q"]);
+    assert_eq!(said, "queue q was not paused: its jobs are claimed as usual (nothing to resume)\n");
+    assert!(stdout(&s, &["pause", "q"]).starts_with("paused queue q"));
+    assert_eq!(stdout(&s, &["pause", "q"]), "queue q was paused already\n");
+    let store = s.store().await;
+    assert_eq!(store.paused_queues().await.unwrap().len(), 1, "still paused once");
+    assert_eq!(stdout(&s, &["resume", "q"]), "resumed queue q\n");
+    assert_eq!(stdout(&s, &["resume", "q"]), "queue q was not paused: its jobs are claimed as usual (nothing to resume)\n");
+    assert!(store.paused_queues().await.unwrap().is_empty());
 }
 
 #[tokio::test]

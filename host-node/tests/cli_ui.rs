@@ -257,8 +257,15 @@ fn actions_change_the_queue_and_refuse_what_cannot_be_done() {
         let (status, _) = request(&server, "POST", "/api/queues/mail/pause", &[ACTION]);
         assert_eq!(status, 200);
         assert!(json(&server, "/api/overview")["overview"]["queues"][0]["paused_at_ms"].is_u64());
-        let (status, _) = request(&server, "POST", "/api/queues/mail/resume", &[ACTION]);
-        assert_eq!(status, 200);
+        // A second pause and a second resume are both 200, saying so (the
+        // second resume was 409 where the second pause was 200).
+        let (status, body) = request(&server, "POST", "/api/queues/mail/pause", &[ACTION]);
+        assert_eq!((status, body.contains("queue mail was paused already")), (200, true), "{body}");
+        let (status, body) = request(&server, "POST", "/api/queues/mail/resume", &[ACTION]);
+        assert_eq!((status, body.contains("resumed queue mail")), (200, true), "{body}");
+        let (status, body) = request(&server, "POST", "/api/queues/mail/resume", &[ACTION]);
+        assert_eq!((status, body.contains("queue mail was not paused")), (200, true), "{body}");
+        assert!(json(&server, "/api/overview")["overview"]["queues"][0]["paused_at_ms"].is_null());
         let (status, _) = request(&server, "POST", "/api/queues/nosuch/pause", &[ACTION]);
         assert_eq!(status, 404);
         let (status, body) = request(&server, "GET", "/", &["Host: evil.example"]);
@@ -307,7 +314,7 @@ fn every_refusal_is_json_with_the_status_that_fits() {
     fill(&scratch);
     let server = serve(&scratch, &[]);
     for (method, path, status, what) in [
-        ("POST", "/api/queues/mail/resume", 409, "is not paused"),
+        ("POST", "/api/queues/nosuch/resume", 404, "unknown queue"),
         ("GET", "/api/jobs/abc", 400, "abc"),
         ("POST", "/api/jobs/abc/cancel", 400, "abc"),
         ("POST", "/api/jobs/99999999999999999999/retry", 400, "99999999999999999999"),

@@ -56,9 +56,6 @@ pub enum StoreError {
     /// A queue with no job and no schedule (pause, resume, bulk cancel).
     #[error("unknown queue {0:?}: no job or schedule was ever queued on it")]
     UnknownQueue(String),
-    /// A resume of a queue that is not paused.
-    #[error("queue {0:?} is not paused")]
-    NotPaused(String),
     /// No schedule has this name.
     #[error("unknown schedule {0:?}")]
     UnknownSchedule(String),

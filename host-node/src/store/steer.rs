@@ -178,22 +178,25 @@ impl Store {
     }
 
     /// Resumes a paused `queue` (even one whose jobs were all purged since):
-    /// its queued jobs are claimed again (idle workers are woken).
+    /// its queued jobs are claimed again (idle workers are woken). Answers
+    /// `false` when it was not paused (left as it was), as
+    /// [`Store::pause_queue`] answers for a queue paused already: a repeated
+    /// steer is no mistake.
     ///
     /// # Errors
     /// [`StoreError::UnknownQueue`] for a queue neither paused nor with a job
-    /// or schedule, [`StoreError::NotPaused`] for a known one not paused.
-    pub async fn resume_queue(&self, queue: &str) -> StoreResult<()> {
+    /// or schedule.
+    pub async fn resume_queue(&self, queue: &str) -> StoreResult<bool> {
         validate::queue_name(queue)?;
         let removed = self.run("resume_queue", &[("queue", queue.into())]).await?;
         if removed == 0 {
-            // A paused queue is resumed even once its jobs are all gone;
-            // otherwise say which mistake it was.
+            // A paused queue is resumed even once its jobs are all gone; a
+            // name that is neither paused nor known is a mistake, said so.
             self.known_queue(queue).await?;
-            return Err(StoreError::NotPaused(queue.to_owned()));
+            return Ok(false);
         }
         self.inner.wakers.wake(queue);
-        Ok(())
+        Ok(true)
     }
 
     /// The paused queues, by name.

@@ -108,9 +108,9 @@ pub enum Command {
     /// attempts stay in `show`): `retry ID…`, or `retry --dead [--queue Q]`.
     Retry(crate::steer::RetryArgs),
     /// Stop claiming a queue's jobs (within one poll) until `resume`; running jobs finish, and
-    /// jobs can still be queued.
+    /// jobs can still be queued. A queue paused already is left as it is (said so; exits 0).
     Pause(crate::steer::QueueArg),
-    /// Claim a paused queue's jobs again.
+    /// Claim a paused queue's jobs again. A queue not paused is left as it is (said so; exits 0).
     Resume(crate::steer::QueueArg),
     /// Serve a dashboard of the queue in a web browser: counts by state, the last hour's
     /// throughput and latency, workers, lease health, jobs with filters, each job's attempts

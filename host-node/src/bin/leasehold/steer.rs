@@ -147,11 +147,22 @@ pub async fn pause(store: &Store, args: &QueueArg) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `leasehold resume`.
+/// `leasehold resume`: exits 0 whether it resumed the queue or the queue
+/// was not paused, as `pause` does for a queue paused already.
 pub async fn resume(store: &Store, args: &QueueArg) -> Result<(), CliError> {
-    store.resume_queue(&args.queue).await?;
-    outln!("resumed queue {}", args.queue);
+    let resumed = store.resume_queue(&args.queue).await?;
+    outln!("{}", resume_message(&args.queue, resumed));
     Ok(())
+}
+
+/// What `resume` and the dashboard's resume say: whether `queue` was
+/// `resumed` or was not paused.
+pub fn resume_message(queue: &str, resumed: bool) -> String {
+    if resumed {
+        format!("resumed queue {queue}")
+    } else {
+        format!("queue {queue} was not paused: its jobs are claimed as usual (nothing to resume)")
+    }
 }
 
 #[cfg(test)]

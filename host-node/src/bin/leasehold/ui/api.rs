@@ -5,7 +5,7 @@
 //! JSON; an error is `{"error": "…"}` with 400 (bad input, a malformed id,
 //! query string or request body included), 404 (unknown job, queue, schedule
 //! or path), 405 (a method the path does not take), 409 (a job in the wrong
-//! state, a resume of a queue not paused), 413 (a request body over axum's
+//! state), 413 (a request body over axum's
 //! default limit, 2 MB), 415 (a body sent as another type than
 //! `application/json`), 403 (read-only) or 500.
 
@@ -37,7 +37,7 @@ impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Failure {
         let status = match e {
             StoreError::UnknownJob(_) | StoreError::UnknownQueue(_) | StoreError::UnknownSchedule(_) => StatusCode::NOT_FOUND,
-            StoreError::WrongState { .. } | StoreError::NotPaused(_) => StatusCode::CONFLICT,
+            StoreError::WrongState { .. } => StatusCode::CONFLICT,
             StoreError::InvalidOption { .. } | StoreError::InvalidQueueName { .. } => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -365,18 +365,20 @@ pub async fn retry(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -
     done(&ui, format!("queued job {id} again"))
 }
 
-/// `POST /api/queues/{queue}/pause`.
+/// `POST /api/queues/{queue}/pause`: 200 whether it paused the queue or
+/// the queue was paused already (the message says which), as for resume.
 pub async fn pause(State(ui): State<Ui>, queue: Result<Path<String>, PathRejection>) -> Answer {
     let Path(queue) = queue?;
     let paused = ui.store.pause_queue(&queue, &who(), now()).await?;
     done(&ui, if paused { format!("paused queue {queue}") } else { format!("queue {queue} was paused already") })
 }
 
-/// `POST /api/queues/{queue}/resume`.
+/// `POST /api/queues/{queue}/resume`: 200 whether it resumed the queue or
+/// the queue was not paused (the message says which).
 pub async fn resume(State(ui): State<Ui>, queue: Result<Path<String>, PathRejection>) -> Answer {
     let Path(queue) = queue?;
-    ui.store.resume_queue(&queue).await?;
-    done(&ui, format!("resumed queue {queue}"))
+    let resumed = ui.store.resume_queue(&queue).await?;
+    done(&ui, crate::steer::resume_message(&queue, resumed))
 }
 
 /// `POST /api/schedules/{name}/pause`.
