@@ -118,6 +118,24 @@ async fn pausing_a_paused_queue_and_resuming_a_running_one_exit_0_saying_so() {
     assert!(store.paused_queues().await.unwrap().is_empty());
 }
 
+/// `show` of a job waiting in a paused queue says the queue is paused, by
+/// whom and since when, and that the job is not claimed until it is resumed
+/// (it showed the job as due, nothing more); once resumed it says nothing of it.
+#[tokio::test]
+async fn show_says_that_a_queued_job_waits_for_its_paused_queue() {
+    let s = Scratch::new();
+    let id = s.enqueue(&["--queue", "q"], "true").to_string();
+    let other = s.enqueue(&["--queue", "elsewhere"], "true").to_string();
+    stdout(&s, &["pause", "q"]);
+    let shown = stdout(&s, &["show", &id]);
+    let line = shown.lines().find(|l| l.starts_with("paused:")).unwrap_or_else(|| panic!("no pause said: {shown}"));
+    assert!(line.contains("queue q is paused (since ") && line.contains(" by "), "{line}");
+    assert!(line.ends_with("so this job is not claimed until `leasehold resume q`"), "{line}");
+    assert!(!stdout(&s, &["show", &other]).contains("paused"), "another queue's job is not paused");
+    stdout(&s, &["resume", "q"]);
+    assert!(!stdout(&s, &["show", &id]).contains("paused"), "resumed");
+}
+
 #[tokio::test]
 async fn a_paused_queue_waits_for_resume_and_retry_dead_runs_its_jobs_again() {
     let s = Scratch::new();

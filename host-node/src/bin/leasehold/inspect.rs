@@ -169,6 +169,21 @@ pub async fn show(store: &Store, id: i64) -> Result<(), CliError> {
     if job.state == JobState::Queued {
         say!(o, "due:       {}", time(job.run_at));
     }
+    // A pause is the queue's, not the job's: without this line a queued job
+    // of a paused queue looks due and simply never runs.
+    if matches!(job.state, JobState::Queued | JobState::Running)
+        && let Some(pause) = store.paused_queues().await?.into_iter().find(|p| p.queue == job.queue)
+    {
+        let queue = &job.queue;
+        let since = format!("queue {queue} is paused (since {} by {})", time(pause.paused_at), pause.paused_by);
+        match job.state {
+            JobState::Running => say!(
+                o,
+                "paused:    {since}: this job runs on, but should it be retried, the retry is not claimed until `leasehold resume {queue}`"
+            ),
+            _ => say!(o, "paused:    {since}, so this job is not claimed until `leasehold resume {queue}`"),
+        }
+    }
     if let Some(finished) = job.finished_at {
         say!(o, "finished:  {} ({} after it was queued)", time(finished), span(job.created_at, finished));
     }
