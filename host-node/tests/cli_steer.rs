@@ -136,6 +136,52 @@ async fn show_says_that_a_queued_job_waits_for_its_paused_queue() {
     assert!(!stdout(&s, &["show", &id]).contains("paused"), "resumed");
 }
 
+/// A job cancelled while it ran is due only when that attempt's lease ends;
+/// `retry` says when, as the store answered it (it said "queued again" as if
+/// due at once), and on SQLite that a worker first watches that lease for
+/// its window.
+async fn a_retry_says_when_a_job_cancelled_while_it_ran_is_due(s: &Scratch) {
+    use leasehold::runner::Clock as _;
+    let id = s.enqueue(&["--queue", "r"], "true");
+    let store = s.store().await;
+    let owner = leasehold::liveness::current_owner();
+    let now = leasehold::runner::TokioClock::new().now();
+    store.claim("r", &owner, now, Duration::from_secs(20)).await.unwrap().expect("due");
+    stdout(s, &["cancel", &id.to_string()]);
+    let wall = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let before = wall();
+    let said = stdout(s, &["retry", &id.to_string()]);
+    let after = wall();
+    let due_at = store.job(id).await.unwrap().run_at.0;
+    let rest = said.strip_prefix(&format!("queued again {id}, due in ")).unwrap_or_else(|| panic!("no due time: {said}"));
+    let (seconds, rest) = rest.split_once(" s ").unwrap_or_else(|| panic!("{said}"));
+    let said_ms = (seconds.parse::<f64>().unwrap_or_else(|e| panic!("{seconds:?}: {e}")) * 1000.0).round() as u64;
+    // What the store set, seen from the retry's clock (tenths rounded up).
+    assert!(said_ms + 100 >= due_at - after && said_ms <= due_at - before + 100, "{said} (due at {due_at}, retried in {before}..{after})");
+    assert!(said_ms > 10_000, "most of the 20 s lease is ahead: {said}");
+    assert!(rest.starts_with("(when the lease of its cancelled attempt ends; that attempt's command is stopped by then)"), "{said}");
+    let watched = "on SQLite, a worker claims it only once it has itself seen the lease of its cancelled attempt unrenewed \
+                   for that lease's window (20 s), so not sooner than that from now\n";
+    if s.url.starts_with("sqlite") {
+        assert!(rest.ends_with(watched), "{said}");
+    } else {
+        assert!(!said.contains("SQLite") && said.ends_with(")\n"), "{said}");
+    }
+    // A job that waits for nothing is said to be queued again, nothing more.
+    let done = s.enqueue(&["--queue", "r", "--max-attempts", "1"], "false");
+    store.cancel(&[done], None, "test", now).await.unwrap();
+    assert_eq!(stdout(s, &["retry", &done.to_string()]), format!("queued again {done}\n"));
+}
+
+/// On SQLite, then on PostgreSQL when configured.
+#[tokio::test]
+async fn a_retry_says_when_a_job_cancelled_while_it_ran_is_due_on_either_store() {
+    a_retry_says_when_a_job_cancelled_while_it_ran_is_due(&Scratch::new()).await;
+    if let Some(url) = store_support::pg_schema_url("cli_steer_retry_due").await {
+        a_retry_says_when_a_job_cancelled_while_it_ran_is_due(&Scratch::with_url(url)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_paused_queue_waits_for_resume_and_retry_dead_runs_its_jobs_again() {
     let s = Scratch::new();

@@ -333,6 +333,29 @@ fn every_refusal_is_json_with_the_status_that_fits() {
     }
 }
 
+/// The dashboard's retry of a job cancelled while it ran says when it is
+/// due, as `leasehold retry` does (it said "queued job N again" as if due at once).
+#[test]
+fn a_retry_from_the_dashboard_says_when_the_job_is_due() {
+    let scratch = Scratch::new();
+    let id = scratch.enqueue(&["--queue", "r"], "true");
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(async {
+        use leasehold::runner::Clock as _;
+        let store = scratch.store().await;
+        let now = leasehold::runner::TokioClock::new().now();
+        let owner = leasehold::liveness::current_owner();
+        store.claim("r", &owner, now, std::time::Duration::from_secs(20)).await.unwrap().expect("due");
+    });
+    let server = serve(&scratch, &[]);
+    let (status, body) = request(&server, "POST", &format!("/api/jobs/{id}/cancel"), &[ACTION]);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = request(&server, "POST", &format!("/api/jobs/{id}/retry"), &[ACTION]);
+    assert_eq!(status, 200, "{body}");
+    let message = serde_json::from_str::<Value>(&body).expect("JSON")["message"].as_str().expect("a message").to_owned();
+    assert!(message.starts_with(&format!("queued job {id} again, due in ")), "{message}");
+    assert!(message.contains(" s (when the lease of its cancelled attempt ends;") && message.contains("window (20 s)"), "{message}");
+}
+
 /// A cancel's body that is not JSON, does not fit, comes as another type or
 /// is too large is refused as JSON with the status that fits, naming what is
 /// wrong (axum answered plain text, a data error with 422); the job is left

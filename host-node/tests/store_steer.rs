@@ -10,12 +10,18 @@ use std::time::Duration;
 
 use leasehold::core::lease::FenceOutcome;
 use leasehold::store::{
-    AttemptOutcome, EnqueueOptions, FailOutcome, JobId, JobState, JournalCursor, SettlementOutcome, StoreConfig, StoreError,
+    AttemptOutcome, BackendKind, EnqueueOptions, FailOutcome, JobId, JobState, JournalCursor, Retried, SettlementOutcome,
+    StoreConfig, StoreError,
 };
 use serde_json::json;
 use store_support::{attempts, backend_test, backends, owner, raw};
 
 const LEASE: Duration = Duration::from_secs(30);
+
+/// The ids a retry answered.
+fn ids(retried: Vec<Retried>) -> Vec<JobId> {
+    retried.into_iter().map(|r| r.id).collect()
+}
 
 backend_test! {
     async fn a_cancelled_running_job_refuses_its_owner_and_keeps_nothing_of_the_attempt(db) {
@@ -155,9 +161,13 @@ backend_test! {
 
         let err = s.retry(&[id, JobId(999)], db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::UnknownJob(JobId(999))), "{err}");
-        assert_eq!(s.retry(&[id], db.now()).await.unwrap(), vec![id]);
+        let retried_at = db.now();
+        let retried = s.retry(&[id], retried_at).await.unwrap();
         let record = s.job(id).await.unwrap();
         assert_eq!((record.state, record.attempts), (JobState::Queued, 0));
+        // A dead-lettered job is due at once, and no lease holds it back.
+        assert_eq!(retried.len(), 1);
+        assert_eq!((retried[0].id, retried[0].due_at, retried[0].due_in(), retried[0].watch), (id, record.run_at, Duration::ZERO, None));
         let err = s.retry(&[id], db.now()).await.unwrap_err();
         assert!(matches!(err, StoreError::WrongState { state: "queued", .. }), "{err}");
 
@@ -182,10 +192,20 @@ backend_test! {
         db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
         s.cancel(&[id], None, "me", db.now()).await.unwrap();
         let retried_at = db.now();
-        assert_eq!(s.retry(&[id], retried_at).await.unwrap(), vec![id]);
+        let retried = s.retry(&[id], retried_at).await.unwrap();
         let record = s.job(id).await.unwrap();
         assert_eq!(record.state, JobState::Queued);
         assert!(record.run_at.0 >= claimed_at.0 + 30_000, "{}: due at {:?}, claimed at {claimed_at:?}", db.label(), record.run_at);
+        // The retry answers that due time, on the clock that stamped it (the
+        // server's on PostgreSQL), and on SQLite the window a claimant must
+        // watch the cancelled lease for first.
+        assert_eq!((retried.len(), retried[0].id, retried[0].due_at), (1, id, record.run_at), "{}", db.label());
+        assert!(retried[0].due_in() > Duration::ZERO && retried[0].due_in() <= LEASE, "{}: {:?}", db.label(), retried[0]);
+        let watch = (db.kind == BackendKind::Sqlite).then_some(LEASE);
+        assert_eq!(retried[0].watch, watch, "{}", db.label());
+        if db.kind == BackendKind::Sqlite {
+            assert_eq!(retried[0].at, retried_at, "SQLite stamps the caller's clock");
+        }
         assert!(db.try_claim("q", &owner("h", "b"), LEASE).await.is_none(), "{}: not due while the old lease runs", db.label());
 
         // Cancelled again while it waits, and retried again: still not due before then.
@@ -234,13 +254,13 @@ backend_test! {
         let other = db.enqueue_with("other", json!(9), &once).await;
         let job = db.try_claim("other", &owner("h", "a"), LEASE).await.expect("due");
         s.fail(job.fence(), "boom", None, db.now()).await.unwrap();
-        assert_eq!(s.retry_dead(Some("q"), db.now()).await.unwrap(), dead);
+        assert_eq!(ids(s.retry_dead(Some("q"), db.now()).await.unwrap()), dead);
         assert_eq!(s.job(other).await.unwrap().state, JobState::Dead, "other queues are left alone");
         assert!(matches!(s.retry_dead(Some("nowhere"), db.now()).await, Err(StoreError::UnknownQueue(_))));
 
         let cancelled = db.enqueue_with("q", json!(5), &once).await;
         s.cancel(&[cancelled], None, "me", db.now()).await.unwrap();
-        assert_eq!(s.retry(&[cancelled], db.now()).await.unwrap(), vec![cancelled]);
+        assert_eq!(ids(s.retry(&[cancelled], db.now()).await.unwrap()), vec![cancelled]);
         let record = s.job(cancelled).await.unwrap();
         assert_eq!((record.state, record.cancellation), (JobState::Queued, None));
     }

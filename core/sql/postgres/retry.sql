@@ -14,7 +14,8 @@
 -- $2 = queue: only this queue, or NULL for any (text)
 -- $3 = states: the states the retry applies to (text[])
 --
--- Returns one row per job queued again: id, queue, told (int8).
+-- Returns one row per job queued again: id, queue, run_at (when it is due,
+-- ms), now (the statement's clock, ms), told (int8).
 WITH clock AS MATERIALIZED (
     SELECT CAST(floor(extract(epoch FROM statement_timestamp()) * 1000) AS bigint) AS now),
 retried AS (
@@ -26,8 +27,8 @@ retried AS (
     FROM clock c
     WHERE ($1::bigint[] IS NULL OR j.id = ANY($1)) AND ($2::text IS NULL OR j.queue = $2)
       AND j.state = ANY($3::text[])
-    RETURNING j.id, j.queue),
+    RETURNING j.id, j.queue, j.run_at, c.now),
 woken AS (
     SELECT pg_notify('leasehold_jobs', current_schema() || '/' || q.queue)
     FROM (SELECT DISTINCT queue FROM retried) q)
-SELECT id, queue, (SELECT count(*) FROM woken) AS told FROM retried
+SELECT id, queue, run_at, now, (SELECT count(*) FROM woken) AS told FROM retried

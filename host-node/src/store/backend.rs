@@ -26,7 +26,7 @@ use super::schedule::{ScheduleRow, Swap};
 use super::journal::{JournalCursor, SettlementRecord};
 use super::purge::Cut;
 use super::schedule_sql::JobRow;
-use super::steer::{Action, Selection};
+use super::steer::{Action, Selection, Steered};
 use super::validate::NewJob;
 use super::{BackendKind, JobState, OnSuccess, StoreResult};
 use leasehold_core::Millis;
@@ -205,9 +205,10 @@ pub(crate) enum ScheduleChange {
 /// Cancel and retry by hand (see `steer`), each database its way.
 pub(crate) trait Steers {
     /// Runs `action` on `selection` in one transaction at `now` (SQLite;
-    /// PostgreSQL stamps its own clock): answers the changed `(id, queue)`s,
-    /// or `None` (rolled back) when listed ids did not all change.
-    fn steer<'a>(&'a self, action: Action<'a>, selection: &'a Selection<'a>, now: i64) -> BoxFuture<'a, Option<Vec<(i64, String)>>>;
+    /// PostgreSQL stamps its own clock): answers the changed jobs (a retry's
+    /// with when each is due), or `None` (rolled back) when listed ids did
+    /// not all change.
+    fn steer<'a>(&'a self, action: Action<'a>, selection: &'a Selection<'a>, now: i64) -> BoxFuture<'a, Option<Vec<Steered>>>;
 }
 
 /// Purging finished work (see `purge`), each database its way.

@@ -143,7 +143,7 @@ pub use migrate::{ID_BLOCK_SIZE, Migration, MigrationSet};
 pub use schema::QUEUE_MIGRATIONS;
 pub use wake::Wakeups;
 pub use list::JobTally;
-pub use steer::{MAX_CANCEL_TEXT, PausedQueue};
+pub use steer::{MAX_CANCEL_TEXT, PausedQueue, Retried};
 pub use totals::SettlementTotal;
 pub use workers::{WorkerCounters, WorkerRecord};
 pub(crate) use workers::Patience;

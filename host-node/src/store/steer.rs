@@ -35,6 +35,7 @@
 //! first id at fault is named.
 
 use std::future::Future;
+use std::time::Duration;
 
 use leasehold_core::Millis;
 
@@ -59,6 +60,53 @@ pub struct PausedQueue {
     pub paused_at: Millis,
     /// Who paused it, as it named itself.
     pub paused_by: String,
+}
+
+/// A job queued again by [`Store::retry`] or [`Store::retry_dead`], with when
+/// it may be claimed, as the retry statement set it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retried {
+    /// The job.
+    pub id: JobId,
+    /// When the retry was stamped, ms since the Unix epoch: the `now` given
+    /// on SQLite, the server's clock on PostgreSQL.
+    pub at: Millis,
+    /// When the job is due, ms since the Unix epoch on the same clock as
+    /// `at`: `at`, or for a job cancelled while it ran, the end of that
+    /// attempt's lease if that is later.
+    pub due_at: Millis,
+    /// On SQLite, for a job that carries the lease of an attempt cancelled
+    /// while it ran: that lease's window, for which a claimant must itself
+    /// have seen the lease unrenewed before it claims the job, however long
+    /// ago the lease ended: up to one window after the claimant first looks
+    /// at it (see [`Store::claim_page`]). `None` on PostgreSQL, which judges
+    /// every lease on its one clock, and for any other job.
+    pub watch: Option<Duration>,
+}
+
+impl Retried {
+    /// How long after the retry the job is due (`due_at - at`; zero when it
+    /// is due at once).
+    pub fn due_in(&self) -> Duration {
+        Duration::from_millis(self.due_at.since(self.at))
+    }
+}
+
+/// One job a steering statement changed: its id and queue, and for a retry
+/// when it is due ([`Due`]).
+pub(crate) struct Steered {
+    pub(crate) id: i64,
+    pub(crate) queue: String,
+    pub(crate) due: Option<Due>,
+}
+
+/// When a retried job is due, as the retry statement answers it: `run_at`
+/// and the statement's `now` (ms, on the clock that stamped it), and the
+/// window a SQLite claimant watches its cancelled attempt's lease for.
+pub(crate) struct Due {
+    pub(crate) run_at: i64,
+    pub(crate) now: i64,
+    pub(crate) watch_ms: Option<i64>,
 }
 
 /// What a steering statement does to the jobs it selects.
@@ -93,7 +141,7 @@ impl Store {
     pub async fn cancel(&self, ids: &[JobId], reason: Option<&str>, by: &str, now: Millis) -> StoreResult<Vec<JobId>> {
         check_cancel_text(by, reason)?;
         let selection = Selection::ids(ids, CANCEL_FROM, CANCEL_EXPECTED);
-        self.steer(Action::Cancel { by, reason }, selection, now).await
+        Ok(ids_of(self.steer(Action::Cancel { by, reason }, selection, now).await?))
     }
 
     /// Cancels every job of `queue` in `state` (queued — which includes the
@@ -126,7 +174,7 @@ impl Store {
             states: &[state.as_str()],
             expected: CANCEL_EXPECTED,
         };
-        self.steer(Action::Cancel { by, reason }, selection, now).await
+        Ok(ids_of(self.steer(Action::Cancel { by, reason }, selection, now).await?))
     }
 
     /// Queues the jobs `ids` (each dead-lettered or cancelled) again, due
@@ -134,21 +182,24 @@ impl Store {
     /// that attempt's lease would have gone stale if that is later (on
     /// SQLite, and once a claimant has watched that lease for its window:
     /// see the module docs), with a fresh attempt budget; their attempt logs
-    /// are kept. Wakes the queues' workers. Answers the ids.
+    /// are kept. Wakes the queues' workers. Answers each job queued again,
+    /// by id, with when it is due ([`Retried`]).
     ///
     /// # Errors
     /// [`StoreError::UnknownJob`], [`StoreError::WrongState`] (queued,
     /// running or succeeded): no job was changed.
-    pub async fn retry(&self, ids: &[JobId], now: Millis) -> StoreResult<Vec<JobId>> {
-        self.steer(Action::Retry, Selection::ids(ids, RETRY_FROM, RETRY_EXPECTED), now).await
+    pub async fn retry(&self, ids: &[JobId], now: Millis) -> StoreResult<Vec<Retried>> {
+        let changed = self.steer(Action::Retry, Selection::ids(ids, RETRY_FROM, RETRY_EXPECTED), now).await?;
+        retried(changed)
     }
 
     /// Queues every dead-lettered job of `queue` (`None`: of every queue)
-    /// again, as [`Store::retry`] does. Answers the ids (none: no dead job).
+    /// again, as [`Store::retry`] does. Answers them by id (none: no dead
+    /// job), as [`Store::retry`] does.
     ///
     /// # Errors
     /// [`StoreError::UnknownQueue`] for a queue with no job or schedule.
-    pub async fn retry_dead(&self, queue: Option<&str>, now: Millis) -> StoreResult<Vec<JobId>> {
+    pub async fn retry_dead(&self, queue: Option<&str>, now: Millis) -> StoreResult<Vec<Retried>> {
         if let Some(queue) = queue {
             self.known_queue(queue).await?;
         }
@@ -158,7 +209,7 @@ impl Store {
             states: &["dead"],
             expected: RETRY_EXPECTED,
         };
-        self.steer(Action::Retry, selection, now).await
+        retried(self.steer(Action::Retry, selection, now).await?)
     }
 
     /// Pauses `queue`: claims skip its queued jobs until
@@ -218,7 +269,8 @@ impl Store {
 
     /// Runs `action` on the selection in one transaction: rolled back, with
     /// the first id at fault named, when listed ids did not all change.
-    async fn steer(&self, action: Action<'_>, selection: Selection<'_>, now: Millis) -> StoreResult<Vec<JobId>> {
+    /// Answers the jobs changed, by id.
+    async fn steer(&self, action: Action<'_>, selection: Selection<'_>, now: Millis) -> StoreResult<Vec<Steered>> {
         let now_ms = validate::millis("now", now)?;
         if selection.ids.as_ref().is_some_and(Vec::is_empty) {
             return Ok(Vec::new());
@@ -228,15 +280,15 @@ impl Store {
             return Err(self.refusal(&selection, now).await);
         };
         if matches!(action, Action::Retry) {
-            let mut queues: Vec<&str> = changed.iter().map(|(_, q)| q.as_str()).collect();
+            let mut queues: Vec<&str> = changed.iter().map(|c| c.queue.as_str()).collect();
             queues.sort_unstable();
             queues.dedup();
             for queue in queues {
                 self.inner.wakers.wake(queue);
             }
         }
-        changed.sort_unstable();
-        Ok(changed.into_iter().map(|(id, _)| JobId(id)).collect())
+        changed.sort_unstable_by_key(|c| c.id);
+        Ok(changed)
     }
 
     /// Why listed ids did not all change: the first unknown id, else the
@@ -358,6 +410,31 @@ impl<'a> Selection<'a> {
     pub(crate) fn complete(&self, changed: usize) -> bool {
         self.ids.as_ref().is_none_or(|ids| ids.len() == changed)
     }
+}
+
+fn ids_of(changed: Vec<Steered>) -> Vec<JobId> {
+    changed.into_iter().map(|c| JobId(c.id)).collect()
+}
+
+/// A retry's changed rows as [`Retried`]s; a time that is no ms since the
+/// Unix epoch is a corrupt row.
+fn retried(changed: Vec<Steered>) -> StoreResult<Vec<Retried>> {
+    let millis = |column, value| validate::unsigned("leasehold_jobs", column, value).map(Millis);
+    changed
+        .into_iter()
+        .map(|c| {
+            let Some(due) = c.due else {
+                return Err(StoreError::CorruptRow { table: "leasehold_jobs", detail: format!("job {} was retried without its due time", c.id) });
+            };
+            let watch = due.watch_ms.map(|ms| millis("lease_ms", ms)).transpose()?;
+            Ok(Retried {
+                id: JobId(c.id),
+                at: millis("now", due.now)?,
+                due_at: millis("run_at", due.run_at)?,
+                watch: watch.map(|ms| Duration::from_millis(ms.0)),
+            })
+        })
+        .collect()
 }
 
 /// What the attempt log says of a cancelled attempt.

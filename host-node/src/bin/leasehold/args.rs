@@ -104,8 +104,9 @@ pub enum Command {
     /// nothing of its attempt is kept; a cancelled job is never retried unless asked.
     Cancel(crate::steer::CancelArgs),
     /// Queue dead-lettered or cancelled jobs again, due now (one cancelled while it ran: once
-    /// that attempt's lease would have gone stale), with a fresh attempt budget (their earlier
-    /// attempts stay in `show`): `retry ID…`, or `retry --dead [--queue Q]`.
+    /// that attempt's lease would have gone stale, and it says when that is), with a fresh
+    /// attempt budget (their earlier attempts stay in `show`): `retry ID…`, or `retry --dead
+    /// [--queue Q]`.
     Retry(crate::steer::RetryArgs),
     /// Stop claiming a queue's jobs (within one poll) until `resume`; running jobs finish, and
     /// jobs can still be queued. A queue paused already is left as it is (said so; exits 0).

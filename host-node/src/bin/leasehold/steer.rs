@@ -4,8 +4,9 @@
 use crate::fail::CliError;
 use clap::Args;
 use leasehold::runner::{Clock, TokioClock};
-use leasehold::store::{JobId, JobState, Store};
+use leasehold::store::{JobId, JobState, Retried, Store};
 use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
 
 /// `leasehold cancel`.
 #[derive(Debug, Args)]
@@ -127,13 +128,65 @@ pub async fn retry(store: &Store, args: &RetryArgs) -> Result<(), CliError> {
         let queue = args.queue.as_deref().map(|q| format!(" on queue {q}")).unwrap_or_default();
         match done.as_slice() {
             [] => outln!("no dead-lettered job{queue}: nothing queued again"),
-            _ => outln!("queued again {} job(s){queue}: {}", done.len(), listed(&done)),
+            _ => outln!("queued again {} job(s){queue}: {}", done.len(), listed_retried(&done)),
         }
+        say_waits(&done);
         return Ok(());
     }
     let done = store.retry(&ids(&args.ids), now).await?;
-    outln!("queued again {}", listed(&done));
+    match done.as_slice() {
+        [one] => outln!("queued again {}{}", one.id, retry_wait(one).map(|wait| format!(", {wait}")).unwrap_or_default()),
+        _ => {
+            outln!("queued again {}", listed_retried(&done));
+            say_waits(&done);
+        }
+    }
     Ok(())
+}
+
+fn listed_retried(done: &[Retried]) -> String {
+    listed(&done.iter().map(|r| r.id).collect::<Vec<_>>())
+}
+
+/// A line for each job of `done` that is not claimed at once, saying when.
+fn say_waits(done: &[Retried]) {
+    for job in done {
+        if let Some(wait) = retry_wait(job) {
+            outln!("job {}: {wait}", job.id);
+        }
+    }
+}
+
+/// When a retried job may be claimed, in words, as the store answered the
+/// retry; `None` for one due at once. Only a job cancelled while it ran
+/// waits: for its attempt's lease to end, since that attempt's worker may
+/// not have heard of the cancel and stops its command only by then; and on
+/// SQLite until a worker has watched that lease for its window itself.
+pub fn retry_wait(job: &Retried) -> Option<String> {
+    let due_in = job.due_in();
+    let due = (!due_in.is_zero())
+        .then(|| format!("due in {} (when the lease of its cancelled attempt ends; that attempt's command is stopped by then)", span(due_in)));
+    let Some(window) = job.watch else { return due };
+    let watched = format!(
+        "a worker claims it only once it has itself seen the lease of its cancelled attempt unrenewed for that lease's \
+         window ({}), so not sooner than that from now",
+        span(window)
+    );
+    Some(match due {
+        Some(due) => format!("{due}; on SQLite, {watched}"),
+        None => format!("due now, but on SQLite {watched}"),
+    })
+}
+
+/// A span as the retry's messages say it: tenths of a second under a
+/// minute, rounded up (never earlier than it is), whole seconds above.
+fn span(d: Duration) -> String {
+    let tenths = d.as_millis().div_ceil(100);
+    match tenths {
+        _ if tenths >= 600 => humantime::format_duration(Duration::from_secs(tenths.div_ceil(10) as u64)).to_string(),
+        _ if tenths.is_multiple_of(10) => format!("{} s", tenths / 10),
+        _ => format!("{}.{} s", tenths / 10, tenths % 10),
+    }
 }
 
 /// `leasehold pause`.
@@ -167,7 +220,20 @@ pub fn resume_message(queue: &str, resumed: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::user_name;
+    use super::{span, user_name};
+    use std::time::Duration;
+
+    #[test]
+    fn a_wait_is_said_in_tenths_of_a_second_rounded_up_and_in_whole_seconds_past_a_minute() {
+        let said = |ms| span(Duration::from_millis(ms));
+        assert_eq!(said(4_200), "4.2 s");
+        assert_eq!(said(4_201), "4.3 s", "never sooner than it is");
+        assert_eq!(said(1), "0.1 s");
+        assert_eq!(said(30_000), "30 s");
+        assert_eq!(said(59_999), "1m");
+        assert_eq!(said(60_000), "1m");
+        assert_eq!(said(125_500), "2m 6s");
+    }
 
     #[test]
     fn a_steerer_is_named_by_user_else_by_the_user_database_else_by_uid() {

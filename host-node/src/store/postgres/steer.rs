@@ -7,31 +7,44 @@ use sqlx::PgPool;
 use leasehold_core::queue::statements::postgres as sql;
 
 use crate::store::backend::{BoxFuture, Steers, boxed};
-use crate::store::steer::{Action, Selection, cancel_note};
+use crate::store::steer::{Action, Due, Selection, Steered, cancel_note};
 
 impl Steers for PgPool {
-    fn steer<'a>(&'a self, action: Action<'a>, selection: &'a Selection<'a>, _now: i64) -> BoxFuture<'a, Option<Vec<(i64, String)>>> {
+    fn steer<'a>(&'a self, action: Action<'a>, selection: &'a Selection<'a>, _now: i64) -> BoxFuture<'a, Option<Vec<Steered>>> {
         boxed(async move {
             let mut tx = self.begin().await?;
-            let query = match action {
-                Action::Cancel { by, reason } => sqlx::query_as(sql::CANCEL.text)
-                    .bind(&selection.ids)
-                    .bind(selection.queue)
-                    .bind(selection.states)
-                    .bind(by)
-                    .bind(reason)
-                    .bind(cancel_note(by, reason)),
+            let changed: Vec<Steered> = match action {
+                Action::Cancel { by, reason } => {
+                    let rows: Vec<(i64, String, i64)> = sqlx::query_as(sql::CANCEL.text)
+                        .bind(&selection.ids)
+                        .bind(selection.queue)
+                        .bind(selection.states)
+                        .bind(by)
+                        .bind(reason)
+                        .bind(cancel_note(by, reason))
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    rows.into_iter().map(|(id, queue, _)| Steered { id, queue, due: None }).collect()
+                }
                 Action::Retry => {
-                    sqlx::query_as(sql::RETRY.text).bind(&selection.ids).bind(selection.queue).bind(selection.states)
+                    let rows: Vec<(i64, String, i64, i64, i64)> = sqlx::query_as(sql::RETRY.text)
+                        .bind(&selection.ids)
+                        .bind(selection.queue)
+                        .bind(selection.states)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    // The server judges every lease on its one clock: a
+                    // claimant watches none (watch_ms).
+                    let due = |run_at, now| Some(Due { run_at, now, watch_ms: None });
+                    rows.into_iter().map(|(id, queue, run_at, now, _)| Steered { id, queue, due: due(run_at, now) }).collect()
                 }
             };
-            let changed: Vec<(i64, String, i64)> = query.fetch_all(&mut *tx).await?;
             if !selection.complete(changed.len()) {
                 tx.rollback().await?;
                 return Ok(None);
             }
             tx.commit().await?;
-            Ok(Some(changed.into_iter().map(|(id, queue, _)| (id, queue)).collect()))
+            Ok(Some(changed))
         })
     }
 }

@@ -361,8 +361,9 @@ pub async fn cancel(
 /// `POST /api/jobs/{id}/retry`.
 pub async fn retry(State(ui): State<Ui>, id: Result<Path<i64>, PathRejection>) -> Answer {
     let Path(id) = id?;
-    ui.store.retry(&[JobId(id)], now()).await?;
-    done(&ui, format!("queued job {id} again"))
+    let retried = ui.store.retry(&[JobId(id)], now()).await?;
+    let wait = retried.first().and_then(crate::steer::retry_wait).map(|wait| format!(", {wait}")).unwrap_or_default();
+    done(&ui, format!("queued job {id} again{wait}"))
 }
 
 /// `POST /api/queues/{queue}/pause`: 200 whether it paused the queue or
