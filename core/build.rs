@@ -139,9 +139,10 @@ fn catalogue(folder: &Path, whole: &Path, variant: &str, mark: char) -> Result<S
 }
 
 /// `source` whole: each `\include fragments/NAME.sql` line replaced by that
-/// file of `folder` (and what follows the file name on the line), then each
-/// `{mark}{name}` by `{mark}N`, N the number `params` (the header's names)
-/// gives `name`.
+/// file of `folder`, or where `folder` has none, of the `sql` folder above it
+/// (`sql/fragments/`: a part both dialects share word for word), and what
+/// follows the file name on the line; then each `{mark}{name}` by
+/// `{mark}N`, N the number `params` (the header's names) gives `name`.
 fn assemble(folder: &Path, source: &str, params: &[String], mark: char) -> Result<String, String> {
     let mut spliced = String::with_capacity(source.len());
     for line in source.split_inclusive('\n') {
@@ -153,7 +154,10 @@ fn assemble(folder: &Path, source: &str, params: &[String], mark: char) -> Resul
             return Err(format!("malformed include {:?} (want `\\include fragments/NAME.sql`)", line.trim_end()));
         };
         let (file, after) = rest.split_at(end + ".sql".len());
-        let fragment = std::fs::read_to_string(folder.join(file)).map_err(|e| format!("\\include {file}: {e}"))?;
+        let own = folder.join(file);
+        let shared = folder.parent().map_or_else(|| own.clone(), |sql| sql.join(file));
+        let found = if own.exists() { own } else { shared };
+        let fragment = std::fs::read_to_string(&found).map_err(|e| format!("\\include {file}: {e}"))?;
         if fragment.lines().any(|l| l.starts_with("\\include ")) {
             return Err(format!("{file}: a fragment includes no other fragment"));
         }

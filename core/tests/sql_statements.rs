@@ -49,15 +49,18 @@ fn header_params(statement: &Statement) -> Vec<(usize, String)> {
 }
 
 /// `text` with each `\include fragments/NAME.sql` line replaced by the
-/// fragment (and what follows the file name), its `${name}` parameters
-/// still by name: the catalogue's text, once those are numbered.
+/// fragment (the dialect's own, else the one `sql/fragments/` holds for
+/// both) and what follows the file name, its `${name}` parameters still by
+/// name: the catalogue's text, once those are numbered.
 fn spliced(dialect: Dialect, text: &str) -> String {
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
         match line.trim_end().strip_prefix("\\include ") {
             Some(rest) => {
                 let (file, after) = rest.split_at(rest.find(".sql").expect("an include names a .sql file") + 4);
-                let fragment = std::fs::read_to_string(folder(dialect).join(file)).expect("the included fragment");
+                let own = folder(dialect).join(file);
+                let found = if own.exists() { own } else { folder(dialect).join("..").join(file) };
+                let fragment = std::fs::read_to_string(found).expect("the included fragment");
                 out.push_str(fragment.trim_end());
                 out.push_str(after);
                 out.push('\n');

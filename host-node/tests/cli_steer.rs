@@ -173,6 +173,60 @@ async fn a_retry_says_when_a_job_cancelled_while_it_ran_is_due(s: &Scratch) {
     assert_eq!(stdout(s, &["retry", &done.to_string()]), format!("queued again {done}\n"));
 }
 
+/// `events` numbers a retried job's attempts as `show` does, one number per
+/// attempt: it showed attempt 1, 0 (the cancel of the queued job), 1 where
+/// `show` listed attempts 1 and 2, as it counted the attempts of each fresh
+/// budget. A cancel of a job that was not running ended no attempt, and
+/// says none.
+#[tokio::test]
+async fn events_and_show_number_a_retried_jobs_attempts_alike() {
+    let s = Scratch::new();
+    let id = s.enqueue(&["--queue", "n", "--max-attempts", "1"], "false").to_string();
+    stdout(&s, &["work", "--queue", "n", "--until-empty"]);
+    stdout(&s, &["retry", &id]);
+    stdout(&s, &["cancel", &id]);
+    stdout(&s, &["retry", &id]);
+    stdout(&s, &["work", "--queue", "n", "--until-empty"]);
+
+    // `attempt N: failed (fencing token T)`, as `show` numbers them.
+    let shown = stdout(&s, &["show", &id]);
+    let by_show: Vec<(u64, u64)> = shown
+        .lines()
+        .filter_map(|l| l.strip_prefix("attempt "))
+        .map(|l| {
+            let (n, rest) = l.split_once(':').expect("attempt N: …");
+            let token = rest.rsplit_once("fencing token ").expect("a token").1.trim_end_matches(')');
+            (n.parse().unwrap(), token.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(by_show.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 2], "{shown}");
+
+    let job = format!("job {id}");
+    let events = stdout(&s, &["events"]);
+    let said: Vec<(&str, Option<&str>)> = events
+        .lines()
+        .filter(|l| l.contains(&format!("{job} ")) || l.contains(&format!("{job}:")))
+        .map(|l| {
+            let kind = l.split_whitespace().nth(2).expect("a type");
+            (kind, l.split_once(&format!("{job} attempt ")).map(|(_, rest)| rest.split(':').next().unwrap()))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [("job-dead-lettered", Some("1")), ("job-cancelled", None), ("job-dead-lettered", Some("2"))],
+        "{events}"
+    );
+    // The JSON's attempt is show's for the same fencing token.
+    let json = stdout(&s, &["events", "--json"]);
+    let by_events: Vec<(u64, u64)> = json
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|e| e["type"] == "job-dead-lettered")
+        .map(|e| (e["body"]["attempt"].as_u64().expect("an attempt"), e["body"]["token"].as_u64().expect("a token")))
+        .collect();
+    assert_eq!(by_events, by_show, "{json}");
+}
+
 /// On SQLite, then on PostgreSQL when configured.
 #[tokio::test]
 async fn a_retry_says_when_a_job_cancelled_while_it_ran_is_due_on_either_store() {

@@ -21,7 +21,7 @@ use store_support::{attempts, backend_test, owner, retrying, without_results};
 const LEASE: Duration = Duration::from_secs(1);
 
 /// `(job, attempt, token, outcome)` of each row, in the order given.
-fn summary(rows: &[SettlementRecord]) -> Vec<(i64, u32, u64, SettlementOutcome)> {
+fn summary(rows: &[SettlementRecord]) -> Vec<(i64, Option<u32>, u64, SettlementOutcome)> {
     rows.iter().map(|r| (r.job.0, r.attempt, r.token, r.outcome)).collect()
 }
 
@@ -50,10 +50,11 @@ backend_test! {
         assert_eq!(
             summary(&rows),
             [
-                (ids[0].0, 1, token(0), SettlementOutcome::Done),
-                (ids[2].0, 1, token(2), SettlementOutcome::Retrying { at }),
-                (ids[1].0, 1, token(1), SettlementOutcome::DeadLettered),
-                (ids[3].0, 1, token(3), SettlementOutcome::Released),
+                (ids[0].0, Some(1), token(0), SettlementOutcome::Done),
+                (ids[2].0, Some(1), token(2), SettlementOutcome::Retrying { at }),
+                (ids[1].0, Some(1), token(1), SettlementOutcome::DeadLettered),
+                // A claim handed back unstarted ended no attempt.
+                (ids[3].0, None, token(3), SettlementOutcome::Released),
             ]
         );
         assert_eq!(rows[1].error.as_deref(), Some("exit code 1"));
@@ -82,11 +83,44 @@ backend_test! {
         let of_job: Vec<_> = rows.iter().filter(|r| r.job == ids[3]).collect();
         assert_eq!(
             of_job.iter().map(|r| (r.attempt, r.token, r.outcome)).collect::<Vec<_>>(),
-            [(1, released.token, SettlementOutcome::Lost), (2, taken_over.token, SettlementOutcome::Done)]
+            [(Some(1), released.token, SettlementOutcome::Lost), (Some(2), taken_over.token, SettlementOutcome::Done)]
         );
         assert_eq!(of_job[0].owner.as_ref().unwrap().host_id, "h1", "{}: the loser is named", db.label());
         assert!(of_job[0].error.as_deref().unwrap_or_default().contains("reclaimed by h2"));
         assert_eq!(of_job[1].owner.as_ref().unwrap().host_id, "h2");
+    }
+}
+
+backend_test! {
+    async fn a_settlement_numbers_its_attempt_as_the_jobs_attempt_log_does_across_a_retry(db) {
+        // A retry starts the job's budget again, and the journal stored the
+        // attempt of that budget: the second attempt was journaled as 1 where
+        // the attempt log (`show`) numbers it 2, and a cancel of the queued
+        // job as attempt 0. Both reads, the event log's and the dashboard's,
+        // number each attempt as the log does, and a settlement that ended
+        // no attempt has none.
+        let s = &db.store;
+        let id = db.enqueue_with("q", json!(1), &attempts(1)).await;
+        let first = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due");
+        assert_eq!(s.fail(first.fence(), "boom", None, db.now()).await.unwrap(), FailOutcome::DeadLettered);
+        s.retry(&[id], db.now()).await.unwrap();
+        s.cancel(&[id], None, "me", db.now()).await.unwrap();
+        s.retry(&[id], db.now()).await.unwrap();
+        let second = db.try_claim("q", &owner("h", "a"), LEASE).await.expect("due again");
+        assert_eq!(second.attempt, 1, "{}: a handler sees the attempt of the fresh budget", db.label());
+        assert!(s.complete(second.fence(), None, db.now()).await.unwrap().is_updated());
+
+        let job = s.job(id).await.unwrap();
+        let logged: Vec<u64> = job.attempt_log.iter().map(|a| a.token).collect();
+        assert_eq!(logged, [first.token, second.token], "{}", db.label());
+        let expected = [
+            (id.0, Some(1), first.token, SettlementOutcome::DeadLettered),
+            (id.0, None, first.token, SettlementOutcome::Cancelled),
+            (id.0, Some(2), second.token, SettlementOutcome::Done),
+        ];
+        let mut cursor = JournalCursor::default();
+        assert_eq!(summary(&s.settlements(&mut cursor).await.unwrap()), expected, "{}: the journal", db.label());
+        assert_eq!(summary(&s.job_settlements(&job).await.unwrap()), expected, "{}: the dashboard's", db.label());
     }
 }
 
@@ -98,7 +132,7 @@ backend_test! {
         let new = db.try_claim("q", &owner("h", "b"), LEASE).await.expect("reclaimed");
         let mut cursor = JournalCursor::default();
         let lost = s.settlements(&mut cursor).await.unwrap();
-        assert_eq!(summary(&lost), [(old.id.0, 1, old.token, SettlementOutcome::Lost)]);
+        assert_eq!(summary(&lost), [(old.id.0, Some(1), old.token, SettlementOutcome::Lost)]);
         assert!(!s.complete(old.fence(), None, db.now()).await.unwrap().is_updated());
         assert!(matches!(s.fail(old.fence(), "late", None, db.now()).await.unwrap(), FailOutcome::Lost(_)));
         assert!(!s.release(old.fence(), db.now()).await.unwrap().is_updated());
@@ -106,7 +140,7 @@ backend_test! {
         assert!(s.settlements(&mut cursor).await.unwrap().is_empty(), "{}: a refused settle was journaled", db.label());
         assert!(s.complete(new.fence(), None, db.now()).await.unwrap().is_updated());
         let done = s.settlements(&mut cursor).await.unwrap();
-        assert_eq!(summary(&done), [(new.id.0, 2, new.token, SettlementOutcome::Done)]);
+        assert_eq!(summary(&done), [(new.id.0, Some(2), new.token, SettlementOutcome::Done)]);
     }
 }
 

@@ -4,6 +4,9 @@
 -- ?1 = from_id: the first journal id
 -- ?2 = to_id: the last journal id
 -- ?3 = job: the job's id
--- Returns the journal's columns, in commit order.
-SELECT id, job_id, queue, attempt, token, owner_host, owner_pid, owner_nonce, outcome, error, retry_at, at
-FROM leasehold_settlements WHERE id >= ?1 AND id <= ?2 AND job_id = ?3 ORDER BY id
+-- Returns the journal's columns, in commit order, the attempt as
+-- settlements.sql answers it (fragments/settled_attempt.sql).
+SELECT s.id, s.job_id, s.queue,
+\include fragments/settled_attempt.sql AS attempt,
+    s.token, s.owner_host, s.owner_pid, s.owner_nonce, s.outcome, s.error, s.retry_at, s.at
+FROM leasehold_settlements s WHERE s.id >= ?1 AND s.id <= ?2 AND s.job_id = ?3 ORDER BY s.id

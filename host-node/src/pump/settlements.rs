@@ -42,6 +42,10 @@ pub const SETTLEMENTS_SOURCE: &str = "settlements";
 /// `pid`); body `{"job": id, "attempt": n, "token": t, "settlement": journal
 /// id}` plus `error` (failures; for a lost lease, who took it over; for a
 /// cancel, who and why) and `retryAt` (ms since the Unix epoch, retries).
+/// `attempt` numbers the attempt as the job's attempt log does
+/// ([`SettlementRecord::attempt`]); a settlement that ended no attempt (a
+/// claim handed back unstarted, a cancel of a job that was not running) has
+/// none.
 pub fn settlement_event(row: &SettlementRecord) -> EventRecord {
     let mut identity = Map::new();
     identity.insert("queue".to_owned(), json!(row.queue));
@@ -49,7 +53,10 @@ pub fn settlement_event(row: &SettlementRecord) -> EventRecord {
         identity.insert("host".to_owned(), json!(owner.host_id));
         identity.insert("pid".to_owned(), json!(owner.pid));
     }
-    let mut body = json!({ "job": row.job.0, "attempt": row.attempt, "token": row.token, "settlement": row.id });
+    let mut body = json!({ "job": row.job.0, "token": row.token, "settlement": row.id });
+    if let Some(attempt) = row.attempt {
+        body["attempt"] = json!(attempt);
+    }
     if let Some(error) = &row.error {
         body["error"] = json!(error);
     }

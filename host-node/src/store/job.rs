@@ -137,7 +137,10 @@ pub struct ClaimedJob {
     pub token: u64,
     /// The payload as enqueued.
     pub payload: serde_json::Value,
-    /// Which attempt this is, from 1.
+    /// Which attempt of the job's budget this is, from 1 to `max_attempts`
+    /// ([`Store::retry`](super::Store::retry) gives a fresh budget, so the
+    /// count starts again from 1; the job's attempt log and its settlements
+    /// number its attempts over its whole life).
     pub attempt: u32,
     /// The job's attempt budget.
     pub max_attempts: u32,
@@ -244,7 +247,8 @@ pub struct JobRecord {
     pub priority: i32,
     /// When it is (or was) due, ms since the Unix epoch.
     pub run_at: Millis,
-    /// Claims so far.
+    /// Claims counted against its budget so far (a retry sets it back to
+    /// 0; [`JobRecord::attempt_log`] keeps every attempt).
     pub attempts: u32,
     /// Its attempt budget.
     pub max_attempts: u32,

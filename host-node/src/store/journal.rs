@@ -93,8 +93,18 @@ pub struct SettlementRecord {
     pub job: JobId,
     /// Its queue.
     pub queue: String,
-    /// The attempt settled (1 for the first claim).
-    pub attempt: u32,
+    /// The attempt the settlement ended, numbered as the job's attempt log
+    /// ([`JobRecord::attempt_log`](super::JobRecord::attempt_log)) and
+    /// `leasehold show` number it: its place among the job's attempts by
+    /// fencing token, from 1, the attempts before a [`Store::retry`]
+    /// counted too (the attempt of the job's budget, which a retry starts
+    /// again from 1, is what a handler sees as [`ClaimedJob::attempt`](super::ClaimedJob::attempt)).
+    /// For a job deleted since (purged, or deleted on success), whose log is
+    /// gone, the attempt of its budget it was settled under. `None` for a
+    /// settlement that ended no attempt: a claim handed back unstarted
+    /// ([`SettlementOutcome::Released`]), a cancel of a job that was not
+    /// running.
+    pub attempt: Option<u32>,
     /// That attempt's fencing token.
     pub token: u64,
     /// Who held the attempt (host, pid, nonce; no start time or boot id).
@@ -231,7 +241,7 @@ pub(crate) fn record(row: &(impl DecodeRow + ?Sized)) -> StoreResult<SettlementR
         id: row.int("id")?,
         job: JobId(row.int("job_id")?),
         queue: row.text("queue")?,
-        attempt: unsigned32(TABLE, "attempt", i64::from(row.int32("attempt")?))?,
+        attempt: row.opt_int("attempt")?.map(|n| unsigned32(TABLE, "attempt", n)).transpose()?,
         token: unsigned(TABLE, "token", row.int("token")?)?,
         owner,
         outcome,
@@ -249,7 +259,7 @@ mod tests {
             id,
             job: JobId(id),
             queue: "q".to_owned(),
-            attempt: 1,
+            attempt: Some(1),
             token: 1,
             owner: None,
             outcome: SettlementOutcome::Done,

@@ -8,8 +8,9 @@
 //! returns; [`Statement::params`] holds those names, read off the header
 //! when the crate is built (a header that does not name exactly the
 //! parameters its SQL uses fails the build). Parts several statements share
-//! word for word live once, in `core/sql/<dialect>/fragments/`, and the
-//! build splices them in (see `core/build.rs`): each text here is whole.
+//! word for word live once, in `core/sql/<dialect>/fragments/` (or in
+//! `core/sql/fragments/` when both dialects' statements share them), and
+//! the build splices them in (see `core/build.rs`): each text here is whole.
 //!
 //! - PostgreSQL texts stamp time with the server's clock
 //!   (`statement_timestamp()` in ms since the Unix epoch); batches bind

@@ -294,7 +294,8 @@ fn line(event: &EventRecord, json: bool) -> Option<String> {
 }
 
 /// The body of an event in words: `job 17 attempt 2: exit code 1, retry at
-/// TIME` for job events, the JSON body for the rest.
+/// TIME` for job events (the attempt numbered as `show` numbers it; none for
+/// a settlement that ended no attempt), the JSON body for the rest.
 fn details(kind: &str, body: &Value) -> String {
     let Some(job) = body.get("job").and_then(Value::as_u64).filter(|_| kind.starts_with("job-")) else {
         return if body.is_null() { String::new() } else { body.to_string() };
@@ -304,7 +305,7 @@ fn details(kind: &str, body: &Value) -> String {
         text += &format!(" attempt {attempt}");
     }
     if kind == "job-released" {
-        text += " handed back unstarted (the attempt is not counted)";
+        text += " handed back unstarted (not counted as an attempt)";
     }
     if let Some(error) = body.get("error").and_then(Value::as_str) {
         text += &format!(": {error}");
