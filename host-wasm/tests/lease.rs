@@ -284,3 +284,15 @@ fn lease_watch_times_a_lease_on_the_monotonic_clock_only() {
     watch.forget_unseen_since(6_012.0);
     assert!(watch.unrenewed_for(7.0, 2.0, Some(1_796_000_002_000.0), 6_000.0, 20_000.0), "kept: watched since 6012");
 }
+
+/// `LeaseWatch` as the PGlite queue calls it for a job cancelled while it
+/// ran and retried: a look sights the cancelled lease, a later claim names
+/// it (`id:token`) once it has been watched for its window.
+#[wasm_bindgen_test]
+fn lease_watch_lets_a_cancelled_lease_go_once_watched_for_its_window() {
+    let mut watch = LeaseWatch::new();
+    assert!(!watch.cancelled_unrenewed_for(7.0, 3.0, Some(1_796_000_000_000.0), 6_000.0, 10.5));
+    assert!(watch.cancelled_watched(6_010.9).is_empty(), "6000 ms seen: not more than the window");
+    assert_eq!(watch.cancelled_watched(6_011.5), vec!["7:3".to_owned()]);
+    assert!(watch.cancelled_unrenewed_for(7.0, 3.0, Some(1_796_000_000_000.0), 6_000.0, 6_011.5));
+}

@@ -52,7 +52,7 @@ export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { pr
 type GlobalInstance<Name extends string> = typeof globalThis extends { [K in Name]: { prototype: infer T } } ? T : never;
 
 /**
- * Loads the runner's WebAssembly module (`leasehold_bg.wasm`, about 46 KiB gzipped). In
+ * Loads the runner's WebAssembly module (`leasehold_bg.wasm`, about 48 KiB gzipped). In
  * browsers, workers and other non-Node.js runtimes every function of this package but the
  * error classes and codes throws an `Error` until it has resolved. Without `input`, the
  * `.wasm` beside the package's `dist/browser.mjs` is fetched (bundlers that follow

@@ -23,6 +23,21 @@
 //! owner that has died leaves it unchanged, and is taken over one window
 //! after the claimant first saw its last renewal.
 //!
+//! The same rule guards a second kind of lease: that of an attempt
+//! cancelled while it ran, which its job keeps once retried, queued again
+//! and due at that lease's end (a wall-clock reading, the owner's or the
+//! database's): the owner hears of a cancel only from a notice or its next
+//! renewal, and stops its work only by its lease's end on its monotonic
+//! clock. A claimant whose wall clock reads a step ahead would find that due
+//! time past and start the job beside the attempt still working, so it
+//! claims the job only once it has seen that lease unrenewed for longer than
+//! its window, as for a takeover ([`LeaseWatch::cancelled_unrenewed_for`],
+//! [`LeaseWatch::cancelled_watched`]). The same reasoning holds: the owner's
+//! last confirmed renewal was sent before the claimant first read the
+//! lease it wrote. A queued job's token pins that lease (no renewal lands on
+//! a queued job, and every claim or cancel moves the token), so a claim
+//! naming the token watched cannot take a later attempt's.
+//!
 //! A host may apply the wall-clock judgement ([`super::lease_is_stale`]) on
 //! top, so that the watch only ever makes a takeover later, or let the watch
 //! alone decide (the native SQLite store does: an owner whose wall clock
@@ -56,13 +71,17 @@ struct Sighting {
     since: u64,
     /// Claimant's monotonic ms when it was last seen.
     last: u64,
+    /// `Some(window)` for the lease of an attempt cancelled while it ran,
+    /// carried by its job queued again, with that lease's stale window.
+    cancelled: Option<u64>,
 }
 
 /// A claimant's memory of the leases it has seen, keyed by job id. One
 /// watch per claimant and queue, fed from one monotonic clock (ms, any
 /// origin, never stepping: `Instant`, `performance.now()`).
 ///
-/// Memory: one entry per running job seen and not yet forgotten
+/// Memory: one entry per lease seen (a running job's, or a cancelled
+/// attempt's its queued job carries) and not yet forgotten
 /// ([`LeaseWatch::forget_unseen_since`]).
 #[derive(Clone, Debug, Default)]
 pub struct LeaseWatch {
@@ -85,7 +104,13 @@ impl LeaseWatch {
     /// that very version (0 at its first sighting). A new version, or a clock
     /// reading earlier than the first sighting, starts the count again.
     pub fn sight(&mut self, id: u64, version: LeaseVersion, now_ms: u64) -> u64 {
-        let fresh = Sighting { id, version, since: now_ms, last: now_ms };
+        self.record(id, version, now_ms, None)
+    }
+
+    /// [`LeaseWatch::sight`] of a running lease (`cancelled: None`) or of
+    /// a cancelled attempt's lease with its window.
+    fn record(&mut self, id: u64, version: LeaseVersion, now_ms: u64, cancelled: Option<u64>) -> u64 {
+        let fresh = Sighting { id, version, since: now_ms, last: now_ms, cancelled };
         let entry = match self.seen.binary_search_by_key(&id, |s| s.id) {
             Ok(at) => &mut self.seen[at],
             Err(at) => {
@@ -97,6 +122,7 @@ impl LeaseWatch {
             *entry = fresh;
         }
         entry.last = now_ms;
+        entry.cancelled = cancelled;
         now_ms - entry.since
     }
 
@@ -107,6 +133,29 @@ impl LeaseWatch {
     /// module docs).
     pub fn unrenewed_for(&mut self, id: u64, version: LeaseVersion, stale_after_ms: u64, now_ms: u64) -> bool {
         self.sight(id, version, now_ms) > stale_after_ms
+    }
+
+    /// Records that job `id`, queued again after a cancel while it ran,
+    /// still carries that attempt's lease, read as `version` (the token the
+    /// job carries now, and the attempt's last recorded heartbeat) with the
+    /// attempt's stale window `stale_after_ms`, at the monotonic `now_ms`;
+    /// answers whether the job may be claimed now: that lease seen
+    /// unrenewed for more than its window (see the module docs).
+    pub fn cancelled_unrenewed_for(&mut self, id: u64, version: LeaseVersion, stale_after_ms: u64, now_ms: u64) -> bool {
+        self.record(id, version, now_ms, Some(stale_after_ms)) > stale_after_ms
+    }
+
+    /// The cancelled attempts' leases this watch will have seen unrenewed
+    /// for more than their window by the monotonic `now_ms`, as of its last
+    /// sightings: each as (job id, token), the jobs a claim may take now for
+    /// a host that reads these leases less often than it claims. A job
+    /// claimed, cancelled and retried again since that sighting carries
+    /// another token, and waits until one is watched.
+    pub fn cancelled_watched(&self, now_ms: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.seen.iter().filter_map(move |s| {
+            let window = s.cancelled?;
+            (now_ms.saturating_sub(s.since) > window).then_some((s.id, s.version.token))
+        })
     }
 
     /// Forgets every lease last seen before the monotonic `since_ms`: after a
@@ -184,6 +233,31 @@ mod tests {
         assert_eq!(watch.len(), 1);
         assert_eq!(watch.sight(2, version(1, 0), 9_000), 0, "forgotten: watched anew");
         assert_eq!(watch.sight(1, version(1, 0), 9_000), 9_000);
+    }
+
+    #[test]
+    fn a_cancelled_lease_is_let_go_once_watched_for_its_window_and_only_under_its_token() {
+        let mut watch = LeaseWatch::new();
+        // Claim 3 renewed at 100, cancelled (token 4), retried: due at once on a stepped clock.
+        assert!(!watch.cancelled_unrenewed_for(1, version(4, 100), WINDOW, 1_000));
+        assert_eq!(watch.cancelled_watched(1_000 + WINDOW).count(), 0, "seen for the window, not more");
+        assert!(watch.cancelled_unrenewed_for(1, version(4, 100), WINDOW, 1_001 + WINDOW));
+        // Between two looks: let go from the first sighting on, under the token seen.
+        let mut later = LeaseWatch::new();
+        later.cancelled_unrenewed_for(1, version(4, 100), WINDOW, 1_000);
+        later.sight(2, version(1, 100), 1_000);
+        assert_eq!(later.cancelled_watched(1_001 + WINDOW).collect::<Vec<_>>(), [(1, 4)], "the running lease is not one");
+        // Claimed and cancelled again since (token 6): watched anew.
+        assert!(!later.cancelled_unrenewed_for(1, version(6, 9_000), WINDOW, 9_000));
+        assert_eq!(later.cancelled_watched(9_000 + WINDOW).count(), 0);
+    }
+
+    #[test]
+    fn a_job_seen_running_again_is_no_cancelled_lease() {
+        let mut watch = LeaseWatch::new();
+        watch.cancelled_unrenewed_for(1, version(4, 100), WINDOW, 0);
+        watch.sight(1, version(5, 20_000), 1);
+        assert_eq!(watch.cancelled_watched(100_000).count(), 0);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! hears of the cancel only when a renewal is refused, and stops its work
 //! within the window of its last confirmed renewal, so a claimant whose
 //! clock reads ahead of the owner's would otherwise start it beside that
-//! attempt.
+//! attempt. The core's [`LeaseWatch`] holds both rules; this module reads
+//! the looks into it and words its answers as the statements take them.
 
 use std::collections::HashMap;
 
@@ -29,27 +30,23 @@ pub(crate) struct QueueWatch {
     /// which the watch will have seen each one's lease unrenewed for longer
     /// than its window.
     running: Vec<(i64, u64)>,
-    /// The cancelled attempts' leases of the queued jobs the last look read:
-    /// `id:token` as claim.sql matches it, and the callers' instant from
-    /// which the watch will have seen it unrenewed for longer than its window.
-    cancelled: Vec<(String, u64)>,
 }
 
 impl QueueWatch {
     /// A look read `leases` (every running lease of the queue and every
     /// cancelled attempt's lease a queued job of it carries) at `seen_at`.
     pub fn look(&mut self, leases: &[RunningLease], seen_at: Millis) {
-        self.cancelled.clear();
         self.running.clear();
         for lease in leases {
-            let seen = self.leases.sight(lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at), seen_at.0);
+            let (id, version) = (lease.id.max(0) as u64, version(lease.token, lease.heartbeat_at));
             let window = lease.lease_ms.unwrap_or(0).max(0) as u64;
-            let free_from = seen_at.0.saturating_add(window.saturating_sub(seen)).saturating_add(1);
             if lease.cancelled {
-                self.cancelled.push((format!("{}:{}", lease.id, lease.token), free_from));
-            } else {
-                self.running.push((lease.id, free_from));
+                self.leases.cancelled_unrenewed_for(id, version, window, seen_at.0);
+                continue;
             }
+            let seen = self.leases.sight(id, version, seen_at.0);
+            let free_from = seen_at.0.saturating_add(window.saturating_sub(seen)).saturating_add(1);
+            self.running.push((lease.id, free_from));
         }
         // The look read them all: the others ended or moved on.
         self.leases.forget_unseen_since(seen_at.0);
@@ -60,7 +57,7 @@ impl QueueWatch {
     /// version watched: a job claimed, cancelled and retried again since the
     /// look carries a new one, and is not claimed until a look watches it.
     pub fn watched(&self, now: Millis) -> Vec<String> {
-        self.cancelled.iter().filter(|(_, from)| now.0 >= *from).map(|(key, _)| key.clone()).collect()
+        self.leases.cancelled_watched(now.0).map(|(id, token)| format!("{id}:{token}")).collect()
     }
 
     /// The running jobs whose leases the watch will have seen unrenewed for

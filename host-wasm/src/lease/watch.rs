@@ -51,6 +51,27 @@ impl LeaseWatch {
         self.inner.unrenewed_for(ms(id), version(token, heartbeat_at), ms(stale_after_ms), ms(now_ms))
     }
 
+    /// Records that job `id`, queued again after a cancel while it ran,
+    /// carries that attempt's lease, read with token `token` (the job's
+    /// now) and heartbeat `heartbeat_at` (ms, `undefined` for none) under
+    /// its stale window `stale_after_ms`, at the monotonic `now_ms`; answers
+    /// whether the job may be claimed now (that lease seen unrenewed for
+    /// more than its window).
+    #[wasm_bindgen(js_name = cancelledUnrenewedFor)]
+    pub fn cancelled_unrenewed_for(&mut self, id: f64, token: f64, heartbeat_at: Option<f64>, stale_after_ms: f64, now_ms: f64) -> bool {
+        self.inner.cancelled_unrenewed_for(ms(id), version(token, heartbeat_at), ms(stale_after_ms), ms(now_ms))
+    }
+
+    /// The cancelled attempts' leases seen unrenewed for more than their
+    /// window by the monotonic `now_ms`, as of the last sightings, each as
+    /// `'id:token'`: the form the PostgreSQL claim statements match
+    /// (`watched`), for a host that reads these leases less often than it
+    /// claims.
+    #[wasm_bindgen(js_name = cancelledWatched)]
+    pub fn cancelled_watched(&self, now_ms: f64) -> Vec<String> {
+        self.inner.cancelled_watched(ms(now_ms)).map(|(id, token)| format!("{id}:{token}")).collect()
+    }
+
     /// Forgets the leases last seen before the monotonic `since_ms`.
     #[wasm_bindgen(js_name = forgetUnseenSince)]
     pub fn forget_unseen_since(&mut self, since_ms: f64) {
