@@ -27,7 +27,7 @@ function queuePolicy(wasm) {
     /** How long before a slot's claim a page's job may have been stamped and still be handed over without a renewal, ms (the runner's lease policy, from `staleAfterMs` and the cadence, undefined: the default). */
     claimAgeToleranceMs: (staleAfterMs, heartbeatEveryMs) => wasm.claimAgeToleranceMs(staleAfterMs, heartbeatEveryMs),
     reclaimEveryMs: defaults.reclaimEveryMs,
-    /** A new lease watch (the core's LeaseWatch): `sight(id, token, heartbeatAt, monoMs)`, `unrenewedFor(id, token, heartbeatAt, staleAfterMs, monoMs)`, `forgetUnseenSince(monoMs)`. */
+    /** A new lease watch (the core's LeaseWatch): `sight(id, token, heartbeatAt, monoMs)`, `unrenewedFor(id, token, heartbeatAt, staleAfterMs, monoMs)`, for a cancelled attempt's lease a queued job carries `cancelledUnrenewedFor(id, token, heartbeatAt, staleAfterMs, monoMs)` and `cancelledWatched(monoMs)` ('id:token' texts), `forgetUnseenSince(monoMs)`. */
     leaseWatch: () => new wasm.LeaseWatch(),
     limits: Object.freeze({
       maxQueueNameBytes: defaults.maxQueueNameBytes,

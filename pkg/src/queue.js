@@ -51,8 +51,11 @@ function createQueue(adapter, deps, { owned = false, watchLeases = false } = {})
    * the core's lease watch: a stale lease is taken over only once this queue has seen it
    * unrenewed for longer than its window on the monotonic clock (performance.now()). A step
    * of the wall clock (an NTP correction, a laptop waking from sleep) makes every running
-   * lease look stale at once while its owner works on; PostgreSQL's server clock is no
-   * worker's, and its leases are judged on it alone.
+   * lease look stale at once while its owner works on. Likewise a job cancelled while it ran
+   * and retried is due at that attempt's lease end, on the wall clock, while its owner may
+   * work on until that end on its timers: it is claimed only once this queue has watched
+   * that lease for its window (the claim statements' `watched`). PostgreSQL's server clock
+   * is no worker's, and its leases are judged on it alone.
    */
   const watches = watchLeases ? new Map() : undefined;
   function watchOf(queue) {
@@ -64,6 +67,30 @@ function createQueue(adapter, deps, { owned = false, watchLeases = false } = {})
     return watch;
   }
   const heartbeatOf = (row) => (row.heartbeat_at === null || row.heartbeat_at === undefined ? undefined : int(row.heartbeat_at, 'heartbeat_at'));
+
+  /**
+   * A look: every lease of `queue` read into its watch at `mono`, the running jobs' (this
+   * claim's own among them: read after it) and the cancelled attempts' leases that queued
+   * jobs carry; the watch forgets the leases the look did not read (they ended or moved on).
+   */
+  async function readLeases(queue, watch, mono) {
+    for (const row of await run('running_leases', { queue })) {
+      const id = int(row.id, 'job id');
+      const token = int(row.token, 'token');
+      if (row.cancelled) watch.cancelledUnrenewedFor(id, token, heartbeatOf(row), int(row.lease_ms, 'lease_ms'), mono);
+      else watch.sight(id, token, heartbeatOf(row), mono);
+    }
+    watch.forgetUnseenSince(mono);
+  }
+
+  /**
+   * The claim statements' `watched`: the cancelled attempts' leases of `queue` watched for
+   * their window by now, as 'id:token' (PGlite); null where the database's clock alone
+   * judges (a PostgreSQL server: no gate).
+   */
+  function watchedArg(queue) {
+    return watches === undefined ? null : watchOf(queue).cancelledWatched(performance.now());
+  }
 
   /** Runs catalogue statement `name` with `args` bound by parameter name. */
   function run(name, args = {}, via = adapter.run) {
@@ -148,6 +175,7 @@ function createQueue(adapter, deps, { owned = false, watchLeases = false } = {})
           lease_ms: leaseMs,
           look_for_stale: look,
           refused_ids: look ? [...refused] : [], // read only by a claim that looks
+          watched: watchedArg(queue),
           ...(riding.length > 0 ? settleArgs(riding) : {}),
         });
         const landed = new Set();
@@ -169,11 +197,7 @@ function createQueue(adapter, deps, { owned = false, watchLeases = false } = {})
         const watch = watchOf(queue);
         const mono = performance.now();
         if (look) {
-          // Every running lease, this claim's own included (read after it).
-          for (const row of await run('running_leases', { queue })) {
-            watch.sight(int(row.id, 'job id'), int(row.token, 'token'), heartbeatOf(row), mono);
-          }
-          watch.forgetUnseenSince(mono);
+          await readLeases(queue, watch, mono);
         } else {
           for (const [, , claimedJob, at] of claimed) watch.sight(claimedJob.id, claimedJob.token, int(at, 'now'), mono);
         }

@@ -23,6 +23,25 @@ async function inMemory(t) {
   return { db, queue };
 }
 
+/**
+ * Two queues on one in-memory PGlite instance (two workers of one database), and `step(ms)`,
+ * which moves this process's wall clock (Date.now, which PGlite's clock reads too) that far
+ * ahead; all closed and the clock put back after the test.
+ */
+async function twoQueues(t) {
+  const db = new PGlite();
+  const owner = await connect(db);
+  const taker = await connect(db);
+  const realNow = Date.now;
+  t.after(async () => {
+    Date.now = realNow;
+    await owner.close();
+    await taker.close();
+    await db.close();
+  });
+  return { owner, taker, step: (ms) => (Date.now = () => realNow() + ms) };
+}
+
 test('jobs queued in a folder are worked once it is opened again, by a PGlite instance given (left open)', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'leasehold-pglite-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -309,16 +328,7 @@ test('a forward step of the wall clock does not let a second queue take a job ov
   // the same database took the job over beside its working owner until the owner's next
   // renewal was refused. A lease is taken over only once the claimant has seen it unrenewed
   // for its stale window on its monotonic clock (performance.now), which the step does not move.
-  const db = new PGlite();
-  const owner = await connect(db);
-  const taker = await connect(db);
-  const realNow = Date.now;
-  t.after(async () => {
-    Date.now = realNow;
-    await owner.close();
-    await taker.close();
-    await db.close();
-  });
+  const { owner, taker, step } = await twoQueues(t);
   const { id } = await owner.enqueue('step', {});
   const runs = [];
   let release;
@@ -336,13 +346,58 @@ test('a forward step of the wall clock does not let a second queue take a job ov
   await running;
   const taking = work(taker, 'taker');
   await sleep(500); // the taker has looked at the running lease
-  Date.now = () => realNow() + 60_000;
+  step(60_000);
   await sleep(4_000); // more than the stale window after the step: the owner renews every second
   release();
   await owning.dispose();
   await taking.dispose();
   assert.deepEqual(runs.map((r) => r.who), ['owner'], `the job ran ${runs.length} times: ${JSON.stringify(runs)}`);
   assert.equal((await owner.job(id)).state, 'succeeded');
+});
+
+test('a job cancelled while it ran and retried is not started beside that attempt after a forward step of the wall clock, and runs once the cancelled lease was watched for its window', async (t) => {
+  // A retry makes the job due at the cancelled attempt's lease end (expires_at, stamped with
+  // Date.now), as its owner may not have heard the cancel and stops its work only by then,
+  // timed on its monotonic timers. A step of the wall clock makes that due time pass early: the
+  // other queue on the same database started the job at its next poll, beside the attempt.
+  // A claimant takes such a job only once it has seen the cancelled lease unrenewed for its
+  // window on its monotonic clock (performance.now), as it takes over a running lease.
+  const STALE_MS = 3_000; // the owner renews every second
+  const { owner, taker, step } = await twoQueues(t);
+  const { id } = await owner.enqueue('cancelled', {});
+  const runs = [];
+  let started;
+  const running = new Promise((resolve) => (started = resolve));
+  // The first attempt keeps working 2 s whatever its signal says: an owner that has not heard
+  // the cancel, and stops inside its lease (3 s from its claim, its last renewal here).
+  const work = (queue, who) => queue.work('cancelled', async () => {
+    const run = { who, start: performance.now(), end: undefined };
+    runs.push(run);
+    started();
+    await sleep(runs.length === 1 ? 2_000 : 10);
+    run.end = performance.now();
+  }, { staleAfterMs: STALE_MS, pollMs: 100, logger: { error() {} } });
+  const owning = work(owner, 'owner');
+  await running;
+  const taking = work(taker, 'taker');
+  await sleep(300); // the taker polls meanwhile
+  await owner.cancel(id);
+  await owner.retry(id); // due at the cancelled lease's end, about 2.7 s from now
+  const retriedAt = performance.now();
+  step(60_000); // the job is due at once
+  for (const until = retriedAt + 15_000; (await owner.job(id)).state !== 'succeeded';) {
+    assert.ok(performance.now() < until, `the job did not run again within 15 s: ${JSON.stringify(runs)}`);
+    await sleep(50);
+  }
+  await owning.dispose();
+  await taking.dispose();
+  assert.equal(runs.length, 2, JSON.stringify(runs));
+  const [first, second] = runs;
+  assert.ok(second.start >= first.end, `the second execution (${second.who}) started ${Math.round(first.end - second.start)} ms before the cancelled attempt ended`);
+  // It starts once a claim has watched the cancelled lease for more than its window (looks come
+  // once a second), not long after.
+  const after = second.start - retriedAt;
+  assert.ok(after > STALE_MS && after < STALE_MS + 2_500, `started ${Math.round(after)} ms after the retry`);
 });
 
 test('a job cancelled and retried while its handler ignores its signal is not started beside that handler in the same worker', async (t) => {

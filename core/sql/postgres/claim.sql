@@ -18,6 +18,11 @@
 -- $11 = settle_ids: jobs to complete, ascending, may be empty (int8[])
 -- $12 = settle_tokens: their fencing tokens, in the same order (int8[])
 -- $13 = settle_results: their results as JSON text, NULL for none (text[])
+-- $14 = watched: the queued jobs carrying a cancelled attempt's lease
+--       (expires_at, see retry.sql) that the claimant has watched unrenewed
+--       for that lease's window, as 'id:token' texts; any other such job is
+--       not claimed. NULL: no such gate (a PostgreSQL server, see the
+--       claim_page fragment) (text[])
 --
 -- Returns one row per job, `kind` first:
 --   'done'    id: a completion whose fence held (other columns NULL);

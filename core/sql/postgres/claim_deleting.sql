@@ -14,6 +14,11 @@
 -- $10 = refused_ids: stale jobs not to name (int8[])
 -- $11 = settle_ids: jobs to complete, ascending, may be empty (int8[])
 -- $12 = settle_tokens: their fencing tokens, in the same order (int8[])
+-- $13 = watched: the queued jobs carrying a cancelled attempt's lease
+--       (expires_at, see retry.sql) that the claimant has watched unrenewed
+--       for that lease's window, as 'id:token' texts; any other such job is
+--       not claimed. NULL: no such gate (a PostgreSQL server, see the
+--       claim_page fragment) (text[])
 --
 -- Returns the rows claim.sql returns.
 --

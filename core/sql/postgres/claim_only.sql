@@ -15,6 +15,11 @@
 -- $8 = lease_ms: the stale window of the claims, ms (int8)
 -- $9 = look_for_stale: whether to name stale running jobs as candidates (bool)
 -- $10 = refused_ids: stale jobs not to name (int8[])
+-- $11 = watched: the queued jobs carrying a cancelled attempt's lease
+--       (expires_at, see retry.sql) that the claimant has watched unrenewed
+--       for that lease's window, as 'id:token' texts; any other such job is
+--       not claimed. NULL: no such gate (a PostgreSQL server, see the
+--       claim_page fragment) (text[])
 --
 -- Returns one row per job, `kind` first, exactly as claim.sql (never
 -- 'done'); the claim_page fragment, which claim.sql shares, says why each

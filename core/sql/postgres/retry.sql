@@ -7,8 +7,11 @@
 -- renewal, and may be cut off from both, but stops its work before then, as
 -- it would for a takeover. That lease's end stays on the queued job
 -- (expires_at) until a claim replaces it, so a cancel and retry of it while
--- it waits keep that due time. The caller runs it in a transaction and
--- rolls back when fewer jobs changed than it named.
+-- it waits keep that due time. Where that due time is a reading of the
+-- claimant's own wall clock (PGlite), the claim also waits until the
+-- claimant has watched that lease for its window (the claim statements'
+-- `watched`). The caller runs it in a transaction and rolls back when fewer
+-- jobs changed than it named.
 --
 -- $1 = ids: only these jobs, or NULL for any (int8[])
 -- $2 = queue: only this queue, or NULL for any (text)

@@ -5,6 +5,15 @@
 -- ${refused_ids}) as candidates for takeover. Defines `stale` and
 -- `claimed`; needs `clock`.
 --
+-- A queued job that carries the lease of an attempt cancelled while it ran
+-- (expires_at, which retry.sql keeps: due at that lease's end) is claimed
+-- only if ${watched} names it as 'id:token', that very lease watched by the
+-- claimant for its window on its monotonic clock (PGlite: the due time is a
+-- reading of the claimant's own wall clock, which can step). NULL claims it
+-- once due: on a PostgreSQL server the due time and the claim's `now` are
+-- both the server's clock, which no step of a worker's clock moves, and
+-- takeovers of running leases are judged on that clock alone too.
+--
 -- Stale candidates take the page's first slots; due queued jobs (not of a
 -- paused queue) fill the rest, by priority, due time, id, skipping rows
 -- another claim holds (SKIP LOCKED). `picked` never waits, but it can keep
@@ -28,6 +37,8 @@ stale AS MATERIALIZED (
 picked AS (
     SELECT j.ctid FROM leasehold_jobs j
     WHERE j.queue = ${queue} AND j.state = 'queued' AND j.run_at <= (SELECT now FROM clock)
+      AND (j.expires_at IS NULL OR ${watched}::text[] IS NULL
+           OR j.id::text || ':' || j.token::text = ANY(${watched}::text[]))
       AND NOT EXISTS (SELECT 1 FROM leasehold_paused_queues WHERE queue = ${queue})
     ORDER BY j.priority, j.run_at, j.id
     LIMIT greatest(${page_size} - (SELECT count(*) FROM stale), 0)

@@ -56,6 +56,10 @@ impl Claims for PgPool {
                 let query = query.bind(ids).bind(tokens);
                 if keep { query.bind(results) } else { query }
             };
+            // `watched`, last in each statement: NULL, no gate on the queued jobs that carry
+            // a cancelled attempt's lease. The server's one clock stamps that lease's end and
+            // judges it due, as it judges a running lease stale (see the claim_page fragment).
+            let query = query.bind(None::<Vec<String>>);
             let found = query.fetch_all(pool).await?;
             let mut round = ClaimRound::default();
             let mut done = Vec::new();
