@@ -120,30 +120,41 @@ function createIndexedDbApi(deps) {
     }
     const watches = new Map(); // queue -> the core's LeaseWatch
     /*
-     * The running jobs of `queue` (all of them, read by one claim) that may be taken over: each
-     * lease must have been seen unrenewed by this connection for longer than its stale window
-     * on this page's monotonic clock, and be stale on the wall clock too. Leases are stamped
-     * with Date.now, which steps (an NTP correction, a clock set by hand, a laptop resumed from
-     * sleep) while the owners' deadlines run on monotonic timers: on the wall clock alone, a
-     * step forward would make every running job look stale at once.
+     * What one claim of `queue` may take, from every lease it read (idb-store.js `claim`):
+     * `takeable`, the running jobs that may be taken over, and `unwatched`, the ids of the
+     * queued jobs still carrying the lease of an attempt cancelled while it ran that may not
+     * be claimed yet. Leases are stamped with Date.now, which steps (an NTP correction, a clock
+     * set by hand, a laptop resumed from sleep) while the owners' deadlines run on monotonic
+     * timers: on the wall clock alone, a step forward would make every running job look stale
+     * at once, and a retried job due at its cancelled attempt's lease end start beside that
+     * attempt. So each lease must have been seen unrenewed by this connection for longer than
+     * its stale window on this page's monotonic clock (the core's LeaseWatch); a running one
+     * must be stale on the wall clock too.
      */
-    function takeable(queue, running, now) {
+    function judge(queue, running, cancelled, leaseMs, now) {
       let watch = watches.get(queue);
       if (watch === undefined) {
         watch = deps.leaseWatch();
         watches.set(queue, watch);
       }
       const mono = performance.now();
-      const gone = running.filter((job) =>
+      const takeable = running.filter((job) =>
         watch.unrenewedFor(job.id, job.token, job.heartbeatAt ?? undefined, job.leaseMs, mono) && !isAlive(job, now));
+      const unwatched = new Set();
+      for (const job of cancelled) {
+        // A job cancelled by a version that kept only the lease's end has no window: this
+        // claimant's own.
+        const window = job.leaseMs ?? leaseMs;
+        if (!watch.cancelledUnrenewedFor(job.id, job.token, job.heartbeatAt ?? undefined, window, mono)) unwatched.add(job.id);
+      }
       watch.forgetUnseenSince(mono);
-      return gone;
+      return { takeable, unwatched };
     }
     const workers = new Set();
     const store = storeModule.createJobStore(db, {
       durability,
       retryDelayMs: deps.retryDelayMs,
-      takeable,
+      judge,
     });
     const label = `${name}#${randomId()}`;
     const lockName = `leasehold:${name}:claim`;

@@ -5,7 +5,8 @@
  * letter), release, cancel, retry, pause, resume, and the reads behind counts and job.
  *
  * This module stores and fences; it decides no policy. Which running job may be taken
- * over is the core's takeover rule (`takeable`: the lease watch and the lease liveness), how
+ * over, and when a job cancelled while it ran may run again, is the core's rule (`judge`:
+ * the lease watch and the lease liveness), how
  * long a failed attempt waits is the core's retry backoff (`retryDelayMs`), the lease
  * timing is the runner's.
  *
@@ -66,10 +67,12 @@ function unlease(job) {
 /**
  * The job store over an open database. `durability`: the transactions' durability hint;
  * `retryDelayMs(attempt)`: the wait after failed attempt `attempt` (from 1);
- * `takeable(queue, jobs, nowMs)`: given every running job of `queue` as one claim read
- * them, those that may be taken over (their owner is not working any more).
+ * `judge(queue, running, cancelled, leaseMs, nowMs)`: given every running job of `queue`
+ * and every queued one that carries the lease of an attempt cancelled while it ran, as one
+ * claim read them, `{ takeable, unwatched }`: the running jobs that may be taken over
+ * (their owner is not working any more), and the ids of those queued jobs not to claim yet.
  */
-function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
+function createJobStore(db, { durability, retryDelayMs, judge, onClosed }) {
   let closed;
   db.onversionchange = (event) => {
     // A delete is a version change to null: say which, as the two call for different fixes.
@@ -148,9 +151,10 @@ function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
 
   /**
    * Claims up to `n` jobs of `queue` for `owner` in one transaction: first running jobs
-   * that `takeable` calls given up by their owner (taken over, or dead-lettered
+   * that `judge` calls given up by their owner (taken over, or dead-lettered
    * when that was their last attempt), then due queued jobs, lower priority first, then
-   * earlier due time, then lower id. None from a paused queue. Answers the claimed
+   * earlier due time, then lower id, but not those `judge` holds back (a cancelled attempt
+   * of theirs may still be working). None from a paused queue. Answers the claimed
    * records (each with its new token) in that order.
    */
   function claim(queue, owner, leaseMs, n, now) {
@@ -160,10 +164,15 @@ function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
       const claimed = [];
       // Whole ranges in one request each (getAll), not a cursor step per job: each request
       // is a round trip to the browser's storage process.
-      // Every running lease, not only the expired ones: the takeover rule watches each from
-      // when it was renewed (see `takeable`).
-      const running = IDBKeyRange.bound([queue, 'running', MIN], [queue, 'running', MAX]);
-      for (const job of takeable(queue, await done(jobs.index('lease').getAll(running)), now)) {
+      // Every lease, not only the expired ones: the core's lease watch times each from when
+      // it was renewed (see `judge`). The lease index holds the running jobs and the queued
+      // ones that still carry a cancelled attempt's lease (see `cancel`; rarely any), and no
+      // state sorts between those two: one range reads both.
+      const leases = await done(jobs.index('lease').getAll(IDBKeyRange.bound([queue, 'queued', MIN], [queue, 'running', MAX])));
+      const running = leases.filter((job) => job.state === 'running');
+      const cancelled = leases.filter((job) => job.state === 'queued');
+      const { takeable, unwatched } = judge(queue, running, cancelled, leaseMs, now);
+      for (const job of takeable) {
         if (claimed.length >= n) break;
         const lost = attemptOf(job, now, 'lease-lost', `the lease went stale: no renewal since ${job.heartbeatAt}`);
         job.log.push(lost);
@@ -182,23 +191,28 @@ function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
       // Due queued jobs in claim order. The index orders each priority's jobs by due time, so
       // once one is not due yet the rest of its priority is not either. Claimed jobs leave the
       // range (this transaction reads its own writes), so a full read goes on from the last
-      // job read, or past the last priority read when that one is not due yet.
+      // job read, or past the last priority read when that one is not due yet. The jobs held
+      // back stay in the range: each read asks for that many more than there is room for, so
+      // a read that finds fewer reached the range's end, and the next one always moves on.
       let lower = [queue, 'queued', MIN, MIN];
       while (claimed.length < n) {
         const room = n - claimed.length;
-        const found = await done(jobs.index('due').getAll(IDBKeyRange.bound(lower, [queue, 'queued', MAX, MAX]), room));
+        const asked = room + unwatched.size;
+        const found = await done(jobs.index('due').getAll(IDBKeyRange.bound(lower, [queue, 'queued', MAX, MAX]), asked));
         let notDue; // the priority whose rest is not due yet
         for (const job of found) {
+          if (claimed.length >= n) break; // the read may find more than the room
           if (job.priority === notDue) continue;
           if (job.runAt > now) {
             notDue = job.priority;
             continue;
           }
+          if (unwatched.has(job.id)) continue; // a cancelled attempt of it may still be working
           lease(job, owner, leaseMs, now);
           jobs.put(job);
           claimed.push(job);
         }
-        if (found.length < room) break;
+        if (found.length < asked) break;
         const last = found[found.length - 1];
         lower = [queue, 'queued', last.priority, last.priority === notDue ? MAX : last.runAt];
       }
@@ -301,31 +315,33 @@ function createJobStore(db, { durability, retryDelayMs, takeable, onClosed }) {
 
   /**
    * Cancels queued or running jobs (a running one's token moves: its owner's next write is
-   * refused). A running job keeps its lease's end (`expiresAt`): its owner, which may not
-   * have heard the cancel (a frozen tab), stops its work by then at the latest, so `retry`
-   * does not let another worker start it earlier. A queued job keeps it too: it has one
-   * only as a job cancelled while it ran and retried since, whose owner may still work.
+   * refused). A running job keeps its lease (its end `expiresAt`, last renewal and window):
+   * its owner, which may not have heard the cancel (a frozen tab), stops its work by then
+   * at the latest, so `retry` does not let another worker start it earlier, and a claimant
+   * that has not watched that lease for its window does not start it at all (see `claim`).
+   * A queued job keeps it too: it has one only as a job cancelled while it ran and retried
+   * since, whose owner may still work.
    */
   function cancel(ids, reason, by, now) {
     return each(ids, (job) => {
       if (job.state !== 'queued' && job.state !== 'running') {
         throw new QueueError('JOB_STATE', `leasehold/indexeddb: job ${job.id} is ${job.state}; only queued or running jobs can be cancelled`);
       }
-      const leaseEnd = job.expiresAt;
+      const { heartbeatAt, leaseMs, expiresAt } = job;
       if (job.state === 'running') job.log.push(attemptOf(job, now, 'cancelled', reason));
       job.token += 1;
       job.state = 'cancelled';
       job.finishedAt = now;
       job.cancellation = { at: now, by, reason };
       unlease(job);
-      job.expiresAt = leaseEnd;
+      Object.assign(job, { heartbeatAt, leaseMs, expiresAt });
     });
   }
 
   /**
    * Queues dead or cancelled jobs again, due now, with a fresh attempt budget (the log is
    * kept); a job cancelled while it ran, once the lease of that attempt would have gone
-   * stale, if that is later (see `cancel`). That lease's end stays on the queued job until a
+   * stale, if that is later (see `cancel`). That lease stays on the queued job until a
    * claim replaces it, so a cancel and retry while it waits keep that due time.
    */
   function retry(ids, now) {

@@ -233,10 +233,10 @@ export interface Queue {
    * kept); all or none, refused as `cancel` refuses (`code` `UNKNOWN_JOB` or `JOB_STATE`). A
    * job cancelled while it ran is due once that attempt's lease would have gone stale, if that
    * is later: its worker, which may not have heard the cancel (cut off from the database),
-   * stops the work by then, and no other worker starts it before. On PGlite, where that
-   * due time is a reading of the worker's own wall clock, which can step, a worker also
-   * starts it only once it has itself seen the job queued again for that lease's stale window
-   * on its monotonic clock: up to one window after the retry.
+   * stops the work by then, and no other worker starts it before. On PGlite and IndexedDB,
+   * where that due time is a reading of the worker's own wall clock, which can step, a worker
+   * also starts it only once it has itself seen the job queued again for that lease's stale
+   * window on its monotonic clock: up to one window after the retry.
    */
   retry(ids: number | readonly number[]): Promise<number[]>;
   /**

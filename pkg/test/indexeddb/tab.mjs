@@ -7,6 +7,8 @@
 // job takes N ms (or the payload's `ms`) times K, honours its signal, and answers `done by ID`.
 // With &steps=fetch a job is requests one after another (no timer) instead of a sleep.
 // With &ignoreAbort=1 the handler records the abort and answers anyway (the fence must refuse it).
+// With &keepWorking=1 its sleep does not end at the abort: it works its full time whatever the
+// signal says (an owner that has not heard of a cancel yet).
 import * as lh from '../../dist/indexeddb.mjs';
 
 const params = new URLSearchParams(location.search);
@@ -69,6 +71,7 @@ if (name !== null) {
   const ms = Number(params.get('ms') ?? 50);
   const slow = Number(params.get('slow') ?? 1); // every job takes this many times as long
   const ignoreAbort = params.get('ignoreAbort') === '1';
+  const keepWorking = params.get('keepWorking') === '1';
   window.queue = await lh.connect({ name });
   window.working = window.queue.work('jobs', async (payload, { signal, job }) => {
     window.running += 1;
@@ -89,7 +92,7 @@ if (name !== null) {
           /* aborted: recorded below */
         }
       } else {
-        await sleep((payload?.ms ?? ms) * slow, signal);
+        await sleep((payload?.ms ?? ms) * slow, keepWorking ? undefined : signal);
       }
       if (signal.aborted) {
         const reason = signal.reason;
