@@ -13,7 +13,7 @@
 //! out of order, or names other parameters than the SQL uses.
 //!
 //! **The `mutations` feature** compiles in deliberately broken lease
-//! supervision for the simulator's mutation check. Cargo lets any crate in a
+//! supervision and lease watches for the simulator's mutation check. Cargo lets any crate in a
 //! dependency graph turn a feature on, so the feature alone is no guard: this
 //! script refuses it unless `LEASEHOLD_CORE_MUTATIONS=allow` is in the
 //! build's environment, which this repository's `.cargo/config.toml` sets for

@@ -20,6 +20,8 @@ pub use owner::{OwnerId, same_host_incarnation};
 pub use policy::{DEFAULT_EXIT_GRACE_MS, LeasePolicy, MAX_CLAIM_AGE_TOLERANCE_MS, PolicyError, PolicyWarning, WATCHDOG_LEAD_MS};
 pub use steal::{StealAttempt, StealError, check_steal, lease_is_stale};
 pub use watch::{LeaseVersion, LeaseWatch};
+#[cfg(feature = "mutations")]
+pub use watch::WatchMutation;
 
 /// The answer of a fenced write (renew, reconfirm, settle, steal): it landed,
 /// or the fence was lost and why.

@@ -76,6 +76,25 @@ struct Sighting {
     cancelled: Option<u64>,
 }
 
+/// A deliberately broken watch, for the simulator's mutation check only
+/// (cargo feature `mutations`, off by default and test-only): the simulator
+/// must catch it; nothing else may set one.
+#[cfg(feature = "mutations")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WatchMutation {
+    /// The correct watch.
+    #[default]
+    None,
+    /// BROKEN: a lease counts as seen unrenewed since its recorded
+    /// heartbeat, read on the caller's clock, instead of since this watch
+    /// first saw it: the wall-clock judgement the watch replaced, for a host
+    /// whose watch is fed the clock that stamps its leases (the native
+    /// runner's). A claimant whose clock reads a step ahead takes over
+    /// every lease at once, and claims at once every retried job that
+    /// carries a cancelled attempt's lease.
+    FromHeartbeat,
+}
+
 /// A claimant's memory of the leases it has seen, keyed by job id. One
 /// watch per claimant and queue, fed from one monotonic clock (ms, any
 /// origin, never stepping: `Instant`, `performance.now()`).
@@ -89,6 +108,8 @@ pub struct LeaseWatch {
     /// its queue's running jobs (tens to thousands), and the map's code
     /// would weigh several KiB in the browser's WebAssembly module.
     seen: Vec<Sighting>,
+    #[cfg(feature = "mutations")]
+    mutation: WatchMutation,
 }
 
 impl LeaseWatch {
@@ -96,7 +117,14 @@ impl LeaseWatch {
     /// until it has been watched for its window.
     #[must_use]
     pub fn new() -> LeaseWatch {
-        LeaseWatch { seen: Vec::new() }
+        LeaseWatch::default()
+    }
+
+    /// MUTATION CHECK ONLY (feature `mutations`): answer as a deliberately
+    /// broken watch from now on.
+    #[cfg(feature = "mutations")]
+    pub fn set_mutation(&mut self, mutation: WatchMutation) {
+        self.mutation = mutation;
     }
 
     /// Records that job `id`'s lease read as `version` at the claimant's
@@ -123,7 +151,18 @@ impl LeaseWatch {
         }
         entry.last = now_ms;
         entry.cancelled = cancelled;
-        now_ms - entry.since
+        let seen = *entry;
+        self.unrenewed_ms(&seen, now_ms)
+    }
+
+    /// For how long `seen` counts as unrenewed at the monotonic `now_ms`:
+    /// since this watch first saw that version.
+    fn unrenewed_ms(&self, seen: &Sighting, now_ms: u64) -> u64 {
+        #[cfg(feature = "mutations")]
+        if self.mutation == WatchMutation::FromHeartbeat {
+            return seen.version.heartbeat_at.map_or(u64::MAX, |beat| now_ms.saturating_sub(beat.0));
+        }
+        now_ms.saturating_sub(seen.since)
     }
 
     /// Records the sighting ([`LeaseWatch::sight`]) and answers whether the
@@ -154,7 +193,7 @@ impl LeaseWatch {
     pub fn cancelled_watched(&self, now_ms: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.seen.iter().filter_map(move |s| {
             let window = s.cancelled?;
-            (now_ms.saturating_sub(s.since) > window).then_some((s.id, s.version.token))
+            (self.unrenewed_ms(s, now_ms) > window).then_some((s.id, s.version.token))
         })
     }
 
@@ -233,6 +272,20 @@ mod tests {
         assert_eq!(watch.len(), 1);
         assert_eq!(watch.sight(2, version(1, 0), 9_000), 0, "forgotten: watched anew");
         assert_eq!(watch.sight(1, version(1, 0), 9_000), 9_000);
+    }
+
+    #[cfg(feature = "mutations")]
+    #[test]
+    fn the_from_heartbeat_mutation_times_a_lease_from_its_stamp_on_the_callers_clock() {
+        let mut watch = LeaseWatch::new();
+        watch.set_mutation(WatchMutation::FromHeartbeat);
+        // First seen, but stamped an hour before this clock's reading:
+        // taken over at once, as the wall clock alone would.
+        assert!(watch.unrenewed_for(1, version(3, 0), WINDOW, 3_600_000));
+        assert!(!watch.unrenewed_for(2, version(3, 3_600_000 - WINDOW), WINDOW, 3_600_000));
+        // A cancelled attempt's lease alike, however it is asked.
+        assert!(watch.cancelled_unrenewed_for(3, version(4, 0), WINDOW, 3_600_000));
+        assert_eq!(watch.cancelled_watched(3_600_000).collect::<Vec<_>>(), [(3, 4)]);
     }
 
     #[test]
