@@ -95,22 +95,28 @@ fn a_dead_owners_item_is_reclaimed_within_stale_after_plus_an_interval_plus_the_
 #[test]
 fn throttled_hosts_over_a_slow_store_keep_every_invariant() {
     // Renewals land after takeovers and answer `false` while their owners
-    // still work: the lost fence must stop them.
+    // still work: the lost fence must stop them. (Rarer since takeovers
+    // wait for the claimant's lease watch: a throttled claimant looks at the
+    // leases only when its timers let it claim, so it takes them over later
+    // than its wall clock would have: 19 lost fences in these 500 seeds, 45
+    // by the wall clock.)
     let summary = run_seeds(50_000, SEEDS / 4, &SimConfig::throttled(4, 60), 1);
     assert_clean(&summary);
     let [_, _, steals, _, losses, ..] = summary.totals;
-    assert!(steals > SEEDS / 4 && losses > SEEDS / 100, "takeovers {steals}, lost fences {losses}");
+    assert!(steals > SEEDS / 4 && losses > SEEDS / 200, "takeovers {steals}, lost fences {losses}");
 }
 
 #[test]
 fn the_operators_retries_wait_for_the_cancelled_attempts_lease_end_at_the_boundary() {
-    // The boundary scenario (clocks still at the two edges of the skew
-    // band, a claim every ms, owners lapsing exactly at their bound) with
-    // the operator cancelling and retrying about once a stale window: a
-    // retry is due at the cancelled attempt's lease end, and the owner's
-    // budget ends one ms before a clock `K` ahead reads it. (A retry due one
-    // ms earlier breaks an invariant in about 2% of these seeds; checked by
-    // hand, not kept as a mutation.)
+    // The boundary scenario (clocks at the two edges of the skew band,
+    // jumping between them, a claim every ms, owners lapsing exactly at
+    // their bound) with the operator cancelling and retrying about once a
+    // stale window: a retry is due at the cancelled attempt's lease end, and
+    // the owner's budget ends one ms before a clock `K` ahead reads it. (A
+    // retry due one ms earlier broke an invariant in about 2% of these seeds
+    // while claims judged the due time alone; now that a claimant also waits
+    // for its watch of the cancelled lease, it breaks none: checked by hand,
+    // not kept as a mutation.)
     let mut cfg = SimConfig::boundary(SimConfig::boundary_params());
     let s = cfg.params.stale_after_ms;
     cfg.operator = Operator { cancel_gap_ms: s, delay_max_ms: s / 20, ..Operator::standard(s) };

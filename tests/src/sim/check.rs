@@ -5,10 +5,35 @@
 //!
 //! Time is simulated real time in ms. Every worker's clock reads real time
 //! plus an offset that stays in the skew band `[0, K]` (drift and steps move
-//! it inside the band), so two clocks never differ by more than `K`. A lease
-//! stamp `T` is a reading of its owner's clock; a claimant may take the item
-//! over once its own clock reads more than `T + S`, so no steal of a lease
-//! stamped `T` can be sent before real time `T + S + 1 − K`.
+//! it inside the band). A lease stamp `T` is a reading of its owner's clock
+//! when it sent the claim or renewal, at real time `send(T)`, so
+//! `T − K ≤ send(T) ≤ T`.
+//!
+//! A claimant takes a lease over as the native SQLite store does (see
+//! [`super::store`]): an owner on another host only once the claimant's
+//! lease watch (the core's `LeaseWatch`) has seen that very lease, its
+//! token and stamp, unrenewed for more than `S` on the claimant's monotonic
+//! clock, which runs at real pace; an owner on the claimant's host only once
+//! the pid probe finds it dead, and its work with it. The lease stamped `T`
+//! can be read only once its renewal landed, after `send(T)`, so no
+//! takeover of it lands before real time `send(T) + S + 1 ≥ T + S + 1 − K`,
+//! whatever the claimant's clock reads. A retry of an item cancelled while
+//! it ran is held to the cancelled lease the same way.
+//!
+//! # Why that keeps two owners apart without reading another's clock
+//!
+//! The owner of a lease stamped `T` decides on its own clock alone: its
+//! runner lapses the work by its clock's `T + W` (a reconfirmation by `R`
+//! more), and its guard ends the work by the exit deadline; the lease
+//! policy's `W + R + K + G < S` puts all of it before its clock reads
+//! `T + S − K`. Its clock moves by at most `K` against real time while it
+//! holds the lease (the band), so it has stopped by real `send(T) + S`,
+//! one ms before the earliest takeover above, unless it was stalled. A
+//! renewal confirmed meanwhile changes the stamp: the owner's deadline and
+//! every claimant's watch start again from it. No step reads one worker's
+//! clock against another's, so neither statement needs the two to agree;
+//! the stalled owner stays the one overlap a lease cannot prevent (excused
+//! below, and fenced in the store).
 //!
 //! A worker **believes it owns** an item from the moment the claim's answer
 //! reaches it until its runner aborts the item, the item settles in its
@@ -26,8 +51,8 @@
 //! - [`Invariant::OwnerStopsInBudget`]: a believer whose last confirmed stamp
 //!   is `T` (the `at` of the last renewal the store confirmed and the worker
 //!   heard of, or its claim's `at`) believes at real ms `t` only if
-//!   `t + K ≤ T + S` — before any clock in the band could call its lease
-//!   stale — unless it is *excused*: stalled now, or its last stall ended at
+//!   `t + K ≤ T + S` — so `t ≤ send(T) + S`, before any claimant's watch
+//!   could let its lease go — unless it is *excused*: stalled now, or its last stall ended at
 //!   `e ≥ T + W − K` (it was stalled when its deadline could have fallen) and
 //!   `t ≤ e + R + K` (after a stall it gets one reconfirmation, bounded by
 //!   `R` on a clock that may step by up to `K`).

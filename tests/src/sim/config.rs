@@ -454,17 +454,25 @@ impl SimConfig {
     }
 
     /// The validator-agreement scenario for `params`: three workers on three
-    /// hosts whose clocks sit still at the two edges of the full skew band
-    /// `[0, K]`, zero latency, a claim every millisecond, and renewals that
-    /// hang often, so owners lapse exactly at their bound and peers claim at
-    /// the first millisecond a lease is stale. A set on the edge of the
-    /// relation `W + R + K ≤ S` survives it; one millisecond past the edge
-    /// gives a counterexample.
+    /// hosts whose clocks sit at the two edges of the full skew band
+    /// `[0, K]` and jump from one to the other about once a stale window,
+    /// zero latency, a claim every millisecond, and renewals that hang
+    /// often, so owners lapse exactly at their bound and peers claim at the
+    /// first millisecond their lease watch lets a lease go. A set on the
+    /// edge of the relation `W + R + K ≤ S` survives it; one millisecond past
+    /// the edge gives a counterexample.
+    ///
+    /// The jumps are what the `K` guards against: a claimant's watch times
+    /// a lease on its monotonic clock from when the lease could first be
+    /// read, so where clocks sit still `K` is never spent, and only an
+    /// owner whose own clock steps back by `K` after stamping a renewal
+    /// lapses `K` later than the stamp says.
     pub fn boundary(params: Params) -> SimConfig {
         let s = params.stale_after_ms;
         let mut faults = Faults::none(0);
         faults.clock_band_ms = params.skew_ms;
         faults.clock_extremes = true;
+        faults.clock_step_gap_ms = s;
         faults.partition_gap_ms = 3 * s;
         faults.partition_max_ms = 2 * s;
         faults.call_hang_per_mille = 150;

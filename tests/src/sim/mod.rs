@@ -7,8 +7,11 @@
 //!   target).
 //! - [`config`]: parameters, workload, fault rates, mutations.
 //! - [`probe`]: process tables and the pid-probe liveness decision.
-//! - [`store`]: the fenced store and its claims; a takeover asks the core's
-//!   `leasehold_core::lease::steal::check_steal`, as the real stores do.
+//! - [`store`]: the fenced store and its claims, which take leases over as
+//!   the native SQLite store does: through each claimant's lease watch (the
+//!   core's `leasehold_core::lease::LeaseWatch`) for an owner on another
+//!   host, through the pid probe and the core's
+//!   `leasehold_core::lease::check_steal` for one on the claimant's host.
 //! - [`exit`]: the work apart from its worker (executions, exit latency,
 //!   the guard's exit deadline).
 //! - [`world`]: the event loop, the hosts, the network, the faults, the

@@ -2,10 +2,24 @@
 //!
 //! - A claim takes the lowest-numbered claimable item and gives it a fresh
 //!   fencing token, strictly greater than every token issued before.
-//!   Claimable: pending, or running under a stale lease whose owner the
-//!   claimant's liveness check finds gone, and the steal rules permit
-//!   ([`steal_allowed`]). Each claim counts an attempt; the claim after the
+//!   Claimable: pending and due, or running under a lease the claimant may
+//!   take over (below). Each claim counts an attempt; the claim after the
 //!   last allowed attempt dead-letters the item instead.
+//! - Takeovers follow the native SQLite store's claim round
+//!   (`Store::judge_stale` and `take_over.sql` in host-node), where every
+//!   lease is stamped by its owner's clock. Each claim first *looks*: the
+//!   claimant's [`LeaseWatch`] (the core's) sights every running lease and
+//!   every cancelled attempt's lease a pending item still carries, at the
+//!   claimant's monotonic clock's reading. Then an owner on another host is
+//!   taken over only once that watch has seen its very lease (token and
+//!   stamp) unrenewed for longer than `S`, whatever any wall clock reads
+//!   (`lease-expired`); an owner on the claimant's host only once the pid
+//!   probe finds it dead (`same-host-pid-dead`, proof that consults no
+//!   clock: its work died with it) and its lease is stale on the claimant's
+//!   clock, as the steal rules ([`steal_allowed`]) require; the claimant's
+//!   own incarnation only on its own clock (the own-reclaim rule, below).
+//!   The look happens where the claim lands, so the watch sees each lease
+//!   as early as any real claimant could, and lets it go as early.
 //! - With [`Store::reclaim_own_stale`] (on in every profile, as in the real
 //!   stores), a claimant may also re-claim a stale item whose recorded owner
 //!   is its own incarnation, on the lease alone ([`own_reclaim_allowed`]).
@@ -24,11 +38,19 @@
 //!   lease's end; [`Store::retry`] of a cancelled item queues it again with
 //!   a fresh attempt budget, due at the operator's `now` or at the kept
 //!   lease's end, whichever is later (a claimant's clock must reach the due
-//!   time). The `cancel-drops-lease-end` mutation drops the kept end when a
-//!   *pending* item is cancelled, as the stores did before ba01e5c.
+//!   time). A pending item that still carries such a kept end is claimed
+//!   only once the claimant's watch has also seen that cancelled lease
+//!   unrenewed for longer than `S` (the core's watch, as SQLite's
+//!   `claim.sql` since 5e3f6ed and the JS stores since 94fca7a): the
+//!   due time is on the retrying clock, and a claimant's clock may read a
+//!   step ahead of it. The `cancel-drops-lease-end` mutation drops the kept
+//!   end when a *pending* item is cancelled, as the stores did before
+//!   ba01e5c.
 
 use super::probe::{owner_alive, ProcessTable};
-use leasehold_core::lease::{check_steal, EvidenceKind, LivenessEvidence, OwnerId, StealAttempt, StealError};
+use leasehold_core::lease::{
+    check_steal, EvidenceKind, LeaseVersion, LeaseWatch, LivenessEvidence, OwnerId, StealAttempt, StealError,
+};
 use leasehold_core::Millis;
 
 /// Who holds a lease, as the store records it (seed 003 `OwnerId` plus the
@@ -98,6 +120,30 @@ pub fn steal_allowed(
 /// only holder left is a claim whose answer never reached it.
 pub fn own_reclaim_allowed(owner: &Owner, claimant: &Owner, heartbeat_at: Millis, stale_after_ms: u64, now: Millis) -> bool {
     owner.nonce == claimant.nonce && lease_is_stale(heartbeat_at, stale_after_ms, now)
+}
+
+/// A claim's claimant, as the store meets it.
+#[derive(Debug)]
+pub struct Claimant<'a> {
+    /// Who claims.
+    pub owner: &'a Owner,
+    /// The user its process runs as (the pid probe answers `EPERM` about
+    /// another user's live process).
+    pub uid: u8,
+    /// The claim's stamp, on the claimant's clock (`now` in the real
+    /// stores): due times, its own leases and a dead owner's are judged by it.
+    pub at: Millis,
+    /// The claimant's lease watch (one per process).
+    pub watch: &'a mut LeaseWatch,
+    /// The claimant's monotonic clock where the claim is applied: its watch
+    /// is timed on it.
+    pub mono: u64,
+}
+
+/// The lease `record` carries, as a watch tells one renewal of one holder
+/// from the next: its token and its stamp.
+fn version(record: &ItemRecord) -> LeaseVersion {
+    LeaseVersion { token: record.token, heartbeat_at: Some(record.stamp) }
 }
 
 /// Where an item is in its life.
@@ -263,28 +309,31 @@ impl Store {
         self.items[self.cursor..].iter().all(|r| r.state.finished())
     }
 
-    /// One claim by `claimant` (a process of user `uid`) stamped `at` on the
-    /// claimant's clock. The liveness check: an owner on the claimant's host
-    /// is probed by pid (alive refuses the takeover); an owner on another
-    /// host is never probed, and the expired lease decides.
+    /// One claim by `claimant` (see [`Claimant`]): a look that sights every
+    /// lease for its watch, then the lowest-numbered claimable item. The
+    /// liveness check: an owner on the claimant's host is probed by pid
+    /// (alive refuses the takeover); an owner on another host is never
+    /// probed, and the claimant's watch decides.
     ///
     /// `excluded`: items the claimant still holds an outcome of (settling):
     /// never claimed by it, so it never takes its own stale lease over and
     /// fences its own settle out (as the real stores' claims exclude them).
-    pub fn claim(&mut self, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable, excluded: &[u32]) -> Claimed {
+    pub fn claim(&mut self, claimant: Claimant<'_>, table: &ProcessTable, excluded: &[u32]) -> Claimed {
         while self.cursor < self.items.len()
             && matches!(self.items[self.cursor].state, ItemState::Settled | ItemState::DeadLettered)
         {
             self.cursor += 1;
         }
+        let Claimant { owner: claimant, uid, at, watch, mono } = claimant;
+        self.look(watch, mono);
         for index in self.cursor..self.items.len() {
             if excluded.contains(&(index as u32)) {
                 continue;
             }
             let record = self.items[index];
             let stolen = match record.state {
-                ItemState::Pending if record.due <= at => None,
-                ItemState::Running => match self.takeover(&record, claimant, uid, at, table) {
+                ItemState::Pending if record.due <= at && self.cancelled_lease_let_go(index, &record, watch, mono) => None,
+                ItemState::Running => match self.takeover(index, &record, claimant, uid, at, table, watch, mono) {
                     Some(taken) => Some(taken),
                     None => continue,
                 },
@@ -310,30 +359,71 @@ impl Store {
         Claimed::Empty
     }
 
-    /// Whether `claimant` may take the running `record` over at `at`, and
-    /// from whom with what evidence.
-    fn takeover(&self, record: &ItemRecord, claimant: &Owner, uid: u8, at: Millis, table: &ProcessTable) -> Option<(Owner, EvidenceKind)> {
+    /// The look of a claim round (SQLite's `running_leases.sql`): the
+    /// watch sights every running lease and every cancelled attempt's lease
+    /// a pending item carries, at the claimant's monotonic `mono`, and
+    /// forgets the leases it did not see (ended, or moved on).
+    fn look(&self, watch: &mut LeaseWatch, mono: u64) {
+        for (index, record) in self.items.iter().enumerate().skip(self.cursor) {
+            match record.state {
+                ItemState::Running => {
+                    watch.sight(index as u64, version(record), mono);
+                }
+                ItemState::Pending if record.lease_end.is_some() => {
+                    self.cancelled_lease_let_go(index, record, watch, mono);
+                }
+                _ => {}
+            }
+        }
+        watch.forget_unseen_since(mono);
+    }
+
+    /// Whether a pending item may be claimed as far as the lease of a
+    /// cancelled attempt it carries goes: none, or one the claimant's watch
+    /// has seen unrenewed for longer than `S` (the core's
+    /// `LeaseWatch::cancelled_unrenewed_for`, which SQLite's `claim.sql`
+    /// `?10` asks through `cancelled_watched`). Sights that lease.
+    fn cancelled_lease_let_go(&self, index: usize, record: &ItemRecord, watch: &mut LeaseWatch, mono: u64) -> bool {
+        record.lease_end.is_none() || watch.cancelled_unrenewed_for(index as u64, version(record), self.stale_after_ms, mono)
+    }
+
+    /// Whether `claimant` may take the running `record` (item `index`) over
+    /// at `at` on its clock, `mono` on its monotonic clock, and from whom
+    /// with what evidence (see the module docs).
+    #[allow(clippy::too_many_arguments, reason = "the claimant's identity, user, clocks and watch, each read once")]
+    fn takeover(
+        &self,
+        index: usize,
+        record: &ItemRecord,
+        claimant: &Owner,
+        uid: u8,
+        at: Millis,
+        table: &ProcessTable,
+        watch: &mut LeaseWatch,
+        mono: u64,
+    ) -> Option<(Owner, EvidenceKind)> {
         let owner = record.owner?;
         if owner.nonce == claimant.nonce {
             let allowed = self.reclaim_own_stale && own_reclaim_allowed(&owner, claimant, record.stamp, self.stale_after_ms, at);
             return allowed.then_some((owner, EvidenceKind::LeaseExpired));
         }
-        if !lease_is_stale(record.stamp, self.stale_after_ms, at) {
+        if owner.host != claimant.host {
+            // Seen unrenewed on the claimant's own clock: taken whatever the
+            // wall clocks say (SQLite's `watched` takeover, which the stale
+            // read names and the swap does not judge by the wall clock).
+            let seen = watch.unrenewed_for(index as u64, version(record), self.stale_after_ms, mono);
+            return seen.then_some((owner, EvidenceKind::LeaseExpired));
+        }
+        let seen = table.observe(owner.host, owner.pid, uid);
+        let recorded = (!self.start_time_ignored).then_some(owner.start_time);
+        if owner_alive(seen, recorded, self.eperm_as_dead) {
             return None;
         }
-        let kind = if owner.host == claimant.host {
-            let seen = table.observe(owner.host, owner.pid, uid);
-            let recorded = (!self.start_time_ignored).then_some(owner.start_time);
-            if owner_alive(seen, recorded, self.eperm_as_dead) {
-                return None;
-            }
-            EvidenceKind::SameHostPidDead
-        } else {
-            EvidenceKind::LeaseExpired
-        };
-        let evidence = LivenessEvidence { kind, checked_at: at };
+        // Proven gone: no watch, and the swap's wall-clock check
+        // (`take_over.sql` with `?12 = 0`), as the steal rules require.
+        let evidence = LivenessEvidence { kind: EvidenceKind::SameHostPidDead, checked_at: at };
         steal_allowed(&owner, claimant, record.stamp, self.stale_after_ms, evidence, at).ok()?;
-        Some((owner, kind))
+        Some((owner, EvidenceKind::SameHostPidDead))
     }
 
     /// A write fenced by `token`: it lands, and `apply` changes `item`'s record, only while
@@ -432,15 +522,45 @@ mod tests {
         store
     }
 
+    /// Each claimant's lease watch, by nonce (one per process).
+    #[derive(Default)]
+    struct Watches(Vec<(u64, LeaseWatch)>);
+
+    impl Watches {
+        /// A claim by `who` (user `uid`) at `at`, read on both its clocks
+        /// (its wall clock and its monotonic clock agree here), through its
+        /// own watch.
+        fn claim(&mut self, store: &mut Store, who: &Owner, uid: u8, at: u64, table: &ProcessTable, excluded: &[u32]) -> Claimed {
+            let at_index = match self.0.iter().position(|(nonce, _)| *nonce == who.nonce) {
+                Some(i) => i,
+                None => {
+                    self.0.push((who.nonce, LeaseWatch::new()));
+                    self.0.len() - 1
+                }
+            };
+            let watch = &mut self.0[at_index].1;
+            store.claim(Claimant { owner: who, uid, at: Millis(at), watch, mono: at }, table, excluded)
+        }
+    }
+
     /// [`one_item`] (5 attempts) claimed at t=1000 by `a` (worker 0 on
-    /// host 0), and `b` (worker 1 on host 1) to take it over: the process
-    /// table, the store, `a`, `b`.
-    fn claimed_by_a(unfenced: bool) -> (ProcessTable, Store, Owner, Owner) {
+    /// host 0), and `b` (worker 1 on host 1) to take it over, which looks
+    /// at the fresh lease at once: the process table, the store, `a`, `b`,
+    /// their watches.
+    fn claimed_by_a(unfenced: bool) -> (ProcessTable, Store, Owner, Owner, Watches) {
+        claimed_at(1_000, 1_000, unfenced)
+    }
+
+    /// [`claimed_by_a`] with `a`'s claim at `a_at` on its clock and `b`'s
+    /// first look at `b_at` on its own.
+    fn claimed_at(a_at: u64, b_at: u64, unfenced: bool) -> (ProcessTable, Store, Owner, Owner, Watches) {
         let table = ProcessTable::new();
         let mut store = one_item(5, unfenced);
         let (a, b) = (owner(0, 0, 1), owner(1, 1, 2));
-        store.claim(&a, 0, Millis(1_000), &table, &[]);
-        (table, store, a, b)
+        let mut w = Watches::default();
+        w.claim(&mut store, &a, 0, a_at, &table, &[]);
+        assert_eq!(w.claim(&mut store, &b, 0, b_at, &table, &[]), Claimed::Empty);
+        (table, store, a, b, w)
     }
 
     /// The second claim of item 0 (token 2), taken over from `from` on `evidence`.
@@ -455,28 +575,49 @@ mod tests {
 
     #[test]
     fn claims_hand_out_strictly_growing_tokens_in_item_order() {
+        let mut w = Watches::default();
         let table = ProcessTable::new();
         let mut store = Store::new(3, 100, 5, false, false);
         (0..3).for_each(|i| store.enqueue(i));
         let a = owner(0, 0, 1);
-        let first = store.claim(&a, 0, Millis(1_000), &table, &[]);
-        let second = store.claim(&a, 0, Millis(1_000), &table, &[]);
+        let first = w.claim(&mut store, &a, 0, 1_000, &table, &[]);
+        let second = w.claim(&mut store, &a, 0, 1_000, &table, &[]);
         assert_eq!(first, Claimed::Item { item: 0, token: 1, stolen: None });
         assert_eq!(second, Claimed::Item { item: 1, token: 2, stolen: None });
     }
 
     #[test]
-    fn a_lease_is_stolen_only_once_more_than_the_stale_window_passed() {
-        let (table, mut store, a, b) = claimed_by_a(false);
-        assert_eq!(store.claim(&b, 0, Millis(1_100), &table, &[]), Claimed::Empty);
-        assert_eq!(store.claim(&b, 0, Millis(1_101), &table, &[]), stolen_second(a, EvidenceKind::LeaseExpired));
+    fn another_hosts_lease_is_taken_over_once_the_claimants_watch_saw_it_unrenewed_for_more_than_the_window() {
+        let (table, mut store, a, b, mut w) = claimed_by_a(false);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_100, &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_101, &table, &[]), stolen_second(a, EvidenceKind::LeaseExpired));
+    }
+
+    #[test]
+    fn a_lease_first_seen_is_not_taken_over_however_old_its_stamp_reads_on_the_claimants_clock() {
+        // `b`'s clock reads a whole step ahead of `a`'s: on it, `a`'s lease
+        // expired long ago; `b` has seen it for no time at all.
+        let (table, mut store, a, b, mut w) = claimed_at(1_000, 3_601_000, false);
+        assert!(store.renew(0, 1, Millis(1_050)).landed, "renewed: watched anew");
+        assert_eq!(w.claim(&mut store, &b, 0, 3_601_100, &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 3_601_200, &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 3_601_201, &table, &[]), stolen_second(a, EvidenceKind::LeaseExpired));
+    }
+
+    #[test]
+    fn a_dead_owners_lease_stamped_ahead_of_the_claimants_clock_is_taken_over_once_watched() {
+        // The other way round: `a`'s clock reads ahead, its lease expires
+        // on `b`'s clock only a step later; the watch does not wait for it.
+        let (table, mut store, a, b, mut w) = claimed_at(3_600_000, 1_000, false);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_101, &table, &[]), stolen_second(a, EvidenceKind::LeaseExpired));
     }
 
     #[test]
     fn renew_and_settle_land_only_under_the_current_token() {
-        let (table, mut store, _, b) = claimed_by_a(false);
+        let (table, mut store, _, b, mut w) = claimed_by_a(false);
         assert!(store.renew(0, 1, Millis(1_050)).landed);
-        store.claim(&b, 0, Millis(1_151), &table, &[]);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_050, &table, &[]), Claimed::Empty);
+        w.claim(&mut store, &b, 0, 1_151, &table, &[]);
         assert!(!store.renew(0, 1, Millis(1_160)).landed);
         assert!(!store.settle(0, 1).landed);
         assert!(store.settle(0, 2).landed);
@@ -485,34 +626,36 @@ mod tests {
 
     #[test]
     fn the_unfenced_mutation_lands_a_stale_token_and_says_so() {
-        let (table, mut store, _, b) = claimed_by_a(true);
-        store.claim(&b, 0, Millis(1_101), &table, &[]);
+        let (table, mut store, _, b, mut w) = claimed_by_a(true);
+        w.claim(&mut store, &b, 0, 1_101, &table, &[]);
         assert_eq!(store.settle(0, 1), Written { landed: true, below_current: true });
     }
 
     #[test]
     fn a_live_same_host_owner_is_never_stolen_from_but_a_dead_one_is() {
+        let mut w = Watches::default();
         let mut table = ProcessTable::new();
         let mut store = one_item(5, false);
         let a = worker_process(&mut table, 0, 0, 1);
         let b = worker_process(&mut table, 1, 0, 2);
-        store.claim(&a, 1, Millis(1_000), &table, &[]);
+        w.claim(&mut store, &a, 1, 1_000, &table, &[]);
         // EPERM (another user's live process) is alive: refused.
-        assert_eq!(store.claim(&b, 2, Millis(5_000), &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 2, 5_000, &table, &[]), Claimed::Empty);
         table.exit(0, a.pid, false);
-        assert_eq!(store.claim(&b, 2, Millis(5_000), &table, &[]), stolen_second(a, EvidenceKind::SameHostPidDead));
+        assert_eq!(w.claim(&mut store, &b, 2, 5_000, &table, &[]), stolen_second(a, EvidenceKind::SameHostPidDead));
     }
 
     #[test]
     fn the_claim_after_the_last_attempt_dead_letters_the_item() {
+        let mut w = Watches::default();
         let table = ProcessTable::new();
         let mut store = one_item(2, false);
         let a = owner(0, 0, 1);
-        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        w.claim(&mut store, &a, 0, 1_000, &table, &[]);
         store.release(0, 1);
-        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        w.claim(&mut store, &a, 0, 1_000, &table, &[]);
         store.release(0, 2);
-        assert_eq!(store.claim(&a, 0, Millis(1_000), &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &a, 0, 1_000, &table, &[]), Claimed::Empty);
         assert_eq!(store.item(0).state, ItemState::DeadLettered);
         assert!(store.all_done());
     }
@@ -523,12 +666,13 @@ mod tests {
         let a = worker_process(&mut table, 0, 0, 1);
         for rule in [false, true] {
             let mut store = Store::new(1, 100, 5, false, false);
+            let mut w = Watches::default();
             store.reclaim_own_stale = rule;
             store.enqueue(0);
-            store.claim(&a, 1, Millis(1_000), &table, &[]);
+            w.claim(&mut store, &a, 1, 1_000, &table, &[]);
             // Never while the lease is fresh, whatever the rule.
-            assert_eq!(store.claim(&a, 1, Millis(1_100), &table, &[]), Claimed::Empty);
-            let stale = store.claim(&a, 1, Millis(1_101), &table, &[]);
+            assert_eq!(w.claim(&mut store, &a, 1, 1_100, &table, &[]), Claimed::Empty);
+            let stale = w.claim(&mut store, &a, 1, 1_101, &table, &[]);
             if rule {
                 assert_eq!(stale, Claimed::Item { item: 0, token: 2, stolen: Some((a, EvidenceKind::LeaseExpired)) });
             } else {
@@ -539,57 +683,74 @@ mod tests {
 
     #[test]
     fn a_claimant_never_claims_an_item_it_holds_an_outcome_of() {
+        let mut w = Watches::default();
         let mut table = ProcessTable::new();
         let a = worker_process(&mut table, 0, 0, 0);
         let mut store = Store::new(2, 100, 5, false, false);
         store.enqueue(0);
         store.enqueue(1);
-        store.claim(&a, 0, Millis(1_000), &table, &[]);
+        w.claim(&mut store, &a, 0, 1_000, &table, &[]);
         // Its own lease on item 0 is stale, but it still settles item 0.
-        assert_eq!(store.claim(&a, 0, Millis(1_200), &table, &[0]), Claimed::Item { item: 1, token: 2, stolen: None });
-        assert!(matches!(store.claim(&a, 0, Millis(1_200), &table, &[]), Claimed::Item { item: 0, .. }));
+        assert_eq!(w.claim(&mut store, &a, 0, 1_200, &table, &[0]), Claimed::Item { item: 1, token: 2, stolen: None });
+        assert!(matches!(w.claim(&mut store, &a, 0, 1_200, &table, &[]), Claimed::Item { item: 0, .. }));
     }
 
     #[test]
     fn a_cancel_moves_the_fence_and_a_retry_waits_for_the_cancelled_attempts_lease_end() {
-        let (table, mut store, a, b) = claimed_by_a(false);
+        let (table, mut store, a, b, mut w) = claimed_by_a(false);
         assert!(store.renew(0, 1, Millis(1_050)).landed);
         assert_eq!(store.cancel(0), Some(Some(1)), "it was running under token 1");
         assert_eq!(store.item(0).state, ItemState::Cancelled);
         assert!(!store.renew(0, 1, Millis(1_060)).landed, "the owner's next renewal is refused");
         assert!(!store.settle(0, 1).landed);
-        assert_eq!(store.claim(&b, 0, Millis(1_060), &table, &[]), Claimed::Empty, "cancelled: not claimable");
+        assert_eq!(w.claim(&mut store, &b, 0, 1_060, &table, &[]), Claimed::Empty, "cancelled: not claimable");
         // Retried at 1 070: due at the lease's end, 1 050 + 100.
         assert_eq!(store.retry(0, Millis(1_070)), Some(Millis(1_150)));
         assert_eq!(store.item(0).attempts, 0, "a fresh attempt budget");
-        assert_eq!(store.claim(&b, 0, Millis(1_149), &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_149, &table, &[]), Claimed::Empty);
         // Cancelled again while it waits, and retried: still due at 1 150.
         assert_eq!(store.cancel(0), Some(None));
         assert_eq!(store.retry(0, Millis(1_080)), Some(Millis(1_150)));
-        assert_eq!(store.claim(&b, 0, Millis(1_149), &table, &[]), Claimed::Empty);
-        assert_eq!(store.claim(&b, 0, Millis(1_150), &table, &[]), Claimed::Item { item: 0, token: 4, stolen: None });
+        assert_eq!(w.claim(&mut store, &b, 0, 1_149, &table, &[]), Claimed::Empty);
+        // Due, but `b`'s watch has seen that cancelled lease (token 3) only
+        // since 1 149.
+        assert_eq!(w.claim(&mut store, &b, 0, 1_150, &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_249, &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 1_250, &table, &[]), Claimed::Item { item: 0, token: 4, stolen: None });
         let _ = a;
     }
 
     #[test]
+    fn a_claimant_whose_clock_reads_ahead_waits_for_its_watch_of_the_cancelled_lease() {
+        let (table, mut store, _, b, mut w) = claimed_by_a(false);
+        store.cancel(0);
+        assert_eq!(store.retry(0, Millis(1_010)), Some(Millis(1_100)));
+        // Due at once on `b`'s clock, a step ahead: it waits the window from
+        // its first sight of the cancelled lease, as for a takeover.
+        assert_eq!(w.claim(&mut store, &b, 0, 3_601_000, &table, &[]), Claimed::Empty);
+        assert_eq!(w.claim(&mut store, &b, 0, 3_601_100, &table, &[]), Claimed::Empty);
+        assert!(matches!(w.claim(&mut store, &b, 0, 3_601_101, &table, &[]), Claimed::Item { item: 0, .. }));
+    }
+
+    #[test]
     fn the_cancel_drops_lease_end_mutation_makes_a_second_retry_due_at_once() {
-        let (table, mut store, _, b) = claimed_by_a(false);
+        let (table, mut store, _, b, mut w) = claimed_by_a(false);
         store.cancel_drops_lease_end = true;
         assert_eq!(store.cancel(0), Some(Some(1)));
         assert_eq!(store.retry(0, Millis(1_010)), Some(Millis(1_100)), "the first retry still waits");
         store.cancel(0);
         assert_eq!(store.retry(0, Millis(1_020)), Some(Millis(1_020)), "the kept end was dropped");
-        assert!(matches!(store.claim(&b, 0, Millis(1_020), &table, &[]), Claimed::Item { item: 0, .. }));
+        assert!(matches!(w.claim(&mut store, &b, 0, 1_020, &table, &[]), Claimed::Item { item: 0, .. }));
     }
 
     #[test]
     fn an_item_its_owner_gave_back_is_due_at_once_when_retried() {
-        let (table, mut store, a, _) = claimed_by_a(false);
+        let (table, mut store, a, _, mut w) = claimed_by_a(false);
         assert!(store.release(0, 1).landed, "a failed attempt, settled by its owner");
         assert_eq!(store.item(0).lease_end, None);
         store.cancel(0);
         assert_eq!(store.retry(0, Millis(1_010)), Some(Millis(1_010)));
-        assert!(matches!(store.claim(&a, 0, Millis(1_010), &table, &[]), Claimed::Item { item: 0, .. }));
+        assert!(matches!(w.claim(&mut store, &a, 0, 1_010, &table, &[]), Claimed::Item { item: 0, .. }));
         assert_eq!(store.retry(0, Millis(1_020)), None, "only a cancelled item is retried");
         store.settle(0, store.item(0).token);
         assert_eq!(store.cancel(0), None, "a settled item is not cancelled");

@@ -65,7 +65,7 @@ use super::probe::ProcessTable;
 use super::rng::Rng;
 use super::store::{ItemState, Owner, Store};
 use super::trace::{Trace, TraceLine, What};
-use leasehold_core::lease::EvidenceKind;
+use leasehold_core::lease::{EvidenceKind, LeaseWatch};
 use leasehold_core::options::Config;
 use leasehold_core::runner::ItemKey;
 use leasehold_core::Millis;
@@ -139,6 +139,9 @@ pub struct World {
     workers: Vec<Worker>,
     /// Every incarnation's identity, per worker.
     owners: Vec<Vec<Owner>>,
+    /// Every incarnation's lease watch, per worker (a process's memory; a
+    /// claim it sent before it crashed still lands with it).
+    watches: Vec<Vec<LeaseWatch>>,
     store: Store,
     table: ProcessTable,
     trace: Trace,
@@ -258,6 +261,7 @@ impl World {
             queue: BinaryHeap::with_capacity(64),
             workers,
             owners: vec![Vec::new(); usize::from(cfg.workers)],
+            watches: vec![Vec::new(); usize::from(cfg.workers)],
             store,
             table: ProcessTable::new(),
             trace: Trace::new(record),

@@ -6,6 +6,7 @@ use super::queue::Ev;
 use super::{World, NO_ITEM};
 use crate::sim::store::Owner;
 use crate::sim::trace::What;
+use leasehold_core::lease::LeaseWatch;
 use leasehold_core::runner::Runner;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,6 +235,7 @@ impl World {
         let nonce = (u64::from(w) << 32) | u64::from(number);
         let owner = Owner { worker: w, incarnation: number, host, pid, start_time: self.now, nonce };
         self.owners[i].push(owner);
+        self.watches[i].push(LeaseWatch::new());
         // The settle phase, as the native host runs it: an outcome reached is
         // settled until the store answers, whatever the lease does meanwhile.
         let mut runner = Runner::new(self.config, false).with_settle_phase();

@@ -6,7 +6,7 @@ use super::host::Phase;
 use super::queue::Ev;
 use super::{evidence_code, World, NO_ITEM, NO_WORKER};
 use crate::sim::check::Invariant;
-use crate::sim::store::{Claimed, Written};
+use crate::sim::store::{Claimant, Claimed, Written};
 use crate::sim::trace::What;
 use leasehold_core::lease::EvidenceKind;
 use leasehold_core::runner::ItemKey;
@@ -121,7 +121,10 @@ impl World {
                     None if worker.crashed_settling.0 == inc => worker.crashed_settling.1.clone(),
                     None => Vec::new(),
                 };
-                let claimed = self.store.claim(&claimant, uid, at, &self.table, &settling);
+                // The claimant's monotonic clock: real time (its origin
+                // does not matter to a watch).
+                let watch = &mut self.watches[usize::from(w)][inc as usize];
+                let claimed = self.store.claim(Claimant { owner: &claimant, uid, at, watch, mono: self.now }, &self.table, &settling);
                 if self.store.dead_lettered != dead_before {
                     self.stats.dead_lettered = self.store.dead_lettered;
                     self.log(What::DeadLettered, NO_WORKER, NO_ITEM, u64::from(self.cfg.params.max_attempts), 0);
