@@ -32,7 +32,7 @@ fn four_workers_and_a_hundred_items_keep_every_invariant_under_every_fault() {
     // scenario below; here owners lapse first, and a `false` finds them
     // settling, where the fence decides, unless the operator cancelled the
     // item under them.)
-    let [settled, _, steals, lapses, _, crashes, stalls, excused, declined, cancels, retries, left] = summary.totals;
+    let [settled, _, steals, lapses, _, crashes, stalls, excused, declined, cancels, retries, left, _] = summary.totals;
     // Every item ends settled or left cancelled by the operator (finished
     // by its decision), the probe item too.
     assert!(settled + left >= 101 * SEEDS - SEEDS / 10, "items settled {settled}, left cancelled {left}");
@@ -122,6 +122,19 @@ fn the_operators_retries_wait_for_the_cancelled_attempts_lease_end_at_the_bounda
     cfg.operator = Operator { cancel_gap_ms: s, delay_max_ms: s / 20, ..Operator::standard(s) };
     let summary = run_seeds(80_000, SEEDS, &cfg, 1);
     assert_clean(&summary);
-    let [_, _, _, _, _, _, _, _, _, cancels, retries, _] = summary.totals;
+    let [_, _, _, _, _, _, _, _, _, cancels, retries, ..] = summary.totals;
     assert!(cancels > SEEDS && retries > SEEDS, "cancels {cancels}, retries {retries}");
+}
+
+#[test]
+fn wall_clocks_stepping_far_beyond_the_skew_allowance_keep_every_invariant() {
+    // Hosts' wall clocks step by up to ten stale windows, forward and back;
+    // a worker started after a step reads its clock that far from the older
+    // workers' (and stamps its leases so). Each claimant's lease watch, on
+    // its own monotonic clock, decides every takeover across such a step.
+    let summary = run_seeds(90_000, SEEDS, &SimConfig::clock_steps(4, 100), 1);
+    assert_clean(&summary);
+    let [_, _, steals, _, _, crashes, .., across] = summary.totals;
+    assert!(steals > SEEDS && crashes > SEEDS, "takeovers {steals}, crashes {crashes}");
+    assert!(across > SEEDS, "too few takeovers across a wall-clock step to mean anything: {across}");
 }

@@ -6,8 +6,8 @@
 //! cargo run -p leasehold-tests --release --bin sim -- --seeds 100000 \
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-//!     [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]
-//!     [--cancel-gap-ms N] [--operator-delay-ms N]
+//!     [--profile standard|throttled|boundary|reclaim|slow-exit|clock-steps] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]
+//!     [--cancel-gap-ms N] [--operator-delay-ms N] [--wall-step-gap-ms N]
 //! ```
 //!
 //! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
@@ -20,6 +20,13 @@
 //!   their owner still works).
 //! - `--profile slow-exit` runs `SimConfig::slow_exit`: stopped performs
 //!   take up to `G = S / 6` to end (`grace-outside-budget` is caught there).
+//! - `--profile clock-steps` runs `SimConfig::clock_steps`: the standard
+//!   profile whose hosts' wall clocks also step by up to ten stale windows,
+//!   which a worker's clock shows once its process starts after a step
+//!   (`wall-clock-takeover` is caught there).
+//! - `--wall-step-gap-ms N` steps each host's wall clock about every `N` ms
+//!   per worker in any profile (0: never), by up to ten stale windows
+//!   unless the profile says otherwise.
 //! - `--exit-grace-ms G`: a stopped perform takes up to `G` ms to end (its
 //!   process exits within the grace after SIGTERM).
 //! - `--no-late-claims` keeps claim answers prompt and `--half-skew-band`
@@ -68,6 +75,7 @@ struct Args {
     no_reclaim_own: bool,
     cancel_gap_ms: Option<u64>,
     operator_delay_ms: Option<u64>,
+    wall_step_gap_ms: Option<u64>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -91,6 +99,7 @@ fn parse() -> Result<Args, String> {
         no_reclaim_own: false,
         cancel_gap_ms: None,
         operator_delay_ms: None,
+        wall_step_gap_ms: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -145,6 +154,7 @@ fn parse() -> Result<Args, String> {
             "--no-reclaim-own-stale" => args.no_reclaim_own = true,
             "--cancel-gap-ms" => args.cancel_gap_ms = Some(number("--cancel-gap-ms", value("--cancel-gap-ms")?)?),
             "--operator-delay-ms" => args.operator_delay_ms = Some(number("--operator-delay-ms", value("--operator-delay-ms")?)?),
+            "--wall-step-gap-ms" => args.wall_step_gap_ms = Some(number("--wall-step-gap-ms", value("--wall-step-gap-ms")?)?),
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -159,6 +169,7 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
         Profile::Throttled => SimConfig::throttled(args.workers, args.items),
         Profile::Standard => SimConfig::standard(args.workers, args.items),
         Profile::SlowExit => SimConfig::slow_exit(args.workers, args.items),
+        Profile::ClockSteps => SimConfig::clock_steps(args.workers, args.items),
     }
     .with_mutation(mutation);
     if args.no_late_claims {
@@ -189,6 +200,12 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
     if let Some(delay) = args.operator_delay_ms {
         cfg.operator.delay_max_ms = delay;
     }
+    if let Some(gap) = args.wall_step_gap_ms {
+        cfg.faults.wall_step_gap_ms = gap;
+        if cfg.faults.wall_step_max_ms == 0 {
+            cfg.faults.wall_step_max_ms = 10 * cfg.params.stale_after_ms;
+        }
+    }
     cfg
 }
 
@@ -200,6 +217,7 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
         Profile::Throttled => line += &format!(" --profile throttled --workers {} --items {}", args.workers, args.items),
         Profile::Standard => line += &format!(" --workers {} --items {}", args.workers, args.items),
         Profile::SlowExit => line += &format!(" --profile slow-exit --workers {} --items {}", args.workers, args.items),
+        Profile::ClockSteps => line += &format!(" --profile clock-steps --workers {} --items {}", args.workers, args.items),
     }
     if let Some(w) = args.tolerance_ms {
         line += &format!(" --tolerance-ms {w}");
@@ -227,6 +245,9 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     }
     if let Some(delay) = args.operator_delay_ms {
         line += &format!(" --operator-delay-ms {delay}");
+    }
+    if let Some(gap) = args.wall_step_gap_ms {
+        line += &format!(" --wall-step-gap-ms {gap}");
     }
     if mutation != Mutation::None {
         line += &format!(" --mutation {}", mutation.name());
@@ -293,8 +314,8 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|throttled|boundary|reclaim|slow-exit] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale] \
-                 [--cancel-gap-ms N] [--operator-delay-ms N]"
+                 [--profile standard|throttled|boundary|reclaim|slow-exit|clock-steps] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale] \
+                 [--cancel-gap-ms N] [--operator-delay-ms N] [--wall-step-gap-ms N]"
             );
             return ExitCode::from(2);
         }
@@ -335,7 +356,7 @@ fn main() -> ExitCode {
     let mut failures = Vec::new();
     let mut done = 0;
     let mut events = 0;
-    let mut totals = [0u64; 12];
+    let mut totals = [0u64; 13];
     while done < args.seeds {
         let count = chunk.min(args.seeds - done);
         let summary = run_seeds(args.start + done, count, &cfg, 0);
@@ -368,6 +389,7 @@ fn main() -> ExitCode {
         totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6], totals[7], totals[8]
     );
     println!("operator: cancels {}, retries {}, left cancelled {}", totals[9], totals[10], totals[11]);
+    println!("takeovers across a wall-clock step: {}", totals[12]);
     println!(
         "{:.2}s, {:.0} seeds/s, {:.2} M events/s",
         elapsed,
@@ -389,10 +411,12 @@ enum Profile {
     Boundary,
     Reclaim,
     SlowExit,
+    ClockSteps,
 }
 
 impl Profile {
-    const ALL: [Profile; 5] = [Profile::Standard, Profile::Throttled, Profile::Boundary, Profile::Reclaim, Profile::SlowExit];
+    const ALL: [Profile; 6] =
+        [Profile::Standard, Profile::Throttled, Profile::Boundary, Profile::Reclaim, Profile::SlowExit, Profile::ClockSteps];
 
     fn name(self) -> &'static str {
         match self {
@@ -401,6 +425,7 @@ impl Profile {
             Profile::Boundary => "boundary",
             Profile::Reclaim => "reclaim",
             Profile::SlowExit => "slow-exit",
+            Profile::ClockSteps => "clock-steps",
         }
     }
 }

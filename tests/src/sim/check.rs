@@ -3,11 +3,19 @@
 //!
 //! # The model the statements are made in
 //!
-//! Time is simulated real time in ms. Every worker's clock reads real time
-//! plus an offset that stays in the skew band `[0, K]` (drift and steps move
-//! it inside the band). A lease stamp `T` is a reading of its owner's clock
-//! when it sent the claim or renewal, at real time `send(T)`, so
-//! `T − K ≤ send(T) ≤ T`.
+//! Time is simulated real time in ms. Every worker process reads one
+//! clock: its host's wall clock as it read when the process started,
+//! carried on at real pace (the native runner's clock: the system time
+//! read once, then the monotonic clock), plus an offset that stays in the
+//! skew band `[0, K]` (drift and steps move it inside the band). The first
+//! part, the process's *anchor* `A`, is real time's distance from that
+//! wall clock reading: 0 until a profile steps hosts' wall clocks
+//! ([`super::config::Faults::wall_step_gap_ms`]), then anything up to the
+//! steps' bound, different for two processes started either side of a
+//! step, and fixed while the process lives. A lease stamp `T` is a reading
+//! of its owner's clock when it sent the claim or renewal, at real time
+//! `send(T)`, so `T − A − K ≤ send(T) ≤ T − A`. The statements below are
+//! made on `T − A`, which the checker knows and no worker does.
 //!
 //! A claimant takes a lease over as the native SQLite store does (see
 //! [`super::store`]): an owner on another host only once the claimant's
@@ -16,9 +24,10 @@
 //! clock, which runs at real pace; an owner on the claimant's host only once
 //! the pid probe finds it dead, and its work with it. The lease stamped `T`
 //! can be read only once its renewal landed, after `send(T)`, so no
-//! takeover of it lands before real time `send(T) + S + 1 ≥ T + S + 1 − K`,
-//! whatever the claimant's clock reads. A retry of an item cancelled while
-//! it ran is held to the cancelled lease the same way.
+//! takeover of it lands before real time
+//! `send(T) + S + 1 ≥ T − A + S + 1 − K`, whatever the claimant's clock
+//! reads and however far its anchor lies from the owner's. A retry of an
+//! item cancelled while it ran is held to the cancelled lease the same way.
 //!
 //! # Why that keeps two owners apart without reading another's clock
 //!
@@ -26,14 +35,23 @@
 //! runner lapses the work by its clock's `T + W` (a reconfirmation by `R`
 //! more), and its guard ends the work by the exit deadline; the lease
 //! policy's `W + R + K + G < S` puts all of it before its clock reads
-//! `T + S − K`. Its clock moves by at most `K` against real time while it
-//! holds the lease (the band), so it has stopped by real `send(T) + S`,
-//! one ms before the earliest takeover above, unless it was stalled. A
-//! renewal confirmed meanwhile changes the stamp: the owner's deadline and
-//! every claimant's watch start again from it. No step reads one worker's
-//! clock against another's, so neither statement needs the two to agree;
-//! the stalled owner stays the one overlap a lease cannot prevent (excused
-//! below, and fenced in the store).
+//! `T + S − K`. Its clock moves by at most `K` against real time plus its
+//! fixed anchor while it holds the lease (the band), so it has stopped by
+//! real `send(T) + S`, one ms before the earliest takeover above, unless it
+//! was stalled. A renewal confirmed meanwhile changes the stamp: the
+//! owner's deadline and every claimant's watch start again from it. No step
+//! reads one worker's clock against another's, so neither statement needs
+//! the two to agree: a claimant started after its host's wall clock stepped
+//! hours forward reads every older owner's lease as long expired, and one
+//! started after a step back stamps leases that read so to every older
+//! claimant, and neither takes a lease over any sooner. The stalled owner
+//! stays the one overlap a lease cannot prevent (excused below, and fenced
+//! in the store).
+//!
+//! Where a wall clock still decides, it can only delay: an owner re-claims
+//! its own stale lease on its own clock (one process, one anchor), and a
+//! same-host owner the pid probe found dead, whose work died with it, is
+//! taken over once the claimant's clock calls its lease stale.
 //!
 //! A worker **believes it owns** an item from the moment the claim's answer
 //! reaches it until its runner aborts the item, the item settles in its
@@ -50,9 +68,9 @@
 //!
 //! - [`Invariant::OwnerStopsInBudget`]: a believer whose last confirmed stamp
 //!   is `T` (the `at` of the last renewal the store confirmed and the worker
-//!   heard of, or its claim's `at`) believes at real ms `t` only if
-//!   `t + K ≤ T + S` — so `t ≤ send(T) + S`, before any claimant's watch
-//!   could let its lease go — unless it is *excused*: stalled now, or its last stall ended at
+//!   heard of, or its claim's `at`; `A` its clock's anchor) believes at real
+//!   ms `t` only if `t + K ≤ T − A + S` — so `t ≤ send(T) + S`, before any
+//!   claimant's watch could let its lease go — unless it is *excused*: stalled now, or its last stall ended at
 //!   `e ≥ T + W − K` (it was stalled when its deadline could have fallen) and
 //!   `t ≤ e + R + K` (after a stall it gets one reconfirmation, bounded by
 //!   `R` on a clock that may step by up to `K`).
@@ -213,14 +231,15 @@ pub struct Stall {
     pub last_end: u64,
 }
 
-/// Whether a believer with confirmed stamp `stamp` is still inside its
-/// budget at real ms `t`: `t + K ≤ T + S`.
+/// Whether a believer with confirmed stamp `stamp` (`T − A`: on its clock,
+/// less its anchor) is still inside its budget at real ms `t`:
+/// `t + K ≤ T − A + S`.
 pub fn in_budget(spans: Spans, stamp: u64, t: u64) -> bool {
     t + spans.skew <= stamp + spans.stale_after
 }
 
-/// Whether a believer with confirmed stamp `stamp` is excused at real ms `t`
-/// by a stall (see the module docs).
+/// Whether a believer with confirmed stamp `stamp` (`T − A`) is excused at
+/// real ms `t` by a stall (see the module docs).
 pub fn excused(spans: Spans, stamp: u64, stall: Stall, t: u64) -> bool {
     if stall.now {
         return true;
@@ -236,10 +255,10 @@ pub fn claim_heard_in_time(spans: Spans, at: u64, heard: u64) -> bool {
 }
 
 /// Whether a host ran its runner's timers on time since an owner's last
-/// confirmed stamp `stamp` (its clock): no timer ran late because of a
-/// stall at or after real ms `stamp − K` (the earliest the stamp's renewal
-/// can have been sent). `late_timer` is the real ms the host last ran a
-/// timer late (0: never).
+/// confirmed stamp `stamp` (`T − A`: on its clock, less its anchor): no
+/// timer ran late because of a stall at or after real ms `stamp − K` (the
+/// earliest the stamp's renewal can have been sent). `late_timer` is the
+/// real ms the host last ran a timer late (0: never).
 pub fn timers_on_time(spans: Spans, stamp: u64, late_timer: u64) -> bool {
     late_timer == 0 || late_timer + spans.skew < stamp
 }

@@ -243,6 +243,21 @@ pub struct Faults {
     pub drift_gap_ms: u64,
     /// Largest drift move.
     pub drift_max_ms: u64,
+    /// Steps of a host's wall clock far outside the band (an NTP
+    /// correction, a clock set by hand, a resume from sleep), drawn from
+    /// each of its workers' fault streams: mean gap (0: none).
+    ///
+    /// What a native worker sees of one is what its runner's clock sees:
+    /// the host's wall clock read once when the process started, carried on
+    /// by its monotonic clock. A process running across the step does not
+    /// see it (its renewals' stamps, its deadlines and its timers go on as
+    /// before), and one started after it reads its clock that much away
+    /// from the older one's for as long as both live; the steps persist
+    /// after the faults stop.
+    pub wall_step_gap_ms: u64,
+    /// Largest step, forward or back; each is drawn from a tenth of it up to
+    /// it, and a host's wall clock stays within it of real time.
+    pub wall_step_max_ms: u64,
     /// Per store call: fails (applied or not).
     pub call_fail_per_mille: u32,
     /// Per store call: hangs (a renewal's reply never comes; other calls
@@ -288,6 +303,8 @@ impl Faults {
             clock_step_gap_ms: 0,
             drift_gap_ms: 0,
             drift_max_ms: 0,
+            wall_step_gap_ms: 0,
+            wall_step_max_ms: 0,
             call_fail_per_mille: 0,
             call_hang_per_mille: 0,
             call_late_per_mille: 0,
@@ -323,6 +340,8 @@ impl Faults {
             clock_step_gap_ms: 3 * s,
             drift_gap_ms: s,
             drift_max_ms: (s / 60).max(1),
+            wall_step_gap_ms: 0,
+            wall_step_max_ms: 0,
             call_fail_per_mille: 20,
             call_hang_per_mille: 10,
             call_late_per_mille: 30,
@@ -573,6 +592,24 @@ impl SimConfig {
     pub fn slow_exit(workers: u8, items: u32) -> SimConfig {
         let mut cfg = SimConfig::standard(workers, items);
         cfg.params.exit_grace_ms = cfg.params.stale_after_ms / 6;
+        cfg
+    }
+
+    /// The clock-steps scenario: the standard one whose hosts' wall clocks
+    /// also step by up to ten stale windows forward or back, about once a
+    /// window per worker, and whose workers crash twice as often (a
+    /// worker's clock shows a step only once its process restarts after
+    /// it: see [`Faults::wall_step_gap_ms`]). A claimant started after a
+    /// step forward reads every older worker's lease as long expired, and
+    /// one started after a step back stamps leases that read so to every
+    /// older worker: only each claimant's lease watch keeps it from taking
+    /// a working owner's item over (`wall-clock-takeover` is caught here).
+    pub fn clock_steps(workers: u8, items: u32) -> SimConfig {
+        let mut cfg = SimConfig::standard(workers, items);
+        let s = cfg.params.stale_after_ms;
+        cfg.faults.wall_step_gap_ms = s;
+        cfg.faults.wall_step_max_ms = 10 * s;
+        cfg.faults.crash_gap_ms = 3 * s;
         cfg
     }
 

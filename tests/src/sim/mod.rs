@@ -99,6 +99,34 @@
 //!   settle, as the core's settle phase documents. `no-settle-after-lost`
 //!   now holds a worker to a lost answer only while its runner still
 //!   supervises the lease.
+//!
+//! # Clock steps
+//!
+//! Reality found a defect the simulator could not produce while every clock
+//! stayed in the skew band: a worker whose wall clock had stepped far
+//! forward (started after an NTP correction or a resume from sleep) read
+//! every other worker's lease as expired and took jobs over from owners
+//! still working. The stores now take a lease over only once the claimant
+//! has itself seen that very lease unrenewed for longer than its window, on
+//! its own monotonic clock (the core's `LeaseWatch`), and a retried job
+//! carrying a cancelled attempt's lease likewise (5e3f6ed).
+//!
+//! The world steps hosts' wall clocks by far more than `K`, forward and
+//! back ([`config::Faults::wall_step_gap_ms`]; the profile
+//! [`config::SimConfig::clock_steps`], `sim --profile clock-steps`, or
+//! `--wall-step-gap-ms N` on any profile), as a native host sees a step: a
+//! worker's clock is the wall clock read when its process started, carried
+//! on by the monotonic clock, so the step shows between processes started
+//! either side of it and its timers keep real pace. The store takes leases
+//! over through each claimant's watch, as the SQLite store does, and the
+//! checker states its invariants on each stamp less its process's anchor
+//! (see [`check`], which says why no statement needs two workers' clocks
+//! to agree).
+//!
+//! Not modelled: a runner that reads a stepping wall clock mid-run (the JS
+//! hosts read `Date.now()`), a suspended machine whose work freezes with
+//! its worker, and an operator whose clock stepped (its clock is real
+//! time).
 
 pub mod check;
 pub mod config;

@@ -21,8 +21,8 @@ pub struct Summary {
     pub events: u64,
     /// Items settled, dead-lettered; steals, lapses, losses, crashes, stalls,
     /// excused overlaps, declined claims; the operator's cancels, retries,
-    /// items left cancelled; summed.
-    pub totals: [u64; 12],
+    /// items left cancelled; takeovers across a wall-clock step; summed.
+    pub totals: [u64; 13],
 }
 
 /// Runs `count` seeds from `start`, stopping early once `stop_after`
@@ -48,6 +48,7 @@ pub fn run_seeds(start: u64, count: u64, cfg: &SimConfig, stop_after: usize) -> 
             s.cancels,
             s.retries,
             s.left_cancelled,
+            s.takeovers_across_steps,
         ];
         for (total, value) in summary.totals.iter_mut().zip(add) {
             *total += u64::from(value);
@@ -102,13 +103,14 @@ fn candidates(cfg: &SimConfig) -> Vec<SimConfig> {
         out.push(c);
     }
     let f = cfg.faults;
-    let switches: [fn(&mut SimConfig); 12] = [
+    let switches: [fn(&mut SimConfig); 13] = [
         |c| c.faults.crash_gap_ms = 0,
         |c| c.faults.pause_gap_ms = 0,
         |c| c.faults.throttle_gap_ms = 0,
         |c| c.faults.partition_gap_ms = 0,
         |c| c.faults.clock_step_gap_ms = 0,
         |c| c.faults.drift_gap_ms = 0,
+        |c| c.faults.wall_step_gap_ms = 0,
         |c| c.faults.call_fail_per_mille = 0,
         |c| c.faults.call_hang_per_mille = 0,
         |c| c.faults.call_late_per_mille = 0,

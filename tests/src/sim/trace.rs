@@ -44,6 +44,8 @@ pub enum What {
     GuardStop,
     Cancel,
     Retry,
+    WallStep,
+    ClockAnchored,
 }
 
 /// One step. `worker` is 255 for store-wide steps; `a` and `b` depend on
@@ -114,6 +116,8 @@ impl fmt::Display for TraceLine {
                 running => write!(f, "operator: cancel item {item} running under token {running}, token now {a}"),
             },
             What::Retry => write!(f, "operator: retry item {item}, due t={a}"),
+            What::WallStep => write!(f, "host {a}'s wall clock steps to {:+}ms off real time", b as i64),
+            What::ClockAnchored => write!(f, "its clock starts {:+}ms off real time beyond the band (its host's wall clock)", a as i64),
         }
     }
 }

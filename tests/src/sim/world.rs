@@ -15,11 +15,12 @@
 //!
 //! # The host each worker runs (what a real host does, minus real time)
 //!
-//! - It reads its clock (real time plus its offset) at every input, executes
-//!   the runner's actions in order, and arms one timer for the runner's
-//!   `poll_timeout`, converting the remaining local ms into real ms when it
-//!   arms it (a clock that steps afterwards makes the timer early or late,
-//!   as a real monotonic sleep would).
+//! - It reads its clock (real time plus its process's anchor, the wall
+//!   clock's step when it started, plus its offset in the band) at every
+//!   input, executes the runner's actions in order, and arms one timer for
+//!   the runner's `poll_timeout`, converting the remaining local ms into
+//!   real ms when it arms it (a clock that steps in the band afterwards
+//!   makes the timer early or late, as a real monotonic sleep would).
 //! - `perform` starts an execution (see [`super::exit`]) that works for a
 //!   drawn duration, whatever its worker does. Once the host hears that
 //!   the work finished, it reports the outcome to the runner's settle phase,
@@ -106,6 +107,10 @@ pub struct Stats {
     pub retries: u32,
     /// Items the operator left cancelled at the end (finished by it).
     pub left_cancelled: u32,
+    /// Takeovers whose claimant's clock was anchored more than `K` from the
+    /// owner's (their processes started either side of a wall-clock step):
+    /// the wall clocks disagreed, and the claimant's watch decided.
+    pub takeovers_across_steps: u32,
     /// Events processed.
     pub events: u64,
 }
@@ -142,6 +147,13 @@ pub struct World {
     /// Every incarnation's lease watch, per worker (a process's memory; a
     /// claim it sent before it crashed still lands with it).
     watches: Vec<Vec<LeaseWatch>>,
+    /// Every incarnation's anchor, per worker: how far its host's wall
+    /// clock read from real time, beyond the band, when it started. Its
+    /// clocks carry it for as long as it lives.
+    anchors: Vec<Vec<i64>>,
+    /// Each host's wall clock less real time, beyond the band (moved by
+    /// the wall-step fault, [`super::config::Faults::wall_step_gap_ms`]).
+    host_wall: Vec<i64>,
     store: Store,
     table: ProcessTable,
     trace: Trace,
@@ -262,6 +274,8 @@ impl World {
             workers,
             owners: vec![Vec::new(); usize::from(cfg.workers)],
             watches: vec![Vec::new(); usize::from(cfg.workers)],
+            anchors: vec![Vec::new(); usize::from(cfg.workers)],
+            host_wall: vec![0; usize::from(cfg.hosts.max(1))],
             store,
             table: ProcessTable::new(),
             trace: Trace::new(record),
@@ -296,8 +310,26 @@ impl World {
         }
     }
 
+    /// `w`'s runner's clock now: real time, its offset in the band, and
+    /// its incarnation's anchor (the native runner's clock: the host's wall
+    /// clock read once at the process's start, carried on monotonically).
     fn local(&self, w: u8) -> Millis {
-        Millis(self.now + self.workers[usize::from(w)].offset)
+        let worker = &self.workers[usize::from(w)];
+        let anchor = worker.inc.as_ref().map_or(0, |inc| self.anchor(w, inc.number));
+        Millis(self.now.saturating_add_signed(anchor) + worker.offset)
+    }
+
+    /// The anchor of `w`'s incarnation `inc` (see [`World::anchors`]).
+    fn anchor(&self, w: u8, inc: u32) -> i64 {
+        self.anchors[usize::from(w)][inc as usize]
+    }
+
+    /// The monotonic clock of `w`'s incarnation `inc` now, which its lease
+    /// watch is timed on: real pace, from its start's wall-clock reading
+    /// (the clock the native SQLite store's watch reads), without the
+    /// band's drift and steps.
+    fn mono(&self, w: u8, inc: u32) -> u64 {
+        self.now.saturating_add_signed(self.anchor(w, inc))
     }
 
     fn alive(&self, w: u8, inc: u32) -> bool {

@@ -53,7 +53,7 @@ impl World {
             // lands.
             let cancelled = self.was_cancelled(older.item, older.token);
             let lease_takeover = older.taken == Some(EvidenceKind::LeaseExpired) || cancelled;
-            if lease_takeover && check::excused(self.spans, older.stamp, stall, now) {
+            if lease_takeover && check::excused(self.spans, older.base_stamp(), stall, now) {
                 self.stats.excused_overlaps += 1;
                 continue;
             }
@@ -64,7 +64,7 @@ impl World {
                 continue;
             }
             let detail = format!(
-                "w{newer_w} holds token {} while w{older_w} believes it owns token {} during the same ms (its lease {}; stamp {}, in budget {}, stalled now {}, last stall ended {})",
+                "w{newer_w} holds token {} while w{older_w} believes it owns token {} during the same ms (its lease {}; stamp t={} less its clock's anchor, in budget {}, stalled now {}, last stall ended {})",
                 newer.token,
                 older.token,
                 match older.taken {
@@ -73,8 +73,8 @@ impl World {
                     Some(EvidenceKind::LeaseExpired) => "was taken over: lease-expired",
                     Some(_) => "was taken over: same-host-pid-dead",
                 },
-                older.stamp,
-                check::in_budget(self.spans, older.stamp, now),
+                older.base_stamp().saturating_sub(EPOCH),
+                check::in_budget(self.spans, older.base_stamp(), now),
                 stall.now,
                 stall.last_end.saturating_sub(EPOCH)
             );
@@ -105,7 +105,8 @@ impl World {
             let worker = &self.workers[w];
             let Some(inc) = &worker.inc else { continue };
             for held in inc.held.iter().flatten().filter(|h| h.phase == Phase::Working) {
-                if check::in_budget(self.spans, held.stamp, now) || check::excused(self.spans, held.stamp, worker.stall(), now) {
+                let stamp = held.base_stamp();
+                if check::in_budget(self.spans, stamp, now) || check::excused(self.spans, stamp, worker.stall(), now) {
                     continue;
                 }
                 let others: Vec<u8> = self
@@ -126,13 +127,13 @@ impl World {
                     workers.insert(0, w as u8);
                 }
                 let detail = format!(
-                    "w{w} still believes it owns token {} at t={}, but its last confirmed stamp {} + S {} − K {} ended its budget at t={} and no stall excuses it (last stall ended {})",
+                    "w{w} still believes it owns token {} at t={}, but its last confirmed stamp t={} (less its clock's anchor) + S {} − K {} ended its budget at t={} and no stall excuses it (last stall ended {})",
                     held.token,
                     now - EPOCH,
-                    held.stamp,
+                    stamp.saturating_sub(EPOCH),
                     self.spans.stale_after,
                     self.spans.skew,
-                    (held.stamp + self.spans.stale_after - self.spans.skew).saturating_sub(EPOCH),
+                    (stamp + self.spans.stale_after - self.spans.skew).saturating_sub(EPOCH),
                     worker.stall_end.saturating_sub(EPOCH)
                 );
                 let item = held.item;

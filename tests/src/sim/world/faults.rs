@@ -21,6 +21,7 @@ pub(super) enum Fault {
     PartitionEnd,
     ClockStep,
     Drift,
+    WallStep,
     Reap { pid: u32 },
 }
 
@@ -34,6 +35,7 @@ impl World {
             (f.partition_gap_ms, Fault::PartitionStart),
             (f.clock_step_gap_ms, Fault::ClockStep),
             (f.drift_gap_ms, Fault::Drift),
+            (f.wall_step_gap_ms, Fault::WallStep),
         ];
         for (gap, fault) in kinds {
             self.next_fault(w, gap, fault, self.now);
@@ -129,6 +131,22 @@ impl World {
                 let to = if self.workers[i].faults.chance(500) { offset.saturating_sub(by) } else { (offset + by).min(self.spans.skew) };
                 self.set_clock(w, to);
                 self.next_fault(w, f.drift_gap_ms, Fault::Drift, now);
+            }
+            Fault::WallStep => {
+                let max = f.wall_step_max_ms;
+                let by = self.workers[i].faults.range(max / 10, max) as i64;
+                let back = self.workers[i].faults.chance(500);
+                let host = self.workers[i].host;
+                let from = self.host_wall[usize::from(host)];
+                let limit = max as i64;
+                let to = (if back { from - by } else { from + by }).clamp(-limit, limit);
+                if to != from {
+                    // Nothing running reads it: its workers' clocks were
+                    // anchored when their processes started.
+                    self.host_wall[usize::from(host)] = to;
+                    self.log(What::WallStep, w, NO_ITEM, u64::from(host), to as u64);
+                }
+                self.next_fault(w, f.wall_step_gap_ms, Fault::WallStep, now);
             }
         }
     }
@@ -236,6 +254,10 @@ impl World {
         let owner = Owner { worker: w, incarnation: number, host, pid, start_time: self.now, nonce };
         self.owners[i].push(owner);
         self.watches[i].push(LeaseWatch::new());
+        // Its clock: the host's wall clock as it reads now, from now on
+        // carried by the monotonic clock (steps after this one pass it by).
+        let anchor = self.host_wall[usize::from(host)];
+        self.anchors[i].push(anchor);
         // The settle phase, as the native host runs it: an outcome reached is
         // settled until the store answers, whatever the lease does meanwhile.
         let mut runner = Runner::new(self.config, false).with_settle_phase();
@@ -244,6 +266,9 @@ impl World {
         self.workers[i].inc = Some(Incarnation { number, owner, runner, held: vec![None; pool], declined: Vec::new(), timer: None, due: 0 });
         self.workers[i].paused = false;
         self.log(What::Restart, w, NO_ITEM, u64::from(pid), nonce);
+        if anchor != 0 {
+            self.log(What::ClockAnchored, w, NO_ITEM, anchor as u64, 0);
+        }
         let local = self.local(w);
         self.inc_mut(w).runner.start(local);
         self.drive(w);

@@ -31,6 +31,9 @@ pub(super) struct Held {
     pub(super) token: u64,
     /// `T`: the last stamp the store confirmed and the worker heard of.
     pub(super) stamp: u64,
+    /// Its incarnation's anchor (see `World::anchors`): `stamp` less it is
+    /// what the checks compare with real time.
+    pub(super) anchor: i64,
     /// Every renewal so far was confirmed and heard of within `G`.
     pub(super) prompt: bool,
     /// The renewal in flight: its call and real send time.
@@ -49,6 +52,15 @@ pub(super) struct Held {
     pub(super) work_fails: bool,
     /// Its execution, once performed.
     pub(super) exec: Option<ExecId>,
+}
+
+impl Held {
+    /// `T − A`: its stamp on a clock that reads real time plus its offset
+    /// in the band, so within `K` after the renewal's send time, however far
+    /// its incarnation's clock was anchored from real time.
+    pub(super) fn base_stamp(&self) -> u64 {
+        self.stamp.saturating_add_signed(-self.anchor)
+    }
 }
 
 pub(super) struct Incarnation {
@@ -147,6 +159,7 @@ impl World {
                 }
                 let evidence = stolen.map(|s| s.1);
                 let inc = self.inc_mut(w).number;
+                let anchor = self.anchor(w, inc);
                 let held = Held {
                     inc,
                     key,
@@ -155,6 +168,7 @@ impl World {
                     // The claim's `at`: the lease's first stamp, where the
                     // runner's supervision starts from.
                     stamp: at.0,
+                    anchor,
                     // Renewing from a claim heard within `W` (the only
                     // kind performed): its own renewals decide from here.
                     prompt: true,
@@ -365,7 +379,7 @@ impl World {
             self.stats.losses += 1;
         }
         let young = held.inflight.is_none_or(|(_, sent)| self.prompt.is_some_and(|g| now - sent <= g));
-        let on_time = check::timers_on_time(self.spans, held.stamp, self.workers[usize::from(w)].late_timer);
+        let on_time = check::timers_on_time(self.spans, held.base_stamp(), self.workers[usize::from(w)].late_timer);
         if held.prompt && young && on_time && self.prompt.is_some() {
             self.violate(
                 Invariant::RenewingOwnerNotInterrupted,

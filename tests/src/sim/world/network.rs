@@ -121,10 +121,9 @@ impl World {
                     None if worker.crashed_settling.0 == inc => worker.crashed_settling.1.clone(),
                     None => Vec::new(),
                 };
-                // The claimant's monotonic clock: real time (its origin
-                // does not matter to a watch).
+                let mono = self.mono(w, inc);
                 let watch = &mut self.watches[usize::from(w)][inc as usize];
-                let claimed = self.store.claim(Claimant { owner: &claimant, uid, at, watch, mono: self.now }, &self.table, &settling);
+                let claimed = self.store.claim(Claimant { owner: &claimant, uid, at, watch, mono }, &self.table, &settling);
                 if self.store.dead_lettered != dead_before {
                     self.stats.dead_lettered = self.store.dead_lettered;
                     self.log(What::DeadLettered, NO_WORKER, NO_ITEM, u64::from(self.cfg.params.max_attempts), 0);
@@ -136,6 +135,10 @@ impl World {
                         self.claim_lands_on(w, claimant.nonce, item, stolen.map(|(owner, _)| (owner.worker, owner.nonce)));
                         if let Some((owner, kind)) = stolen {
                             self.stats.steals += 1;
+                            let apart = self.anchor(w, inc) - self.anchor(owner.worker, owner.incarnation);
+                            if apart.unsigned_abs() > self.spans.skew {
+                                self.stats.takeovers_across_steps += 1;
+                            }
                             let old_token = self.store.item(item).previous_token;
                             self.takeovers.push((item, old_token, kind));
                             let now = self.now;
