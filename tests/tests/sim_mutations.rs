@@ -94,10 +94,24 @@ fn a_cancel_that_drops_the_kept_lease_end_is_caught_by_a_retry_started_beside_th
 }
 
 #[test]
+fn a_takeover_by_the_wall_clock_alone_is_caught_where_wall_clocks_step() {
+    // A worker started after its host's wall clock stepped forward reads
+    // every older worker's lease as long expired (or one started after a
+    // step back stamps leases that read so): without the lease watch it
+    // takes items over from owners still working (`sim_clock_steps.rs`
+    // has the figures).
+    caught_in(
+        SimConfig::clock_steps(4, 100),
+        Mutation::WallClockTakeover,
+        &[Invariant::ExclusiveOwnership, Invariant::ExecutionsExclusive],
+    );
+}
+
+#[test]
 fn every_broken_variant_has_its_check_here() {
     // A new `Mutation` joins `BROKEN` and gets a test above that requires
     // it caught; this count is the reminder.
-    assert_eq!(Mutation::BROKEN.len(), 11, "a mutation was added or removed: add or remove its test in this file");
+    assert_eq!(Mutation::BROKEN.len(), 12, "a mutation was added or removed: add or remove its test in this file");
 }
 
 #[test]

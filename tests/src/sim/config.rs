@@ -11,8 +11,8 @@ use leasehold_core::job_backoff;
 
 /// A deliberately broken variant the simulator must catch (the mutation
 /// check). Each lives where the real defect would: in the core's
-/// supervision (behind the core feature `mutations`), the pid probe, the
-/// host, or the store.
+/// supervision or lease watch (behind the core feature `mutations`), the
+/// pid probe, the host, or the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mutation {
     /// The correct system.
@@ -58,11 +58,21 @@ pub enum Mutation {
     /// attempt, whose owner hears of the cancel only at its next renewal.
     /// Caught by the operator ([`Operator`]).
     CancelDropsLeaseEnd,
+    /// Each claimant's lease watch times a lease from its recorded
+    /// heartbeat on the claimant's clock instead of from its own first
+    /// sight of it (core: `WatchMutation::FromHeartbeat`): a takeover, and
+    /// the claim of a retried item carrying a cancelled lease, go by the
+    /// claimant's wall clock alone, as in the stores before the watch.
+    /// Harmless while clocks stay in the band; caught where hosts' wall
+    /// clocks step ([`SimConfig::clock_steps`]): a worker started after a
+    /// step forward takes items over from owners still working, and one
+    /// started after a step back has its own taken from it.
+    WallClockTakeover,
 }
 
 impl Mutation {
     /// Every broken variant (not `None`).
-    pub const BROKEN: [Mutation; 11] = [
+    pub const BROKEN: [Mutation; 12] = [
         Mutation::ToleranceFromReply,
         Mutation::EpermAsDead,
         Mutation::FenceIgnored,
@@ -74,6 +84,7 @@ impl Mutation {
         Mutation::GraceOutsideBudget,
         Mutation::SettleDropped,
         Mutation::CancelDropsLeaseEnd,
+        Mutation::WallClockTakeover,
     ];
 
     /// The name used on the command line and in reports.
@@ -91,6 +102,7 @@ impl Mutation {
             Mutation::GraceOutsideBudget => "grace-outside-budget",
             Mutation::SettleDropped => "settle-dropped",
             Mutation::CancelDropsLeaseEnd => "cancel-drops-lease-end",
+            Mutation::WallClockTakeover => "wall-clock-takeover",
         }
     }
 
@@ -105,6 +117,15 @@ impl Mutation {
         match self {
             Mutation::ToleranceFromReply => Core::ToleranceFromReply,
             Mutation::NoLapseDeadline => Core::NoLapseDeadline,
+            _ => Core::None,
+        }
+    }
+
+    /// The core lease watch variant this mutation selects.
+    pub fn watch(self) -> leasehold_core::lease::WatchMutation {
+        use leasehold_core::lease::WatchMutation as Core;
+        match self {
+            Mutation::WallClockTakeover => Core::FromHeartbeat,
             _ => Core::None,
         }
     }

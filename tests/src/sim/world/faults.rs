@@ -253,7 +253,9 @@ impl World {
         let nonce = (u64::from(w) << 32) | u64::from(number);
         let owner = Owner { worker: w, incarnation: number, host, pid, start_time: self.now, nonce };
         self.owners[i].push(owner);
-        self.watches[i].push(LeaseWatch::new());
+        let mut watch = LeaseWatch::new();
+        watch.set_mutation(self.cfg.mutation.watch());
+        self.watches[i].push(watch);
         // Its clock: the host's wall clock as it reads now, from now on
         // carried by the monotonic clock (steps after this one pass it by).
         let anchor = self.host_wall[usize::from(host)];

@@ -1,0 +1,59 @@
+//! Wall clocks that step far beyond the skew allowance (the `sim` module
+//! docs, "Clock steps"; the profile `SimConfig::clock_steps`): a worker
+//! started after its host's clock stepped reads its clock seconds away from
+//! the older workers'. Each claimant's lease watch (the core's `LeaseWatch`,
+//! timed on its own monotonic clock) keeps it from taking over an item whose
+//! owner still works; with the watch timing leases from their stamps on the
+//! claimant's clock instead (`wall-clock-takeover`, the stores before the
+//! watch) the same seeds find two workers on one item at once.
+//!
+//! Replay: `sim --profile clock-steps --replay SEED [--mutation
+//! wall-clock-takeover]`.
+#![cfg(not(target_arch = "wasm32"))]
+
+use leasehold_tests::sim::{run_seeds, Invariant, Mutation, SimConfig, Summary};
+
+/// Seeds each side runs.
+const SEEDS: u64 = if cfg!(debug_assertions) { 50 } else { 500 };
+
+fn first_failure(summary: &Summary) -> Option<String> {
+    summary.failures.first().map(|f| format!("seed {}: {}", f.seed, f.violation.as_ref().expect("a failure has a violation")))
+}
+
+#[test]
+fn without_the_watch_a_worker_whose_clock_stepped_takes_items_from_working_owners_in_almost_every_seed() {
+    let cfg = SimConfig::clock_steps(4, 100).with_mutation(Mutation::WallClockTakeover);
+    let summary = run_seeds(0, SEEDS, &cfg, 0);
+    let first = summary.failures.first().expect("no seed caught the wall-clock takeover");
+    // Seed 0 already: at t=2181 ms w1 takes item 26 over from w2, which
+    // claimed it 12 ms before and started 20 ms before on a host whose wall
+    // clock had stepped 6 s back, so that its fresh lease read 6 s old on
+    // w1's clock; w2 works on until its next renewal is refused.
+    assert_eq!(first.seed, 0, "{:?}", first_failure(&summary));
+    // 494 of 500.
+    assert!(summary.failures.len() as u64 > SEEDS * 9 / 10, "only {} of {SEEDS} seeds caught it", summary.failures.len());
+    for failure in &summary.failures {
+        let violation = failure.violation.as_ref().expect("a failure has a violation");
+        assert!(
+            matches!(violation.invariant, Invariant::ExclusiveOwnership | Invariant::ExecutionsExclusive),
+            "seed {} broke {violation} rather than showing two workers on one item",
+            failure.seed
+        );
+    }
+}
+
+#[test]
+fn with_the_watch_the_same_seeds_keep_every_invariant() {
+    let summary = run_seeds(0, SEEDS, &SimConfig::clock_steps(4, 100), 1);
+    assert_eq!(first_failure(&summary), None);
+    let across = summary.totals[12];
+    assert!(across > SEEDS, "too few takeovers across a wall-clock step to mean anything: {across}");
+}
+
+#[test]
+fn the_wall_clock_alone_was_safe_while_every_clock_stayed_in_the_skew_band() {
+    // The standard profile: clocks step and drift inside `K` only. Only
+    // steps beyond it expose the takeover by the wall clock.
+    let cfg = SimConfig::standard(4, 100).with_mutation(Mutation::WallClockTakeover);
+    assert_eq!(first_failure(&run_seeds(0, SEEDS, &cfg, 1)), None);
+}
