@@ -94,7 +94,8 @@
 //! - [`Invariant::DeadOwnerReclaimed`]: after the faults stop, an owner
 //!   crashed while holding an item (the reclaim probe) has the item
 //!   re-claimed by another process within `S + I + claim interval` of the
-//!   crash.
+//!   crash. (With wall clocks that stepped, on one host, the stores break
+//!   it: see the `sim` module docs, "Clock steps".)
 //! - [`Invariant::LateClaimNotPerformed`]: a claim whose answer reaches the
 //!   claimant when its clock reads `at + W` or later (`at`: the claim's
 //!   stamp) is not performed: its write tolerance was spent before the

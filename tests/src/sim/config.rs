@@ -472,6 +472,14 @@ pub struct SimConfig {
     /// own incarnation, on the lease alone (on, as in the real stores'
     /// `judge_stale`; see [`super::store::own_reclaim_allowed`]).
     pub reclaim_own_stale: bool,
+    /// A proposed store rule, off as in the real stores: a same-host owner
+    /// the pid probe proved dead is also taken over once the claimant's
+    /// watch has seen its lease unrenewed for longer than `S`, not only once
+    /// the claimant's clock calls the lease stale. Without it, an owner whose
+    /// clock read ahead of every claimant on its host (it started after the
+    /// host's wall clock stepped back, or they before a step forward) keeps
+    /// its item for the step after it died (see [`super::store`]).
+    pub dead_owner_watched: bool,
 }
 
 impl SimConfig {
@@ -490,6 +498,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
+            dead_owner_watched: false,
         }
     }
 
@@ -534,6 +543,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
+            dead_owner_watched: false,
         }
     }
 
@@ -573,6 +583,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
+            dead_owner_watched: false,
         }
     }
 
@@ -603,6 +614,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
+            dead_owner_watched: false,
         }
     }
 

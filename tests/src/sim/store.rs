@@ -20,6 +20,13 @@
 //!   own incarnation only on its own clock (the own-reclaim rule, below).
 //!   The look happens where the claim lands, so the watch sees each lease
 //!   as early as any real claimant could, and lets it go as early.
+//! - The claimant's clock can only delay a dead same-host owner's takeover
+//!   (its work died with it), but it does: on a host whose wall clock
+//!   stepped, an owner started after a step back (or claimants started
+//!   before a step forward) keeps its item for the step after it died, as
+//!   in the real stores; the clock-steps profile on one host shows it
+//!   (`dead-owner-reclaimed`). [`Store::dead_owner_watched`] is the
+//!   proposed rule that closes it: the watch may let that lease go too.
 //! - With [`Store::reclaim_own_stale`] (on in every profile, as in the real
 //!   stores), a claimant may also re-claim a stale item whose recorded owner
 //!   is its own incarnation, on the lease alone ([`own_reclaim_allowed`]).
@@ -253,6 +260,9 @@ pub struct Store {
     pub start_time_ignored: bool,
     /// The own-reclaim rule ([`own_reclaim_allowed`]) is in force.
     pub reclaim_own_stale: bool,
+    /// The proposed rule that a claimant's watch may let a dead same-host
+    /// owner's lease go too ([`super::config::SimConfig::dead_owner_watched`]).
+    pub dead_owner_watched: bool,
     /// Items dead-lettered so far.
     pub dead_lettered: u32,
     /// Mutation: cancelling a pending item drops the lease's end a retry
@@ -274,6 +284,7 @@ impl Store {
             eperm_as_dead,
             start_time_ignored: false,
             reclaim_own_stale: true,
+            dead_owner_watched: false,
             dead_lettered: 0,
             cancel_drops_lease_end: false,
         }
@@ -420,7 +431,11 @@ impl Store {
             return None;
         }
         // Proven gone: no watch, and the swap's wall-clock check
-        // (`take_over.sql` with `?12 = 0`), as the steal rules require.
+        // (`take_over.sql` with `?12 = 0`), as the steal rules require;
+        // under the proposed rule, the watch may let it go as well.
+        if self.dead_owner_watched && watch.unrenewed_for(index as u64, version(record), self.stale_after_ms, mono) {
+            return Some((owner, EvidenceKind::SameHostPidDead));
+        }
         let evidence = LivenessEvidence { kind: EvidenceKind::SameHostPidDead, checked_at: at };
         steal_allowed(&owner, claimant, record.stamp, self.stale_after_ms, evidence, at).ok()?;
         Some((owner, EvidenceKind::SameHostPidDead))

@@ -259,6 +259,7 @@ impl World {
         let mut store = store;
         store.start_time_ignored = cfg.mutation == Mutation::StartTimeIgnored;
         store.reclaim_own_stale = cfg.reclaim_own_stale;
+        store.dead_owner_watched = cfg.dead_owner_watched;
         store.cancel_drops_lease_end = cfg.mutation == Mutation::CancelDropsLeaseEnd;
         let chaos_end = EPOCH + cfg.workload.chaos_ms;
         let capacity = u64::from(cfg.workers.max(1)) * u64::from(cfg.params.concurrency.max(1));
