@@ -106,12 +106,11 @@ backend_test! {
     /// takeover's swap still asks the claimant's wall clock, on which the
     /// dead owner's last stamp lies a step in the future; and a look that
     /// names the lease every time spends the page on it, so a claimant
-    /// claiming one job at a time claims nothing else meanwhile: here B takes
-    /// the job over at 83 s, and claims the job enqueued at 30 s at 85 s.
-    /// Passes when the watch may let a proven-gone owner's lease go as well
-    /// (tried: `judge_stale` sighting it and marking it `watched`). Found by
-    /// the simulator: `sim --profile clock-steps --hosts 1 --replay 5`.
-    #[ignore = "open: a dead owner proven gone whose clock read ahead keeps its job for the step, and a one-job claimant on its host claims no other job meanwhile; liveness, not overlap"]
+    /// claiming one job at a time claimed nothing else meanwhile (B took the
+    /// job over at 83 s, and the job enqueued at 30 s at 85 s). The watch lets a proven-gone owner's lease go as it lets any other
+    /// go (after one window unrenewed on B's own clock), so B takes the job
+    /// over about one window after A's last renewal. Found by the simulator:
+    /// `sim --profile clock-steps --hosts 1 --replay 5`.
     async fn a_dead_owner_proven_gone_whose_clock_read_a_step_ahead_is_taken_over_about_one_window_after_its_last_renewal(db) {
         if db.kind != BackendKind::Sqlite {
             continue;

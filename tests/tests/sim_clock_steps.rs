@@ -58,27 +58,29 @@ fn the_wall_clock_alone_was_safe_while_every_clock_stayed_in_the_skew_band() {
     assert_eq!(first_failure(&run_seeds(0, SEEDS, &cfg, 1)), None);
 }
 
-/// What the profile found in the real stores (open; reproduced on the real
-/// SQLite store by the ignored test in `host-node/tests/store_clock_step.rs`):
-/// on one host a dead owner is taken over on the pid probe's proof, and the
-/// takeover still waits for the claimant's clock to call the lease stale. A
-/// process started after the host's wall clock stepped back (or claimants
-/// started before a step forward) stamps leases that read that far in the
-/// future to the others, so its item stays with it for the step after it
-/// dies. Replay: `sim --profile clock-steps --hosts 1 --replay 5`.
+/// What the profile found in the SQLite store, now closed there: without
+/// [`SimConfig::dead_owner_watched`], on one host a dead owner is taken over
+/// on the pid probe's proof, and the takeover still waits for the claimant's
+/// clock to call the lease stale. A process started after the host's wall
+/// clock stepped back (or claimants started before a step forward) stamps
+/// leases that read that far in the future to the others, so its item stays
+/// with it for the step after it dies. The profile must keep finding it
+/// with the rule off. Replay: `sim --profile clock-steps --hosts 1
+/// --no-watch-dead-owners --replay 5`.
 #[test]
 fn on_one_host_a_dead_owner_whose_clock_read_ahead_keeps_its_item_for_the_step() {
     let mut cfg = SimConfig::clock_steps(4, 100);
     cfg.hosts = 1;
+    cfg.dead_owner_watched = false;
     let summary = run_seeds(0, SEEDS, &cfg, 1);
     let failure = summary.failures.first().expect("no seed showed the stranded item");
     let violation = failure.violation.as_ref().expect("a failure has a violation");
     assert_eq!((failure.seed, violation.invariant), (5, Invariant::DeadOwnerReclaimed), "{violation}");
 }
 
-/// The proposed rule (`SimConfig::dead_owner_watched`): the claimant's watch
-/// may let a proven-gone owner's lease go too, as it may any other owner's.
-/// One host then reclaims in the bound.
+/// The rule (`SimConfig::dead_owner_watched`, on as in the SQLite store):
+/// the claimant's watch may let a proven-gone owner's lease go too, as it
+/// may any other owner's. One host then reclaims in the bound.
 #[test]
 fn when_the_watch_may_let_a_dead_owners_lease_go_too_one_host_reclaims_it_in_the_bound() {
     let mut cfg = SimConfig::clock_steps(4, 100);

@@ -312,13 +312,22 @@ impl Store {
                     return None;
                 }
                 match watch.as_mut() {
-                    Some((watch, seen_at)) if !check.is_some_and(|check| check.proven_gone(&c.owner, &context)) => {
+                    Some((watch, seen_at)) => {
                         let window = c.lease_ms.max(0) as u64;
                         let seen = watch.sight(c.id.max(0) as u64, version(c.token, c.heartbeat_at), seen_at.0);
                         if seen > window {
                             // Seen unrenewed on our own clock: taken whatever
                             // the wall clocks say (the owner's may read ahead).
+                            // That holds for an owner proven gone too, whose
+                            // last stamp may lie a clock step in the future.
                             return Some((c, true));
+                        }
+                        if check.is_some_and(|check| check.proven_gone(&c.owner, &context)) {
+                            // Proven gone: no need to wait for the watch, so
+                            // taken now if the wall clock calls it stale too
+                            // (the swap checks that), else once the watch lets
+                            // it go, as above.
+                            return Some((c, false));
                         }
                         // Not named again until the watch could let it go: a
                         // refused candidate would otherwise fill the page of

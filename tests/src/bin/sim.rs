@@ -7,7 +7,7 @@
 //!     [--workers 4] [--items 100] [--hosts 2] [--seed-start N] \
 //!     [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
 //!     [--profile standard|throttled|boundary|reclaim|slow-exit|clock-steps] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale]
-//!     [--cancel-gap-ms N] [--operator-delay-ms N] [--wall-step-gap-ms N] [--watch-dead-owners]
+//!     [--cancel-gap-ms N] [--operator-delay-ms N] [--wall-step-gap-ms N] [--no-watch-dead-owners]
 //! ```
 //!
 //! - `--profile reclaim` runs `SimConfig::reclaim` (one host, recycled
@@ -27,9 +27,10 @@
 //! - `--wall-step-gap-ms N` steps each host's wall clock about every `N` ms
 //!   per worker in any profile (0: never), by up to ten stale windows
 //!   unless the profile says otherwise.
-//! - `--watch-dead-owners` turns on the proposed store rule
-//!   `SimConfig::dead_owner_watched` (off, as in the real stores): with
-//!   `--profile clock-steps --hosts 1` it closes the gap the profile finds.
+//! - `--no-watch-dead-owners` turns off the store rule
+//!   `SimConfig::dead_owner_watched` (on, as in the SQLite store): with
+//!   `--profile clock-steps --hosts 1` the profile then finds the gap it
+//!   closes (a dead owner whose clock read ahead keeps its item for the step).
 //! - `--exit-grace-ms G`: a stopped perform takes up to `G` ms to end (its
 //!   process exits within the grace after SIGTERM).
 //! - `--no-late-claims` keeps claim answers prompt and `--half-skew-band`
@@ -79,7 +80,7 @@ struct Args {
     cancel_gap_ms: Option<u64>,
     operator_delay_ms: Option<u64>,
     wall_step_gap_ms: Option<u64>,
-    watch_dead_owners: bool,
+    no_watch_dead_owners: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -104,7 +105,7 @@ fn parse() -> Result<Args, String> {
         cancel_gap_ms: None,
         operator_delay_ms: None,
         wall_step_gap_ms: None,
-        watch_dead_owners: false,
+        no_watch_dead_owners: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -157,7 +158,7 @@ fn parse() -> Result<Args, String> {
             "--half-skew-band" => args.half_band = true,
             "--no-budget-check" => args.no_budget = true,
             "--no-reclaim-own-stale" => args.no_reclaim_own = true,
-            "--watch-dead-owners" => args.watch_dead_owners = true,
+            "--no-watch-dead-owners" => args.no_watch_dead_owners = true,
             "--cancel-gap-ms" => args.cancel_gap_ms = Some(number("--cancel-gap-ms", value("--cancel-gap-ms")?)?),
             "--operator-delay-ms" => args.operator_delay_ms = Some(number("--operator-delay-ms", value("--operator-delay-ms")?)?),
             "--wall-step-gap-ms" => args.wall_step_gap_ms = Some(number("--wall-step-gap-ms", value("--wall-step-gap-ms")?)?),
@@ -195,7 +196,7 @@ fn setup(args: &Args, mutation: Mutation) -> SimConfig {
     }
     cfg.budget_check = !args.no_budget;
     cfg.reclaim_own_stale &= !args.no_reclaim_own;
-    cfg.dead_owner_watched |= args.watch_dead_owners;
+    cfg.dead_owner_watched &= !args.no_watch_dead_owners;
     if let Some(gap) = args.cancel_gap_ms {
         if gap == 0 {
             cfg.operator = Operator::OFF;
@@ -244,8 +245,8 @@ fn replay_line(seed: u64, args: &Args, mutation: Mutation) -> String {
     if args.no_reclaim_own {
         line += " --no-reclaim-own-stale";
     }
-    if args.watch_dead_owners {
-        line += " --watch-dead-owners";
+    if args.no_watch_dead_owners {
+        line += " --no-watch-dead-owners";
     }
     if let Some(hosts) = args.hosts {
         line += &format!(" --hosts {hosts}");
@@ -324,7 +325,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: sim [--seeds N] [--seed-start N] [--workers N] [--items N] [--hosts N] \
                  [--mutation NAME | --mutations] [--replay SEED [--full]] [--golden] \
-                 [--profile standard|throttled|boundary|reclaim|slow-exit|clock-steps] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale] [--watch-dead-owners] \
+                 [--profile standard|throttled|boundary|reclaim|slow-exit|clock-steps] [--tolerance-ms W] [--exit-grace-ms G] [--no-late-claims] [--half-skew-band] [--no-budget-check] [--no-reclaim-own-stale] [--no-watch-dead-owners] \
                  [--cancel-gap-ms N] [--operator-delay-ms N] [--wall-step-gap-ms N]"
             );
             return ExitCode::from(2);

@@ -472,10 +472,10 @@ pub struct SimConfig {
     /// own incarnation, on the lease alone (on, as in the real stores'
     /// `judge_stale`; see [`super::store::own_reclaim_allowed`]).
     pub reclaim_own_stale: bool,
-    /// A proposed store rule, off as in the real stores: a same-host owner
-    /// the pid probe proved dead is also taken over once the claimant's
-    /// watch has seen its lease unrenewed for longer than `S`, not only once
-    /// the claimant's clock calls the lease stale. Without it, an owner whose
+    /// The SQLite store's rule (on in every profile): a same-host owner the
+    /// pid probe proved dead is also taken over once the claimant's watch
+    /// has seen its lease unrenewed for longer than `S`, not only once the
+    /// claimant's clock calls the lease stale. Without it, an owner whose
     /// clock read ahead of every claimant on its host (it started after the
     /// host's wall clock stepped back, or they before a step forward) keeps
     /// its item for the step after it died (see [`super::store`]).
@@ -498,7 +498,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
-            dead_owner_watched: false,
+            dead_owner_watched: true,
         }
     }
 
@@ -543,7 +543,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
-            dead_owner_watched: false,
+            dead_owner_watched: true,
         }
     }
 
@@ -583,7 +583,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
-            dead_owner_watched: false,
+            dead_owner_watched: true,
         }
     }
 
@@ -614,7 +614,7 @@ impl SimConfig {
             mutation: Mutation::None,
             budget_check: true,
             reclaim_own_stale: true,
-            dead_owner_watched: false,
+            dead_owner_watched: true,
         }
     }
 

@@ -133,25 +133,26 @@
 //! the band, never catches it. Without the mutation the same seeds keep
 //! every invariant (`tests/sim_clock_steps.rs`).
 //!
-//! What it found, open in the real stores: on one host
-//! (`sim --profile clock-steps --hosts 1`, first at seed 5; 55 of 500
-//! seeds), a dead owner's item outlives the reclaim bound. Its pid proves it
-//! gone, which needs no watch, but the takeover still waits for the
-//! claimant's clock to call the lease stale, and an owner started after
-//! its host's wall clock stepped back (or claimants started before a step
-//! forward) stamps leases that read that far in the future: the item stays
-//! with the dead owner for the step. The real SQLite store does the same
-//! (an ignored test in `host-node/tests/store_clock_step.rs`: a 60 s step,
+//! What it found, since closed in the SQLite store: on one host
+//! (`sim --profile clock-steps --hosts 1 --no-watch-dead-owners`, first at
+//! seed 5; 55 of 500 seeds), a dead owner's item outlived the reclaim
+//! bound. Its pid proves it gone, which needs no watch, but the takeover
+//! still waited for the claimant's clock to call the lease stale, and an
+//! owner started after its host's wall clock stepped back (or claimants
+//! started before a step forward) stamps leases that read that far in the
+//! future: the item stayed with the dead owner for the step. The SQLite
+//! store did the same (`host-node/tests/store_clock_step.rs`: a 60 s step,
 //! a 10 s window, taken over at 83 s, not by 24 s; and a claimant taking
-//! one job at a time, whose every look names that lease and fills the
-//! page with it, claims nothing else meanwhile). The proposed rule,
-//! [`SimConfig::dead_owner_watched`] (`--watch-dead-owners`), lets the
-//! watch release a proven-gone owner's lease too: one host then keeps the
-//! bound in 500 of 500 seeds (and in 19,999 of 20,000: seed 4264 strands an
-//! item under a worker that crashed in the millisecond it started, whose
-//! pid an unrelated process took in that same millisecond, so the probe
-//! reads the same start time and calls it alive; a process table artifact,
-//! left alone).
+//! one job at a time, whose every look named that lease and filled the
+//! page with it, claimed nothing else meanwhile). The rule that closes it,
+//! [`SimConfig::dead_owner_watched`] (on in every profile, as in the store;
+//! `--no-watch-dead-owners` turns it off), lets the watch release a
+//! proven-gone owner's lease too: one host then keeps the bound in 500 of
+//! 500 seeds (and in 19,999 of 20,000: seed 4264 strands an item under a
+//! worker that crashed in the millisecond it started, whose pid an
+//! unrelated process took in that same millisecond, so the probe reads the
+//! same start time and calls it alive; a process table artifact, left
+//! alone).
 //!
 //! Not modelled: a runner that reads a stepping wall clock mid-run (the JS
 //! hosts read `Date.now()`), a suspended machine whose work freezes with

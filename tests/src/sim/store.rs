@@ -25,8 +25,9 @@
 //!   stepped, an owner started after a step back (or claimants started
 //!   before a step forward) keeps its item for the step after it died, as
 //!   in the real stores; the clock-steps profile on one host shows it
-//!   (`dead-owner-reclaimed`). [`Store::dead_owner_watched`] is the
-//!   proposed rule that closes it: the watch may let that lease go too.
+//!   (`dead-owner-reclaimed`) with [`Store::dead_owner_watched`] off. That
+//!   rule, on as in the SQLite store, closes it: the watch may let that
+//!   lease go too.
 //! - With [`Store::reclaim_own_stale`] (on in every profile, as in the real
 //!   stores), a claimant may also re-claim a stale item whose recorded owner
 //!   is its own incarnation, on the lease alone ([`own_reclaim_allowed`]).
@@ -260,8 +261,8 @@ pub struct Store {
     pub start_time_ignored: bool,
     /// The own-reclaim rule ([`own_reclaim_allowed`]) is in force.
     pub reclaim_own_stale: bool,
-    /// The proposed rule that a claimant's watch may let a dead same-host
-    /// owner's lease go too ([`super::config::SimConfig::dead_owner_watched`]).
+    /// The rule (the SQLite store's) that a claimant's watch may let a dead
+    /// same-host owner's lease go too ([`super::config::SimConfig::dead_owner_watched`]).
     pub dead_owner_watched: bool,
     /// Items dead-lettered so far.
     pub dead_lettered: u32,
@@ -432,7 +433,7 @@ impl Store {
         }
         // Proven gone: no watch, and the swap's wall-clock check
         // (`take_over.sql` with `?12 = 0`), as the steal rules require;
-        // under the proposed rule, the watch may let it go as well.
+        // under the SQLite store's rule (dead_owner_watched), the watch may let it go as well.
         if self.dead_owner_watched && watch.unrenewed_for(index as u64, version(record), self.stale_after_ms, mono) {
             return Some((owner, EvidenceKind::SameHostPidDead));
         }
