@@ -441,3 +441,41 @@ async fn show_prints_the_result_of_a_job_another_kind_of_worker_completed() {
     let shown = cli_support::stdout(&s, &["show", &other.to_string()]);
     assert!(shown.contains("\npayload:   {\"to\":\"ada\"}\n") && !shown.contains("command:"), "{shown}");
 }
+
+/// An upgrade replaces the binary at its path while a worker runs (`cargo
+/// install`, a package manager, a deploy: a new file renamed over the old).
+/// The worker starts each command under a guard that is this binary run
+/// again; it must keep doing so from the file it runs, not from its path,
+/// where the old file is gone (the path then reads "… (deleted)" to it, and
+/// every command failed to start until its job was dead-lettered).
+#[tokio::test]
+async fn a_worker_whose_binary_was_replaced_at_its_path_keeps_running_commands() {
+    let s = Scratch::new();
+    let copy = s.path("leasehold-copy");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("leasehold"), &copy).expect("binary copied");
+    let worker = |args: &[&str]| {
+        Command::new(&copy)
+            .env_remove("LEASEHOLD_DATABASE_URL")
+            .args(["--database", &s.url, "--events"])
+            .arg(s.path("events"))
+            .args(args)
+            .current_dir(s.dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the copy starts")
+    };
+    let first = s.enqueue(&["--max-attempts", "1"], "echo before");
+    let mut child = worker(&["work", "--concurrency", "1"]);
+    let store = s.store().await;
+    cli_support::wait_for_state(&store, first, JobState::Succeeded, std::time::Duration::from_secs(20)).await;
+    // The upgrade: a new file renamed over the one the worker runs.
+    let next = s.path("leasehold-next");
+    std::fs::copy(&copy, &next).expect("new binary written");
+    std::fs::rename(&next, &copy).expect("renamed over the running one");
+    let second = s.enqueue(&["--max-attempts", "1"], "echo after");
+    let job = cli_support::wait_for_state(&store, second, JobState::Succeeded, std::time::Duration::from_secs(20)).await;
+    cli_support::signal(&child, rustix::process::Signal::INT);
+    cli_support::wait_exit(&mut child, std::time::Duration::from_secs(20));
+    assert_eq!(succeeded_attempts(&job), 1, "{job:?}");
+}

@@ -152,10 +152,11 @@ impl Invocation {
         let argv = self.argv();
         // A unit test's executable is the test harness, not this tool: those
         // tests run commands directly (the guard is tested end to end).
-        let me = if cfg!(test) { Err(std::io::ErrorKind::Unsupported.into()) } else { std::env::current_exe() };
+        let me = if cfg!(test) { Err(std::io::ErrorKind::Unsupported.into()) } else { guard_program() };
         match me {
-            Ok(me) => {
-                let mut cmd = Command::new(me);
+            Ok((program, name)) => {
+                let mut cmd = Command::new(program);
+                cmd.arg0(name);
                 cmd.arg(crate::guard::GUARD_ARG)
                     .arg(std::process::id().to_string())
                     .arg(channel.map_or_else(|| "-".to_owned(), |fd| fd.to_string()))
@@ -407,6 +408,21 @@ fn not_started(output: &[u8]) -> Option<String> {
 pub fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// This binary, to start again as a command's guard, and the name it shows
+/// in `ps` (its path). On Linux the program is `/proc/self/exe`, which names
+/// the running executable's own file even after an upgrade replaced or
+/// removed it at its path: `current_exe` then answers that path with
+/// " (deleted)" appended, which starts nothing, and a worker started before
+/// the upgrade failed every command it claimed ("could not start …") until
+/// each was dead-lettered. Elsewhere, or without a mounted /proc, the path.
+fn guard_program() -> std::io::Result<(std::path::PathBuf, std::ffi::OsString)> {
+    let path = std::env::current_exe()?;
+    let own = std::path::Path::new("/proc/self/exe");
+    // In the child that execs it, "self" is the forked worker: the same file.
+    let program = if cfg!(target_os = "linux") && own.exists() { own.to_path_buf() } else { path.clone() };
+    Ok((program, path.into_os_string()))
 }
 
 #[cfg(test)]
